@@ -1,0 +1,422 @@
+/* The portable kernel API: one kernel source that compiles as C11 for the
+ * simulator and as CUDA C++ under nvcc for the device backend.
+ *
+ * This header is the specification. Every call below says what it does on
+ * both backends, what the simulator checks, and what is undefined behaviour
+ * (UB). UB rule names in [brackets] are the stable names the simulator
+ * reports (docs/UB.md lists them all).
+ *
+ * Writing a kernel:
+ *
+ *     struct saxpy_args { int n; float a; const float *x; float *y; };
+ *
+ *     CTA_KERNEL(saxpy, struct saxpy_args, p)
+ *     {
+ *         int i = blockIdx.x * blockDim.x + threadIdx.x;
+ *         if (i < p->n)
+ *             p->y[i] = p->a * p->x[i] + p->y[i];
+ *     }
+ *
+ * The body runs once per CUDA thread. `p` points to the launch's argument
+ * struct, which is passed by value to the GPU: pointers inside it must be
+ * device pointers there (the harness, include/ctasim/harness.h, handles
+ * that). Helper functions called from bodies are declared CTA_DEVICE.
+ */
+#ifndef CTASIM_KERNEL_H
+#define CTASIM_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctasim/export.h"
+
+/* Kernel descriptor shared by both backends. The simulator runs `threads`;
+ * the CUDA backend launches `cuda_fn` (its host stub). */
+struct cta_kernel_def {
+	const char *name;
+	void (*threads)(const void *args); /* simulator: the lazy per-thread loop */
+	size_t args_size;
+	const char *file;
+	int line;
+	const void *cuda_fn; /* CUDA backend: __global__ function, or NULL */
+};
+
+/* Scopes for the cluster-aware calls that take one. */
+#define CTA_SCOPE_CTA 0
+#define CTA_SCOPE_CLUSTER 1
+
+/* The 16-byte result of a cancellation request. Lives in shared memory
+ * (declare it with CTA_SHARED). Its content is opaque: decode it only with
+ * the cta_clc_query_* calls. */
+#ifdef __cplusplus
+#define CTA__ALIGN16 alignas(16)
+#else
+#define CTA__ALIGN16 _Alignas(16)
+#endif
+typedef struct cta_clc_result {
+	CTA__ALIGN16 uint32_t w[4];
+} cta_clc_result;
+
+/* ======================================================================
+ * CUDA C++ mapping (device backend). Everything maps to the real thing.
+ * ====================================================================== */
+#if defined(__CUDACC__)
+#include "ctasim/kernel_cuda.h"
+#else
+/* ======================================================================
+ * C11 mapping (simulator).
+ * ====================================================================== */
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct uint3 {
+	unsigned x, y, z;
+} uint3;
+typedef struct dim3 {
+	unsigned x, y, z;
+} dim3;
+
+#define CTA_DEVICE static
+#define CTA_HOST_DEVICE static inline
+#define CTA__LOC __FILE__, __LINE__
+
+/* ---- internal state the inline fast paths read (do not use directly) ---- */
+struct cta__unit;
+struct cta__cursor {
+	uint3 tid; /* next thread to hand out */
+	dim3 idim; /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
+	unsigned cta; /* CTA (cluster rank) of the next thread */
+	unsigned ctas; /* CTAs in this unit (cluster size) */
+	uint64_t left; /* threads not yet handed out */
+	uint64_t t0; /* virtual time at which the bodies start */
+};
+struct cta__lane {
+	uint3 tid; /* threadIdx */
+	uint3 bid; /* blockIdx (the physical block) */
+	dim3 bdim, gdim, cdim; /* blockDim, gridDim, cluster dims */
+	unsigned cta_rank; /* rank of this CTA in its cluster */
+	uint64_t vtime; /* this thread's virtual clock, ns */
+	unsigned steal_depth; /* > 0 while inside a work-stealing body */
+	int active; /* a thread is bound to this lane */
+	struct cta__cursor *cursor;
+	struct cta__unit *unit;
+	unsigned char *smem; /* shared memory of this thread's CTA */
+	uint64_t *end_slot; /* latest thread end of this thread's CTA */
+	uint64_t *exited; /* threads of this CTA that finished their body */
+};
+extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur;
+CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
+CTA_EXPORT void cta_kernel_register(const struct cta_kernel_def *k);
+CTA_EXPORT const uint3 *cta__blockidx_in_body(const char *file, int line);
+
+/* Hands the next thread of the unit to the calling lane; 0 when none left.
+ * Bodies are called in a plain loop over this: no context switch happens
+ * unless a thread waits (barrier, mbarrier, cancel). */
+static inline int cta__next_thread(void)
+{
+	struct cta__lane *l = cta__cur;
+	struct cta__cursor *c = l->cursor;
+	if (l->active) {
+		if (l->vtime > *l->end_slot)
+			*l->end_slot = l->vtime;
+		++*l->exited;
+	}
+	if (c->left == 0) {
+		l->active = 0;
+		return 0;
+	}
+	c->left--;
+	l->active = 1;
+	l->vtime = c->t0;
+	l->tid = c->tid;
+	if (c->cta != l->cta_rank || !l->smem)
+		cta__lane_enter_cta(l);
+	if (++c->tid.x == c->idim.x) {
+		c->tid.x = 0;
+		if (++c->tid.y == c->idim.y) {
+			c->tid.y = 0;
+			if (++c->tid.z == c->idim.z) {
+				c->tid.z = 0;
+				c->cta++;
+			}
+		}
+	}
+	return 1;
+}
+
+/* ---- kernel definition ------------------------------------------------ */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CTA__CONSTRUCTOR(fn) __attribute__((constructor)) static void fn(void)
+#else
+#error "ctasim kernels need a compiler with constructor attributes"
+#endif
+
+/* Defines kernel NAME whose body sees `const ARGTYPE *ARGNAME`. Also
+ * defines `const struct cta_kernel_def NAME`, registered at load time, so
+ * the CLI and harnesses find it by name. */
+#define CTA_KERNEL(name, argtype, argname)                                                         \
+	static inline void name##__body(const argtype *argname);                                   \
+	static void name##__threads(const void *cta__a)                                            \
+	{                                                                                          \
+		while (cta__next_thread())                                                         \
+			name##__body((const argtype *)cta__a);                                     \
+	}                                                                                          \
+	CTA_EXPORT const struct cta_kernel_def name = {#name,      name##__threads, sizeof(argtype), \
+						       __FILE__,   __LINE__,        NULL};           \
+	CTA__CONSTRUCTOR(name##__register) { cta_kernel_register(&name); }                         \
+	static inline void name##__body(const argtype *argname)
+
+/* ---- built-in indices --------------------------------------------------
+ * threadIdx, blockIdx, blockDim, gridDim as in CUDA. Inside a
+ * work-stealing body (cta_for_each_canceled_block / cta_try_cancel_blocks)
+ * reading blockIdx is reported as the warning [builtin_blockidx_in_body]:
+ * the stolen index passed to the body must be used instead. */
+#define threadIdx (cta__cur->tid)
+#define blockIdx                                                                                   \
+	(*(cta__cur->steal_depth ? cta__blockidx_in_body(CTA__LOC) : &cta__cur->bid))
+#define blockDim (cta__cur->bdim)
+#define gridDim (cta__cur->gdim)
+
+/* Linear rank of the calling thread in its block (x fastest). */
+static inline unsigned cta_thread_rank(void)
+{
+	struct cta__lane *l = cta__cur;
+	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+}
+
+/* ---- barriers ----------------------------------------------------------
+ * __syncthreads(): every thread of the block waits until all have arrived;
+ * shared-memory writes before it are visible to all threads after it.
+ * UB [divergent_barrier]: some threads of the block exited or wait at a
+ * different __syncthreads. UB [barrier_deadlock]: the barrier can never
+ * complete (for example the missing threads wait on an mbarrier that no
+ * one will complete). Costs barrier_ns of virtual time. */
+CTA_EXPORT void cta__syncthreads(const char *file, int line);
+#define __syncthreads() cta__syncthreads(CTA__LOC)
+
+/* ---- shared memory -----------------------------------------------------
+ * CTA_SHARED(T, name): one T per block; `name` is a `T *` to it.
+ * CTA_SHARED_ARRAY(T, name, N): N elements per block; `name` is a `T *`.
+ * CTA_SHARED_DYNAMIC(T, name): the launch's dynamic shared memory.
+ * Contents start as zero bytes in the simulator (undefined on a GPU). */
+struct cta__smem_site {
+	size_t size, align;
+	const char *name;
+};
+CTA_EXPORT void *cta__shared(const struct cta__smem_site *site);
+CTA_EXPORT void *cta__shared_dynamic(void);
+#define CTA_SHARED(type, name)                                                                     \
+	static const struct cta__smem_site name##__site = {sizeof(type), _Alignof(type), #name};   \
+	type *const name = (type *)cta__shared(&name##__site)
+#define CTA_SHARED_ARRAY(type, name, n)                                                            \
+	static const struct cta__smem_site name##__site = {sizeof(type) * (n), _Alignof(type),     \
+							   #name};                                 \
+	type *const name = (type *)cta__shared(&name##__site)
+#define CTA_SHARED_DYNAMIC(type, name) type *const name = (type *)cta__shared_dynamic()
+
+/* ---- global atomics ----------------------------------------------------
+ * atomicAdd/Exch/CAS/Min/Max on int, unsigned, unsigned long long (and
+ * atomicAdd on float): return the old value, relaxed device-scope order as
+ * on a GPU. atomicCAS(p, compare, val). */
+#define CTA__ATOMIC_INT_OPS(sfx, T)                                                                \
+	static inline T cta__atomic_add_##sfx(T *p, T v)                                           \
+	{                                                                                          \
+		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                 \
+	}                                                                                          \
+	static inline T cta__atomic_exch_##sfx(T *p, T v)                                          \
+	{                                                                                          \
+		return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                                \
+	}                                                                                          \
+	static inline T cta__atomic_cas_##sfx(T *p, T cmp, T v)                                    \
+	{                                                                                          \
+		__atomic_compare_exchange_n(p, &cmp, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);    \
+		return cmp;                                                                        \
+	}                                                                                          \
+	static inline T cta__atomic_min_##sfx(T *p, T v)                                           \
+	{                                                                                          \
+		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
+		while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
+							       __ATOMIC_RELAXED))                  \
+			;                                                                          \
+		return old;                                                                        \
+	}                                                                                          \
+	static inline T cta__atomic_max_##sfx(T *p, T v)                                           \
+	{                                                                                          \
+		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
+		while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
+							       __ATOMIC_RELAXED))                  \
+			;                                                                          \
+		return old;                                                                        \
+	}
+CTA__ATOMIC_INT_OPS(i32, int)
+CTA__ATOMIC_INT_OPS(u32, unsigned)
+CTA__ATOMIC_INT_OPS(u64, unsigned long long)
+static inline float cta__atomic_add_f32(float *p, float v)
+{
+	union {
+		float f;
+		uint32_t u;
+	} o, n;
+	o.u = __atomic_load_n((uint32_t *)p, __ATOMIC_RELAXED);
+	do {
+		n.f = o.f + v;
+	} while (!__atomic_compare_exchange_n((uint32_t *)p, &o.u, n.u, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return o.f;
+}
+#define CTA__ATOMIC_SEL(op, p)                                                                     \
+	_Generic((p), int *: cta__atomic_##op##_i32, unsigned *: cta__atomic_##op##_u32,           \
+		 unsigned long long *: cta__atomic_##op##_u64)
+#define atomicAdd(p, v)                                                                            \
+	_Generic((p), float *: cta__atomic_add_f32, int *: cta__atomic_add_i32,                    \
+		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64)(p, v)
+#define atomicExch(p, v) CTA__ATOMIC_SEL(exch, p)(p, v)
+#define atomicCAS(p, c, v) CTA__ATOMIC_SEL(cas, p)(p, c, v)
+#define atomicMin(p, v) CTA__ATOMIC_SEL(min, p)(p, v)
+#define atomicMax(p, v) CTA__ATOMIC_SEL(max, p)(p, v)
+
+/* ---- time, cost and placement -----------------------------------------
+ * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in
+ * the simulator, advances the calling thread's virtual clock by ns. This is
+ * how a kernel states what its work costs.
+ * cta_globaltimer_ns(): %globaltimer on a GPU; the thread's virtual time.
+ * cta_clock64(): clock64() on a GPU; virtual time in ns in the simulator.
+ * cta_smid(): %smid, the SM the block runs on. */
+static inline void cta_spin_ns(uint64_t ns)
+{
+	cta__cur->vtime += ns;
+}
+static inline uint64_t cta_globaltimer_ns(void)
+{
+	return cta__cur->vtime;
+}
+static inline long long cta_clock64(void)
+{
+	return (long long)cta__cur->vtime;
+}
+CTA_EXPORT unsigned cta_smid(void);
+
+/* ---- clusters ----------------------------------------------------------
+ * A launch with cluster dims C groups C.x*C.y*C.z consecutive blocks into a
+ * cluster, co-scheduled on one GPC. cta_cluster_sync() is
+ * cg::cluster_group::sync(): a barrier over every thread of the cluster. */
+CTA_EXPORT void cta__cluster_sync(const char *file, int line);
+#define cta_cluster_sync() cta__cluster_sync(CTA__LOC)
+static inline dim3 cta_cluster_dim(void)
+{
+	return cta__cur->cdim;
+}
+static inline unsigned cta_cluster_block_rank(void)
+{
+	return cta__cur->cta_rank;
+}
+static inline uint3 cta_cluster_block_index(void)
+{
+	struct cta__lane *l = cta__cur;
+	uint3 r = {l->bid.x % l->cdim.x, l->bid.y % l->cdim.y, l->bid.z % l->cdim.z};
+	return r;
+}
+static inline unsigned cta_cluster_thread_rank(void)
+{
+	struct cta__lane *l = cta__cur;
+	return l->cta_rank * (l->bdim.x * l->bdim.y * l->bdim.z) + cta_thread_rank();
+}
+
+/* ---- mbarrier (shared-memory barrier, cuda::ptx::mbarrier_*) ----------
+ * The barrier is a uint64_t in shared memory (declare with CTA_SHARED).
+ * cta_mbarrier_init(bar, count): arrival count per phase; phase 0 starts.
+ * cta_mbarrier_arrive_expect_tx(bar, bytes): one arrival and `bytes` more
+ *   expected transaction bytes for the current phase.
+ * cta_mbarrier_arrive(bar): one arrival.
+ * cta_mbarrier_try_wait_parity(bar, parity): true once the phase with that
+ *   parity has completed. Like the PTX instruction it may suspend the thread
+ *   for a while: the simulator suspends it until the phase completes, so a
+ *   `while (!try_wait) {}` loop costs nothing. */
+CTA_EXPORT void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int line);
+CTA_EXPORT uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes,
+						   const char *file, int line);
+CTA_EXPORT uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line);
+CTA_EXPORT bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *file,
+					      int line);
+#define cta_mbarrier_init(bar, count) cta__mbarrier_init((bar), (count), CTA__LOC)
+#define cta_mbarrier_arrive_expect_tx(bar, bytes)                                                  \
+	cta__mbarrier_arrive_expect_tx((bar), (bytes), CTA__LOC)
+#define cta_mbarrier_arrive(bar) cta__mbarrier_arrive((bar), CTA__LOC)
+#define cta_mbarrier_try_wait_parity(bar, parity)                                                  \
+	cta__mbarrier_try_wait_parity((bar), (parity), CTA__LOC)
+
+/* ---- cluster launch control, low level (cuda::ptx::clusterlaunchcontrol_*)
+ * cta_clc_try_cancel(result, bar): asynchronously asks the scheduler to
+ *   cancel the launch of a block that has not started and to hand over its
+ *   index. The 16-byte result is written to *result and completes
+ *   sizeof(cta_clc_result) transaction bytes on *bar (the issuer must
+ *   arrive_expect_tx those bytes). Succeeds with the next block not yet
+ *   started, in dispatch order; fails when none is pending, when a
+ *   higher-priority kernel is waiting, or when a failure is injected.
+ *   UB [request_after_observed_failure]: the calling block already observed
+ *   a failed result. UB [result_buffer_in_flight]: *result belongs to a
+ *   request that has not completed.
+ * cta_clc_try_cancel_multicast(result, bar): cluster form. Cancels a whole
+ *   cluster; the result is written at the same offset in every CTA of the
+ *   calling cluster and completes on each CTA's barrier at the same offset.
+ *   UB [multicast_cluster_not_running]: a CTA of the cluster has exited, or
+ *   not every CTA has started (sync the cluster first).
+ * cta_clc_query_cancel_is_canceled(result): true when the request stole a
+ *   block. UB [read_before_complete]: the result's mbarrier phase has not
+ *   been observed complete by this thread (or before a barrier it crossed).
+ * cta_clc_query_cancel_get_first_ctaid_{x,y,z}(result): the stolen block's
+ *   index (for a cluster: its first CTA; add the local CTA index).
+ *   UB [read_failed_index]: the result is a failure. */
+CTA_EXPORT void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast,
+				    const char *file, int line);
+CTA_EXPORT bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line);
+CTA_EXPORT int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file,
+				    int line);
+#define cta_clc_try_cancel(result, bar) cta__clc_try_cancel((result), (bar), 0, CTA__LOC)
+#define cta_clc_try_cancel_multicast(result, bar) cta__clc_try_cancel((result), (bar), 1, CTA__LOC)
+#define cta_clc_query_cancel_is_canceled(result) cta__clc_is_canceled((result), CTA__LOC)
+#define cta_clc_query_cancel_get_first_ctaid_x(result) cta__clc_first_ctaid((result), 0, CTA__LOC)
+#define cta_clc_query_cancel_get_first_ctaid_y(result) cta__clc_first_ctaid((result), 1, CTA__LOC)
+#define cta_clc_query_cancel_get_first_ctaid_z(result) cta__clc_first_ctaid((result), 2, CTA__LOC)
+
+/* Proxy fences of the guide's loop (fence.proxy.async... acquire/release,
+ * fence.mbarrier_init.release.cluster). Ordering only: no effect on the
+ * simulator's state, real instructions on a GPU. */
+static inline void cta_fence_proxy_async_generic_acquire(void)
+{
+}
+static inline void cta_fence_proxy_async_generic_release(void)
+{
+}
+static inline void cta_fence_mbarrier_init_release_cluster(void)
+{
+}
+
+/* ---- cluster launch control, high level (cuda::for_each_canceled_block)
+ * cta_for_each_canceled_block(rank, fn, arg): calls fn(blockIdx, arg), then
+ *   repeatedly cancels another block of the grid and calls fn with its
+ *   index, until a cancellation fails. rank (1, 2, 3) is the rank of the
+ *   block index the body uses. Every thread of the block must call it
+ *   exactly once. UB [for_each_called_twice], [for_each_not_all_threads].
+ * cta_try_cancel_blocks(rank, is_leader, fn, arg): the experimental API:
+ *   the same, with exactly one thread passing is_leader true.
+ *   UB [leader_count]: zero or several leaders. */
+typedef void (*cta_block_fn)(dim3 block_idx, void *arg);
+CTA_EXPORT void cta__for_each_canceled_block(int rank, cta_block_fn fn, void *arg, const char *file,
+					     int line);
+CTA_EXPORT void cta__try_cancel_blocks(int rank, bool is_leader, cta_block_fn fn, void *arg,
+				       const char *file, int line);
+#define cta_for_each_canceled_block(rank, fn, arg)                                                 \
+	cta__for_each_canceled_block((rank), (fn), (arg), CTA__LOC)
+#define cta_try_cancel_blocks(rank, is_leader, fn, arg)                                            \
+	cta__try_cancel_blocks((rank), (is_leader), (fn), (arg), CTA__LOC)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* !__CUDACC__ */
+#endif

@@ -1,0 +1,134 @@
+/* The simulator's host API: create a simulator for a device model, launch
+ * kernels on streams, run to completion, and read statistics, UB reports
+ * and the coverage verdict. */
+#ifndef CTASIM_SIM_H
+#define CTASIM_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctasim/device.h"
+#include "ctasim/errors.h"
+#include "ctasim/export.h"
+#include "ctasim/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cta_sim cta_sim;
+
+typedef enum cta_ub_mode {
+	CTA_UB_REPORT = 0, /* report every UB, run to the end */
+	CTA_UB_ABORT = 1, /* stop the run at the first UB */
+	CTA_UB_OFF = 2, /* no checking (for measuring the checker's cost) */
+} cta_ub_mode;
+
+#define CTA_SIM_OPTS_VERSION 1
+struct cta_sim_opts {
+	unsigned version;
+	struct cta_device_model device;
+	uint64_t seed;
+	const char *trace_path; /* NULL: no trace */
+	cta_ub_mode ub_mode;
+	double cancel_fail_rate; /* probability a cancel that could succeed fails (injected) */
+	int64_t cancel_fail_after; /* -1: off; else every cancel after the first N fails */
+	unsigned threads; /* host threads executing bodies; 0: all cores */
+	int timing_only; /* run thread 0 of each block only: timing, no results */
+	uint64_t jitter_ns; /* uniform +-jitter on every latency, drawn from seed */
+	int random_tiebreak; /* break placement ties by seed instead of by SM id */
+	unsigned sm_limit; /* 0: all SMs of the model; else use the first N */
+	uint64_t max_events; /* 0: no limit; else stop as hung after this many */
+};
+#define CTA_SIM_OPTS_INIT                                                                          \
+	{                                                                                          \
+		.version = CTA_SIM_OPTS_VERSION, .seed = 1, .cancel_fail_after = -1               \
+	}
+
+/* One kernel launch. Dimensions are {x, y, z}; zero entries mean 1 for
+ * cluster. smem_static is what the kernel declares with CTA_SHARED (the
+ * simulator checks the body stays within it). */
+struct cta_launch {
+	const struct cta_kernel_def *kernel;
+	unsigned grid[3], block[3], cluster[3];
+	size_t smem_static, smem_dynamic;
+	unsigned regs_per_thread; /* 0: 32 */
+	int stream; /* from cta_sim_stream_new; 0 is the default stream */
+	uint64_t release_ns; /* virtual time at which the host enqueues it */
+	const void *args; /* copied */
+	const char *label; /* name in the trace; NULL: the kernel's name */
+};
+
+/* UB reports. */
+struct cta_ub_report {
+	const char *rule; /* stable name, e.g. "request_after_observed_failure" */
+	int warning; /* 1 for warnings (not UB) */
+	const char *file;
+	int line;
+	unsigned kernel;
+	uint64_t block; /* logical block the thread was processing */
+	uint64_t phys; /* physical block */
+	unsigned thread; /* linear thread rank in block */
+	uint64_t t_ns;
+	char cause[200]; /* the earlier event that made it UB, with its location */
+};
+
+/* Per-kernel results. */
+struct cta_kernel_stats {
+	const char *label;
+	uint64_t blocks; /* logical blocks in the grid */
+	uint64_t launched; /* blocks that started on their own */
+	uint64_t stolen; /* blocks handed out by a successful cancel */
+	uint64_t cancels, cancel_fail[4]; /* by cta_cancel_outcome */
+	uint64_t launch_ns, first_start_ns, last_end_ns;
+	unsigned sms_used;
+	uint64_t per_sm_min, per_sm_median, per_sm_max; /* blocks started per SM */
+	uint64_t busy_ns; /* sum over blocks of (end - start) */
+	int coverage_checked; /* 1 when the kernel used CLC and coverage was checked */
+	int coverage_ok;
+	uint64_t lost, duplicated; /* counts; lists in cta_sim_coverage_list */
+};
+
+CTA_EXPORT int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts);
+/* Frees everything; accepts NULL. */
+CTA_EXPORT void cta_sim_free(cta_sim *s);
+
+/* Creates a stream with a priority in [device.priority_greatest,
+ * device.priority_least] (lower number = higher priority). */
+CTA_EXPORT int cta_sim_stream_new(cta_sim *s, int *out_stream, int priority);
+
+/* Validates and enqueues a launch. Input errors (zero or over-limit
+ * dimensions, a block that fits on no SM) return a negative code and leave
+ * the message in cta_sim_errmsg. *out_kernel receives the kernel id. */
+CTA_EXPORT int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel);
+
+/* Runs every launch to completion. Returns 0; CTA_EUB / CTA_ECOVERAGE when
+ * the run broke a rule (with ub_mode REPORT it still ran to the end);
+ * CTA_EDEADLOCK when it hung; other codes for input or I/O errors. */
+CTA_EXPORT int cta_sim_run(cta_sim *s);
+
+CTA_EXPORT const char *cta_sim_errmsg(const cta_sim *s);
+CTA_EXPORT unsigned cta_sim_kernel_count(const cta_sim *s);
+CTA_EXPORT const struct cta_kernel_stats *cta_sim_kernel_stats(const cta_sim *s, unsigned kernel);
+CTA_EXPORT uint64_t cta_sim_makespan_ns(const cta_sim *s);
+CTA_EXPORT size_t cta_sim_ub_count(const cta_sim *s);
+CTA_EXPORT const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i);
+/* Lost (which=0) or duplicated (which=1) logical blocks of a kernel, up to
+ * max entries; returns how many there are in all. */
+CTA_EXPORT size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which,
+					uint64_t *out, size_t max);
+/* Number of thread-barrier crossings executed (for the benchmark). */
+CTA_EXPORT uint64_t cta_sim_barrier_crossings(const cta_sim *s);
+/* 1 when the run is reproducible byte for byte for any --threads. */
+CTA_EXPORT int cta_sim_deterministic(const cta_sim *s);
+
+/* Kernel registry: every CTA_KERNEL registers itself here. */
+CTA_EXPORT const struct cta_kernel_def *cta_kernel_find(const char *name);
+
+/* All UB rule names (NULL-terminated), for docs and the CLI. */
+CTA_EXPORT const char *const *cta_ub_rule_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
