@@ -14,14 +14,14 @@
 extern "C" {
 #endif
 
-#define CTA_DEVICE_MAX_SMS 1024
+#define CTA_DEVICE_MAX_SMS  1024
 #define CTA_DEVICE_NAME_MAX 64
 
 /* Placement policies for choosing the SM of the next block. */
 typedef enum cta_placement {
-	CTA_PLACE_SPREAD = 0, /* fill every SM once before stacking; most free room first */
+	CTA_PLACE_SPREAD = 0,      /* fill every SM once before stacking; most free room first */
 	CTA_PLACE_ROUND_ROBIN = 1, /* plain round robin over SMs with room */
-	CTA_PLACE_ORDER = 2, /* a calibrated SM order (placement_order), then spread */
+	CTA_PLACE_ORDER = 2,       /* a calibrated SM order (placement_order), then spread */
 } cta_placement;
 
 /* Everything the simulator knows of a GPU. Values are plain numbers so a
@@ -30,7 +30,7 @@ typedef enum cta_placement {
 struct cta_device_model {
 	char name[CTA_DEVICE_NAME_MAX];
 	unsigned cc_major, cc_minor; /* compute capability, e.g. 9.0 */
-	unsigned has_clc; /* cluster launch control in hardware (sm_100+) */
+	unsigned has_clc;            /* cluster launch control in hardware (sm_100+) */
 
 	/* Hierarchy: sm_count SMs, numbered 0..sm_count-1; tpc_of_sm and
 	 * gpc_of_sm give the TPC and GPC of each. */
@@ -49,23 +49,23 @@ struct cta_device_model {
 	unsigned regs_per_sm; /* 32-bit registers */
 	unsigned max_regs_per_thread;
 	unsigned max_regs_per_block;
-	unsigned reg_alloc_unit; /* registers are allocated per warp in units of this */
-	unsigned smem_per_sm; /* bytes of shared memory usable by blocks (carveout max) */
+	unsigned reg_alloc_unit;     /* registers are allocated per warp in units of this */
+	unsigned smem_per_sm;        /* bytes of shared memory usable by blocks (carveout max) */
 	unsigned max_smem_per_block; /* bytes, opt-in maximum */
 	unsigned smem_reserved_per_block; /* bytes the system reserves per resident block */
-	unsigned smem_alloc_unit; /* shared memory is allocated in units of this */
-	unsigned max_cluster_size; /* portable maximum CTAs per cluster */
+	unsigned smem_alloc_unit;         /* shared memory is allocated in units of this */
+	unsigned max_cluster_size;        /* portable maximum CTAs per cluster */
 
 	/* Stream priorities: greatest (numerically lowest) .. least. */
 	int priority_greatest, priority_least;
 
 	/* Scheduler latencies in nanoseconds. */
-	uint64_t launch_latency_ns; /* kernel launch to first dispatch */
+	uint64_t launch_latency_ns;   /* kernel launch to first dispatch */
 	uint64_t dispatch_latency_ns; /* dispatch of one block to the next on the same front end */
-	uint64_t block_start_ns; /* dispatch to first instruction of the block */
-	uint64_t block_retire_ns; /* last thread exits to the slot being free */
-	uint64_t cancel_latency_ns; /* try_cancel issue to result in shared memory */
-	uint64_t barrier_ns; /* cost of one __syncthreads crossing */
+	uint64_t block_start_ns;      /* dispatch to first instruction of the block */
+	uint64_t block_retire_ns;     /* last thread exits to the slot being free */
+	uint64_t cancel_latency_ns;   /* try_cancel issue to result in shared memory */
+	uint64_t barrier_ns;          /* cost of one __syncthreads crossing */
 
 	/* Placement: policy and, for CTA_PLACE_ORDER, the SM order of the
 	 * first wave (placement_order_len entries, each an SM id). */
@@ -78,7 +78,7 @@ struct cta_device_model {
 struct cta_block_resources {
 	unsigned threads; /* threads per block */
 	unsigned regs_per_thread;
-	size_t smem_static; /* bytes */
+	size_t smem_static;  /* bytes */
 	size_t smem_dynamic; /* bytes */
 };
 
@@ -103,11 +103,11 @@ CTA_EXPORT const struct cta_device_model *cta_device_find(const char *name);
 /* Loads a model file (format in docs/DEVICES.md) into *out. On error returns
  * a negative code and writes "FILE:LINE: what is wrong" into errbuf. */
 CTA_EXPORT int cta_device_load(struct cta_device_model *out, const char *path, char *errbuf,
-			       size_t errlen);
+                               size_t errlen);
 
 /* Writes a model to a file in the format cta_device_load reads. */
 CTA_EXPORT int cta_device_save(const struct cta_device_model *m, const char *path, char *errbuf,
-			       size_t errlen);
+                               size_t errlen);
 
 /* Checks a model for internal consistency (non-zero counts, GPC ids in
  * range, ...). Returns 0 or CTA_EINVAL with a message in errbuf. */
@@ -115,14 +115,14 @@ CTA_EXPORT int cta_device_validate(const struct cta_device_model *m, char *errbu
 
 /* Resolves NAME-or-FILE: a preset name first, else a model file. */
 CTA_EXPORT int cta_device_resolve(struct cta_device_model *out, const char *name_or_path,
-				  char *errbuf, size_t errlen);
+                                  char *errbuf, size_t errlen);
 
 /* Maximum resident blocks of this shape per SM, computed the way
  * cudaOccupancyMaxActiveBlocksPerMultiprocessor does. Returns 0 when one
  * block cannot fit at all; *limiter (if not NULL) names the tightest limit. */
 CTA_EXPORT unsigned cta_occupancy_max_blocks(const struct cta_device_model *m,
-					     const struct cta_block_resources *r,
-					     cta_limiter *limiter);
+                                             const struct cta_block_resources *r,
+                                             cta_limiter *limiter);
 
 /* Human-readable name of a limiter ("shared memory", "registers", ...). */
 CTA_EXPORT const char *cta_limiter_name(cta_limiter l);

@@ -12,21 +12,21 @@ extern "C" {
 
 /* X(name, value, text) */
 #define CTA_ERRNO_MAP(X)                                                                           \
-	X(INVAL, -1, "invalid argument")                                                               \
-	X(NOMEM, -2, "out of memory")                                                                  \
-	X(IO, -3, "input/output error")                                                                \
-	X(PARSE, -4, "malformed input")                                                                \
-	X(NOTFOUND, -5, "not found")                                                                   \
-	X(RANGE, -6, "value out of range")                                                             \
-	X(RESOURCES, -7, "too many resources requested for launch")                                    \
-	X(UNSUPPORTED, -8, "not supported by this build or device")                                    \
-	X(UB, -9, "undefined behaviour detected")                                                      \
-	X(COVERAGE, -10, "exactly-once coverage violated")                                             \
-	X(DEADLOCK, -11, "deadlock: no thread can make progress")                                      \
-	X(VERIFY, -12, "result check failed")                                                          \
-	X(CRASH, -13, "kernel body crashed")                                                           \
-	X(VERSION, -14, "unsupported format version")                                                  \
-	X(STATE, -15, "call not valid in this state")                                                  \
+	X(INVAL, -1, "invalid argument")                                                           \
+	X(NOMEM, -2, "out of memory")                                                              \
+	X(IO, -3, "input/output error")                                                            \
+	X(PARSE, -4, "malformed input")                                                            \
+	X(NOTFOUND, -5, "not found")                                                               \
+	X(RANGE, -6, "value out of range")                                                         \
+	X(RESOURCES, -7, "too many resources requested for launch")                                \
+	X(UNSUPPORTED, -8, "not supported by this build or device")                                \
+	X(UB, -9, "undefined behaviour detected")                                                  \
+	X(COVERAGE, -10, "exactly-once coverage violated")                                         \
+	X(DEADLOCK, -11, "deadlock: no thread can make progress")                                  \
+	X(VERIFY, -12, "result check failed")                                                      \
+	X(CRASH, -13, "kernel body crashed")                                                       \
+	X(VERSION, -14, "unsupported format version")                                              \
+	X(STATE, -15, "call not valid in this state")                                              \
 	X(CUDA, -16, "CUDA runtime error")
 
 typedef enum cta_errno {

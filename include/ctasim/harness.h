@@ -27,16 +27,16 @@ struct cta_param_desc {
 };
 
 /* Flags of a harness. */
-#define CTA_KI_CLC 0x1u /* uses cluster launch control */
+#define CTA_KI_CLC       0x1u /* uses cluster launch control */
 #define CTA_KI_EXPECT_UB 0x2u /* expected to fail: demonstrates a UB rule */
-#define CTA_KI_TIMING 0x4u /* timing-only kernel: no results to verify */
-#define CTA_KI_CLUSTER 0x8u /* launches with clusters */
+#define CTA_KI_TIMING    0x4u /* timing-only kernel: no results to verify */
+#define CTA_KI_CLUSTER   0x8u /* launches with clusters */
 
 struct cta_kernel_info {
 	const char *name;
 	const char *summary;
 	unsigned flags;
-	const char *expect_ub; /* CTA_KI_EXPECT_UB: the rule it demonstrates */
+	const char *expect_ub;               /* CTA_KI_EXPECT_UB: the rule it demonstrates */
 	const struct cta_param_desc *params; /* terminated by {NULL, NULL, NULL} */
 	/* Reads parameters, allocates buffers, fills inputs, and calls
 	 * cta_harness_launch once per kernel launch. Returns 0 or an error
@@ -49,7 +49,11 @@ struct cta_kernel_info {
 /* Registers a harness at load time (from a kernel's .c file, or from a
  * user's shared object loaded with `ctasim run --load LIB.so`). */
 CTA_EXPORT void cta_harness_register(const struct cta_kernel_info *ki);
-#define CTA_HARNESS(info) CTA__CONSTRUCTOR(info##__hreg) { cta_harness_register(&info); }
+#define CTA_HARNESS(info)                                                                          \
+	CTA__CONSTRUCTOR(info##__hreg)                                                             \
+	{                                                                                          \
+		cta_harness_register(&info);                                                       \
+	}
 
 /* Registered harnesses, in name order. */
 CTA_EXPORT size_t cta_harness_count(void);
@@ -83,22 +87,22 @@ struct cta_launch_cfg {
 /* Records a launch. The CLI's --grid/--block override the first launch's
  * shape. args is copied. */
 CTA_EXPORT int cta_harness_launch(struct cta_harness *h, const struct cta_kernel_def *k,
-				  const struct cta_launch_cfg *cfg, const void *args,
-				  size_t args_size);
+                                  const struct cta_launch_cfg *cfg, const void *args,
+                                  size_t args_size);
 /* The shape actually launched (after overrides), for verify. */
 CTA_EXPORT const struct cta_launch_cfg *cta_harness_launched(struct cta_harness *h, unsigned i);
 
 /* Fails setup or verify with a message; returns CTA_EVERIFY (or `code`). */
 CTA_EXPORT int cta_harness_fail(struct cta_harness *h, const char *fmt, ...)
 #if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 2, 3)))
 #endif
-	;
+    ;
 CTA_EXPORT int cta_harness_error(struct cta_harness *h, int code, const char *fmt, ...)
 #if defined(__GNUC__)
-	__attribute__((format(printf, 3, 4)))
+    __attribute__((format(printf, 3, 4)))
 #endif
-	;
+    ;
 
 /* ---- for the CLI: running a harness ------------------------------------ */
 
@@ -108,7 +112,7 @@ typedef enum cta_backend {
 } cta_backend;
 
 typedef enum cta_clc_mode {
-	CTA_CLC_AUTO = 0, /* hardware where the GPU has it, else emulation */
+	CTA_CLC_AUTO = 0,     /* hardware where the GPU has it, else emulation */
 	CTA_CLC_HARDWARE = 1, /* hardware or a clear error */
 	CTA_CLC_EMULATE = 2,
 } cta_clc_mode;
@@ -123,18 +127,18 @@ struct cta_harness_opts {
 	int grid_set, block_set;
 	unsigned grid[3], block[3];
 	cta_clc_mode clc;
-	int cuda_device; /* CUDA device ordinal */
+	int cuda_device;         /* CUDA device ordinal */
 	int cuda_uninstrumented; /* CUDA: no per-block timestamps (overhead baseline) */
 };
 
 typedef enum cta_verdict {
 	CTA_VERDICT_PASS = 0,
-	CTA_VERDICT_FAIL = 1, /* wrong result */
+	CTA_VERDICT_FAIL = 1,    /* wrong result */
 	CTA_VERDICT_SKIPPED = 2, /* timing-only run, nothing to check */
 } cta_verdict;
 
 CTA_EXPORT int cta_harness_new(struct cta_harness **out, const struct cta_kernel_info *ki,
-			       const struct cta_harness_opts *opts);
+                               const struct cta_harness_opts *opts);
 /* Runs setup, the launches on the chosen backend, and verify. Returns 0
  * when everything ran (see cta_harness_verdict for the result check), or a
  * negative code with the message in cta_harness_errmsg. Rule violations

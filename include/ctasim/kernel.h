@@ -42,7 +42,7 @@ struct cta_kernel_def {
 };
 
 /* Scopes for the cluster-aware calls that take one. */
-#define CTA_SCOPE_CTA 0
+#define CTA_SCOPE_CTA     0
 #define CTA_SCOPE_CLUSTER 1
 
 /* The 16-byte result of a cancellation request. Lives in shared memory
@@ -79,33 +79,33 @@ typedef struct dim3 {
 	unsigned x, y, z;
 } dim3;
 
-#define CTA_DEVICE static
+#define CTA_DEVICE      static
 #define CTA_HOST_DEVICE static inline
-#define CTA__LOC __FILE__, __LINE__
+#define CTA__LOC        __FILE__, __LINE__
 
 /* ---- internal state the inline fast paths read (do not use directly) ---- */
 struct cta__unit;
 struct cta__cursor {
-	uint3 tid; /* next thread to hand out */
-	dim3 idim; /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
-	unsigned cta; /* CTA (cluster rank) of the next thread */
+	uint3 tid;     /* next thread to hand out */
+	dim3 idim;     /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
+	unsigned cta;  /* CTA (cluster rank) of the next thread */
 	unsigned ctas; /* CTAs in this unit (cluster size) */
 	uint64_t left; /* threads not yet handed out */
-	uint64_t t0; /* virtual time at which the bodies start */
+	uint64_t t0;   /* virtual time at which the bodies start */
 };
 struct cta__lane {
-	uint3 tid; /* threadIdx */
-	uint3 bid; /* blockIdx (the physical block) */
+	uint3 tid;             /* threadIdx */
+	uint3 bid;             /* blockIdx (the physical block) */
 	dim3 bdim, gdim, cdim; /* blockDim, gridDim, cluster dims */
-	unsigned cta_rank; /* rank of this CTA in its cluster */
-	uint64_t vtime; /* this thread's virtual clock, ns */
-	unsigned steal_depth; /* > 0 while inside a work-stealing body */
-	int active; /* a thread is bound to this lane */
+	unsigned cta_rank;     /* rank of this CTA in its cluster */
+	uint64_t vtime;        /* this thread's virtual clock, ns */
+	unsigned steal_depth;  /* > 0 while inside a work-stealing body */
+	int active;            /* a thread is bound to this lane */
 	struct cta__cursor *cursor;
 	struct cta__unit *unit;
 	unsigned char *smem; /* shared memory of this thread's CTA */
-	uint64_t *end_slot; /* latest thread end of this thread's CTA */
-	uint64_t *exited; /* threads of this CTA that finished their body */
+	uint64_t *end_slot;  /* latest thread end of this thread's CTA */
+	uint64_t *exited;    /* threads of this CTA that finished their body */
 };
 extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur;
 CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
@@ -165,9 +165,12 @@ static inline int cta__next_thread(void)
 		while (cta__next_thread())                                                         \
 			name##__body((const argtype *)cta__a);                                     \
 	}                                                                                          \
-	CTA_EXPORT const struct cta_kernel_def name = {#name,      name##__threads, sizeof(argtype), \
-						       __FILE__,   __LINE__,        NULL};           \
-	CTA__CONSTRUCTOR(name##__register) { cta_kernel_register(&name); }                         \
+	CTA_EXPORT const struct cta_kernel_def name = {#name,    name##__threads, sizeof(argtype), \
+	                                               __FILE__, __LINE__,        NULL};           \
+	CTA__CONSTRUCTOR(name##__register)                                                         \
+	{                                                                                          \
+		cta_kernel_register(&name);                                                        \
+	}                                                                                          \
 	static inline void name##__body(const argtype *argname)
 
 /* ---- built-in indices --------------------------------------------------
@@ -175,11 +178,10 @@ static inline int cta__next_thread(void)
  * work-stealing body (cta_for_each_canceled_block / cta_try_cancel_blocks)
  * reading blockIdx is reported as the warning [builtin_blockidx_in_body]:
  * the stolen index passed to the body must be used instead. */
-#define threadIdx (cta__cur->tid)
-#define blockIdx                                                                                   \
-	(*(cta__cur->steal_depth ? cta__blockidx_in_body(CTA__LOC) : &cta__cur->bid))
-#define blockDim (cta__cur->bdim)
-#define gridDim (cta__cur->gdim)
+#define threadIdx       (cta__cur->tid)
+#define blockIdx        (*(cta__cur->steal_depth ? cta__blockidx_in_body(CTA__LOC) : &cta__cur->bid))
+#define blockDim        (cta__cur->bdim)
+#define gridDim         (cta__cur->gdim)
 
 /* Linear rank of the calling thread in its block (x fastest). */
 static inline unsigned cta_thread_rank(void)
@@ -214,7 +216,7 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 	type *const name = (type *)cta__shared(&name##__site)
 #define CTA_SHARED_ARRAY(type, name, n)                                                            \
 	static const struct cta__smem_site name##__site = {sizeof(type) * (n), _Alignof(type),     \
-							   #name};                                 \
+	                                                   #name};                                 \
 	type *const name = (type *)cta__shared(&name##__site)
 #define CTA_SHARED_DYNAMIC(type, name) type *const name = (type *)cta__shared_dynamic()
 
@@ -240,7 +242,7 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 	{                                                                                          \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
-							       __ATOMIC_RELAXED))                  \
+		                                               __ATOMIC_RELAXED))                  \
 			;                                                                          \
 		return old;                                                                        \
 	}                                                                                          \
@@ -248,7 +250,7 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 	{                                                                                          \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
-							       __ATOMIC_RELAXED))                  \
+		                                               __ATOMIC_RELAXED))                  \
 			;                                                                          \
 		return old;                                                                        \
 	}
@@ -265,7 +267,7 @@ static inline float cta__atomic_add_f32(float *p, float v)
 	do {
 		n.f = o.f + v;
 	} while (!__atomic_compare_exchange_n((uint32_t *)p, &o.u, n.u, 1, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	                                      __ATOMIC_RELAXED));
 	return o.f;
 }
 #define CTA__ATOMIC_SEL(op, p)                                                                     \
@@ -274,10 +276,10 @@ static inline float cta__atomic_add_f32(float *p, float v)
 #define atomicAdd(p, v)                                                                            \
 	_Generic((p), float *: cta__atomic_add_f32, int *: cta__atomic_add_i32,                    \
 		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64)(p, v)
-#define atomicExch(p, v) CTA__ATOMIC_SEL(exch, p)(p, v)
-#define atomicCAS(p, c, v) CTA__ATOMIC_SEL(cas, p)(p, c, v)
-#define atomicMin(p, v) CTA__ATOMIC_SEL(min, p)(p, v)
-#define atomicMax(p, v) CTA__ATOMIC_SEL(max, p)(p, v)
+#define atomicExch(p, v)              CTA__ATOMIC_SEL(exch, p)(p, v)
+#define atomicCAS(p, c, v)            CTA__ATOMIC_SEL(cas, p)(p, c, v)
+#define atomicMin(p, v)               CTA__ATOMIC_SEL(min, p)(p, v)
+#define atomicMax(p, v)               CTA__ATOMIC_SEL(max, p)(p, v)
 
 /* ---- time, cost and placement -----------------------------------------
  * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in
@@ -305,7 +307,7 @@ CTA_EXPORT unsigned cta_smid(void);
  * cluster, co-scheduled on one GPC. cta_cluster_sync() is
  * cg::cluster_group::sync(): a barrier over every thread of the cluster. */
 CTA_EXPORT void cta__cluster_sync(const char *file, int line);
-#define cta_cluster_sync() cta__cluster_sync(CTA__LOC)
+#define cta_cluster_sync()            cta__cluster_sync(CTA__LOC)
 static inline dim3 cta_cluster_dim(void)
 {
 	return cta__cur->cdim;
@@ -337,11 +339,11 @@ static inline unsigned cta_cluster_thread_rank(void)
  *   for a while: the simulator suspends it until the phase completes, so a
  *   `while (!try_wait) {}` loop costs nothing. */
 CTA_EXPORT void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int line);
-CTA_EXPORT uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes,
-						   const char *file, int line);
+CTA_EXPORT uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const char *file,
+                                                   int line);
 CTA_EXPORT uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line);
 CTA_EXPORT bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *file,
-					      int line);
+                                              int line);
 #define cta_mbarrier_init(bar, count) cta__mbarrier_init((bar), (count), CTA__LOC)
 #define cta_mbarrier_arrive_expect_tx(bar, bytes)                                                  \
 	cta__mbarrier_arrive_expect_tx((bar), (bytes), CTA__LOC)
@@ -372,13 +374,13 @@ CTA_EXPORT bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, co
  *   index (for a cluster: its first CTA; add the local CTA index).
  *   UB [read_failed_index]: the result is a failure. */
 CTA_EXPORT void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast,
-				    const char *file, int line);
+                                    const char *file, int line);
 CTA_EXPORT bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line);
 CTA_EXPORT int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file,
-				    int line);
-#define cta_clc_try_cancel(result, bar) cta__clc_try_cancel((result), (bar), 0, CTA__LOC)
-#define cta_clc_try_cancel_multicast(result, bar) cta__clc_try_cancel((result), (bar), 1, CTA__LOC)
-#define cta_clc_query_cancel_is_canceled(result) cta__clc_is_canceled((result), CTA__LOC)
+                                    int line);
+#define cta_clc_try_cancel(result, bar)                cta__clc_try_cancel((result), (bar), 0, CTA__LOC)
+#define cta_clc_try_cancel_multicast(result, bar)      cta__clc_try_cancel((result), (bar), 1, CTA__LOC)
+#define cta_clc_query_cancel_is_canceled(result)       cta__clc_is_canceled((result), CTA__LOC)
 #define cta_clc_query_cancel_get_first_ctaid_x(result) cta__clc_first_ctaid((result), 0, CTA__LOC)
 #define cta_clc_query_cancel_get_first_ctaid_y(result) cta__clc_first_ctaid((result), 1, CTA__LOC)
 #define cta_clc_query_cancel_get_first_ctaid_z(result) cta__clc_first_ctaid((result), 2, CTA__LOC)
@@ -407,9 +409,9 @@ static inline void cta_fence_mbarrier_init_release_cluster(void)
  *   UB [leader_count]: zero or several leaders. */
 typedef void (*cta_block_fn)(dim3 block_idx, void *arg);
 CTA_EXPORT void cta__for_each_canceled_block(int rank, cta_block_fn fn, void *arg, const char *file,
-					     int line);
+                                             int line);
 CTA_EXPORT void cta__try_cancel_blocks(int rank, bool is_leader, cta_block_fn fn, void *arg,
-				       const char *file, int line);
+                                       const char *file, int line);
 #define cta_for_each_canceled_block(rank, fn, arg)                                                 \
 	cta__for_each_canceled_block((rank), (fn), (arg), CTA__LOC)
 #define cta_try_cancel_blocks(rank, is_leader, fn, arg)                                            \

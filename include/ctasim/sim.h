@@ -20,8 +20,8 @@ typedef struct cta_sim cta_sim;
 
 typedef enum cta_ub_mode {
 	CTA_UB_REPORT = 0, /* report every UB, run to the end */
-	CTA_UB_ABORT = 1, /* stop the run at the first UB */
-	CTA_UB_OFF = 2, /* no checking (for measuring the checker's cost) */
+	CTA_UB_ABORT = 1,  /* stop the run at the first UB */
+	CTA_UB_OFF = 2,    /* no checking (for measuring the checker's cost) */
 } cta_ub_mode;
 
 #define CTA_SIM_OPTS_VERSION 1
@@ -31,18 +31,18 @@ struct cta_sim_opts {
 	uint64_t seed;
 	const char *trace_path; /* NULL: no trace */
 	cta_ub_mode ub_mode;
-	double cancel_fail_rate; /* probability a cancel that could succeed fails (injected) */
+	double cancel_fail_rate;   /* probability a cancel that could succeed fails (injected) */
 	int64_t cancel_fail_after; /* -1: off; else every cancel after the first N fails */
-	unsigned threads; /* host threads executing bodies; 0: all cores */
-	int timing_only; /* run thread 0 of each block only: timing, no results */
-	uint64_t jitter_ns; /* uniform +-jitter on every latency, drawn from seed */
-	int random_tiebreak; /* break placement ties by seed instead of by SM id */
-	unsigned sm_limit; /* 0: all SMs of the model; else use the first N */
-	uint64_t max_events; /* 0: no limit; else stop as hung after this many */
+	unsigned threads;          /* host threads executing bodies; 0: all cores */
+	int timing_only;           /* run thread 0 of each block only: timing, no results */
+	uint64_t jitter_ns;        /* uniform +-jitter on every latency, drawn from seed */
+	int random_tiebreak;       /* break placement ties by seed instead of by SM id */
+	unsigned sm_limit;         /* 0: all SMs of the model; else use the first N */
+	uint64_t max_events;       /* 0: no limit; else stop as hung after this many */
 };
 #define CTA_SIM_OPTS_INIT                                                                          \
 	{                                                                                          \
-		.version = CTA_SIM_OPTS_VERSION, .seed = 1, .cancel_fail_after = -1               \
+		.version = CTA_SIM_OPTS_VERSION, .seed = 1, .cancel_fail_after = -1                \
 	}
 
 /* One kernel launch. Dimensions are {x, y, z}; zero entries mean 1 for
@@ -53,21 +53,21 @@ struct cta_launch {
 	unsigned grid[3], block[3], cluster[3];
 	size_t smem_static, smem_dynamic;
 	unsigned regs_per_thread; /* 0: 32 */
-	int stream; /* from cta_sim_stream_new; 0 is the default stream */
-	uint64_t release_ns; /* virtual time at which the host enqueues it */
-	const void *args; /* copied */
-	const char *label; /* name in the trace; NULL: the kernel's name */
+	int stream;               /* from cta_sim_stream_new; 0 is the default stream */
+	uint64_t release_ns;      /* virtual time at which the host enqueues it */
+	const void *args;         /* copied */
+	const char *label;        /* name in the trace; NULL: the kernel's name */
 };
 
 /* UB reports. */
 struct cta_ub_report {
 	const char *rule; /* stable name, e.g. "request_after_observed_failure" */
-	int warning; /* 1 for warnings (not UB) */
+	int warning;      /* 1 for warnings (not UB) */
 	const char *file;
 	int line;
 	unsigned kernel;
-	uint64_t block; /* logical block the thread was processing */
-	uint64_t phys; /* physical block */
+	uint64_t block;  /* logical block the thread was processing */
+	uint64_t phys;   /* physical block */
 	unsigned thread; /* linear thread rank in block */
 	uint64_t t_ns;
 	char cause[200]; /* the earlier event that made it UB, with its location */
@@ -76,14 +76,14 @@ struct cta_ub_report {
 /* Per-kernel results. */
 struct cta_kernel_stats {
 	const char *label;
-	uint64_t blocks; /* logical blocks in the grid */
-	uint64_t launched; /* blocks that started on their own */
-	uint64_t stolen; /* blocks handed out by a successful cancel */
+	uint64_t blocks;                  /* logical blocks in the grid */
+	uint64_t launched;                /* blocks that started on their own */
+	uint64_t stolen;                  /* blocks handed out by a successful cancel */
 	uint64_t cancels, cancel_fail[4]; /* by cta_cancel_outcome */
 	uint64_t launch_ns, first_start_ns, last_end_ns;
 	unsigned sms_used;
 	uint64_t per_sm_min, per_sm_median, per_sm_max; /* blocks started per SM */
-	uint64_t busy_ns; /* sum over blocks of (end - start) */
+	uint64_t busy_ns;                               /* sum over blocks of (end - start) */
 	int coverage_checked; /* 1 when the kernel used CLC and coverage was checked */
 	int coverage_ok;
 	uint64_t lost, duplicated; /* counts; lists in cta_sim_coverage_list */
@@ -115,8 +115,8 @@ CTA_EXPORT size_t cta_sim_ub_count(const cta_sim *s);
 CTA_EXPORT const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i);
 /* Lost (which=0) or duplicated (which=1) logical blocks of a kernel, up to
  * max entries; returns how many there are in all. */
-CTA_EXPORT size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which,
-					uint64_t *out, size_t max);
+CTA_EXPORT size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which, uint64_t *out,
+                                        size_t max);
 /* Number of thread-barrier crossings executed (for the benchmark). */
 CTA_EXPORT uint64_t cta_sim_barrier_crossings(const cta_sim *s);
 /* 1 when the run is reproducible byte for byte for any --threads. */

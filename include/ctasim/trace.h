@@ -18,28 +18,28 @@ extern "C" {
 
 /* Event kinds. The text name of each is the second column of a record. */
 #define CTA_TRACE_EVENT_MAP(X)                                                                     \
-	X(LAUNCH, "launch") /* a kernel became visible to the scheduler */                       \
-	X(DISPATCH, "dispatch") /* the scheduler chose an SM for a block */                      \
-	X(START, "start") /* first instruction of a block */                                    \
-	X(END, "end") /* last thread of a block exited */                                       \
-	X(CANCEL, "cancel") /* a try_cancel request was issued */                               \
-	X(CANCEL_DONE, "cancel_done") /* its result reached shared memory */                    \
-	X(STEAL, "steal") /* a block began processing a stolen index */                         \
-	X(UB, "ub") /* an undefined-behaviour report */                                         \
-	X(WARN, "warn") /* a warning (not UB) */                                                \
-	X(KERNEL_END, "kernel_end") /* the last block of a kernel retired */
+	X(LAUNCH, "launch")           /* a kernel became visible to the scheduler */               \
+	X(DISPATCH, "dispatch")       /* the scheduler chose an SM for a block */                  \
+	X(START, "start")             /* first instruction of a block */                           \
+	X(END, "end")                 /* last thread of a block exited */                          \
+	X(CANCEL, "cancel")           /* a try_cancel request was issued */                        \
+	X(CANCEL_DONE, "cancel_done") /* its result reached shared memory */                       \
+	X(STEAL, "steal")             /* a block began processing a stolen index */                \
+	X(UB, "ub")                   /* an undefined-behaviour report */                          \
+	X(WARN, "warn")               /* a warning (not UB) */                                     \
+	X(KERNEL_END, "kernel_end")   /* the last block of a kernel retired */
 
 typedef enum cta_trace_event {
 #define CTA__TEV_ENUM(name, text) CTA_TEV_##name,
 	CTA_TRACE_EVENT_MAP(CTA__TEV_ENUM)
 #undef CTA__TEV_ENUM
-		CTA_TEV__COUNT
+	    CTA_TEV__COUNT
 } cta_trace_event;
 
 /* Outcome/reason of a cancel (CANCEL_DONE records). */
 typedef enum cta_cancel_outcome {
 	CTA_CANCEL_SUCCESS = 0,
-	CTA_CANCEL_FAIL_EMPTY = 1, /* nothing left pending */
+	CTA_CANCEL_FAIL_EMPTY = 1,    /* nothing left pending */
 	CTA_CANCEL_FAIL_PRIORITY = 2, /* a higher-priority kernel has blocks waiting */
 	CTA_CANCEL_FAIL_INJECTED = 3, /* forced by --cancel-fail-rate/--cancel-fail-after */
 } cta_cancel_outcome;
@@ -50,11 +50,11 @@ struct cta_trace_rec {
 	uint64_t t_ns; /* virtual time (simulator) or aligned GPU time (hardware) */
 	cta_trace_event ev;
 	uint32_t kernel; /* kernel instance within the run, 0-based */
-	uint64_t block; /* logical block index, linear, x fastest */
-	uint64_t phys; /* physical block that ran it (differs after a steal) */
+	uint64_t block;  /* logical block index, linear, x fastest */
+	uint64_t phys;   /* physical block that ran it (differs after a steal) */
 	uint64_t sm;
-	uint64_t arg; /* CANCEL_DONE: stolen block or NONE; UB: thread; LAUNCH: stream */
-	int32_t code; /* CANCEL_DONE: cta_cancel_outcome; LAUNCH: priority */
+	uint64_t arg;     /* CANCEL_DONE: stolen block or NONE; UB: thread; LAUNCH: stream */
+	int32_t code;     /* CANCEL_DONE: cta_cancel_outcome; LAUNCH: priority */
 	const char *text; /* UB/WARN: rule name and details; may be NULL */
 };
 
@@ -74,8 +74,8 @@ struct cta_trace_header {
 	char device[64];
 	char ctasim_version[16];
 	uint64_t seed;
-	double tick_ns; /* timer resolution: 1 in the simulator, measured on hardware */
-	char clc[16]; /* "model", "hardware", "emulated" or "none" */
+	double tick_ns;    /* timer resolution: 1 in the simulator, measured on hardware */
+	char clc[16];      /* "model", "hardware", "emulated" or "none" */
 	int deterministic; /* 1 when the trace is reproducible byte for byte */
 	unsigned kernel_count;
 	struct cta_trace_kernel kernels[CTA_TRACE_MAX_KERNELS];
@@ -86,7 +86,7 @@ struct cta_trace_header {
  * at PATH that looks whole. */
 typedef struct cta_trace_writer cta_trace_writer;
 CTA_EXPORT int cta_trace_writer_open(cta_trace_writer **out, const char *path,
-				     const struct cta_trace_header *h);
+                                     const struct cta_trace_header *h);
 CTA_EXPORT int cta_trace_writer_add(cta_trace_writer *w, const struct cta_trace_rec *r);
 /* Finishes the file. complete=0 keeps what was written, marked incomplete. */
 CTA_EXPORT int cta_trace_writer_close(cta_trace_writer *w, int complete);
@@ -97,7 +97,7 @@ struct cta_trace {
 	struct cta_trace_header header;
 	struct cta_trace_rec *recs;
 	size_t count;
-	int complete; /* the end marker was present and matched */
+	int complete;  /* the end marker was present and matched */
 	char *strings; /* storage behind recs[i].text */
 };
 
