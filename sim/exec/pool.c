@@ -14,7 +14,7 @@
 
 /* How long an idle worker (or the waiting caller) polls before sleeping.
  * Short: cores are often shared, and a wake costs only some microseconds. */
-#define SPIN_ROUNDS 4000
+#define SPIN_ROUNDS 1000
 
 struct worker {
 	struct cta__pool *pool;
