@@ -96,6 +96,10 @@ static inline void before_switch(struct cta__fiber *from, struct cta__fiber *to,
 	                               to->asan_size);
 #endif
 #ifdef CTA__FIBER_TSAN
+	/* The host fiber is whichever thread uses the pool now: the pool may
+	 * have been made on another thread (one pool per worker, say). */
+	if (from == &from->pool->host)
+		from->tsan = __tsan_get_current_fiber();
 	__tsan_switch_to_fiber(to->tsan, 0);
 #endif
 	(void)from;
@@ -207,9 +211,6 @@ int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
 		stack_bytes = CTA__FIBER_STACK_DEFAULT;
 	p->stack_sz = (stack_bytes + p->page - 1) & ~(p->page - 1);
 	p->host.pool = p;
-#ifdef CTA__FIBER_TSAN
-	p->host.tsan = __tsan_get_current_fiber();
-#endif
 	*out = p;
 	return 0;
 }

@@ -13,8 +13,10 @@
 struct cta__fiber;
 typedef void (*cta__fiber_fn)(void *arg);
 
-/* One pool per host thread; nothing here is thread-safe. All fibers of a
- * pool, including its host fiber, must be switched among on that thread. */
+/* One pool per host thread; nothing here is thread-safe. A pool may be made
+ * on one thread and used on another, and change threads between uses, but
+ * only while none of its fibers is suspended mid-run: code on a fiber may
+ * have cached the address of its thread's thread-local variables. */
 struct cta__fiber_pool;
 
 /* Creates a pool whose fibers get stacks of `stack_bytes` (0: the default),

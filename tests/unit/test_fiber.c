@@ -13,6 +13,7 @@
 
 #include "ctasim/errors.h"
 #include "exec/fiber.h"
+#include "exec/pool.h"
 
 struct ping {
 	struct cta__fiber *host, *self;
@@ -279,6 +280,53 @@ static void fiber_pool_free_accepts_null(void **state)
 	cta__fiber_pool_free(NULL);
 }
 
+/* The executor's shape: one fiber pool per worker, made on the main thread
+ * and used on whichever thread runs that worker. */
+struct per_worker {
+	struct cta__fiber_pool *fp[3];
+	int done[64];
+};
+struct task_fiber {
+	struct cta__fiber *host, *self;
+	int steps;
+};
+
+static void two_step_body(void *arg)
+{
+	struct task_fiber *t = arg;
+	t->steps++;
+	cta__fiber_switch(t->self, t->host);
+	t->steps++;
+}
+
+static void fiber_task(void *ctx, size_t index, unsigned worker)
+{
+	struct per_worker *w = ctx;
+	struct cta__fiber_pool *fp = w->fp[worker];
+	struct task_fiber t = {cta__fiber_host(fp), NULL, 0};
+	t.self = cta__fiber_start(fp, two_step_body, &t, t.host);
+	if (!t.self)
+		return;
+	cta__fiber_switch(t.host, t.self);
+	cta__fiber_switch(t.host, t.self);
+	w->done[index] = cta__fiber_finished(t.self) ? t.steps : -1;
+}
+
+static void fiber_pools_work_on_pool_workers(void **state)
+{
+	struct cta__pool *pool;
+	assert_int_equal(cta__pool_new(&pool, 3), 0);
+	struct per_worker w = {0};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(cta__fiber_pool_new(&w.fp[i], 64 * 1024), 0);
+	cta__pool_run(pool, fiber_task, &w, 64);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(w.done[i], 2);
+	cta__pool_free(pool);
+	for (int i = 0; i < 3; i++)
+		cta__fiber_pool_free(w.fp[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +338,7 @@ int main(void)
 	    cmocka_unit_test(fiber_fp_state_survives_switches),
 	    cmocka_unit_test(fiber_released_stack_is_reused),
 	    cmocka_unit_test(fiber_pool_free_accepts_null),
+	    cmocka_unit_test(fiber_pools_work_on_pool_workers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
