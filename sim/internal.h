@@ -86,7 +86,8 @@ struct cta__mbar {
 	uint64_t tx_t; /* latest completion time of tx in the current phase */
 	uint64_t completed_t; /* when the last phase completed */
 	unsigned unresolved; /* requests targeting it that the engine has not resolved */
-	struct cta__request *phase_reqs; /* requests completing in the current phase */
+	unsigned char pend_slots[8], done_slots[8]; /* result slots completing in this / the last phase */
+	unsigned npend, ndone;
 	struct cta__lane_x *waiters; /* lanes blocked in try_wait */
 	const char *init_file;
 	int init_line;
@@ -109,12 +110,8 @@ struct cta__request {
 	uint64_t unit_index; /* stolen unit when successful */
 	const char *file;
 	int line;
-	/* UB tracking: who observed the completed phase, and when. */
-	int observed;
-	unsigned observer;
-	uint64_t observed_gen;
-	int consumed[1]; /* stolen index read (coverage) */
-	struct cta__request *next_in_phase;
+	uint32_t counted; /* targets whose mbarrier counted it as unresolved */
+	struct cta__request *next_new; /* in the unit's list of new requests */
 	struct cta__request *next; /* in the CTA's request list */
 };
 
@@ -127,6 +124,7 @@ struct cta__lane_x {
 	struct cta__lane l; /* must be first */
 	struct cta__fiber *fiber;
 	enum lstate state;
+	int abandoned; /* retired by the deadlock handler while suspended */
 	unsigned rank; /* thread rank in its CTA */
 	uint64_t bar_gen; /* CTA barrier generation at its last crossing */
 	const char *wait_file;
@@ -174,6 +172,20 @@ struct cta__cta {
 	int foreach_line;
 	int foreach_checked;
 	uint64_t steal_current; /* logical index the block is processing now */
+	uint64_t *fe_bits; /* threads that called for_each (bitmap) */
+	unsigned fe_leader; /* effective leader rank of try_cancel_blocks */
+	int fe_leader_min;
+	struct cta__rslot {
+		size_t off; /* result buffer offset in shared memory */
+		struct cta__request *r;
+		int phase_done; /* its mbarrier phase completed */
+		int observed;
+		unsigned observer;
+		uint64_t observed_gen;
+		int consumed;
+		int reported;
+	} rslots[8];
+	unsigned nrslots;
 };
 
 struct cta__unit {
@@ -203,7 +215,7 @@ struct cta__unit {
 };
 
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_START, EV_END, EV_FREE, EV_CANCEL, EV_CANCEL_DONE };
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_START, EV_END, EV_FREE, EV_CANCEL };
 
 struct cta_sim {
 	struct cta_sim_opts o;

@@ -314,7 +314,7 @@ void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 {
 	/* New cancel requests are resolved at their issue time, in issue order. */
-	for (struct cta__request *r = u->new_reqs; r; r = r->next_in_phase) {
+	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
 		uint64_t t = r->issue_t < s->now ? s->now : r->issue_t;
 		cta__push(s, t, EV_CANCEL, r, 0);
 	}
@@ -361,8 +361,7 @@ static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
 		k->units_done++;
 		cta__unit_free(s, u);
 	}
-	if (k->units_done + k->st.stolen / k->csize == k->nunits && k->next_unit == k->nunits &&
-	    k->ctas_running == 0 && k->state != K_DONE)
+	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE)
 		cta__sched_kernel_done(s, k);
 	cta__sched_request(s);
 }
@@ -452,6 +451,7 @@ int cta_sim_run(cta_sim *s)
 					u->k->st.first_start_ns = s->now;
 				u->k->st.launched++;
 				u->k->per_sm[c->sm]++;
+				cta__cover_mark(&u->k->cover, c->logical);
 			}
 			run_unit(s, u);
 			break;
@@ -466,16 +466,6 @@ int cta_sim_run(cta_sim *s)
 			struct cta__request *r = e.p;
 			cta__clc_resolve(s, r);
 			run_unit(s, r->unit);
-			break;
-		}
-		case EV_CANCEL_DONE: {
-			struct cta__request *r = e.p;
-			uint64_t stolen = r->outcome == CTA_CANCEL_SUCCESS
-						  ? r->unit_index * r->k->csize
-						  : CTA_TRACE_NONE;
-			struct cta__cta *c = &r->unit->ctas[r->cta];
-			cta__trace(s, s->now, CTA_TEV_CANCEL_DONE, r->k->id, c->steal_current,
-				   c->logical, c->sm, stolen, r->outcome, NULL);
 			break;
 		}
 		}

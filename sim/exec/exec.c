@@ -74,7 +74,8 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	struct cta__cta *ctas = u->ctas;
 	unsigned cap = u->cap_ctas;
 	size_t smem_cap = u->cap_smem;
-	size_t need = k->smem_bytes ? k->smem_bytes : 1;
+	/* 64 hidden bytes at the end hold the work-stealing loop's state. */
+	size_t need = k->smem_bytes + 80;
 	if (cap < k->csize || smem_cap < need) {
 		for (unsigned i = 0; i < cap; i++)
 			free(ctas[i].smem);
@@ -145,7 +146,9 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	struct cta__lane_x *x = u->all;
 	while (x) {
 		struct cta__lane_x *n = x->next_all;
-		if (x->fiber && !cta__fiber_finished(x->fiber))
+		/* Only abandoned lanes still own their stack: a finished fiber's
+		 * handle may already belong to another lane. */
+		if (x->abandoned)
 			cta__fiber_release(s->fpool, x->fiber);
 		free(x);
 		x = n;
@@ -263,7 +266,15 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 	c->bar_divergent_reported = 0;
 }
 
+void cta__syncthreads_rule(const char *file, int line, int rule);
 void cta__syncthreads(const char *file, int line)
+{
+	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
+}
+
+/* __syncthreads, reporting divergence under `rule` (the work-stealing
+ * loops report threads that skipped them as their own rule). */
+void cta__syncthreads_rule(const char *file, int line, int rule)
 {
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
@@ -276,7 +287,7 @@ void cta__syncthreads(const char *file, int line)
 	} else if ((c->bar_line != line || strcmp(c->bar_file, file)) &&
 		   !c->bar_divergent_reported) {
 		c->bar_divergent_reported = 1;
-		cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+		cta__ub(s, (enum cta__ub_rule)rule, u, x, file, line,
 			"other threads of the block wait at the __syncthreads at %s:%d", c->bar_file,
 			c->bar_line);
 	}
@@ -284,7 +295,7 @@ void cta__syncthreads(const char *file, int line)
 	if (x->l.vtime > c->bar_max_t)
 		c->bar_max_t = x->l.vtime;
 	if (c->bar_arrived + c->exited == c->nthreads) {
-		if (c->exited && !c->bar_divergent_reported) {
+		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER) {
 			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
 				"%" PRIu64 " of the block's %" PRIu64
 				" threads exited without reaching this barrier",
@@ -369,7 +380,7 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 		struct cta__cta *c = &u->ctas[i];
 		if (c->bar_arrived && c->bar_arrived + c->exited == c->nthreads) {
 			struct cta__lane_x *w = c->bar_waiters;
-			if (!c->bar_divergent_reported)
+			if (!c->bar_divergent_reported && !c->foreach_calls)
 				cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL,
 					w ? w->wait_line : 0,
 					"%" PRIu64 " of the block's %" PRIu64
@@ -467,6 +478,7 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
 		if (x->state != L_DONE) {
 			x->state = L_DONE;
+			x->abandoned = 1;
 			u->live_lanes--;
 		}
 }
