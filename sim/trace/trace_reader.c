@@ -595,6 +595,28 @@ static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
 	return err(r, CTA_EPARSE, "truncated: no end marker");
 }
 
+int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *data, size_t len,
+                        char *errbuf, size_t errlen)
+{
+	struct rd r = {.path = name, .errbuf = errbuf, .errlen = errlen};
+	memset(out, 0, sizeof(*out));
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	/* The parser terminates lines and unquotes text in place. */
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return err(&r, CTA_ENOMEM, "out of memory");
+	memcpy(buf, data, len);
+	buf[len] = 0;
+	int rc = parse(&r, out, buf, len);
+	if (!rc && compact_strings(out))
+		rc = err(&r, CTA_ENOMEM, "out of memory");
+	free(buf);
+	if (rc)
+		cta_trace_free(out);
+	return rc;
+}
+
 int cta_trace_read(struct cta_trace *out, const char *path, char *errbuf, size_t errlen)
 {
 	struct rd r = {.path = path, .errbuf = errbuf, .errlen = errlen};
@@ -610,11 +632,9 @@ int cta_trace_read(struct cta_trace *out, const char *path, char *errbuf, size_t
 	if (!rc && compact_strings(out))
 		rc = err(&r, CTA_ENOMEM, "out of memory");
 	free(buf);
-	if (rc) {
+	if (rc)
 		cta_trace_free(out);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 void cta_trace_free(struct cta_trace *t)
