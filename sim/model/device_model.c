@@ -124,7 +124,7 @@ static int check_placement(const struct cta_device_model *m, char *errbuf, size_
 		FAIL("placement_order", "placement_order has %u entries, more than sm_count (%u)",
 		     m->placement_order_len, m->sm_count);
 	if (m->placement == CTA_PLACE_ORDER && m->placement_order_len == 0)
-		FAIL("placement_order", "placement 'order' needs a non-empty placement_order");
+		FAIL("placement", "placement 'order' needs a non-empty placement_order");
 	memset(seen, 0, sizeof(seen));
 	for (unsigned i = 0; i < m->placement_order_len; i++) {
 		unsigned sm = m->placement_order[i];
