@@ -642,7 +642,12 @@ static const struct cta__json *parse_array(struct parser *ps)
 	}
 	for (;;) {
 		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ']') {
+		if (ps->p >= ps->end) {
+			perr_at(ps, CTA_EPARSE, v->line, v->col,
+			        "array is not closed (end of input before its ']')");
+			goto fail;
+		}
+		if (*ps->p == ']') {
 			perr(ps, "trailing comma before ']'");
 			goto fail;
 		}
@@ -1086,12 +1091,16 @@ void cta__json_path_member(char *buf, size_t n, const char *parent, const char *
 {
 	if (n == 0)
 		return;
+	/* parent may be buf itself: extending a path in place is common. */
 	size_t len = 0;
-	buf[0] = '\0';
-	if (parent && parent[0]) {
-		append_clean(buf, n, &len, parent);
-		append_clean(buf, n, &len, ".");
+	if (parent == buf) {
+		len = strlen(buf);
+	} else {
+		buf[0] = '\0';
+		append_clean(buf, n, &len, parent ? parent : "");
 	}
+	if (len)
+		append_clean(buf, n, &len, ".");
 	append_clean(buf, n, &len, key);
 }
 
@@ -1101,9 +1110,13 @@ void cta__json_path_index(char *buf, size_t n, const char *parent, size_t i)
 		return;
 	char idx[32];
 	size_t len = 0;
-	buf[0] = '\0';
 	snprintf(idx, sizeof(idx), "[%zu]", i);
-	append_clean(buf, n, &len, parent ? parent : "");
+	if (parent == buf) {
+		len = strlen(buf);
+	} else {
+		buf[0] = '\0';
+		append_clean(buf, n, &len, parent ? parent : "");
+	}
 	append_clean(buf, n, &len, idx);
 }
 
