@@ -670,6 +670,8 @@ static const struct cta__json *parse_array(struct parser *ps)
 		if (ps->p >= ps->end) {
 			perr_at(ps, CTA_EPARSE, v->line, v->col,
 			        "array is not closed (end of input before its ']')");
+		} else if (*ps->p == '/') {
+			perr(ps, "comments are not allowed in JSON");
 		} else {
 			char d[16];
 			perr(ps, "expected ',' or ']' in an array, got %s",
@@ -782,6 +784,8 @@ static const struct cta__json *parse_object(struct parser *ps)
 			char d[16];
 			if (*ps->p == '}')
 				perr(ps, "trailing comma before '}'");
+			else if (*ps->p == '/')
+				perr(ps, "comments are not allowed in JSON");
 			else if (*ps->p == '\'')
 				perr(ps, "keys must be in double quotes, not single quotes");
 			else
@@ -829,6 +833,8 @@ static const struct cta__json *parse_object(struct parser *ps)
 		if (ps->p >= ps->end) {
 			perr_at(ps, CTA_EPARSE, v->line, v->col,
 			        "object is not closed (end of input before its '}')");
+		} else if (*ps->p == '/') {
+			perr(ps, "comments are not allowed in JSON");
 		} else {
 			char d[16];
 			perr(ps, "expected ',' or '}' after an object member, got %s",
@@ -1222,34 +1228,42 @@ int cta__json_want_string(const struct cta__json_ctx *c, const struct cta__json 
 	return 0;
 }
 
-/* Edit distance ignoring ASCII case, or a value > cap once it exceeds cap.
- * Names longer than 63 bytes are not typos worth suggesting for. */
+/* Edit distance ignoring ASCII case, counting a swap of two neighbours as
+ * one edit (optimal string alignment), or a value > cap once it exceeds
+ * cap. Names longer than 63 bytes are not typos worth suggesting for. */
 static unsigned edit_distance(const char *a, const char *b, unsigned cap)
 {
 	size_t na = strlen(a), nb = strlen(b);
 	if (na > 63 || nb > 63)
 		return cap + 1;
-	unsigned row[64], prev[64];
+	unsigned rows[3][64];
+	unsigned *pp = rows[0], *prev = rows[1], *row = rows[2];
 	for (size_t j = 0; j <= nb; j++)
 		prev[j] = (unsigned)j;
 	for (size_t i = 1; i <= na; i++) {
+		int ca = tolower((unsigned char)a[i - 1]);
 		row[0] = (unsigned)i;
 		unsigned best = row[0];
 		for (size_t j = 1; j <= nb; j++) {
-			unsigned cost =
-			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-			unsigned x = prev[j - 1] + cost;
+			int cb = tolower((unsigned char)b[j - 1]);
+			unsigned x = prev[j - 1] + (ca != cb);
 			if (prev[j] + 1 < x)
 				x = prev[j] + 1;
 			if (row[j - 1] + 1 < x)
 				x = row[j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb && pp[j - 2] + 1 < x)
+				x = pp[j - 2] + 1;
 			row[j] = x;
 			if (x < best)
 				best = x;
 		}
 		if (best > cap)
 			return cap + 1;
-		memcpy(prev, row, (nb + 1) * sizeof(row[0]));
+		unsigned *t = pp;
+		pp = prev;
+		prev = row;
+		row = t;
 	}
 	return prev[nb];
 }

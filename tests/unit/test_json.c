@@ -173,8 +173,8 @@ static void syntax_errors_name_line_and_column(void **state)
 	    {"{a: 1}", "t.json:1:2: expected a key in double quotes, got 'a'"},
 	    {"{'a': 1}", "t.json:1:2: keys must be in double quotes, not single quotes"},
 	    {"['a']", "t.json:1:2: strings must be in double quotes, not single quotes"},
-	    {"{\"a\": 1 // note\n}",
-	     "t.json:1:9: expected ',' or '}' after an object member, got '/'"},
+	    {"{\"a\": 1 // note\n}", "t.json:1:9: comments are not allowed in JSON"},
+	    {"[1 /* two */]", "t.json:1:4: comments are not allowed in JSON"},
 	    {"// note\n{}", "t.json:1:1: comments are not allowed in JSON"},
 	    {"[01]", "t.json:1:2: numbers must not have leading zeros"},
 	    {"[1.]", "t.json:1:4: expected a digit after '.'"},
@@ -430,6 +430,8 @@ static void suggestions_stay_away_from_unrelated_names(void **state)
 	static const char *const known[] = {"grid", "block", "stream", "label", NULL};
 	assert_string_equal(cta__json_suggest("grd", known), "grid");
 	assert_string_equal(cta__json_suggest("steram", known), "stream");
+	assert_string_equal(cta__json_suggest("lable", known), "label"); /* a swap is one edit */
+	assert_string_equal(cta__json_suggest("BLOCK", known), "block");
 	assert_null(cta__json_suggest("id", known));
 	assert_null(cta__json_suggest("priority", known));
 	assert_null(cta__json_suggest("", known));
