@@ -11,7 +11,6 @@
 #include "ctasim/device.h"
 #include "ctasim/errors.h"
 #include "ctasim/export.h"
-#include "ctasim/harness.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,6 +102,7 @@ CTA_EXPORT int cta_scenario_check_device(const struct cta_scenario *s,
 /* Checks every kernel's harness name, and its argument names against the
  * harness's parameters, using lookup (normally cta_harness_find). Returns 0
  * or CTA_ENOTFOUND with a message naming the file, line and field. */
+struct cta_kernel_info; /* ctasim/harness.h */
 typedef const struct cta_kernel_info *(*cta_scenario_lookup_fn)(const char *name);
 CTA_EXPORT int cta_scenario_check_harnesses(const struct cta_scenario *s,
                                             cta_scenario_lookup_fn lookup, char *err,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctasim/harness.h"
 #include "util/json.h"
 
 #define PATH_BUF 256

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "ctasim/harness.h"
 #include "ctasim/scenario.h"
 
 static char err[1024];
