@@ -54,6 +54,24 @@ static int require(const struct cta__json_ctx *c, const struct cta__json *obj, c
 	return cta__json_fail(c, CTA_EPARSE, obj->line, p, "required field is missing");
 }
 
+/* Labels and stream names end up as fields of text traces and CSV tables,
+ * where a space, comma or quote would split or break a column. */
+static int check_name(const struct cta__json_ctx *c, const struct cta__json *v, const char *path,
+                      const char *name)
+{
+	for (const char *q = name; *q; q++) {
+		unsigned char ch = (unsigned char)*q;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("_-.:#+@/", ch))
+			continue;
+		return cta__json_fail(c, CTA_EPARSE, v->line, path,
+		                      "'%s' has a character other than letters, digits and "
+		                      "_ - . : # + @ /",
+		                      name);
+	}
+	return 0;
+}
+
 /* Descriptions are free text for people; they are only type-checked. */
 static int want_description(const struct cta__json_ctx *c, const struct cta__json *obj,
                             const char *path)
@@ -200,7 +218,8 @@ static int parse_streams(const struct cta__json_ctx *c, const struct cta__json *
 		st->priority_line = o->line;
 		cta__json_path_member(p, sizeof(p), path, "name");
 		if ((rc = require(c, o, path, "name", &f)) ||
-		    (rc = cta__json_want_string(c, f, p, 0, st->name, sizeof(st->name))))
+		    (rc = cta__json_want_string(c, f, p, 0, st->name, sizeof(st->name))) ||
+		    (rc = check_name(c, f, p, st->name)))
 			return rc;
 		if (strcmp(st->name, "default") == 0)
 			return cta__json_fail(c, CTA_EPARSE, f->line, p,
@@ -296,7 +315,8 @@ static int parse_kernel(const struct cta__json_ctx *c, const struct cta__json *o
 	*label_line = 0;
 	if ((f = cta__json_get(o, "label"))) {
 		cta__json_path_member(p, sizeof(p), path, "label");
-		if ((rc = cta__json_want_string(c, f, p, 0, k->label, sizeof(k->label))))
+		if ((rc = cta__json_want_string(c, f, p, 0, k->label, sizeof(k->label))) ||
+		    (rc = check_name(c, f, p, k->label)))
 			return rc;
 		*label_line = f->line;
 	}

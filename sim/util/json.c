@@ -553,7 +553,6 @@ static const struct cta__json *parse_number(struct parser *ps)
 		if (dot)
 			*dot = dp[0];
 	}
-	errno = 0;
 	double d = strtod(tmp, NULL);
 	free(tmp);
 	if (isinf(d)) {

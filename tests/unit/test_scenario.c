@@ -470,6 +470,48 @@ static void device_check_accepts_the_whole_priority_range(void **state)
 	cta_scenario_free(&s);
 }
 
+static void mutated_scenarios_fail_cleanly(void **state)
+{
+	(void)state;
+	/* Byte mutations of a real scenario: each must load or fail with a
+	 * message naming the file, and (under ASan) neither leak nor read
+	 * out of bounds on the way. */
+	FILE *f = fopen("cut_ahead.json", "rb");
+	assert_non_null(f);
+	static char orig[8192];
+	size_t n = fread(orig, 1, sizeof(orig), f);
+	fclose(f);
+	assert_true(n > 0 && n < sizeof(orig));
+	const char alphabet[] = "{}[]\":,\\0123456789-e. tfnu\n";
+	uint32_t rng = 99;
+	int loaded = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		char *t = malloc(n);
+		assert_non_null(t);
+		memcpy(t, orig, n);
+		for (int k = 0; k <= iter % 3; k++) {
+			rng = rng * 1103515245u + 12345u;
+			size_t pos = (rng >> 8) % n;
+			rng = rng * 1103515245u + 12345u;
+			t[pos] = alphabet[(rng >> 8) % (sizeof(alphabet) - 1)];
+		}
+		struct cta_scenario sc;
+		err[0] = '\0';
+		int rc = cta_scenario_parse(&sc, t, n, "m.json", err, sizeof(err));
+		if (rc == 0) {
+			loaded++;
+			assert_true(sc.nkernels >= 1);
+		} else {
+			assert_true(strncmp(err, "m.json:", 7) == 0);
+			assert_int_equal(sc.nkernels, 0);
+		}
+		cta_scenario_free(&sc);
+		free(t);
+	}
+	/* Mutations inside descriptions leave the file valid. */
+	assert_true(loaded > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(a_missing_file_is_named),
 	    cmocka_unit_test(too_many_kernels_are_refused),
 	    cmocka_unit_test(device_check_accepts_the_whole_priority_range),
+	    cmocka_unit_test(mutated_scenarios_fail_cleanly),
 	};
 	return cmocka_run_group_tests(tests, enter_scenario_dir, NULL);
 }
