@@ -69,22 +69,103 @@ struct preset_desc {
 	const struct cc_limits *limits;
 	unsigned gpc_count;
 	unsigned char tpcs_per_gpc[MAX_GPCS]; /* enabled TPCs of each GPC */
+	const unsigned char *gpc_of_tpc;      /* measured map, or NULL: round robin */
+	unsigned tpc_count;                   /* entries of gpc_of_tpc */
 	struct latencies lat;
 };
 
 /*
- * Layouts. Every part here has 2 SMs per TPC. NVIDIA publishes the full-die
- * shapes and enabled SM counts, not which TPCs a given chip has fused off, so
- * the per-GPC TPC counts below are one realistic harvesting pattern:
- *  - GH100 full die: 8 GPCs x 9 TPCs. H100 SXM5 and H200 enable 66 TPCs;
- *    an SM-to-GPC query on an H100 SXM found 6 GPCs of 16 SMs and 2 of 18,
- *    i.e. TPC counts 9,9,8,8,8,8,8,8.
- *  - H100 PCIe enables 57 TPCs (114 SMs) on 7 or 8 GPCs; we take 8 GPCs,
- *    one of 8 TPCs and seven of 7.
- *  - B200: two dies, each 80 SMs physically with 74 enabled (148 in all).
- *    We take 4 GPCs of 10 TPCs per die, 37 TPCs enabled per die: 10,9,9,9.
- *  - A100 SXM: 7 GPCs, 7 or 8 TPCs each, 54 TPCs (108 SMs): 8,8,8,8,8,7,7.
+ * Layouts. Every part here has 2 SMs per TPC, and SM i is in TPC i / 2.
+ * NVIDIA publishes the full-die shapes and enabled SM counts, not which TPCs
+ * a given chip has fused off nor how %smid numbers them, so:
+ *  - H100 SXM5 (GH100: 8 GPCs x 9 TPCs on the full die, 66 TPCs enabled) uses
+ *    the map we measured on an H100 80GB HBM3 from thread-block-cluster
+ *    co-residence (a cluster never spans GPCs): %smid numbers TPCs round
+ *    robin over the GPCs, so neighbouring TPCs are in different GPCs. GPCs
+ *    1-5 hold 16 SMs, GPCs 6 and 7 hold 18; SMs 124-131 never shared a
+ *    cluster with another TPC and are put in GPC 0, the one GPC left short,
+ *    which matches a published SM-to-GPC query (6 GPCs of 16 SMs, 2 of 18).
+ *  - H200 is the same GH100 with 132 SMs; we assume the H100 SXM map.
+ *  - The other parts take the same round-robin numbering over per-GPC TPC
+ *    counts chosen as one realistic harvesting pattern:
+ *    H100 PCIe enables 57 TPCs (114 SMs) on 7 or 8 GPCs; we take 8 GPCs, one
+ *    of 8 TPCs and seven of 7.
+ *    B200 has two dies of 80 SMs each, 74 enabled per die (148 in all); we
+ *    take 4 GPCs of 10 TPCs per die with 37 TPCs enabled per die: 10,9,9,9.
+ *    A100 SXM: 7 GPCs of 7 or 8 TPCs, 54 TPCs (108 SMs): 8,8,8,8,8,7,7.
  */
+static const unsigned char h100_sxm_gpc_of_tpc[66] = {
+    /* TPCs 0-31: all eight GPCs in turn. */
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    /* TPCs 32-59: GPCs 1-7 in turn. */
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    /* TPCs 60-61: the ninth TPC of GPCs 6 and 7; 62-65: see above. */
+    6,
+    7,
+    0,
+    0,
+    0,
+    0,
+};
+
 static const struct preset_desc descs[] = {
     {
         .name = "B200",
@@ -106,7 +187,8 @@ static const struct preset_desc descs[] = {
         .cc_minor = 0,
         .limits = &limits_cc90_100,
         .gpc_count = 8,
-        .tpcs_per_gpc = {9, 9, 8, 8, 8, 8, 8, 8},
+        .gpc_of_tpc = h100_sxm_gpc_of_tpc,
+        .tpc_count = 66,
         .lat = {.launch = 2500,
                 .dispatch = 8,
                 .block_start = 250,
@@ -134,7 +216,8 @@ static const struct preset_desc descs[] = {
         .cc_minor = 0,
         .limits = &limits_cc90_100,
         .gpc_count = 8,
-        .tpcs_per_gpc = {9, 9, 8, 8, 8, 8, 8, 8},
+        .gpc_of_tpc = h100_sxm_gpc_of_tpc,
+        .tpc_count = 66,
         .lat = {.launch = 2500,
                 .dispatch = 8,
                 .block_start = 250,
@@ -177,15 +260,26 @@ static pthread_once_t models_once = PTHREAD_ONCE_INIT;
 unsigned cta__device_layout(struct cta_device_model *m, const unsigned char *tpcs,
                             unsigned gpc_count)
 {
-	unsigned sm = 0, tpc = 0;
+	unsigned left[CTA_DEVICE_MAX_SMS];
+	unsigned sm = 0, tpc = 0, placed = 1;
 
-	for (unsigned g = 0; g < gpc_count; g++) {
-		for (unsigned t = 0; t < tpcs[g]; t++, tpc++) {
+	for (unsigned g = 0; g < gpc_count; g++)
+		left[g] = tpcs[g];
+	/* Number TPCs round robin over the GPCs that still have one, as %smid
+	 * does on the H100 we measured. */
+	while (placed) {
+		placed = 0;
+		for (unsigned g = 0; g < gpc_count; g++) {
+			if (left[g] == 0)
+				continue;
+			left[g]--;
+			placed = 1;
 			for (unsigned s = 0; s < m->sms_per_tpc && sm < CTA_DEVICE_MAX_SMS; s++) {
 				m->gpc_of_sm[sm] = (uint16_t)g;
 				m->tpc_of_sm[sm] = (uint16_t)tpc;
 				sm++;
 			}
+			tpc++;
 		}
 	}
 	return sm;
@@ -193,22 +287,22 @@ unsigned cta__device_layout(struct cta_device_model *m, const unsigned char *tpc
 
 void cta__device_layout_even(struct cta_device_model *m)
 {
+	unsigned char tpcs[CTA_DEVICE_MAX_SMS];
 	unsigned per_tpc = m->sms_per_tpc ? m->sms_per_tpc : 1;
 	unsigned gpcs = m->gpc_count ? m->gpc_count : 1;
 	unsigned n = m->sm_count < CTA_DEVICE_MAX_SMS ? m->sm_count : CTA_DEVICE_MAX_SMS;
 	unsigned ntpc = (n + per_tpc - 1) / per_tpc;
 
-	for (unsigned i = 0; i < n; i++) {
-		unsigned tpc = i / per_tpc;
-		/* The first ntpc % gpcs GPCs hold one TPC more than the rest. */
-		unsigned base = ntpc / gpcs, extra = ntpc % gpcs;
-		unsigned big = extra * (base + 1);
-		unsigned gpc =
-		    tpc < big ? tpc / (base + 1) : extra + (tpc - big) / (base ? base : 1);
-
-		m->tpc_of_sm[i] = (uint16_t)tpc;
-		m->gpc_of_sm[i] = (uint16_t)(gpc < gpcs ? gpc : gpcs - 1);
+	if (gpcs > CTA_DEVICE_MAX_SMS)
+		gpcs = CTA_DEVICE_MAX_SMS;
+	/* The first ntpc % gpcs GPCs hold one TPC more than the rest. Only a
+	 * model with one GPC and 1 SM per TPC could need more than 255 TPCs per
+	 * GPC; such a model must list its arrays. */
+	for (unsigned g = 0; g < gpcs; g++) {
+		unsigned c = ntpc / gpcs + (g < ntpc % gpcs);
+		tpcs[g] = (unsigned char)(c > 255 ? 255 : c);
 	}
+	cta__device_layout(m, tpcs, gpcs);
 }
 
 static void build_one(struct cta_device_model *m, const struct preset_desc *d)
@@ -223,7 +317,15 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 	m->has_clc = d->cc_major >= 10;
 	m->sms_per_tpc = 2;
 	m->gpc_count = d->gpc_count;
-	m->sm_count = cta__device_layout(m, d->tpcs_per_gpc, d->gpc_count);
+	if (d->gpc_of_tpc) {
+		m->sm_count = d->tpc_count * m->sms_per_tpc;
+		for (unsigned i = 0; i < m->sm_count; i++) {
+			m->tpc_of_sm[i] = (uint16_t)(i / m->sms_per_tpc);
+			m->gpc_of_sm[i] = d->gpc_of_tpc[i / m->sms_per_tpc];
+		}
+	} else {
+		m->sm_count = cta__device_layout(m, d->tpcs_per_gpc, d->gpc_count);
+	}
 
 	m->max_threads_per_sm = l->max_threads_per_sm;
 	m->max_warps_per_sm = l->max_warps_per_sm;
