@@ -124,7 +124,7 @@ static const struct latencies lat_a100 = {
     .dispatch = 0,
     .block_start = 140,
     .block_retire = 105,
-    .cancel = 700,
+    .cancel = 281,
     .barrier = 20,
 };
 
