@@ -276,6 +276,10 @@ static void validate_rejects_inconsistent_models(void **state)
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
 
 	m = *cta_device_find("H100");
+	snprintf(m.name, sizeof(m.name), "H100 # lab");
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+
+	m = *cta_device_find("H100");
 	m.priority_greatest = 1;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
 }
