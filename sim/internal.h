@@ -59,6 +59,8 @@ struct cta__kernel {
 	unsigned occupancy; /* max blocks per SM alone on an SM */
 	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
 	int uses_clc;       /* issued at least one cancel or for_each */
+	uint64_t *fit;      /* SMs where one more block of this kernel fits (bwords words) */
+	int fit_valid;      /* fit is kept current (the kernel is a dispatch candidate) */
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
@@ -242,13 +244,13 @@ struct cta_sim {
 	unsigned nstreams;
 	struct cta__sm *sms;
 	unsigned nsms;
-	unsigned rr_next;     /* round-robin cursor */
-	uint64_t fe_free;     /* dispatcher front end busy until */
-	int dispatch_pending; /* an EV_DISPATCH is queued */
-	int in_dispatch; /* cta__sched_dispatch is running */
+	unsigned rr_next;      /* round-robin cursor */
+	uint64_t fe_free;      /* dispatcher front end busy until */
+	int dispatch_pending;  /* an EV_DISPATCH is queued */
+	int in_dispatch;       /* cta__sched_dispatch is running */
 	uint64_t dispatch_seq; /* sequence number of the pending dispatch */
-	uint64_t room_gen; /* bumped whenever room frees or a kernel activates */
-	uint64_t nofit_gen; /* room_gen when nothing fitted; UINT64_MAX: unknown */
+	uint64_t room_gen;     /* bumped whenever room frees or a kernel activates */
+	uint64_t nofit_gen;    /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
 	struct cta_ub_report *ubs;
 	size_t nubs, ubcap;
@@ -271,9 +273,9 @@ struct cta_sim {
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */
 	uint64_t *bucket;
 	unsigned bwords, nbuckets;
-	unsigned *bcount; /* SMs per bucket */
-	unsigned bmin; /* no SM sits in a bucket below this */
-	uint64_t *gpcmask; /* bwords words per GPC */
+	unsigned *bcount;          /* SMs per bucket */
+	unsigned bmin;             /* no SM sits in a bucket below this */
+	uint64_t *gpcmask;         /* bwords words per GPC */
 	struct cta__kernel **cand; /* active kernels with pending units, in preference order */
 	unsigned ncand;
 	int cand_valid;

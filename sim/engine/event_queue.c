@@ -58,7 +58,14 @@ int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
 		return 0;
 	*out = q->h[0];
 	struct cta__event last = q->h[--q->n];
-	size_t i = 0, n = q->n;
+	size_t n = q->n;
+	if (!n)
+		return 1;
+	/* Floyd's trick: move the hole down along the smaller children to a
+	 * leaf without comparing against `last`, then sift `last` up from
+	 * there. The last element usually belongs near the bottom, so this
+	 * saves a comparison per level. */
+	size_t i = 0;
 	for (;;) {
 		size_t c = 4 * i + 1;
 		if (c >= n)
@@ -67,12 +74,16 @@ int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
 		for (size_t j = c + 1; j < end; j++)
 			if (before(&q->h[j], &q->h[best]))
 				best = j;
-		if (!before(&q->h[best], &last))
-			break;
 		q->h[i] = q->h[best];
 		i = best;
 	}
-	if (n)
-		q->h[i] = last;
+	while (i > 0) {
+		size_t parent = (i - 1) / 4;
+		if (!before(&last, &q->h[parent]))
+			break;
+		q->h[i] = q->h[parent];
+		i = parent;
+	}
+	q->h[i] = last;
 	return 1;
 }

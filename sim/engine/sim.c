@@ -102,6 +102,7 @@ void cta_sim_free(cta_sim *s)
 		struct cta__kernel *k = s->kernels[i];
 		free(k->args);
 		free(k->per_sm);
+		free(k->fit);
 		cta__cover_free(&k->cover);
 		free(k);
 	}
@@ -384,8 +385,8 @@ static void run_ready(struct cta_sim *s)
 		struct cta__kernel *k = u->k;
 		for (unsigned i = 0; i < u->nctas; i++) {
 			struct cta__cta *c = &u->ctas[i];
-			cta__trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical, c->sm,
-				   CTA_TRACE_NONE, 0, NULL);
+			cta__trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical,
+			           c->sm, CTA_TRACE_NONE, 0, NULL);
 			if (k->st.launched == 0)
 				k->st.first_start_ns = u->start_t;
 			k->st.launched++;
@@ -404,7 +405,7 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 	struct cta__cta *c = &u->ctas[i];
 	struct cta__kernel *k = u->k;
 	cta__trace(s, c->end_t, CTA_TEV_END, k->id, c->logical, c->logical, c->sm, CTA_TRACE_NONE,
-		   0, NULL);
+	           0, NULL);
 	k->st.busy_ns += c->end_t - u->start_t;
 	if (c->end_t > k->st.last_end_ns)
 		k->st.last_end_ns = c->end_t;
@@ -477,8 +478,8 @@ int cta_sim_run(cta_sim *s)
 		 * dispatch when it comes first in (time, sequence) order. */
 		uint64_t next_t = cta__evq_next_t(&s->q);
 		int disp = s->dispatch_pending &&
-			   (!s->q.n || s->fe_free < next_t ||
-			    (s->fe_free == next_t && s->dispatch_seq < s->q.h[0].seq));
+		           (!s->q.n || s->fe_free < next_t ||
+		            (s->fe_free == next_t && s->dispatch_seq < s->q.h[0].seq));
 		if (disp)
 			next_t = s->fe_free;
 		if (s->ready_head && next_t >= s->ready_min) {

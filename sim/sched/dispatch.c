@@ -38,6 +38,9 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	    round_up((unsigned)(k->l.smem_static + k->l.smem_dynamic) + d->smem_reserved_per_block,
 	             d->smem_alloc_unit);
 	k->smem_bytes = k->l.smem_static + k->l.smem_dynamic;
+	k->fit = calloc((s->nsms + 63) / 64, sizeof(uint64_t));
+	if (!k->fit)
+		return CTA_ENOMEM;
 	/* Clusters must fit on one GPC at once. */
 	if (k->csize > 1) {
 		unsigned best = 0;
@@ -109,11 +112,39 @@ int cta__sched_init(struct cta_sim *s)
 	return 0;
 }
 
+static void build_candidates(struct cta_sim *s);
+
+/* Keeps every candidate kernel's fit bitmap true for SM sm. */
+static void refit(struct cta_sim *s, unsigned sm)
+{
+	if (!s->cand_valid)
+		build_candidates(s);
+	uint64_t bit = 1ull << (sm % 64);
+	for (unsigned i = 0; i < s->ncand; i++) {
+		struct cta__kernel *k = s->cand[i];
+		if (fits(s, &s->sms[sm], k))
+			k->fit[sm / 64] |= bit;
+		else
+			k->fit[sm / 64] &= ~bit;
+	}
+}
+
+/* Recomputes a kernel's whole fit bitmap (when it becomes a candidate). */
+static void refit_kernel(struct cta_sim *s, struct cta__kernel *k)
+{
+	for (unsigned w = 0; w < s->bwords; w++)
+		k->fit[w] = 0;
+	for (unsigned i = 0; i < s->nsms; i++)
+		if (fits(s, &s->sms[i], k))
+			k->fit[i / 64] |= 1ull << (i % 64);
+}
+
 static void sm_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k)
 {
 	struct cta__sm *m = &s->sms[sm];
 	bucket_move(s, sm, m->blocks, m->blocks + 1);
 	take(m, k);
+	refit(s, sm);
 }
 
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
@@ -127,6 +158,7 @@ void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
 	m->smem -= k->smem;
 	k->ctas_running--;
 	s->room_gen++;
+	refit(s, sm);
 }
 
 /* Spread-first: the SM with the fewest resident blocks that fits; ties go
@@ -135,6 +167,11 @@ void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
 static int pick_spread(struct cta_sim *s, const struct cta__kernel *k, int gpc)
 {
 	const uint64_t *mask = gpc >= 0 ? &s->gpcmask[(size_t)gpc * s->bwords] : NULL;
+	uint64_t anyfit = 0;
+	for (unsigned w = 0; w < s->bwords; w++)
+		anyfit |= k->fit[w] & (mask ? mask[w] : ~0ull);
+	if (!anyfit)
+		return -1;
 	for (unsigned b = s->bmin; b < s->nbuckets; b++) {
 		if (!s->bcount[b])
 			continue;
@@ -142,12 +179,10 @@ static int pick_spread(struct cta_sim *s, const struct cta__kernel *k, int gpc)
 		int chosen = -1;
 		unsigned nties = 0;
 		for (unsigned w = 0; w < s->bwords; w++) {
-			uint64_t bits = row[w] & (mask ? mask[w] : ~0ull);
+			uint64_t bits = row[w] & k->fit[w] & (mask ? mask[w] : ~0ull);
 			while (bits) {
 				unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
 				bits &= bits - 1;
-				if (!fits(s, &s->sms[i], k))
-					continue;
 				if (!s->o.random_tiebreak)
 					return (int)i;
 				if (cta__rand(s) % ++nties == 0)
@@ -255,7 +290,8 @@ static void build_candidates(struct cta_sim *s)
 			continue;
 		unsigned j = n++;
 		while (j > 0 && (s->cand[j - 1]->priority > k->priority ||
-				 (s->cand[j - 1]->priority == k->priority && s->cand[j - 1]->seq > k->seq))) {
+		                 (s->cand[j - 1]->priority == k->priority &&
+		                  s->cand[j - 1]->seq > k->seq))) {
 			s->cand[j] = s->cand[j - 1];
 			j--;
 		}
@@ -263,10 +299,14 @@ static void build_candidates(struct cta_sim *s)
 	}
 	s->ncand = n;
 	s->cand_valid = 1;
+	for (unsigned i = 0; i < n; i++)
+		if (!s->cand[i]->fit_valid) {
+			refit_kernel(s, s->cand[i]);
+			s->cand[i]->fit_valid = 1;
+		}
 }
 
-static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after,
-					  int *cursor)
+static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after, int *cursor)
 {
 	(void)after;
 	if (!s->cand_valid)
