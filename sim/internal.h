@@ -201,6 +201,13 @@ struct cta__cta {
 	} rslots[8];
 };
 
+/* A run of threads a waiting lane handed back: x from tid.x to end-1. */
+struct cta__run {
+	unsigned cta;
+	uint3 tid;
+	unsigned end;
+};
+
 struct cta__unit {
 	struct cta__kernel *k;
 	uint64_t index; /* unit (cluster) index in the kernel */
@@ -210,6 +217,8 @@ struct cta__unit {
 	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
 	size_t cap_smem;   /* allocated shared memory per CTA */
 	struct cta__cursor cursor;
+	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
+	unsigned ret_cap;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
 	struct cta__lane_x *all;              /* every lane ever started */
 	unsigned live_lanes;
@@ -286,7 +295,7 @@ struct cta_sim {
 };
 
 /* Current simulator of the calling host thread (set while a segment runs). */
-extern _Thread_local struct cta_sim *cta__sim_cur;
+extern _Thread_local struct cta_sim *cta__sim_cur __attribute__((tls_model("initial-exec")));
 
 /* engine */
 uint64_t cta__rand(struct cta_sim *s);

@@ -122,7 +122,10 @@ void cta_sim_free(cta_sim *s)
 	while (s->free_units) {
 		struct cta__unit *u = s->free_units;
 		s->free_units = u->next_free;
+		for (unsigned i = 0; i < u->cap_ctas; i++)
+			free(u->ctas[i].smem);
 		free(u->ctas);
+		free(u->ret);
 		free(u);
 	}
 	cta__fiber_pool_free(s->fpool);

@@ -13,7 +13,7 @@
 #include "exec/fiber.h"
 #include "internal.h"
 
-_Thread_local struct cta__lane *cta__cur;
+_Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
 
 struct cta__lane_x *cta__lane_self(void)
 {
@@ -113,7 +113,11 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			ctas[i].smem = m;
 		}
 	}
+	struct cta__run *ret = u->ret;
+	unsigned ret_cap = u->ret_cap;
 	zero(u, sizeof(*u));
+	u->ret = ret;
+	u->ret_cap = ret_cap;
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
@@ -143,6 +147,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		cur->idim.z = k->l.block[2];
 	}
 	cur->cta = 0;
+	cur->nret = 0;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	cur->t0 = t;
@@ -181,18 +186,68 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	s->free_units = u;
 }
 
-void cta__lane_enter_cta(struct cta__lane *l)
+static void enter_cta(struct cta__lane *l, unsigned rank)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
-	struct cta__cta *c = &u->ctas[l->cursor->cta];
-	l->cta_rank = l->cursor->cta;
+	struct cta__cta *c = &u->ctas[rank];
+	l->cta_rank = rank;
 	l->bid = c->bid;
 	l->smem = c->smem;
 	l->end_slot = &c->end_t;
 	l->exited = &c->exited;
 	l->steal_depth = 0;
 	x->bar_gen = c->bar_gen;
+}
+
+void cta__lane_enter_cta(struct cta__lane *l)
+{
+	enter_cta(l, l->cursor->cta);
+}
+
+int cta__claim_returned(struct cta__lane *l)
+{
+	struct cta__unit *u = l->unit;
+	struct cta__run *r = &u->ret[--l->cursor->nret];
+	if (r->cta != l->cta_rank || !l->smem)
+		enter_cta(l, r->cta);
+	l->tid = r->tid;
+	l->run_x0 = r->tid.x;
+	l->row_end = r->end;
+	return 1;
+}
+
+/* The lane must wait in the middle of its run: the threads after it go
+ * back to the unit, for a fresh lane to run while this one waits. */
+/* Counts the threads of the lane's run that finished before the current
+ * one (the run loop counts them only when the run ends). */
+static void flush_progress(struct cta__lane *l)
+{
+	*l->exited += l->tid.x - l->run_x0;
+	l->run_x0 = l->tid.x;
+}
+
+static void hand_back_run(struct cta__lane_x *x)
+{
+	struct cta__lane *l = &x->l;
+	flush_progress(l);
+	if (l->tid.x + 1 >= l->row_end)
+		return;
+	struct cta__unit *u = l->unit;
+	if (l->cursor->nret == u->ret_cap) {
+		unsigned cap = u->ret_cap ? u->ret_cap * 2 : 16;
+		struct cta__run *n = realloc(u->ret, cap * sizeof(*n));
+		if (!n)
+			abort(); /* a few bytes per waiting lane; nothing sensible without them */
+		u->ret = n;
+		u->ret_cap = cap;
+	}
+	struct cta__run *r = &u->ret[l->cursor->nret++];
+	r->cta = l->cta_rank;
+	r->tid = l->tid;
+	r->tid.x++;
+	r->end = l->row_end;
+	l->row_end = l->tid.x + 1;
 }
 
 static void lane_main(void *arg)
@@ -212,7 +267,6 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 		x->l.steal_depth = 0;
 		x->l.active = 0;
 		x->l.smem = NULL;
-		x->l.tseq = 0;
 		x->abandoned = 0;
 		x->bar_gen = 0;
 		for (int i = 0; i < 4; i++) {
@@ -223,6 +277,8 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 		x = calloc(1, sizeof(*x));
 		if (!x)
 			return NULL;
+		for (int i = 0; i < 4; i++)
+			x->obs_tseq[i] = UINT64_MAX;
 	}
 	const struct cta__kernel *k = u->k;
 	x->l.bdim.x = k->l.block[0];
@@ -262,6 +318,7 @@ void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 
 void cta__lane_block(struct cta__lane_x *x, enum lstate st)
 {
+	hand_back_run(x);
 	x->state = st;
 	cta__fiber_switch(x->fiber, x->l.unit->host);
 	/* Resumed by the scheduler, which has set cta__cur back to us. */
@@ -307,6 +364,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = cta__lane_cta(x);
+	flush_progress(&x->l);
 	s->barrier_crossings++;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
@@ -373,6 +431,7 @@ void cta__cluster_sync(const char *file, int line)
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
+	flush_progress(&x->l);
 	s->barrier_crossings++;
 	u->cbar_arrived++;
 	if (x->l.vtime > u->cbar_max_t)
@@ -504,6 +563,7 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 		}
 	}
 	u->cursor.left = 0;
+	u->cursor.nret = 0;
 	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
 		if (x->state != L_DONE) {
 			x->state = L_DONE;
@@ -520,7 +580,7 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 			u->runq = x->next_run;
 			if (!u->runq)
 				u->runq_tail = NULL;
-		} else if (u->cursor.left) {
+		} else if (u->cursor.left || u->cursor.nret) {
 			x = lane_new(s, u);
 			if (!x) {
 				cta__errf(s, "out of memory for thread stacks");
