@@ -23,7 +23,9 @@ static int
 err(struct rd *r, int code, const char *fmt, ...)
 {
 	if (r->errbuf && r->errlen) {
-		int n = snprintf(r->errbuf, r->errlen, "%s:%lu: ", r->path, r->line);
+		/* Line 0: the file as a whole (it cannot be opened or read). */
+		int n = r->line ? snprintf(r->errbuf, r->errlen, "%s:%lu: ", r->path, r->line)
+		                : snprintf(r->errbuf, r->errlen, "%s: ", r->path);
 		if (n >= 0 && (size_t)n < r->errlen) {
 			va_list ap;
 			va_start(ap, fmt);
