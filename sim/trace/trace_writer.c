@@ -20,7 +20,8 @@
 
 struct cta_trace_writer {
 	int fd;
-	int err; /* first failure; later calls return it */
+	int direct; /* writing straight to a device or pipe: nothing to rename */
+	int err;    /* first failure; later calls return it */
 	uint64_t records;
 	char *path;
 	char *tmp_path;
@@ -296,11 +297,28 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 	}
 	memcpy(w->path, path, pl + 1);
 
+	/* A path that exists and is not a regular file (/dev/null, a pipe, a
+	 * terminal) is written directly: renaming a temporary onto it would
+	 * replace the device node itself, and a stream has no "whole file"
+	 * to protect anyway. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		w->direct = 1;
+		snprintf(w->tmp_path, pl + 48, "%s", path);
+		w->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (w->fd < 0) {
+			int e = errno;
+			fail(NULL, CTA_EIO, "cannot open", path, e);
+			writer_free(w);
+			return CTA_EIO;
+		}
+	}
+
 	/* O_EXCL makes the name ours alone; a second writer in this process
 	 * (or a stale file of a dead process with our pid) moves us on to the
 	 * next suffix instead of sharing a file. */
 	long pid = (long)getpid();
-	for (int attempt = 0;; attempt++) {
+	for (int attempt = 0; !w->direct; attempt++) {
 		if (attempt)
 			snprintf(w->tmp_path, pl + 48, "%s.tmp.%ld-%d", path, pid, attempt);
 		else
@@ -318,7 +336,8 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 	if (write_header(w, h)) {
 		int rc = w->err;
 		close(w->fd);
-		unlink(w->tmp_path);
+		if (!w->direct)
+			unlink(w->tmp_path);
 		writer_free(w);
 		return rc;
 	}
@@ -376,7 +395,10 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 		memcpy(p, m, ml);
 		p = fmt_u64(p + ml, w->records);
 		*p++ = '\n';
-		if (!put(w, tail, (size_t)(p - tail)) && !flush_buf(w) && fsync(w->fd) != 0)
+		/* fsync fails with EINVAL on pipes and devices, which have nothing
+		 * to make durable. */
+		if (!put(w, tail, (size_t)(p - tail)) && !flush_buf(w) && !w->direct &&
+		    fsync(w->fd) != 0)
 			fail(w, CTA_EIO, "fsync failed", w->tmp_path, errno);
 		rc = w->err;
 	}
@@ -385,9 +407,9 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 	/* An incomplete trace is still renamed: it is marked as such, and a
 	 * failed run is exactly when someone wants to look at it. A trace
 	 * whose writing failed is removed, since its end is unknown. */
-	if (!rc && rename(w->tmp_path, w->path) != 0)
+	if (!rc && !w->direct && rename(w->tmp_path, w->path) != 0)
 		rc = fail(w, CTA_EIO, "cannot rename the temporary file onto it", w->path, errno);
-	if (rc)
+	if (rc && !w->direct)
 		unlink(w->tmp_path);
 	writer_free(w);
 	return rc;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -442,6 +443,31 @@ static void names_of_events_and_outcomes(void **state)
 	assert_string_equal(cta_cancel_outcome_name(-1), "?");
 }
 
+static void pipe_path_is_written_in_place_not_replaced(void **state)
+{
+	/* Renaming a temporary onto a FIFO or device would replace the node
+	 * (for /dev/null, for everyone); such paths are written directly. */
+	struct cta_trace_header h;
+	fill_header(&h);
+	const char *fifo = path_in_dir("pipe");
+	const char *out = path_in_dir("pipe.out");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "cat '%s' > '%s'", fifo, out);
+	FILE *reader = popen(cmd, "r");
+	assert_non_null(reader);
+	cta_trace_writer *w;
+	assert_int_equal(cta_trace_writer_open(&w, fifo, &h), 0);
+	struct cta_trace_rec r = {.ev = CTA_TEV_LAUNCH, .kernel = 0, .block = CTA_TRACE_NONE};
+	assert_int_equal(cta_trace_writer_add(w, &r), 0);
+	assert_int_equal(cta_trace_writer_close(w, 1), 0);
+	assert_int_equal(pclose(reader), 0);
+	struct stat st;
+	assert_int_equal(stat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_non_null(strstr(read_all(out), "\n#end records=1\n"));
+}
+
 static void output_depends_only_on_records(void **state)
 {
 	struct cta_trace_header h;
@@ -482,6 +508,7 @@ int main(void)
 	    cmocka_unit_test(reader_accepts_minimal_hand_written_trace),
 	    cmocka_unit_test(reader_reports_missing_file),
 	    cmocka_unit_test(names_of_events_and_outcomes),
+	    cmocka_unit_test(pipe_path_is_written_in_place_not_replaced),
 	    cmocka_unit_test(output_depends_only_on_records),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -75,10 +76,21 @@ int cta_cmd_export(int argc, char **argv)
 
 	/* Written next to the target and renamed, so a failed export never
 	 * leaves half a JSON file under the requested name. */
+	/* Devices and pipes (-o /dev/stdout, a fifo) are written in place:
+	 * renaming a temporary file onto them would replace the node. */
+	struct stat st;
 	int to_stdout = !strcmp(out, "-");
+	int direct = !to_stdout && stat(out, &st) == 0 && !S_ISREG(st.st_mode);
 	char *tmp = NULL;
 	FILE *f = stdout;
-	if (!to_stdout) {
+	if (direct) {
+		f = fopen(out, "w");
+		if (!f) {
+			perror(out);
+			cta_trace_free(&t);
+			return CTA_EXIT_USAGE;
+		}
+	} else if (!to_stdout) {
 		size_t n = strlen(out) + 32;
 		tmp = malloc(n);
 		if (!tmp) {
@@ -96,7 +108,10 @@ int cta_cmd_export(int argc, char **argv)
 	}
 	rc = cta_trace_export_perfetto(&t, f, &opts);
 	cta_trace_free(&t);
-	if (!to_stdout) {
+	if (direct) {
+		if (fclose(f) && !rc)
+			rc = CTA_EIO;
+	} else if (!to_stdout) {
 		if (fclose(f) && !rc)
 			rc = CTA_EIO;
 		if (!rc && rename(tmp, out))
