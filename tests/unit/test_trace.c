@@ -226,7 +226,12 @@ static void unclosed_writer_leaves_no_file_at_path(void **state)
 	char tmp[200];
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	assert_int_equal(access(tmp, F_OK), 0);
+	/* With its temporary gone, a late close has nothing to rename: it
+	 * fails and still leaves no file at PATH (and frees the handle). */
 	unlink(tmp);
+	assert_int_equal(cta_trace_writer_close(w, 1), CTA_EIO);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_non_null(strstr(cta_trace_writer_errmsg(NULL), "cannot rename"));
 }
 
 static void two_writers_to_one_path_do_not_share_a_temporary(void **state)
