@@ -336,10 +336,14 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 			rep->tick_ns = tick;
 		kernel_facts(kf, t);
 		for (unsigned k = 0; k < t->header.kernel_count && !rc; k++) {
-			if (kf[k].has_launch && kf[k].has_start &&
-			    kf[k].first_start >= kf[k].launch)
+			/* A kernel launched behind a busy one waits for room, which
+			 * says nothing about launch latency: only idle-device
+			 * kernels give samples. */
+			if (!on_idle_device(kf, t->header.kernel_count, k))
+				continue;
+			if (kf[k].has_launch && kf[k].first_start >= kf[k].launch)
 				rc = push(&fit.launch, kf[k].first_start - kf[k].launch);
-			if (!rc && on_idle_device(kf, t->header.kernel_count, k)) {
+			if (!rc) {
 				rc = first_wave(&fit, t, &kf[k], k, sm_count, seen);
 				rep->kernels_used++;
 			}
