@@ -23,6 +23,7 @@ struct cta_trace_writer {
 	int direct; /* writing straight to a device or pipe: nothing to rename */
 	int err;    /* first failure; later calls return it */
 	uint64_t records;
+	unsigned kernel_count; /* records may name kernels 0 .. kernel_count-1 */
 	char *path;
 	char *tmp_path;
 	size_t len;
@@ -49,6 +50,13 @@ static int fail(cta_trace_writer *w, int code, const char *fmt, const char *a, i
 		memcpy(last_msg, w->msg, sizeof(last_msg));
 	}
 	return code;
+}
+
+/* A rejected record: reported, but the file stays good for later ones. */
+static int fail_soft(cta_trace_writer *w, const char *what)
+{
+	snprintf(w->msg, sizeof(w->msg), "%s: %s", w->path, what);
+	return CTA_EINVAL;
 }
 
 const char *cta_trace_writer_errmsg(const cta_trace_writer *w)
@@ -296,6 +304,7 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 		return fail(NULL, CTA_ENOMEM, "out of memory", path, 0);
 	}
 	memcpy(w->path, path, pl + 1);
+	w->kernel_count = h->kernel_count;
 
 	/* A path that exists and is not a regular file (/dev/null, a pipe, a
 	 * terminal) is written directly: renaming a temporary onto it would
@@ -349,8 +358,15 @@ int cta_trace_writer_add(cta_trace_writer *w, const struct cta_trace_rec *r)
 {
 	if (w->err)
 		return w->err;
+	/* What the reader would reject is refused here, so that every file the
+	 * writer finishes loads again. These do not poison the writer. */
 	if ((unsigned)r->ev >= CTA_TEV__COUNT)
-		return fail(w, CTA_EINVAL, "record with an unknown event", w->path, 0);
+		return fail_soft(w, "record with an unknown event");
+	if (r->kernel != CTA__TRACE_NO_KERNEL && r->kernel >= w->kernel_count)
+		return fail_soft(w, "record names a kernel the header does not declare");
+	if (r->ev == CTA_TEV_CANCEL_DONE &&
+	    (r->code < CTA_CANCEL_SUCCESS || r->code > CTA_CANCEL_FAIL_INJECTED))
+		return fail_soft(w, "cancel_done record with an unknown outcome");
 	if (WBUF_SIZE - w->len < REC_MAX_FIXED && flush_buf(w))
 		return w->err;
 

@@ -299,6 +299,34 @@ static void writer_rejects_bad_header(void **state)
 	assert_int_equal(access(path_in_dir("bad.trace"), F_OK), -1);
 }
 
+static void writer_refuses_records_the_reader_would_reject(void **state)
+{
+	struct cta_trace_header h;
+	fill_header(&h);
+	const char *path = path_in_dir("refused.trace");
+	cta_trace_writer *w;
+	assert_int_equal(cta_trace_writer_open(&w, path, &h), 0);
+	struct cta_trace_rec r = {.ev = CTA_TEV_START, .kernel = 2, .block = 0, .phys = 0, .sm = 0};
+	assert_int_equal(cta_trace_writer_add(w, &r), CTA_EINVAL);
+	assert_non_null(strstr(cta_trace_writer_errmsg(w), "does not declare"));
+	r.kernel = 0;
+	r.ev = CTA_TEV_CANCEL_DONE;
+	r.code = 7;
+	assert_int_equal(cta_trace_writer_add(w, &r), CTA_EINVAL);
+	r.ev = (cta_trace_event)CTA_TEV__COUNT;
+	assert_int_equal(cta_trace_writer_add(w, &r), CTA_EINVAL);
+	/* The writer is still usable and the refused records left no trace. */
+	r.ev = CTA_TEV_START;
+	r.code = 0;
+	assert_int_equal(cta_trace_writer_add(w, &r), 0);
+	assert_int_equal(cta_trace_writer_close(w, 1), 0);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	assert_int_equal(t.count, 1);
+	cta_trace_free(&t);
+}
+
 static void writer_reports_unwritable_directory(void **state)
 {
 	struct cta_trace_header h;
@@ -507,6 +535,7 @@ int main(void)
 	    cmocka_unit_test(two_writers_to_one_path_do_not_share_a_temporary),
 	    cmocka_unit_test(incomplete_close_keeps_records_and_loads_as_incomplete),
 	    cmocka_unit_test(writer_rejects_bad_header),
+	    cmocka_unit_test(writer_refuses_records_the_reader_would_reject),
 	    cmocka_unit_test(writer_reports_unwritable_directory),
 	    cmocka_unit_test(text_control_characters_become_spaces),
 	    cmocka_unit_test(reader_rejects_malformed_input_with_line_number),
