@@ -13,6 +13,7 @@ import json, sys
 d = json.load(open(sys.argv[1], encoding="utf-8"))
 group = sys.argv[2]
 ev = d["traceEvents"]
+assert "displayTimeUnit" not in d  # Perfetto has read it as the unit of ts
 X = [e for e in ev if e["ph"] == "X"]
 blocks = [e for e in X if e["cat"] == "block"]
 stolen = [e for e in X if e["cat"] == "steal"]
