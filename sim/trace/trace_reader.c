@@ -506,8 +506,13 @@ static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
 		*nl = 0;
 		if (n && s[n - 1] == '\r')
 			s[--n] = 0;
-		if (memchr(s, 0, n))
-			return err(r, CTA_EPARSE, "NUL byte in line");
+		/* The writer never emits control characters (text turns them into
+		 * spaces), so a file with one was not written by it. Refusing them
+		 * keeps every loadable trace writable again, unchanged. */
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				return err(r, CTA_EPARSE, "control character 0x%02x in line",
+				           (unsigned)(unsigned char)s[i]);
 		if (ph == PH_DONE)
 			return err(r, CTA_EPARSE, "line after the end marker");
 		if (ph == PH_MAGIC) {

@@ -423,6 +423,8 @@ static const struct bad_case bad_cases[] = {
     {"bad tick", "#ctasim-trace 1\n#tick_ns -1\n", CTA_EPARSE, ":2: ", "tick_ns"},
     {"bad end marker", HDR REC1 "#end 1\n", CTA_EPARSE, ":12: ", "bad end marker"},
     {"empty file", "", CTA_EPARSE, ":1: ", "empty file"},
+    {"control character", HDR "10,ub,0,0,0,3,1,0,a\tb\n#end records=1\n", CTA_EPARSE,
+     ":11: ", "control character 0x09"},
 };
 
 static void reader_rejects_malformed_input_with_line_number(void **state)
