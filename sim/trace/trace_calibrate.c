@@ -79,7 +79,7 @@ static int cmp_key(const void *pa, const void *pb)
 /* Per-kernel facts of one trace. */
 struct kfacts {
 	int has_start, has_end, has_launch;
-	uint64_t first_start, first_end, last_end, launch;
+	uint64_t first_start, last_start, first_end, last_end, launch;
 };
 
 static void kernel_facts(struct kfacts *kf, const struct cta_trace *t)
@@ -93,6 +93,8 @@ static void kernel_facts(struct kfacts *kf, const struct cta_trace *t)
 		if (r->ev == CTA_TEV_START) {
 			if (!f->has_start || r->t_ns < f->first_start)
 				f->first_start = r->t_ns;
+			if (!f->has_start || r->t_ns > f->last_start)
+				f->last_start = r->t_ns;
 			f->has_start = 1;
 		} else if (r->ev == CTA_TEV_END) {
 			if (!f->has_end || r->t_ns < f->first_end)
@@ -127,6 +129,11 @@ static int on_idle_device(const struct kfacts *kf, unsigned nk, unsigned k)
 struct fit {
 	double *pos_sum; /* per SM: sum of first-appearance positions */
 	unsigned observations;
+	/* A kernel filled the GPU: it stacked a second block on an SM in its
+	 * first wave, or had blocks wait for room. Under the spread-first
+	 * placement hardware uses, every SM then ran a block, so the SMs seen
+	 * are all the GPU has. */
+	int filled;
 	struct samples launch, dispatch, block_start, retire, cancel;
 };
 
@@ -161,8 +168,10 @@ static int first_wave(struct fit *fit, const struct cta_trace *t, const struct k
 	unsigned pos = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t sm = t->recs[ks[i].seq].sm;
-		if (seen[sm])
+		if (seen[sm]) {
+			fit->filled = 1;
 			continue;
+		}
 		seen[sm] = 1;
 		fit->pos_sum[sm] += pos++;
 	}
@@ -323,10 +332,14 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 	if (!any)
 		return fail(errbuf, errlen, "the traces hold no block starts");
 	unsigned sm_count = (unsigned)max_sm + 1;
+	/* Positions are kept for the base's SMs too, in case it has more. */
+	unsigned nsm = sm_count > base->sm_count ? sm_count : base->sm_count;
+	if (nsm > CTA_DEVICE_MAX_SMS)
+		nsm = CTA_DEVICE_MAX_SMS;
 
 	struct fit fit = {0};
-	uint8_t *seen = malloc(sm_count);
-	fit.pos_sum = calloc(sm_count, sizeof(double));
+	uint8_t *seen = malloc(nsm);
+	fit.pos_sum = calloc(nsm, sizeof(double));
 	struct kfacts *kf = malloc(CTA_TRACE_MAX_KERNELS * sizeof(*kf));
 	int rc = (!seen || !fit.pos_sum || !kf) ? CTA_ENOMEM : 0;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -343,8 +356,10 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 				continue;
 			if (kf[k].has_launch && kf[k].first_start >= kf[k].launch)
 				rc = push(&fit.launch, kf[k].first_start - kf[k].launch);
+			if (kf[k].has_end && kf[k].last_start >= kf[k].first_end)
+				fit.filled = 1;
 			if (!rc) {
-				rc = first_wave(&fit, t, &kf[k], k, sm_count, seen);
+				rc = first_wave(&fit, t, &kf[k], k, nsm, seen);
 				rep->kernels_used++;
 			}
 		}
@@ -366,33 +381,57 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 	*out = *base;
 	rep->traces = (unsigned)n;
 	rep->sm_count = sm_count;
-	if (sm_count != base->sm_count) {
-		char msg[120];
-		snprintf(msg, sizeof(msg), "%u SMs observed, the base model has %u", sm_count,
-		         base->sm_count);
+	unsigned final_sm = sm_count;
+	if (sm_count < base->sm_count && !fit.filled) {
+		/* A small kernel that never reached every SM says nothing about
+		 * the SMs it missed: the base's count and topology stay. */
+		char msg[200];
+		snprintf(
+		    msg, sizeof(msg),
+		    "only %u of the base's %u SMs started a block and no kernel filled the GPU: "
+		    "sm_count kept, unseen SMs placed last",
+		    sm_count, base->sm_count);
 		note(rep, msg);
-		/* SMs the base model did not have get TPCs in order and the GPC
-		 * of the SM before them: a guess, flagged in the note. */
+		final_sm = base->sm_count;
+	} else if (sm_count != base->sm_count) {
+		/* The base's TPC/GPC map describes another SM count and cannot be
+		 * cut or stretched consistently: a plain one is built instead
+		 * (TPCs of consecutive SMs, TPCs dealt to GPCs in turn). */
 		unsigned per_tpc = base->sms_per_tpc ? base->sms_per_tpc : 2;
-		for (unsigned s = base->sm_count; s < sm_count; s++) {
+		unsigned ntpc = (sm_count + per_tpc - 1) / per_tpc;
+		unsigned g = base->gpc_count ? base->gpc_count : 1;
+		if (g > ntpc)
+			g = ntpc;
+		out->sms_per_tpc = per_tpc;
+		out->gpc_count = g;
+		memset(out->tpc_of_sm, 0, sizeof(out->tpc_of_sm));
+		memset(out->gpc_of_sm, 0, sizeof(out->gpc_of_sm));
+		for (unsigned s = 0; s < sm_count; s++) {
 			out->tpc_of_sm[s] = (uint16_t)(s / per_tpc);
-			out->gpc_of_sm[s] = s ? out->gpc_of_sm[s - 1] : 0;
+			out->gpc_of_sm[s] = (uint16_t)((s / per_tpc) % g);
 		}
+		char msg[200];
+		snprintf(
+		    msg, sizeof(msg),
+		    "%u SMs observed, the base model has %u: SM topology rebuilt (TPC = SM / %u, "
+		    "%u GPCs in turn); measure the real one for this GPU",
+		    sm_count, base->sm_count, per_tpc, g);
+		note(rep, msg);
 	}
-	out->sm_count = sm_count;
+	out->sm_count = final_sm;
 
 	if (fit.observations) {
-		struct order_ent *ord = malloc(sm_count * sizeof(*ord));
+		struct order_ent *ord = malloc(final_sm * sizeof(*ord));
 		if (!ord) {
 			free_fit(&fit);
 			return CTA_ENOMEM;
 		}
-		for (unsigned s = 0; s < sm_count; s++)
+		for (unsigned s = 0; s < final_sm; s++)
 			ord[s] = (struct order_ent){fit.pos_sum[s] / fit.observations, s};
-		qsort(ord, sm_count, sizeof(*ord), cmp_order);
+		qsort(ord, final_sm, sizeof(*ord), cmp_order);
 		out->placement = CTA_PLACE_ORDER;
-		out->placement_order_len = sm_count;
-		for (unsigned s = 0; s < sm_count; s++)
+		out->placement_order_len = final_sm;
+		for (unsigned s = 0; s < final_sm; s++)
 			out->placement_order[s] = (uint16_t)ord[s].sm;
 		free(ord);
 	} else {

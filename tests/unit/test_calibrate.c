@@ -1,7 +1,7 @@
 /* Tests of the calibration math: synthetic traces made with known latencies
  * and a known SM order must give those values back, and inconsistent input
- * is refused with a message. The model is not saved here (that needs
- * sim/model's cta_device_save); only the fitted struct is checked. */
+ * is refused with a message, and a model fitted against a preset passes the
+ * model module's validation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,6 +168,68 @@ static void sub_tick_latency_is_noted(void **state)
 	synth_free(&t);
 }
 
+/* The fitted model must pass the model module's own checks, so that
+ * cta_device_save writes it and `ctasim run --device` loads it. */
+static void fit_against_preset(struct cta_device_model *m, struct cta_calib_report *rep,
+                               const struct synth *s)
+{
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	assert_non_null(h100);
+	struct cta_trace t;
+	synth_make(&t, s);
+	const struct cta_trace *ts[1] = {&t};
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate(m, rep, h100, ts, 1, err, sizeof(err)), 0);
+	if (cta_device_validate(m, err, sizeof(err)) != 0)
+		fail_msg("fitted model does not validate: %s", err);
+	synth_free(&t);
+}
+
+static void full_gpu_trace_gives_a_valid_model(void **state)
+{
+	struct synth s = {.sms = 132,
+	                  .slots = 2,
+	                  .blocks = 1000,
+	                  .dispatch_ns = 3,
+	                  .launch_ns = 2000,
+	                  .retire_ns = 300};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	fit_against_preset(&m, &rep, &s);
+	assert_int_equal(m.sm_count, 132);
+	assert_int_equal(m.placement_order_len, 132);
+	assert_string_equal(rep.note, "");
+}
+
+static void small_kernel_keeps_the_base_sm_count(void **state)
+{
+	/* 40 blocks, one per SM, no second wave: the other 92 SMs were idle,
+	 * not missing. */
+	struct synth s = {.sms = 40, .slots = 1, .blocks = 40, .dispatch_ns = 3};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	fit_against_preset(&m, &rep, &s);
+	assert_int_equal(rep.sm_count, 40);
+	assert_int_equal(m.sm_count, 132);
+	assert_int_equal(m.placement_order_len, 132);
+	for (unsigned i = 0; i < 132; i++)
+		assert_int_equal(m.placement_order[i], i); /* seen in order, then unseen by id */
+	assert_non_null(strstr(rep.note, "only 40 of the base's 132 SMs"));
+}
+
+static void gpu_with_fewer_sms_gets_a_consistent_topology(void **state)
+{
+	/* 1000 blocks over 114 SMs: the GPU was full, so it has 114 SMs (an
+	 * H100 PCIe against the SXM preset). */
+	struct synth s = {.sms = 114, .slots = 2, .blocks = 1000, .dispatch_ns = 3};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	fit_against_preset(&m, &rep, &s);
+	assert_int_equal(m.sm_count, 114);
+	assert_int_equal(m.placement_order_len, 114);
+	assert_non_null(strstr(rep.note, "114 SMs observed, the base model has 132"));
+}
+
 static void inconsistent_input_is_refused(void **state)
 {
 	struct synth s = {.blocks = 16};
@@ -206,6 +268,9 @@ int main(void)
 	    cmocka_unit_test(order_is_averaged_over_traces),
 	    cmocka_unit_test(sms_beyond_the_base_get_topology),
 	    cmocka_unit_test(sub_tick_latency_is_noted),
+	    cmocka_unit_test(full_gpu_trace_gives_a_valid_model),
+	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
+	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
 	    cmocka_unit_test(inconsistent_input_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
