@@ -11,12 +11,6 @@
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
 
-/* The model loader and writer live in sim/model. Declared weak so that this
- * command links (and says so plainly) in a build that lacks them; with the
- * model module linked in, the real functions are used. */
-#pragma weak cta_device_resolve
-#pragma weak cta_device_save
-
 static const char usage_text[] =
     "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE]\n"
     "\n"
@@ -83,10 +77,6 @@ int cta_cmd_calibrate(int argc, char **argv)
 			fprintf(stderr,
 			        "ctasim calibrate: %s: note: a %s trace, not a hardware one\n",
 			        paths[i], traces[i].header.backend);
-	}
-	if (!cta_device_resolve || !cta_device_save) {
-		fprintf(stderr, "ctasim calibrate: device models are not part of this build\n");
-		goto done;
 	}
 	const char *bn = base_name ? base_name : traces[0].header.device;
 	if (cta_device_resolve(base, bn, err, sizeof(err))) {
