@@ -24,7 +24,7 @@ static const struct cta_param_desc reduce_params[] = {
 
 static int reduce_setup(struct cta_harness *h)
 {
-	int64_t n;
+	int64_t n = 0;
 	int rc = cta__kparam_range(h, "n", 1, (int64_t)1 << 40, &n);
 	if (rc)
 		return rc;

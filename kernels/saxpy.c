@@ -24,7 +24,7 @@ static const struct cta_param_desc saxpy_params[] = {
 
 static int saxpy_prepare(struct cta_harness *h, struct saxpy_args *args)
 {
-	int64_t n;
+	int64_t n = 0;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (rc)
 		return rc;

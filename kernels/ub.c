@@ -45,7 +45,7 @@ static const struct cta_param_desc ub_params_many_blocks[] = {
 static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsigned cluster,
                     size_t smem)
 {
-	int64_t n, valid;
+	int64_t n = 0, valid = 0;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (!rc)
 		rc = cta__kparam_range(h, "valid", 0, 1, &valid);

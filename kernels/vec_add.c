@@ -68,7 +68,7 @@ static unsigned ceil_div(int64_t a, unsigned b)
  * blocks_per_grid = ceil_div(N, threads_per_block). */
 static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_t smem)
 {
-	int64_t n;
+	int64_t n = 0;
 	struct vec_add_args args;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (!rc)
@@ -98,7 +98,7 @@ static int two_requests_setup(struct cta_harness *h)
 
 static int vec_add_2d_setup(struct cta_harness *h)
 {
-	int64_t nx, ny;
+	int64_t nx = 0, ny = 0;
 	struct vec_add_args args;
 	int rc = cta__kparam_range(h, "nx", 1, INT32_MAX, &nx);
 	if (!rc)
@@ -114,7 +114,7 @@ static int vec_add_2d_setup(struct cta_harness *h)
 
 static int vec_add_3d_setup(struct cta_harness *h)
 {
-	int64_t nx, ny, nz;
+	int64_t nx = 0, ny = 0, nz = 0;
 	struct vec_add_args args;
 	int rc = cta__kparam_range(h, "nx", 1, INT32_MAX, &nx);
 	if (!rc)

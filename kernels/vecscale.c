@@ -31,7 +31,7 @@ static const struct cta_param_desc vecscale_params[] = {
 
 static int vecscale_prepare(struct cta_harness *h, struct vecscale_args *a, int clc)
 {
-	int64_t n;
+	int64_t n = 0;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (rc)
 		return rc;

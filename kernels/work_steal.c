@@ -26,7 +26,7 @@ static const struct cta_param_desc wsq_params[] = {
 
 static int wsq_setup(struct cta_harness *h)
 {
-	int64_t queues, roots, root_queues, fanout, depth, ns;
+	int64_t queues = 0, roots = 0, root_queues = 0, fanout = 0, depth = 0, ns = 0;
 	int rc = cta__kparam_range(h, "queues", 0, 1 << 20, &queues);
 	if (!rc)
 		rc = cta__kparam_range(h, "roots", 1, 1 << 24, &roots);
