@@ -100,10 +100,10 @@ static int ub_verify(struct cta_harness *h)
 	return 0;
 }
 
-/* Static shared memory: results are 16 bytes, mbarriers 8; totals rounded
- * to 16 bytes. */
+/* Static shared memory: results are 16 bytes, mbarriers 8, and the simulator
+ * places every CTA_SHARED variable at a 16-byte boundary. */
 #define SMEM_ONE_REQUEST  32
-#define SMEM_TWO_REQUESTS 48
+#define SMEM_TWO_REQUESTS 64
 
 /* Defines the setup function and harness of one UB kernel. */
 #define UB_HARNESS(rule, params_, flags_, cluster, smem, summary_)                                 \

@@ -90,10 +90,11 @@ static int try_cancel_blocks_setup(struct cta_harness *h)
 	return setup_1d(h, &vec_add_try_cancel_blocks, 0);
 }
 
-/* Two 16-byte results and two 8-byte mbarriers. */
+/* Two 16-byte results and two 8-byte mbarriers; the simulator places each
+ * CTA_SHARED variable at a 16-byte boundary, so 4 * 16 bytes. */
 static int two_requests_setup(struct cta_harness *h)
 {
-	return setup_1d(h, &clc_two_requests, 48);
+	return setup_1d(h, &clc_two_requests, 64);
 }
 
 static int vec_add_2d_setup(struct cta_harness *h)

@@ -87,7 +87,7 @@ static int fixed_blocks_setup(struct cta_harness *h)
 }
 
 /* Static shared memory of the CLC kernels: a 16-byte result and an 8-byte
- * mbarrier, rounded to 16 bytes. */
+ * mbarrier, each at a 16-byte boundary as the simulator places them. */
 #define VECSCALE_CLC_SMEM 32
 
 static int clc_setup(struct cta_harness *h)
