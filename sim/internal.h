@@ -18,6 +18,9 @@
 struct cta__fiber;
 struct cta__fiber_pool;
 
+/* Stack of each simulated thread that has to wait (a barrier, an mbarrier). */
+#define CTA__LANE_STACK (64 * 1024)
+
 /* ---- coverage: a set of logical block indices as sorted intervals ------ */
 struct cta__cover {
 	uint64_t (*iv)[2]; /* disjoint [lo, hi) intervals, sorted */
@@ -41,10 +44,10 @@ struct cta__kernel {
 	struct cta_launch l;
 	void *args;
 	char label[64];
-	uint64_t nblocks; /* logical blocks */
-	unsigned csize; /* CTAs per cluster (1 without clusters) */
-	uint64_t nunits; /* clusters (or blocks) */
-	uint64_t next_unit; /* pending range is [next_unit, nunits) */
+	uint64_t nblocks;    /* logical blocks */
+	unsigned csize;      /* CTAs per cluster (1 without clusters) */
+	uint64_t nunits;     /* clusters (or blocks) */
+	uint64_t next_unit;  /* pending range is [next_unit, nunits) */
 	uint64_t units_done; /* units whose every CTA retired */
 	uint64_t ctas_running;
 	int priority;
@@ -54,8 +57,8 @@ struct cta__kernel {
 	/* Per-CTA resources, already rounded to allocation granularity. */
 	unsigned threads, warps, regs, smem;
 	unsigned occupancy; /* max blocks per SM alone on an SM */
-	size_t smem_bytes; /* static + dynamic bytes a CTA's arena holds */
-	int uses_clc; /* issued at least one cancel or for_each */
+	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
+	int uses_clc;       /* issued at least one cancel or for_each */
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
@@ -77,16 +80,17 @@ struct cta__sm {
 struct cta__request;
 
 struct cta__mbar {
-	uint64_t *addr; /* in a CTA's shared memory */
-	unsigned count; /* arrivals per phase */
-	unsigned pending; /* arrivals still missing in the current phase */
-	int64_t tx; /* transaction bytes still expected (may go negative first) */
-	unsigned phase; /* current phase number (parity = phase & 1) */
-	uint64_t arrive_t; /* latest arrival time in the current phase */
-	uint64_t tx_t; /* latest completion time of tx in the current phase */
+	uint64_t *addr;       /* in a CTA's shared memory */
+	unsigned count;       /* arrivals per phase */
+	unsigned pending;     /* arrivals still missing in the current phase */
+	int64_t tx;           /* transaction bytes still expected (may go negative first) */
+	unsigned phase;       /* current phase number (parity = phase & 1) */
+	uint64_t arrive_t;    /* latest arrival time in the current phase */
+	uint64_t tx_t;        /* latest completion time of tx in the current phase */
 	uint64_t completed_t; /* when the last phase completed */
-	unsigned unresolved; /* requests targeting it that the engine has not resolved */
-	unsigned char pend_slots[8], done_slots[8]; /* result slots completing in this / the last phase */
+	unsigned unresolved;  /* requests targeting it that the engine has not resolved */
+	unsigned char pend_slots[8],
+	    done_slots[8]; /* result slots completing in this / the last phase */
 	unsigned npend, ndone;
 	struct cta__lane_x *waiters; /* lanes blocked in try_wait */
 	const char *init_file;
@@ -106,13 +110,13 @@ struct cta__request {
 	size_t bar_off;
 	uint64_t issue_t, done_t;
 	int resolved;
-	int outcome; /* cta_cancel_outcome */
+	int outcome;         /* cta_cancel_outcome */
 	uint64_t unit_index; /* stolen unit when successful */
 	const char *file;
 	int line;
-	uint32_t counted; /* targets whose mbarrier counted it as unresolved */
+	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
 	struct cta__request *next_new; /* in the unit's list of new requests */
-	struct cta__request *next; /* in the CTA's request list */
+	struct cta__request *next;     /* in the CTA's request list */
 };
 
 /* ---- execution units: a block, or a whole cluster ----------------------- */
@@ -124,14 +128,18 @@ struct cta__lane_x {
 	struct cta__lane l; /* must be first */
 	struct cta__fiber *fiber;
 	enum lstate state;
-	int abandoned; /* retired by the deadlock handler while suspended */
-	unsigned rank; /* thread rank in its CTA */
+	int abandoned;    /* retired by the deadlock handler while suspended */
+	unsigned rank;    /* thread rank in its CTA */
 	uint64_t bar_gen; /* CTA barrier generation at its last crossing */
 	const char *wait_file;
 	int wait_line;
 	struct cta__mbar *wait_bar;
 	unsigned wait_parity;
 	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
+	/* mbarrier phases this thread observed complete (for read_before_complete) */
+	struct cta__mbar *obs_bar[4];
+	unsigned obs_phase[4];
+	uint64_t obs_tseq[4];
 	struct cta__lane_x *next_run;
 	struct cta__lane_x *next_all;
 };
@@ -141,8 +149,8 @@ struct cta__cta {
 	uint3 bid;
 	unsigned sm;
 	unsigned char *smem;
-	uint64_t end_t; /* latest thread exit */
-	uint64_t exited; /* threads that finished */
+	uint64_t end_t;    /* latest thread exit */
+	uint64_t exited;   /* threads that finished */
 	uint64_t nthreads; /* threads executed (blockDim, or 1 when timing-only) */
 	int done;
 	/* __syncthreads state */
@@ -172,13 +180,15 @@ struct cta__cta {
 	int foreach_line;
 	int foreach_checked;
 	uint64_t steal_current; /* logical index the block is processing now */
-	uint64_t *fe_bits; /* threads that called for_each (bitmap) */
-	unsigned fe_leader; /* effective leader rank of try_cancel_blocks */
+	uint64_t *fe_bits;      /* threads that called for_each (bitmap) */
+	unsigned fe_leader;     /* effective leader rank of try_cancel_blocks */
 	int fe_leader_min;
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
-		int phase_done; /* its mbarrier phase completed */
+		int phase_done;        /* its mbarrier phase completed */
+		struct cta__mbar *bar; /* the mbarrier it completed on */
+		unsigned done_phase;   /* that mbarrier's phase count after completion */
 		int observed;
 		unsigned observer;
 		uint64_t observed_gen;
@@ -195,10 +205,10 @@ struct cta__unit {
 	unsigned nctas;
 	struct cta__cta *ctas;
 	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
-	size_t cap_smem; /* allocated shared memory per CTA */
+	size_t cap_smem;   /* allocated shared memory per CTA */
 	struct cta__cursor cursor;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
-	struct cta__lane_x *all; /* every lane ever started */
+	struct cta__lane_x *all;              /* every lane ever started */
 	unsigned live_lanes;
 	struct cta__fiber *host; /* the scheduler's context */
 	struct cta_sim *sim;
@@ -230,8 +240,8 @@ struct cta_sim {
 	unsigned nstreams;
 	struct cta__sm *sms;
 	unsigned nsms;
-	unsigned rr_next; /* round-robin cursor */
-	uint64_t fe_free; /* dispatcher front end busy until */
+	unsigned rr_next;     /* round-robin cursor */
+	uint64_t fe_free;     /* dispatcher front end busy until */
 	int dispatch_pending; /* an EV_DISPATCH is queued */
 	cta_trace_writer *tw;
 	struct cta_ub_report *ubs;
@@ -258,7 +268,7 @@ extern _Thread_local struct cta_sim *cta__sim_cur;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
-		uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
+                uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
 void cta__errf(struct cta_sim *s, const char *fmt, ...);
 
 /* sched */
@@ -273,7 +283,7 @@ int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);
 
 /* exec */
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-				const unsigned *sms, uint64_t t);
+                                const unsigned *sms, uint64_t t);
 /* Runs the unit until every lane is done or waits for the engine. */
 void cta__unit_run(struct cta_sim *s, struct cta__unit *u);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
@@ -307,6 +317,6 @@ enum cta__ub_rule {
 };
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
-	     const char *file, int line, const char *causefmt, ...);
+             const char *file, int line, const char *causefmt, ...);
 
 #endif

@@ -66,6 +66,8 @@ CTA_EXPORT const struct cta_kernel_info *cta_harness_find(const char *name);
  * not parse fails the run with a message naming the parameter. */
 CTA_EXPORT int64_t cta_harness_int(struct cta_harness *h, const char *name);
 CTA_EXPORT double cta_harness_double(struct cta_harness *h, const char *name);
+/* The text of a parameter (the --arg value, else the default). */
+CTA_EXPORT const char *cta_harness_str(struct cta_harness *h, const char *name);
 CTA_EXPORT const struct cta_device_model *cta_harness_device(struct cta_harness *h);
 CTA_EXPORT uint64_t cta_harness_seed(struct cta_harness *h);
 

@@ -105,7 +105,8 @@ struct cta__lane {
 	struct cta__unit *unit;
 	unsigned char *smem; /* shared memory of this thread's CTA */
 	uint64_t *end_slot;  /* latest thread end of this thread's CTA */
-	uint64_t *exited;    /* threads of this CTA that finished their body */
+	uint64_t *exited; /* threads of this CTA that finished their body */
+	uint64_t tseq; /* counts the threads this lane has run */
 };
 extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur;
 CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
@@ -130,6 +131,7 @@ static inline int cta__next_thread(void)
 	}
 	c->left--;
 	l->active = 1;
+	l->tseq++;
 	l->vtime = c->t0;
 	l->tid = c->tid;
 	if (c->cta != l->cta_rank || !l->smem)

@@ -39,7 +39,7 @@ void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a)
 }
 
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
-		uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text)
+                uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text)
 {
 	if (!s->tw || s->io_error)
 		return;
@@ -79,7 +79,7 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		s->sms[i].gpc = s->dev.gpc_of_sm[i];
 	s->nstreams = 1;
 	s->streams[0].priority = s->dev.priority_least;
-	if (cta__fiber_pool_new(&s->fpool, 64 * 1024) < 0) {
+	if (cta__fiber_pool_new(&s->fpool, CTA__LANE_STACK) < 0) {
 		cta_sim_free(s);
 		return CTA_ENOMEM;
 	}
@@ -124,7 +124,7 @@ int cta_sim_stream_new(cta_sim *s, int *out_stream, int priority)
 {
 	if (priority < s->dev.priority_greatest || priority > s->dev.priority_least) {
 		cta__errf(s, "stream priority %d outside the device's range [%d, %d]", priority,
-			  s->dev.priority_greatest, s->dev.priority_least);
+		          s->dev.priority_greatest, s->dev.priority_least);
 		return CTA_ERANGE;
 	}
 	struct cta__stream *ns = realloc(s->streams, (s->nstreams + 1) * sizeof(*ns));
@@ -142,11 +142,13 @@ static int dims_ok(struct cta_sim *s, const char *what, const unsigned d[3], con
 	static const char axis[] = "xyz";
 	for (int i = 0; i < 3; i++) {
 		if (d[i] == 0) {
-			cta__errf(s, "%s.%c is 0: every dimension must be at least 1", what, axis[i]);
+			cta__errf(s, "%s.%c is 0: every dimension must be at least 1", what,
+			          axis[i]);
 			return CTA_EINVAL;
 		}
 		if (d[i] > max[i]) {
-			cta__errf(s, "%s.%c is %u: the limit is %" PRIu64, what, axis[i], d[i], max[i]);
+			cta__errf(s, "%s.%c is %u: the limit is %" PRIu64, what, axis[i], d[i],
+			          max[i]);
 			return CTA_ERANGE;
 		}
 	}
@@ -172,8 +174,8 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		return rc;
 	uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
 	if (threads > s->dev.max_threads_per_block) {
-		cta__errf(s, "block of %" PRIu64 " threads: the limit is %u threads per block", threads,
-			  s->dev.max_threads_per_block);
+		cta__errf(s, "block of %" PRIu64 " threads: the limit is %u threads per block",
+		          threads, s->dev.max_threads_per_block);
 		return CTA_ERANGE;
 	}
 	unsigned cl[3];
@@ -181,13 +183,14 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		cl[i] = l->cluster[i] ? l->cluster[i] : 1;
 		if (l->grid[i] % cl[i]) {
 			cta__errf(s, "grid.%c (%u) is not a multiple of cluster.%c (%u)", "xyz"[i],
-				  l->grid[i], "xyz"[i], cl[i]);
+			          l -> grid[i], "xyz"[i], cl[i]);
 			return CTA_EINVAL;
 		}
 	}
 	unsigned csize = cl[0] * cl[1] * cl[2];
 	if (csize > s->dev.max_cluster_size) {
-		cta__errf(s, "cluster of %u blocks: the limit is %u", csize, s->dev.max_cluster_size);
+		cta__errf(s, "cluster of %u blocks: the limit is %u", csize,
+		          s->dev.max_cluster_size);
 		return CTA_ERANGE;
 	}
 	if (l->stream < 0 || (unsigned)l->stream >= s->nstreams) {
@@ -302,7 +305,7 @@ void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 	k->state = K_DONE;
 	k->st.last_end_ns = s->now;
 	cta__trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
-		   CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
+	           CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
 	struct cta__stream *st = &s->streams[k->stream];
 	st->head = k->next_in_stream;
 	if (!st->head)
@@ -342,7 +345,7 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 	struct cta__cta *c = &u->ctas[i];
 	struct cta__kernel *k = u->k;
 	cta__trace(s, s->now, CTA_TEV_END, k->id, c->logical, c->logical, c->sm, CTA_TRACE_NONE, 0,
-		   NULL);
+	           NULL);
 	k->st.busy_ns += s->now - u->start_t;
 	if (s->now > k->st.last_end_ns)
 		k->st.last_end_ns = s->now;
@@ -417,7 +420,7 @@ int cta_sim_run(cta_sim *s)
 		if (s->o.max_events && ++s->events > s->o.max_events) {
 			s->hung = 1;
 			cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
-				  s->o.max_events, s->now);
+			          s->o.max_events, s->now);
 			break;
 		}
 		switch (e.type) {
@@ -429,8 +432,8 @@ int cta_sim_run(cta_sim *s)
 				k->state = K_ACTIVE;
 				k->st.launch_ns = s->now;
 				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
-					   CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
-					   k->priority, NULL);
+				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
+				           k->priority, NULL);
 				if (k->nunits == 0)
 					cta__sched_kernel_done(s, k);
 				cta__sched_request(s);
@@ -445,8 +448,8 @@ int cta_sim_run(cta_sim *s)
 			struct cta__unit *u = e.p;
 			for (unsigned i = 0; i < u->nctas; i++) {
 				struct cta__cta *c = &u->ctas[i];
-				cta__trace(s, s->now, CTA_TEV_START, u->k->id, c->logical, c->logical,
-					   c->sm, CTA_TRACE_NONE, 0, NULL);
+				cta__trace(s, s->now, CTA_TEV_START, u->k->id, c->logical,
+				           c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
 				if (u->k->st.launched == 0 && i == 0)
 					u->k->st.first_start_ns = s->now;
 				u->k->st.launched++;
@@ -477,11 +480,12 @@ int cta_sim_run(cta_sim *s)
 		for (unsigned i = 0; i < s->nkernels; i++)
 			if (s->kernels[i]->state != K_DONE) {
 				s->hung = 1;
-				cta__errf(s,
-					  "kernel %s did not finish: %" PRIu64 " of %" PRIu64
-					  " units retired (threads wait on something that never happens)",
-					  s->kernels[i]->label, s->kernels[i]->units_done,
-					  s->kernels[i]->nunits);
+				cta__errf(
+				    s,
+				    "kernel %s did not finish: %" PRIu64 " of %" PRIu64
+				    " units retired (threads wait on something that never happens)",
+				    s->kernels[i]->label, s->kernels[i]->units_done,
+				    s->kernels[i]->nunits);
 				break;
 			}
 	}
@@ -499,7 +503,7 @@ int cta_sim_run(cta_sim *s)
 		for (unsigned i = 0; i < s->nkernels; i++)
 			if (s->kernels[i]->st.coverage_checked && !s->kernels[i]->st.coverage_ok) {
 				cta__errf(s, "kernel %s: exactly-once coverage violated",
-					  s->kernels[i]->label);
+				          s->kernels[i]->label);
 				result = CTA_ECOVERAGE;
 			}
 	if (s->tw) {
@@ -543,7 +547,7 @@ const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i)
 }
 
 size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which, uint64_t *out,
-			     size_t max)
+                             size_t max)
 {
 	if (kernel >= s->nkernels)
 		return 0;

@@ -61,7 +61,7 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
 }
 
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-				const unsigned *sms, uint64_t t)
+                                const unsigned *sms, uint64_t t)
 {
 	struct cta__unit *u = s->free_units;
 	if (u) {
@@ -243,7 +243,7 @@ void cta__lane_block(struct cta__lane_x *x, enum lstate st)
 /* Completes the CTA barrier: every waiter continues at the latest arrival
  * plus the barrier's cost. */
 static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c,
-			    struct cta__lane_x *self)
+                            struct cta__lane_x *self)
 {
 	uint64_t t = c->bar_max_t + s->dev.barrier_ns;
 	c->bar_gen++;
@@ -285,11 +285,11 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 		c->bar_file = file;
 		c->bar_line = line;
 	} else if ((c->bar_line != line || strcmp(c->bar_file, file)) &&
-		   !c->bar_divergent_reported) {
+	           !c->bar_divergent_reported) {
 		c->bar_divergent_reported = 1;
 		cta__ub(s, (enum cta__ub_rule)rule, u, x, file, line,
-			"other threads of the block wait at the __syncthreads at %s:%d", c->bar_file,
-			c->bar_line);
+		        "other threads of the block wait at the __syncthreads at %s:%d",
+		        c->bar_file, c->bar_line);
 	}
 	c->bar_arrived++;
 	if (x->l.vtime > c->bar_max_t)
@@ -297,9 +297,9 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	if (c->bar_arrived + c->exited == c->nthreads) {
 		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER) {
 			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
-				"%" PRIu64 " of the block's %" PRIu64
-				" threads exited without reaching this barrier",
-				c->exited, c->nthreads);
+			        "%" PRIu64 " of the block's %" PRIu64
+			        " threads exited without reaching this barrier",
+			        c->exited, c->nthreads);
 		}
 		barrier_release(s, u, c, x);
 		return;
@@ -355,9 +355,9 @@ void cta__cluster_sync(const char *file, int line)
 	if (u->cbar_arrived + exited == total) {
 		if (exited)
 			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
-				"%" PRIu64 " threads of the cluster exited without reaching this "
-				"cluster barrier",
-				exited);
+			        "%" PRIu64 " threads of the cluster exited without reaching this "
+			        "cluster barrier",
+			        exited);
 		cluster_release(s, u, x);
 		return;
 	}
@@ -382,10 +382,10 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 			struct cta__lane_x *w = c->bar_waiters;
 			if (!c->bar_divergent_reported && !c->foreach_calls)
 				cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL,
-					w ? w->wait_line : 0,
-					"%" PRIu64 " of the block's %" PRIu64
-					" threads exited without reaching this barrier",
-					c->exited, c->nthreads);
+				        w ? w->wait_line : 0,
+				        "%" PRIu64 " of the block's %" PRIu64
+				        " threads exited without reaching this barrier",
+				        c->exited, c->nthreads);
 			barrier_release(s, u, c, NULL);
 			woke = 1;
 		}
@@ -393,10 +393,11 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 	uint64_t total = u->ctas[0].nthreads * u->nctas, exited = unit_exited(u);
 	if (u->cbar_arrived && u->cbar_arrived + exited == total) {
 		struct cta__lane_x *w = u->cbar_waiters;
-		cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL, w ? w->wait_line : 0,
-			"%" PRIu64 " threads of the cluster exited without reaching this cluster "
-			"barrier",
-			exited);
+		cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL,
+		        w ? w->wait_line : 0,
+		        "%" PRIu64 " threads of the cluster exited without reaching this cluster "
+		        "barrier",
+		        exited);
 		cluster_release(s, u, NULL);
 		woke = 1;
 	}
@@ -451,16 +452,17 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 	}
 	if (first) {
 		if (other)
-			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file, first->wait_line,
-				"%u threads can never continue: this one waits at %s while thread "
-				"%u waits at %s (%s:%d)",
-				waiting, state_name(first->state), lane_rank(other),
-				state_name(other->state), other->wait_file ? other->wait_file : "?",
-				other->wait_line);
+			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file,
+			        first->wait_line,
+			        "%u threads can never continue: this one waits at %s while thread "
+			        "%u waits at %s (%s:%d)",
+			        waiting, state_name(first->state), lane_rank(other),
+			        state_name(other->state), other->wait_file ? other->wait_file : "?",
+			        other->wait_line);
 		else
-			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file, first->wait_line,
-				"%u threads can never continue: they wait at %s", waiting,
-				state_name(first->state));
+			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file,
+			        first->wait_line, "%u threads can never continue: they wait at %s",
+			        waiting, state_name(first->state));
 	}
 	uint64_t tmax = u->start_t;
 	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
@@ -507,8 +509,16 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 		cta__cur = &x->l;
 		cta__fiber_switch(u->host, x->fiber);
 		cta__cur = NULL;
-		if (x->state == L_DONE)
+		if (x->state == L_DONE) {
 			u->live_lanes--;
+			if (cta__fiber_overflowed(x->fiber) && !s->hung) {
+				cta__errf(s,
+				          "kernel %s: a thread overflowed its %zu KiB stack (large "
+				          "local arrays or deep recursion in the body)",
+				          u->k->label, (size_t)CTA__LANE_STACK / 1024);
+				s->hung = 1;
+			}
+		}
 	}
 	if (u->live_lanes && !unit_waits_for_engine(u)) {
 		int any_active = 0;
@@ -536,7 +546,7 @@ void *cta__shared(const struct cta__smem_site *site)
 		if (c->sites[i] == site)
 			return c->smem + c->site_off[i];
 	struct cta__kernel *k = x->l.unit->k;
-	size_t align = site->align < 16 ? 16 : site->align;
+	size_t align = site->align ? site->align : 1;
 	size_t off = (c->smem_top + align - 1) & ~(align - 1);
 	if (c->nsites == sizeof(c->sites) / sizeof(c->sites[0]) ||
 	    off + site->size > k->smem_bytes) {
@@ -545,10 +555,10 @@ void *cta__shared(const struct cta__smem_site *site)
 		struct cta_sim *s = x->l.unit->sim;
 		if (!s->hung)
 			cta__errf(s,
-				  "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
-				  "%zu bytes of shared memory its launch declares (smem_static + "
-				  "smem_dynamic)",
-				  k->label, site->name, site->size, k->smem_bytes);
+			          "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
+			          "%zu bytes of shared memory its launch declares (smem_static + "
+			          "smem_dynamic)",
+			          k->label, site->name, site->size, k->smem_bytes);
 		s->hung = 1;
 		s->bad_smem = 1;
 		static unsigned char scratch[1 << 16] __attribute__((aligned(64)));
@@ -577,8 +587,8 @@ const uint3 *cta__blockidx_in_body(const char *file, int line)
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
 	cta__ub(u->sim, UB_BUILTIN_BLOCKIDX_IN_BODY, u, x, file, line,
-		"blockIdx is the physical block (%u,%u,%u); the work-stealing body was called "
-		"with a stolen index that must be used instead",
-		x->l.bid.x, x->l.bid.y, x->l.bid.z);
+	        "blockIdx is the physical block (%u,%u,%u); the work-stealing body was called "
+	        "with a stolen index that must be used instead",
+	        x->l.bid.x, x->l.bid.y, x->l.bid.z);
 	return &x->l.bid;
 }

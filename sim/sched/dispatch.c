@@ -19,24 +19,24 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	const struct cta_device_model *d = &s->dev;
 	unsigned regs = k->l.regs_per_thread ? k->l.regs_per_thread : 32;
 	struct cta_block_resources r = {k->l.block[0] * k->l.block[1] * k->l.block[2], regs,
-					k->l.smem_static, k->l.smem_dynamic};
+	                                k->l.smem_static, k->l.smem_dynamic};
 	cta_limiter lim = CTA_LIMIT_NONE;
 	k->occupancy = cta_occupancy_max_blocks(d, &r, &lim);
 	if (k->occupancy == 0) {
 		cta__errf(s,
-			  "too many resources requested for launch: kernel %s, block of %u "
-			  "threads, %u registers per thread, %zu bytes of shared memory: the "
-			  "limiting resource is %s",
-			  k->label, r.threads, regs, k->l.smem_static + k->l.smem_dynamic,
-			  cta_limiter_name(lim));
+		          "too many resources requested for launch: kernel %s, block of %u "
+		          "threads, %u registers per thread, %zu bytes of shared memory: the "
+		          "limiting resource is %s",
+		          k->label, r.threads, regs, k->l.smem_static + k->l.smem_dynamic,
+		          cta_limiter_name(lim));
 		return CTA_ERESOURCES;
 	}
 	k->threads = r.threads;
 	k->warps = (r.threads + d->warp_size - 1) / d->warp_size;
 	k->regs = k->warps * round_up(regs * d->warp_size, d->reg_alloc_unit);
-	k->smem = round_up((unsigned)(k->l.smem_static + k->l.smem_dynamic) +
-				   d->smem_reserved_per_block,
-			   d->smem_alloc_unit);
+	k->smem =
+	    round_up((unsigned)(k->l.smem_static + k->l.smem_dynamic) + d->smem_reserved_per_block,
+	             d->smem_alloc_unit);
 	k->smem_bytes = k->l.smem_static + k->l.smem_dynamic;
 	/* Clusters must fit on one GPC at once. */
 	if (k->csize > 1) {
@@ -50,9 +50,9 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 		}
 		if (best < k->csize) {
 			cta__errf(s,
-				  "kernel %s: a cluster of %u blocks cannot be co-scheduled on one "
-				  "GPC (at most %u such blocks fit on a GPC)",
-				  k->label, k->csize, best);
+			          "kernel %s: a cluster of %u blocks cannot be co-scheduled on one "
+			          "GPC (at most %u such blocks fit on a GPC)",
+			          k->label, k->csize, best);
 			return CTA_ERESOURCES;
 		}
 	}
@@ -62,7 +62,8 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 static int fits(const struct cta_sim *s, const struct cta__sm *m, const struct cta__kernel *k)
 {
 	const struct cta_device_model *d = &s->dev;
-	return m->blocks + 1 <= d->max_blocks_per_sm && m->threads + k->threads <= d->max_threads_per_sm &&
+	return m->blocks + 1 <= d->max_blocks_per_sm &&
+	       m->threads + k->threads <= d->max_threads_per_sm &&
 	       m->warps + k->warps <= d->max_warps_per_sm && m->regs + k->regs <= d->regs_per_sm &&
 	       m->smem + k->smem <= d->smem_per_sm;
 }
@@ -203,8 +204,7 @@ int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
 }
 
 /* Kernels in dispatch preference: priority, then launch order. */
-static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after,
-					  int *cursor)
+static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after, int *cursor)
 {
 	(void)after;
 	struct cta__kernel *best = NULL;
@@ -219,8 +219,9 @@ static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel 
 		if (k->state != K_ACTIVE || k->next_unit >= k->nunits)
 			continue;
 		unsigned j = n++;
-		while (j > 0 && (order[j - 1]->priority > k->priority ||
-				 (order[j - 1]->priority == k->priority && order[j - 1]->seq > k->seq))) {
+		while (j > 0 &&
+		       (order[j - 1]->priority > k->priority ||
+		        (order[j - 1]->priority == k->priority && order[j - 1]->seq > k->seq))) {
 			order[j] = order[j - 1];
 			j--;
 		}
@@ -275,7 +276,7 @@ static int dispatch_one(struct cta_sim *s)
 			take(&s->sms[sms[r]], k);
 			k->ctas_running++;
 			cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
-				   u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
+			           u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 		}
 		if (sms != &one && sms != buf)
 			free(sms);
