@@ -31,6 +31,7 @@ static const struct cta_param_desc ub_params_cluster[] = {
     {"n", "512", "elements (256 per block; the default is one (2,1,1) cluster)"},
     UB_PARAM_VALID,
     {"delay_ns", "10000", "invalid form: CTA 0 waits this long before cancelling"},
+    {"after_exit", "0", "invalid form: 1 syncs the cluster first, so only CTA 1's exit is wrong"},
     UB_PARAM_NS,
     {NULL, NULL, NULL},
 };
@@ -62,6 +63,9 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
 		if ((rc = cta__kparam_range(h, "delay_ns", 0, INT64_MAX, &v)))
 			return rc;
 		args.delay_ns = (unsigned long long)v;
+		if ((rc = cta__kparam_range(h, "after_exit", 0, 1, &v)))
+			return rc;
+		args.after_exit = (int)v;
 	}
 	args.ns = (unsigned long long)cta_harness_int(h, "ns");
 
