@@ -1,6 +1,6 @@
-/* Helpers shared by the harnesses of kernels/ (host side, C only): string
- * parameters, the imbalance parameter, and result-check messages. Not part
- * of any kernel body, so the CUDA backend never sees this file. */
+/* Helpers shared by the harnesses of kernels/ (host side, C only): the
+ * imbalance parameter, range-checked integers, the launched grid size. Not
+ * part of any kernel body, so the CUDA backend never sees this file. */
 #ifndef CTASIM_KERNELS_KCOMMON_H
 #define CTASIM_KERNELS_KCOMMON_H
 
@@ -11,11 +11,6 @@
 	{"imbalance", "none",                                                                      \
 	 "work per logical block: none | one_in_seven (every 7th block 4x) | heavy_tail "          \
 	 "(Pareto, capped at 32x)"}
-
-/* The text of parameter `name`: the last --arg NAME=VALUE, else the
- * harness's default. harness.h has no string accessor yet, so this reads
- * the run's options directly (see kcommon.c). */
-const char *cta__kparam_str(struct cta_harness *h, const char *name);
 
 /* Reads the `imbalance` parameter into *out (a KWORK_* value). Returns 0,
  * or a CTA_EINVAL failure naming the accepted values. */
