@@ -16,15 +16,15 @@ int cta__kparam_imbalance(struct cta_harness *h, int *out)
 	else if (strcmp(v, "heavy_tail") == 0 || strcmp(v, "2") == 0)
 		*out = KWORK_HEAVY_TAIL;
 	else
-		return cta_harness_error(h, CTA_EINVAL,
-		                         "parameter imbalance: '%s' is not one of none, one_in_seven, "
-		                         "heavy_tail",
-		                         v);
+		return cta_harness_error(
+		    h, CTA_EINVAL,
+		    "parameter imbalance: '%s' is not one of none, one_in_seven, "
+		    "heavy_tail",
+		    v);
 	return 0;
 }
 
-int cta__kparam_range(struct cta_harness *h, const char *name, int64_t lo, int64_t hi,
-                      int64_t *out)
+int cta__kparam_range(struct cta_harness *h, const char *name, int64_t lo, int64_t hi, int64_t *out)
 {
 	int64_t v = cta_harness_int(h, name);
 	if (v < lo || v > hi)

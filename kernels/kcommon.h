@@ -7,10 +7,12 @@
 #include "ctasim/harness.h"
 
 /* The parameter-table row every imbalance-aware harness lists. */
+/* clang-format off */
 #define KPARAM_IMBALANCE                                                                           \
 	{"imbalance", "none",                                                                      \
 	 "work per logical block: none | one_in_seven (every 7th block 4x) | heavy_tail "          \
 	 "(Pareto, capped at 32x)"}
+/* clang-format on */
 
 /* Reads the `imbalance` parameter into *out (a KWORK_* value). Returns 0,
  * or a CTA_EINVAL failure naming the accepted values. */

@@ -66,11 +66,12 @@ static int reduce_verify(struct cta_harness *h)
 	unsigned long long bsize = (unsigned long long)c->block[0] * c->block[1] * c->block[2];
 	unsigned long long nblk = cta__klaunched_blocks(h);
 	if (nblk > S.nblocks || bsize > BLOCK_REDUCE_MAX_THREADS)
-		return cta_harness_fail(h,
-		                        "launch of %llu blocks of %llu threads: block_reduce sizes its "
-		                        "outputs for at most %llu blocks of at most %d threads (set "
-		                        "--arg n instead)",
-		                        nblk, bsize, S.nblocks, BLOCK_REDUCE_MAX_THREADS);
+		return cta_harness_fail(
+		    h,
+		    "launch of %llu blocks of %llu threads: block_reduce sizes its "
+		    "outputs for at most %llu blocks of at most %d threads (set "
+		    "--arg n instead)",
+		    nblk, bsize, S.nblocks, BLOCK_REDUCE_MAX_THREADS);
 	/* Block b owns the bsize-wide chunks b, b + nblk, b + 2*nblk, ... */
 	unsigned long long *want = calloc(nblk, sizeof *want);
 	if (!want)

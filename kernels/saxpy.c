@@ -16,10 +16,10 @@ static struct {
 } S;
 
 static const struct cta_param_desc saxpy_params[] = {
-	{"n", "1048576", "number of elements"},
-	{"a", "2.0", "the scalar a"},
-	{"ns", "0", "virtual nanoseconds per element (per thread)"},
-	{NULL, NULL, NULL},
+    {"n", "1048576", "number of elements"},
+    {"a", "2.0", "the scalar a"},
+    {"ns", "0", "virtual nanoseconds per element (per thread)"},
+    {NULL, NULL, NULL},
 };
 
 static int saxpy_prepare(struct cta_harness *h, struct saxpy_args *args)

@@ -10,8 +10,10 @@ static struct {
 	int n;
 } S;
 
+/* clang-format off */
 #define UB_PARAM_VALID {"valid", "0", "1: run the valid twin (must not be flagged)"}
 #define UB_PARAM_NS    {"ns", "0", "virtual nanoseconds per tile (per thread)"}
+/* clang-format on */
 
 /* One block: a cancellation finds nothing pending and fails. */
 static const struct cta_param_desc ub_params_one_block[] = {

@@ -22,16 +22,16 @@ static const struct cta_param_desc vec_add_2d_params[] = {
     {NULL, NULL, NULL},
 };
 static const struct cta_param_desc vec_add_3d_params[] = {
-    {"nx", "22", "extent in x"},
+    {"nx", "22", "extent of the box along x, in elements"},
     {"ny", "22", "extent in y"},
-    {"nz", "22", "extent in z"},
+    {"nz", "22", "extent of the box along z, in elements"},
     {"ns", "0", "virtual nanoseconds per block (per thread)"},
     {NULL, NULL, NULL},
 };
 
 /* Allocates and fills a, b, c for nx * ny * nz elements. */
-static int vec_add_prepare(struct cta_harness *h, struct vec_add_args *args, int64_t nx,
-                           int64_t ny, int64_t nz)
+static int vec_add_prepare(struct cta_harness *h, struct vec_add_args *args, int64_t nx, int64_t ny,
+                           int64_t nz)
 {
 	if (nx * ny * nz > INT32_MAX)
 		return cta_harness_error(h, CTA_EINVAL, "%lld elements: at most 2^31-1",

@@ -123,8 +123,8 @@ static int vecscale_verify(struct cta_harness *h)
 	for (int i = 0; i < S.n; i++) {
 		float want = (float)(i % 4096) * S.alpha;
 		if (S.data[i] != want)
-			return cta_harness_fail(h, "data[%d]: expected %g, got %g", i,
-			                        (double)want, (double)S.data[i]);
+			return cta_harness_fail(h, "data[%d]: expected %g, got %g", i, (double)want,
+			                        (double)S.data[i]);
 	}
 	/* Every block that started ran the prologue once; with CLC, stolen
 	 * blocks never start, so there may be fewer (at least one). */

@@ -109,13 +109,15 @@ static int wsq_verify(struct cta_harness *h)
 	const struct cta_launch_cfg *c = cta_harness_launched(h, 0);
 	unsigned threads = c->block[0] * c->block[1] * c->block[2];
 	if (*S.overflow)
-		return cta_harness_fail(h, "%d pushes found a full queue (tasks lost)", *S.overflow);
+		return cta_harness_fail(h, "%d pushes found a full queue (tasks lost)",
+		                        *S.overflow);
 	for (int t = 0; t < S.ntasks; t++)
 		if (S.visits[t] != threads)
-			return cta_harness_fail(h,
-			                        "task %d: expected %u thread visits (processed once), "
-			                        "got %u",
-			                        t, threads, S.visits[t]);
+			return cta_harness_fail(
+			    h,
+			    "task %d: expected %u thread visits (processed once), "
+			    "got %u",
+			    t, threads, S.visits[t]);
 	if (*S.remaining != 0)
 		return cta_harness_fail(h, "remaining: expected 0, got %d", *S.remaining);
 	return 0;
