@@ -23,7 +23,7 @@ static const struct cta_param_desc vec_add_2d_params[] = {
 };
 static const struct cta_param_desc vec_add_3d_params[] = {
     {"nx", "22", "extent of the box along x, in elements"},
-    {"ny", "22", "extent in y"},
+    {"ny", "22", "extent of the box along y, in elements"},
     {"nz", "22", "extent of the box along z, in elements"},
     {"ns", "0", "virtual nanoseconds per block (per thread)"},
     {NULL, NULL, NULL},
