@@ -2,6 +2,7 @@
  * range-checked integer parameters, and the launched grid size. */
 #include "kcommon.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "imbalance.h"
@@ -41,4 +42,49 @@ uint64_t cta__klaunched_blocks(struct cta_harness *h)
 	if (!c)
 		return 0;
 	return (uint64_t)c->grid[0] * c->grid[1] * c->grid[2];
+}
+
+/* Harness -> state map. Harnesses are never unregistered here (there is no
+ * hook for their end), so slots are reused round robin; a harness only
+ * needs its entry from its setup to its verify, and far fewer than
+ * KSTATE_SLOTS harnesses are ever set up in between. */
+#define KSTATE_SLOTS 4096
+static struct {
+	struct cta_harness *h;
+	void *state;
+} kstate[KSTATE_SLOTS];
+static unsigned kstate_next;
+static pthread_mutex_t kstate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *cta__kstate_new(struct cta_harness *h, size_t bytes)
+{
+	/* Harness-owned, so it lives exactly as long as the run. On the CUDA
+	 * backend it is also copied to the GPU and back, unchanged. */
+	void *state = cta_harness_alloc(h, bytes);
+	if (!state)
+		return NULL;
+	pthread_mutex_lock(&kstate_lock);
+	unsigned slot = kstate_next;
+	for (unsigned i = 0; i < KSTATE_SLOTS; i++)
+		if (kstate[i].h == h) {
+			slot = i;
+			break;
+		}
+	if (slot == kstate_next)
+		kstate_next = (kstate_next + 1) % KSTATE_SLOTS;
+	kstate[slot].h = h;
+	kstate[slot].state = state;
+	pthread_mutex_unlock(&kstate_lock);
+	return state;
+}
+
+void *cta__kstate(struct cta_harness *h)
+{
+	void *state = NULL;
+	pthread_mutex_lock(&kstate_lock);
+	for (unsigned i = 0; i < KSTATE_SLOTS && !state; i++)
+		if (kstate[i].h == h)
+			state = kstate[i].state;
+	pthread_mutex_unlock(&kstate_lock);
+	return state;
 }

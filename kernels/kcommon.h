@@ -23,6 +23,14 @@ int cta__kparam_imbalance(struct cta_harness *h, int *out);
 int cta__kparam_range(struct cta_harness *h, const char *name, int64_t lo, int64_t hi,
                       int64_t *out);
 
+/* Per-run state of a harness (host pointers verify needs), `bytes` zeroed
+ * bytes owned by the harness h. harness.h has no user-data pointer, and a
+ * scenario may set up several harnesses of one family before verifying
+ * any, so state cannot live in file-scope variables: setup creates it with
+ * cta__kstate_new and verify finds it again with cta__kstate. */
+void *cta__kstate_new(struct cta_harness *h, size_t bytes);
+void *cta__kstate(struct cta_harness *h);
+
 /* Total blocks of launch 0 as actually launched (after --grid overrides). */
 uint64_t cta__klaunched_blocks(struct cta_harness *h);
 

@@ -5,10 +5,11 @@
 #include "kcommon.h"
 #include "ub_body.h"
 
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct ub_state {
 	int *c;
 	int n;
-} S;
+};
 
 /* clang-format off */
 #define UB_PARAM_VALID {"valid", "0", "1: run the valid twin (must not be flagged)"}
@@ -71,20 +72,23 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
 	}
 	args.ns = (unsigned long long)cta_harness_int(h, "ns");
 
+	struct ub_state *S = cta__kstate_new(h, sizeof *S);
+	if (!S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
 	int *a = cta_harness_alloc(h, (size_t)n * sizeof *a);
 	int *b = cta_harness_alloc(h, (size_t)n * sizeof *b);
-	S.c = cta_harness_alloc(h, (size_t)n * sizeof *S.c);
-	S.n = (int)n;
-	if (!a || !b || !S.c)
-		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %d elements", S.n);
-	for (int i = 0; i < S.n; ++i) {
+	S->c = cta_harness_alloc(h, (size_t)n * sizeof *S->c);
+	S->n = (int)n;
+	if (!a || !b || !S->c)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %d elements", S->n);
+	for (int i = 0; i < S->n; ++i) {
 		a[i] = i;
 		b[i] = 1;
-		S.c[i] = 0;
+		S->c[i] = 0;
 	}
 	args.a = cta_harness_dev(h, a);
 	args.b = cta_harness_dev(h, b);
-	args.c = cta_harness_dev(h, S.c);
+	args.c = cta_harness_dev(h, S->c);
 
 	unsigned grid = (unsigned)((n + 255) / 256);
 	if (cluster)
@@ -100,9 +104,12 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
 
 static int ub_verify(struct cta_harness *h)
 {
-	for (int i = 0; i < S.n; ++i)
-		if (S.c[i] != 1 + i)
-			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S.c[i]);
+	const struct ub_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
+	for (int i = 0; i < S->n; ++i)
+		if (S->c[i] != 1 + i)
+			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S->c[i]);
 	return 0;
 }
 

@@ -5,10 +5,11 @@
 #include "kcommon.h"
 #include "vec_add_body.h"
 
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct vec_add_state {
 	int *c;
 	int n;
-} S;
+};
 
 static const struct cta_param_desc vec_add_params[] = {
     {"n", "10000", "number of elements (the seed's N)"},
@@ -37,20 +38,23 @@ static int vec_add_prepare(struct cta_harness *h, struct vec_add_args *args, int
 		return cta_harness_error(h, CTA_EINVAL, "%lld elements: at most 2^31-1",
 		                         (long long)(nx * ny * nz));
 	int n = (int)(nx * ny * nz);
+	struct vec_add_state *S = cta__kstate_new(h, sizeof *S);
+	if (!S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
 	int *a = cta_harness_alloc(h, (size_t)n * sizeof *a);
 	int *b = cta_harness_alloc(h, (size_t)n * sizeof *b);
-	S.c = cta_harness_alloc(h, (size_t)n * sizeof *S.c);
-	S.n = n;
-	if (!a || !b || !S.c)
+	S->c = cta_harness_alloc(h, (size_t)n * sizeof *S->c);
+	S->n = n;
+	if (!a || !b || !S->c)
 		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %d elements", n);
 	for (int i = 0; i < n; ++i) {
 		a[i] = i;
 		b[i] = 1;
-		S.c[i] = 0;
+		S->c[i] = 0;
 	}
 	args->a = cta_harness_dev(h, a);
 	args->b = cta_harness_dev(h, b);
-	args->c = cta_harness_dev(h, S.c);
+	args->c = cta_harness_dev(h, S->c);
 	args->n = n;
 	args->nx = (int)nx;
 	args->ny = (int)ny;
@@ -133,9 +137,12 @@ static int vec_add_3d_setup(struct cta_harness *h)
 
 static int vec_add_verify(struct cta_harness *h)
 {
-	for (int i = 0; i < S.n; ++i)
-		if (S.c[i] != 1 + i)
-			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S.c[i]);
+	const struct vec_add_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
+	for (int i = 0; i < S->n; ++i)
+		if (S->c[i] != 1 + i)
+			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S->c[i]);
 	return 0;
 }
 
