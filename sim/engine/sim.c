@@ -101,6 +101,7 @@ void cta_sim_free(cta_sim *s)
 		free(k);
 	}
 	free(s->kernels);
+	free(s->ready);
 	free(s->streams);
 	free(s->sms);
 	free(s->ubs);
@@ -430,6 +431,7 @@ int cta_sim_run(cta_sim *s)
 				stream_append(s, k);
 			} else {
 				k->state = K_ACTIVE;
+				cta__sched_release(s, k);
 				k->st.launch_ns = s->now;
 				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
 				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,

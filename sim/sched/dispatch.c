@@ -193,44 +193,60 @@ static int pick_cluster(struct cta_sim *s, const struct cta__kernel *k, unsigned
 	return 0;
 }
 
-int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
+/* The ready list holds the active kernels that may still have pending
+ * units, in dispatch preference: priority first, then activation order
+ * (FIFO among equal priorities). A kernel is inserted when it becomes
+ * active and dropped lazily once its pending range is empty (dispatch or a
+ * successful cancel empties it), so every query is a walk from the front
+ * instead of a sort of every kernel ever launched. */
+static int before(const struct cta__kernel *a, const struct cta__kernel *b)
 {
-	for (unsigned i = 0; i < s->nkernels; i++) {
-		const struct cta__kernel *o = s->kernels[i];
-		if (o->state == K_ACTIVE && o->priority < k->priority && o->next_unit < o->nunits)
-			return 1;
-	}
-	return 0;
+	return a->priority < b->priority || (a->priority == b->priority && a->seq < b->seq);
 }
 
-/* Kernels in dispatch preference: priority, then launch order. */
-static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after, int *cursor)
+void cta__sched_release(struct cta_sim *s, struct cta__kernel *k)
 {
-	(void)after;
-	struct cta__kernel *best = NULL;
-	int idx = *cursor;
-	/* cursor counts how many candidates were already tried; pick the
-	 * idx-th best active kernel with pending units. Few kernels run at
-	 * once, so a selection by repeated scans is cheap. */
-	struct cta__kernel *order[64];
-	unsigned n = 0;
-	for (unsigned i = 0; i < s->nkernels && n < 64; i++) {
-		struct cta__kernel *k = s->kernels[i];
-		if (k->state != K_ACTIVE || k->next_unit >= k->nunits)
-			continue;
-		unsigned j = n++;
-		while (j > 0 &&
-		       (order[j - 1]->priority > k->priority ||
-		        (order[j - 1]->priority == k->priority && order[j - 1]->seq > k->seq))) {
-			order[j] = order[j - 1];
-			j--;
+	k->seq = s->activations++;
+	if (k->next_unit >= k->nunits)
+		return;
+	if (s->nready == s->ready_cap) {
+		unsigned cap = s->ready_cap ? s->ready_cap * 2 : 16;
+		struct cta__kernel **nr = realloc(s->ready, cap * sizeof(*nr));
+		if (!nr) {
+			cta__errf(s, "out of memory for the dispatch list");
+			s->hung = 1;
+			return;
 		}
-		order[j] = k;
+		s->ready = nr;
+		s->ready_cap = cap;
 	}
-	if ((unsigned)idx < n)
-		best = order[idx];
-	(*cursor)++;
-	return best;
+	unsigned j = s->nready++;
+	while (j > 0 && before(k, s->ready[j - 1])) {
+		s->ready[j] = s->ready[j - 1];
+		j--;
+	}
+	s->ready[j] = k;
+}
+
+/* Drops kernels whose pending range is empty; keeps the order. */
+static void ready_compact(struct cta_sim *s)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < s->nready; i++) {
+		struct cta__kernel *k = s->ready[i];
+		if (k->next_unit < k->nunits)
+			s->ready[n++] = k;
+	}
+	s->nready = n;
+}
+
+int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
+{
+	/* The list is sorted by priority: only its front can be higher. */
+	for (unsigned i = 0; i < s->nready && s->ready[i]->priority < k->priority; i++)
+		if (s->ready[i]->next_unit < s->ready[i]->nunits)
+			return 1;
+	return 0;
 }
 
 static uint64_t jitter(struct cta_sim *s, uint64_t v)
@@ -242,14 +258,15 @@ static uint64_t jitter(struct cta_sim *s, uint64_t v)
 	return (int64_t)v + d < 0 ? 0 : (uint64_t)((int64_t)v + d);
 }
 
-/* Dispatches one unit if any fits; returns 1 when it did. */
+/* Dispatches one unit of the first kernel in the ready list that fits
+ * anywhere; returns 1 when it did. A kernel that cannot fit gives its turn
+ * to the next one (a lower-priority or later kernel cuts ahead only into
+ * room the earlier ones cannot use). */
 static int dispatch_one(struct cta_sim *s)
 {
-	int cursor = 0;
-	for (;;) {
-		struct cta__kernel *k = next_candidate(s, NULL, &cursor);
-		if (!k)
-			return 0;
+	ready_compact(s);
+	for (unsigned c = 0; c < s->nready; c++) {
+		struct cta__kernel *k = s->ready[c];
 		unsigned one, *sms = &one, buf[64];
 		if (k->csize > 1) {
 			sms = k->csize <= 64 ? buf : malloc(k->csize * sizeof(unsigned));
@@ -283,6 +300,7 @@ static int dispatch_one(struct cta_sim *s)
 		cta__push(s, start, EV_START, u, 0);
 		return 1;
 	}
+	return 0;
 }
 
 void cta__sched_dispatch(struct cta_sim *s)
@@ -300,12 +318,8 @@ void cta__sched_request(struct cta_sim *s)
 {
 	if (s->dispatch_pending)
 		return;
-	int any = 0;
-	for (unsigned i = 0; i < s->nkernels && !any; i++) {
-		const struct cta__kernel *k = s->kernels[i];
-		any = k->state == K_ACTIVE && k->next_unit < k->nunits;
-	}
-	if (!any)
+	ready_compact(s);
+	if (!s->nready)
 		return;
 	s->dispatch_pending = 1;
 	cta__push(s, s->fe_free > s->now ? s->fe_free : s->now, EV_DISPATCH, NULL, 0);
