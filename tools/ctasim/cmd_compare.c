@@ -33,7 +33,7 @@ static void usage(FILE *f)
 	           "  --device NAME|FILE   device model (default H100-SXM)\n"
 	           "  --seed N             seed (default 1)\n"
 	           "  --tiles-per-slot N   tiles (1024-element blocks of work) per resident block\n"
-	           "                       slot of the device (default 8)\n"
+	           "                       slot of the device (default 16)\n"
 	           "  --ns NS              virtual cost of one tile (default 2000)\n"
 	           "  --prologue-ns NS     virtual cost of compute_scalar() (default 2000)\n"
 	           "  --urgent-blocks N    blocks of the urgent spin kernel (default: SM count)\n"
@@ -70,6 +70,7 @@ struct row {
 	uint64_t bps_min, bps_max;     /* blocks started per SM */
 	uint64_t tiles_min, tiles_max; /* tiles processed per SM (started or stolen) */
 	uint64_t cancel_prio;          /* cancels failed for priority */
+	uint64_t finish_spread;        /* latest minus earliest last end over SMs */
 	int has_urgent;
 	uint64_t release, urgent_delay, urgent_done;
 };
@@ -116,9 +117,13 @@ static int cmp_u64(const void *a, const void *b)
 /* SM busy fraction from the trace: per SM, the union of its blocks'
  * [start, end) intervals (any kernel), over SMs x makespan; and the
  * slot occupancy: the sum of block lengths over slots x makespan. */
-static void busy_from_trace(const struct cta_trace *t, const struct params *p, uint64_t makespan,
-                            struct row *r)
+static void busy_from_trace(const struct cta_trace *t, const struct params *p, int a,
+                            uint64_t makespan, struct row *r)
 {
+	/* Tiles a block of the grid-stride kernel covers: b, b + G, ... */
+	uint64_t ntiles = p->tiles_per_slot * p->slots_per_sm * p->nsms;
+	uint64_t grid = (uint64_t)p->slots_per_sm * p->nsms;
+	uint64_t last_min = UINT64_MAX, last_max = 0;
 	uint64_t *iv = malloc(2 * t->count * sizeof(*iv));
 	uint64_t *starts = malloc(t->count * sizeof(*starts));
 	uint64_t *tiles = calloc(p->nsms, sizeof(*tiles));
@@ -127,12 +132,15 @@ static void busy_from_trace(const struct cta_trace *t, const struct params *p, u
 	double busy = 0, slot_time = 0;
 	for (unsigned sm = 0; sm < p->nsms; sm++) {
 		size_t n = 0;
+		uint64_t last_end = 0;
 		for (size_t i = 0; i < t->count; i++) {
 			const struct cta_trace_rec *s = &t->recs[i];
 			if (s->sm != sm)
 				continue;
-			if (s->ev == CTA_TEV_STEAL || (s->ev == CTA_TEV_START && s->kernel == 0))
+			if (s->kernel == 0 && s->ev == CTA_TEV_STEAL)
 				tiles[sm]++;
+			if (s->kernel == 0 && s->ev == CTA_TEV_START)
+				tiles[sm] += a == 1 ? (ntiles - s->block + grid - 1) / grid : 1;
 			if (s->ev != CTA_TEV_START)
 				continue;
 			/* its end: the next END of the same kernel and physical block */
@@ -140,6 +148,8 @@ static void busy_from_trace(const struct cta_trace *t, const struct params *p, u
 				const struct cta_trace_rec *e = &t->recs[j];
 				if (e->ev == CTA_TEV_END && e->kernel == s->kernel &&
 				    e->phys == s->phys) {
+					if (s->kernel == 0 && e->t_ns > last_end)
+						last_end = e->t_ns;
 					iv[2 * n] = s->t_ns;
 					iv[2 * n + 1] = e->t_ns;
 					n++;
@@ -173,7 +183,12 @@ static void busy_from_trace(const struct cta_trace *t, const struct params *p, u
 			}
 		}
 		busy += (double)(cur1 - cur0);
+		if (last_end < last_min)
+			last_min = last_end;
+		if (last_end > last_max)
+			last_max = last_end;
 	}
+	r->finish_spread = last_max - last_min;
 	r->busy = makespan ? busy / ((double)p->nsms * (double)makespan) : 0;
 	r->occ = makespan ? slot_time / ((double)p->nsms * p->slots_per_sm * (double)makespan) : 0;
 	qsort(tiles, p->nsms, sizeof(*tiles), cmp_u64);
@@ -246,7 +261,7 @@ static int run_one(const struct params *p, int a, int c, uint64_t release, struc
 	cta_scenario_free(&sc);
 	struct cta_trace t;
 	if (cta_trace_read(&t, trace, err, sizeof(err)) == 0) {
-		busy_from_trace(&t, p, r->makespan, r);
+		busy_from_trace(&t, p, a, r->makespan, r);
 		if (p->svg_dir) {
 			char svg[1200], title[200];
 			snprintf(svg, sizeof(svg), "%s/%s-%s.svg", p->svg_dir, case_names[c],
@@ -288,8 +303,9 @@ static void print_row(FILE *f, int csv, int c, int a, const struct row *r)
 	char bps[32], tiles[32];
 	snprintf(bps, sizeof(bps), "%" PRIu64 "-%" PRIu64, r->bps_min, r->bps_max);
 	snprintf(tiles, sizeof(tiles), "%" PRIu64 "-%" PRIu64, r->tiles_min, r->tiles_max);
-	fprintf(f, "%-13s %-13s %10" PRIu64 " %6.1f%% %6.1f%% %9" PRIu64 " %9s %9s", case_names[c],
-	        short_names[a], r->makespan, 100 * r->busy, 100 * r->occ, r->prologues, bps, tiles);
+	fprintf(f, "%-13s %-13s %10" PRIu64 " %6.1f%% %6.1f%% %9" PRIu64 " %9s %9s %9" PRIu64,
+	        case_names[c], short_names[a], r->makespan, 100 * r->busy, 100 * r->occ,
+	        r->prologues, bps, tiles, r->finish_spread);
 	if (r->has_urgent)
 		fprintf(f, " %9" PRIu64 " %10" PRIu64 " %10" PRIu64 " %5" PRIu64, r->release,
 		        r->urgent_delay, r->urgent_done, r->cancel_prio);
@@ -302,7 +318,7 @@ static int parse(int argc, char **argv, struct params *p)
 	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
 	memset(p, 0, sizeof(*p));
 	p->base.version = CTA_HARNESS_OPTS_VERSION;
-	p->tiles_per_slot = 8;
+	p->tiles_per_slot = 16;
 	p->ns = 2000;
 	p->prologue_ns = 2000;
 	p->urgent_ns = 2000;
@@ -408,9 +424,9 @@ int cta_cmd_compare(int argc, char **argv)
 	printf("urgent kernel (priority case): spin, %" PRIu64 " blocks of %" PRIu64
 	       " ns, priority %d, released at half of the approach's balanced makespan\n\n",
 	       p.urgent_blocks, p.urgent_ns, p.base.sim.device.priority_greatest);
-	printf("%-13s %-13s %10s %7s %7s %9s %9s %9s %9s %10s %10s %5s\n", "case", "approach",
-	       "makespan", "SMbusy", "slots", "prologues", "blk/SM", "tiles/SM", "release",
-	       "urg.delay", "urg.done", "prio");
+	printf("%-13s %-13s %10s %7s %7s %9s %9s %9s %9s %9s %10s %10s %5s\n", "case", "approach",
+	       "makespan", "SMbusy", "slots", "prologues", "blk/SM", "tiles/SM", "fin.sprd",
+	       "release", "urg.delay", "urg.done", "prio");
 	for (int c = 0; c < NCASES; c++)
 		for (int a = 0; a < 3; a++)
 			print_row(stdout, 0, c, a, &rows[c][a]);
@@ -420,10 +436,12 @@ int cta_cmd_compare(int argc, char **argv)
 			fprintf(stderr, "ctasim compare: cannot write %s\n", p.csv);
 			return CTA_EXIT_FAIL;
 		}
-		fprintf(f, "case,approach,makespan_ns,sm_busy,slot_occupancy,prologues,"
-		           "blocks_per_sm_min,blocks_per_sm_max,tiles_per_sm_min,tiles_per_sm_max,"
-		           "cancel_fail_priority,urgent_release_ns,urgent_start_delay_ns,"
-		           "urgent_done_ns\n");
+		fprintf(
+		    f,
+		    "case,approach,makespan_ns,sm_busy,slot_occupancy,prologues,"
+		    "blocks_per_sm_min,blocks_per_sm_max,tiles_per_sm_min,tiles_per_sm_max,"
+		    "finish_spread_ns,cancel_fail_priority,urgent_release_ns,urgent_start_delay_ns,"
+		    "urgent_done_ns\n");
 		for (int c = 0; c < NCASES; c++)
 			for (int a = 0; a < 3; a++)
 				print_row(f, 1, c, a, &rows[c][a]);
