@@ -290,9 +290,10 @@ static void print_row(FILE *f, int csv, int c, int a, const struct row *r)
 	if (csv) {
 		fprintf(f,
 		        "%s,%s,%" PRIu64 ",%.4f,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		        ",%" PRIu64 ",%" PRIu64 ",",
+		        ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
 		        case_names[c], short_names[a], r->makespan, r->busy, r->occ, r->prologues,
-		        r->bps_min, r->bps_max, r->tiles_min, r->tiles_max, r->cancel_prio);
+		        r->bps_min, r->bps_max, r->tiles_min, r->tiles_max, r->finish_spread,
+		        r->cancel_prio);
 		if (r->has_urgent)
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", r->release,
 			        r->urgent_delay, r->urgent_done);
