@@ -9,6 +9,7 @@
 #include "ctasim/harness.h"
 #include "ctasim/scenario.h"
 #include "ctasim/sim.h"
+#include "ctasim/trace.h"
 #include "harness_impl.h"
 
 struct cta_scenario_run {
@@ -68,6 +69,19 @@ static int run_sim(cta_scenario_run *x, const struct cta_harness_opts *base, cha
                    size_t errlen)
 {
 	const struct cta_scenario *sc = x->sc;
+	unsigned total = 0;
+	for (unsigned i = 0; i < sc->nkernels; i++)
+		total += cta_harness_launch_count(x->hs[i]);
+	/* The trace header describes each kernel; the format has room for
+	 * CTA_TRACE_MAX_KERNELS, and a trace that names kernels it does not
+	 * describe would not read back. */
+	if (base->sim.trace_path && total > CTA_TRACE_MAX_KERNELS) {
+		snprintf(err, errlen,
+		         "%s: the scenario launches %u kernels; a trace describes at most %d "
+		         "(run it without a trace)",
+		         sc->path, total, CTA_TRACE_MAX_KERNELS);
+		return CTA_ERANGE;
+	}
 	int rc = cta_sim_new(&x->sim, &base->sim);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot create the simulator: %s", sc->path,
