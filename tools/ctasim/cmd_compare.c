@@ -189,6 +189,31 @@ static void busy_from_trace(const struct cta_trace *t, const struct params *p, i
 			last_max = last_end;
 	}
 	r->finish_spread = last_max - last_min;
+	/* Exactly-once coverage from the trace (the simulator checks it only
+	 * in full runs): each tile started or stolen once; the grid-stride
+	 * kernel's blocks each started once. */
+	uint64_t nlogical = a == 1 ? grid : ntiles;
+	unsigned char *seen = calloc(nlogical, 1);
+	if (seen) {
+		uint64_t bad = 0;
+		for (size_t i = 0; i < t->count; i++) {
+			const struct cta_trace_rec *s = &t->recs[i];
+			if (s->kernel != 0 || (s->ev != CTA_TEV_START && s->ev != CTA_TEV_STEAL))
+				continue;
+			if (s->block >= nlogical || seen[s->block]++)
+				bad++;
+		}
+		for (uint64_t i = 0; i < nlogical; i++)
+			bad += !seen[i];
+		if (bad) {
+			fprintf(stderr,
+			        "ctasim compare: %s: %" PRIu64
+			        " tiles lost or processed twice (trace)\n",
+			        approaches[a], bad);
+			r->ok = 0;
+		}
+		free(seen);
+	}
 	r->busy = makespan ? busy / ((double)p->nsms * (double)makespan) : 0;
 	r->occ = makespan ? slot_time / ((double)p->nsms * p->slots_per_sm * (double)makespan) : 0;
 	qsort(tiles, p->nsms, sizeof(*tiles), cmp_u64);
