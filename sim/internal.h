@@ -59,6 +59,8 @@ struct cta__kernel {
 	unsigned occupancy; /* max blocks per SM alone on an SM */
 	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
 	int uses_clc;       /* issued at least one cancel or for_each */
+	uint64_t *fit;      /* SMs where one more block of this kernel fits (bwords words) */
+	int fit_valid;      /* fit is kept current (the kernel is a dispatch candidate) */
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
@@ -161,10 +163,7 @@ struct cta__cta {
 	int bar_divergent_reported;
 	uint64_t bar_gen;
 	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
-	/* shared-memory sites placed so far */
-	const void *sites[16];
-	size_t site_off[16];
-	unsigned nsites;
+	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
 	size_t smem_top;
 	/* CLC and UB tracking */
 	struct cta__mbar *mbars;
@@ -183,6 +182,11 @@ struct cta__cta {
 	uint64_t *fe_bits;      /* threads that called for_each (bitmap) */
 	unsigned fe_leader;     /* effective leader rank of try_cancel_blocks */
 	int fe_leader_min;
+	unsigned nrslots;
+	/* Everything above is reset for each new block; the arrays below are
+	 * only read up to their counts. */
+	const void *sites[16];
+	size_t site_off[16];
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
@@ -195,7 +199,6 @@ struct cta__cta {
 		int consumed;
 		int reported;
 	} rslots[8];
-	unsigned nrslots;
 };
 
 struct cta__unit {
@@ -222,10 +225,11 @@ struct cta__unit {
 	unsigned ctas_done;
 	int parked; /* waiting for the engine */
 	struct cta__unit *next_free;
+	struct cta__unit *next_ready; /* dispatched, body not yet run */
 };
 
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_START, EV_END, EV_FREE, EV_CANCEL };
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL };
 
 struct cta_sim {
 	struct cta_sim_opts o;
@@ -240,9 +244,13 @@ struct cta_sim {
 	unsigned nstreams;
 	struct cta__sm *sms;
 	unsigned nsms;
-	unsigned rr_next;     /* round-robin cursor */
-	uint64_t fe_free;     /* dispatcher front end busy until */
-	int dispatch_pending; /* an EV_DISPATCH is queued */
+	unsigned rr_next;      /* round-robin cursor */
+	uint64_t fe_free;      /* dispatcher front end busy until */
+	int dispatch_pending;  /* an EV_DISPATCH is queued */
+	int in_dispatch;       /* cta__sched_dispatch is running */
+	uint64_t dispatch_seq; /* sequence number of the pending dispatch */
+	uint64_t room_gen;     /* bumped whenever room frees or a kernel activates */
+	uint64_t nofit_gen;    /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
 	struct cta_ub_report *ubs;
 	size_t nubs, ubcap;
@@ -255,14 +263,26 @@ struct cta_sim {
 	uint64_t events;
 	struct cta__fiber_pool *fpool;
 	struct cta__unit *free_units;
+	struct cta__lane_x *free_lanes;
+	/* Units dispatched whose bodies have not run yet. They run, in dispatch
+	 * order, before the engine passes the earliest of their start times:
+	 * nothing they do can affect an earlier event. */
+	struct cta__unit *ready_head, *ready_tail;
+	uint64_t ready_min;
+	/* SMs by resident-block count: bit i of bucket b (bwords words each)
+	 * is set when SM i holds b blocks. Spread placement scans upwards. */
+	uint64_t *bucket;
+	unsigned bwords, nbuckets;
+	unsigned *bcount;          /* SMs per bucket */
+	unsigned bmin;             /* no SM sits in a bucket below this */
+	uint64_t *gpcmask;         /* bwords words per GPC */
+	struct cta__kernel **cand; /* active kernels with pending units, in preference order */
+	unsigned ncand;
+	int cand_valid;
 	int ran;
 	int deterministic;
 	int io_error;
 	int bad_smem; /* a body used more shared memory than declared */
-	/* Dispatch order (sim/sched/dispatch.c): active kernels that may still
-	 * have pending units, sorted by (priority, activation order). */
-	struct cta__kernel **ready;
-	unsigned nready, ready_cap;
 	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
@@ -277,6 +297,10 @@ void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kern
 void cta__errf(struct cta_sim *s, const char *fmt, ...);
 
 /* sched */
+int cta__sched_init(struct cta_sim *s);
+/* Queues a dispatched unit to run its body before the engine passes its
+ * start time. */
+void cta__ready(struct cta_sim *s, struct cta__unit *u);
 int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
 void cta__sched_request(struct cta_sim *s);
 void cta__sched_dispatch(struct cta_sim *s);

@@ -322,6 +322,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	uint3 first = {0, 0, 0};
 	if (outcome == CTA_CANCEL_SUCCESS) {
 		r->unit_index = k->next_unit++;
+		if (k->next_unit == k->nunits)
+			s->cand_valid = 0;
 		k->st.stolen += k->csize;
 		first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
 	} else {
