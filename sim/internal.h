@@ -53,7 +53,7 @@ struct cta__kernel {
 	int priority;
 	int stream;
 	enum kstate state;
-	uint64_t seq; /* launch order, for FIFO among equal priorities */
+	uint64_t seq; /* activation order, for FIFO among equal priorities */
 	/* Per-CTA resources, already rounded to allocation granularity. */
 	unsigned threads, warps, regs, smem;
 	unsigned occupancy; /* max blocks per SM alone on an SM */
@@ -292,6 +292,7 @@ struct cta_sim {
 	int deterministic;
 	int io_error;
 	int bad_smem; /* a body used more shared memory than declared */
+	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
 /* Current simulator of the calling host thread (set while a segment runs). */
@@ -314,6 +315,7 @@ void cta__sched_request(struct cta_sim *s);
 void cta__sched_dispatch(struct cta_sim *s);
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
 void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k);
+/* k became visible to the dispatcher (after its launch latency). */
 void cta__sched_release(struct cta_sim *s, struct cta__kernel *k);
 /* A higher-priority kernel than k has blocks waiting. */
 int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);

@@ -112,6 +112,55 @@ CTA_EXPORT int cta_scenario_check_harnesses(const struct cta_scenario *s,
  * or failed scenario. */
 CTA_EXPORT void cta_scenario_free(struct cta_scenario *s);
 
+/* ---- running a scenario ------------------------------------------------- */
+
+/* A finished (or failed) scenario run: the harnesses, the simulator that
+ * ran all their launches, and where each scenario kernel's launches are
+ * among the simulator's kernels. */
+typedef struct cta_scenario_run cta_scenario_run;
+struct cta_harness_opts; /* ctasim/harness.h */
+struct cta_harness;
+struct cta_sim;
+
+/* Runs a loaded scenario: resolves its device (device_ref, else
+ * base->sim.device), checks it against the device and the harness
+ * registry, creates one harness per kernel (its args and grid/block
+ * overrides on top of base), runs every harness's setup, puts all their
+ * launches into ONE simulator -- one stream per scenario stream, the
+ * default stream as stream 0, each launch released at the kernel's
+ * release_ns plus the launch's own release time -- runs it (one trace for
+ * all kernels, base->sim.trace_path), and verifies every harness.
+ *
+ * base supplies the backend and the simulator options; the scenario's
+ * seed, sm_limit and timing_only replace base's when the file sets them.
+ * base->args, nargs, grid_set and block_set are ignored.
+ *
+ * Returns 0 when everything ran (see cta_harness_verdict per kernel);
+ * CTA_EUB, CTA_ECOVERAGE or CTA_EDEADLOCK after a run that broke a rule or
+ * hung; other negative codes for input errors (*out is then NULL unless
+ * the failure came from a harness or the simulator). The message is in err
+ * ("FILE:LINE: field ..." for scenario errors). *out must be freed with
+ * cta_scenario_exec_free. */
+CTA_EXPORT int cta_scenario_exec(cta_scenario_run **out, const struct cta_scenario *sc,
+                                 const struct cta_harness_opts *base, char *err, size_t errlen);
+/* The same from a file: cta_scenario_load, then cta_scenario_exec. */
+CTA_EXPORT int cta_scenario_exec_file(cta_scenario_run **out, const char *path,
+                                      const struct cta_harness_opts *base, char *err,
+                                      size_t errlen);
+/* Accepts NULL. */
+CTA_EXPORT void cta_scenario_exec_free(cta_scenario_run *x);
+/* The device model the scenario ran on. */
+CTA_EXPORT const struct cta_device_model *cta_scenario_exec_device(const cta_scenario_run *x);
+/* The simulator (NULL on the CUDA backend or before the run). */
+CTA_EXPORT struct cta_sim *cta_scenario_exec_sim(const cta_scenario_run *x);
+/* The scenario (owned by x when it came from cta_scenario_exec_file). */
+CTA_EXPORT const struct cta_scenario *cta_scenario_exec_scenario(const cta_scenario_run *x);
+/* Scenario kernel i: its harness, and the range [*first, *first + *count)
+ * of simulator kernel ids holding its launches. */
+CTA_EXPORT struct cta_harness *cta_scenario_exec_harness(const cta_scenario_run *x, unsigned i);
+CTA_EXPORT int cta_scenario_exec_kernels(const cta_scenario_run *x, unsigned i, unsigned *first,
+                                         unsigned *count);
+
 #ifdef __cplusplus
 }
 #endif

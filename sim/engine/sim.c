@@ -511,6 +511,7 @@ int cta_sim_run(cta_sim *s)
 				stream_append(s, k);
 			} else {
 				k->state = K_ACTIVE;
+				cta__sched_release(s, k);
 				k->st.launch_ns = s->now;
 				s->room_gen++;
 				s->cand_valid = 0;

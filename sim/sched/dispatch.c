@@ -278,7 +278,17 @@ int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
 	return 0;
 }
 
-/* Kernels in dispatch preference: priority, then launch order. The list of
+/* k became visible to the dispatcher. Its FIFO key among equal priorities
+ * is the order in which kernels became visible, not the order of the
+ * cta_sim_launch calls: a kernel launched first but released later must not
+ * cut in front of one that is already being dispatched. */
+void cta__sched_release(struct cta_sim *s, struct cta__kernel *k)
+{
+	k->seq = s->activations++;
+	s->cand_valid = 0;
+}
+
+/* Kernels in dispatch preference: priority, then activation order. The list of
  * active kernels with pending units is rebuilt only when it can have
  * changed (a kernel activated, finished dispatching, or finished). */
 static void build_candidates(struct cta_sim *s)
