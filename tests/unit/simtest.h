@@ -100,4 +100,43 @@ static inline char *st_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* Line number (1-based) of the first line containing `needle` at or after
+ * the first line containing `anchor` in the source file `rel` (relative to
+ * the source root); 0 when not found. Tests find the line of an offending
+ * call this way, so edits above it do not break them. */
+static inline int st_find_line(const char *rel, const char *anchor, const char *needle)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", CTASIM_SOURCE_ROOT, rel);
+	char *text = st_slurp(path, NULL);
+	if (!text)
+		return 0;
+	int line = 1, found = 0, armed = 0;
+	for (char *p = text; *p;) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = 0;
+		if (!armed && strstr(p, anchor))
+			armed = 1;
+		if (armed && strstr(p, needle)) {
+			found = line;
+			break;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+		line++;
+	}
+	free(text);
+	return found;
+}
+
+/* 1 when path `file` names source file `rel` (it may carry a prefix such
+ * as "../" from the build directory). */
+static inline int st_same_file(const char *file, const char *rel)
+{
+	size_t a = strlen(file), b = strlen(rel);
+	return a >= b && !strcmp(file + a - b, rel) && (a == b || file[a - b - 1] == '/');
+}
+
 #endif

@@ -39,8 +39,9 @@ CTA_KERNEL(eng_order, struct eng_order_args, p)
 {
 	if (cta_thread_rank() == 0) {
 		unsigned k = atomicAdd(p->ctr, 1u);
-		p->order[k] = blockIdx.x + (unsigned long long)gridDim.x *
-		                               (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+		p->order[k] =
+		    blockIdx.x + (unsigned long long)gridDim.x *
+		                     (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
 	}
 	cta_spin_ns(p->ns);
 }
@@ -486,8 +487,8 @@ static void makespan_of_one_block_is_launch_start_body_and_retire_latency(void *
 	assert_int_equal(cta_sim_run(s), 0);
 	/* Launch latency, block start, the body's 5000 ns, then the block's
 	 * retirement: the kernel is done when its last block's slot frees. */
-	assert_int_equal(cta_sim_makespan_ns(s), d->launch_latency_ns + d->block_start_ns + 5000 +
-	                                             d->block_retire_ns);
+	assert_int_equal(cta_sim_makespan_ns(s),
+	                 d->launch_latency_ns + d->block_start_ns + 5000 + d->block_retire_ns);
 	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
 	assert_int_equal(st->first_start_ns, d->launch_latency_ns + d->block_start_ns);
 	assert_int_equal(st->busy_ns, 5000);
