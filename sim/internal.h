@@ -269,6 +269,7 @@ struct cta_sim {
 	uint64_t cancels_total;
 	uint64_t request_seq;
 	uint64_t barrier_crossings;
+	uint64_t lanes_started; /* lanes (fibers) started: one per unit without waits */
 	uint64_t events;
 	struct cta__fiber_pool *fpool;
 	struct cta__unit *free_units;

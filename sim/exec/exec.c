@@ -302,6 +302,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	x->next_all = u->all;
 	u->all = x;
 	u->live_lanes++;
+	s->lanes_started++;
 	return x;
 }
 
