@@ -301,6 +301,8 @@ struct cta_sim {
 	struct cta__pool *pool; /* NULL when running on one host thread */
 	struct cta__worker *workers;
 	unsigned nworkers;
+	double seg_ns; /* running estimate of one segment's host cost, ns */
+	uint64_t batches;
 	struct cta__unit **batch;
 	size_t batch_cap;
 	struct cta__unit *free_units;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/fiber.h"
@@ -545,11 +546,34 @@ static void run_ready(struct cta_sim *s)
 		s->batch[n++] = u;
 		u = next;
 	}
-	if (s->pool && n > 1)
+	/* Waking the pool costs microseconds, and a block whose body costs less
+	 * than a couple of microseconds loses more to moving its memory between
+	 * cores than it gains: such batches (timing-only grids, tiny kernels)
+	 * run on this thread. The
+	 * estimate of a body's cost is a running average of measured batches;
+	 * the choice changes only speed, never results. */
+	double est = s->seg_ns * (double)n;
+	uint64_t b = s->batches++;
+	/* Every 64th batch runs on this thread, timed, to keep the estimate
+	 * true; the first one goes to the pool (nothing is known yet). */
+	int sample = s->pool && b > 0 && (b & 63) == 1;
+	int parallel =
+	    s->pool && n > 1 && !sample && (b == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
+	struct timespec t0, t1;
+	if (sample)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (parallel)
 		cta__pool_run(s->pool, segment_task, s, n);
 	else
 		for (size_t i = 0; i < n; i++)
 			run_segment(s, s->batch[i], 0);
+	if (sample && n) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double ns =
+		    (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+		double per = ns / (double)n;
+		s->seg_ns = s->seg_ns == 0 ? per : 0.5 * s->seg_ns + 0.5 * per;
+	}
 	for (size_t i = 0; i < n; i++)
 		commit_unit(s, s->batch[i]);
 }
