@@ -314,7 +314,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	x->next_all = u->all;
 	u->all = x;
 	u->live_lanes++;
-	s->lanes_started++;
+	__atomic_fetch_add(&s->lanes_started, 1, __ATOMIC_RELAXED);
 	return x;
 }
 
