@@ -335,6 +335,7 @@ void cta__out_error(struct cta__unit *u, const char *fmt, ...);
 void cta__out_mark(struct cta__unit *u, uint64_t logical);
 
 /* engine */
+extern struct cta_sim *volatile cta__running_sim;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,

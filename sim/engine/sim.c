@@ -650,6 +650,7 @@ int cta_sim_run(cta_sim *s)
 	int rc = open_trace(s);
 	if (rc < 0)
 		return rc;
+	cta__running_sim = s;
 	for (unsigned i = 0; i < s->nkernels; i++)
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	struct cta__event e;
@@ -732,6 +733,7 @@ int cta_sim_run(cta_sim *s)
 				break;
 			}
 	}
+	cta__running_sim = NULL;
 	finish_stats(s);
 	if (s->hung && !result)
 		result = CTA_EDEADLOCK;

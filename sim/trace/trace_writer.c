@@ -448,3 +448,36 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 	writer_free(w);
 	return rc;
 }
+
+/* Called from a fatal-signal handler: only write(2), close(2) and rename(2),
+ * no allocation. Whatever the buffer holds goes out, then the marker that
+ * says the trace stops early, and the file takes its final name. */
+void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why)
+{
+	if (!w || w->err)
+		return;
+	const char *m = "#incomplete records=";
+	char tail[160], *p = tail;
+	size_t ml = strlen(m);
+	memcpy(p, m, ml);
+	p = fmt_u64(p + ml, w->records);
+	*p++ = ' ';
+	size_t wl = strlen(why);
+	if (wl > 100)
+		wl = 100;
+	memcpy(p, why, wl);
+	p += wl;
+	*p++ = '\n';
+	size_t off = 0;
+	while (off < w->len) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+		if (n <= 0)
+			return;
+		off += (size_t)n;
+	}
+	if (write(w->fd, tail, (size_t)(p - tail)) < 0)
+		return;
+	close(w->fd);
+	if (!w->direct)
+		rename(w->tmp_path, w->path);
+}
