@@ -1,0 +1,524 @@
+/* Cluster launch control in the simulator: try_cancel (and its cluster
+ * multicast form), the mbarrier it completes on, the result queries, and
+ * the high-level work-stealing loops built on them. Requests are resolved
+ * by the engine at their issue time, in global (time, sequence) order, so
+ * "the next block not yet started" is exact. Each rule of the CUDA guide
+ * and PTX ISA that users can break is checked here. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define RESULT_BYTES ((int64_t)sizeof(cta_clc_result))
+#define RESULT_MAGIC 0xc1c00000u
+
+uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
+
+static size_t smem_off(const struct cta__cta *c, const void *p)
+{
+	return (size_t)((const unsigned char *)p - c->smem);
+}
+
+static struct cta__mbar *mbar_find(struct cta__cta *c, size_t off)
+{
+	for (struct cta__mbar *b = c->mbars; b; b = b->next)
+		if ((size_t)((unsigned char *)b->addr - c->smem) == off)
+			return b;
+	return NULL;
+}
+
+static struct cta__rslot *slot_find(struct cta__cta *c, size_t off)
+{
+	for (unsigned i = 0; i < c->nrslots; i++)
+		if (c->rslots[i].off == off)
+			return &c->rslots[i];
+	return NULL;
+}
+
+static struct cta__rslot *slot_get(struct cta__cta *c, size_t off)
+{
+	struct cta__rslot *sl = slot_find(c, off);
+	if (sl)
+		return sl;
+	if (c->nrslots == sizeof(c->rslots) / sizeof(c->rslots[0]))
+		return NULL;
+	sl = &c->rslots[c->nrslots++];
+	memset(sl, 0, sizeof(*sl));
+	sl->off = off;
+	return sl;
+}
+
+static unsigned lane_rank(const struct cta__lane_x *x)
+{
+	const struct cta__lane *l = &x->l;
+	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+}
+
+/* ---- mbarrier ------------------------------------------------------------ */
+
+/* Completes the current phase when every arrival and every transaction byte
+ * is in, and wakes the threads waiting for it. Returns 1 if it completed. */
+int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b)
+{
+	if (b->pending || b->tx)
+		return 0;
+	b->completed_t = b->arrive_t > b->tx_t ? b->arrive_t : b->tx_t;
+	b->phase++;
+	b->pending = b->count;
+	b->arrive_t = b->tx_t = 0;
+	memcpy(b->done_slots, b->pend_slots, b->npend);
+	b->ndone = b->npend;
+	b->npend = 0;
+	struct cta__cta *c = NULL;
+	for (unsigned i = 0; i < u->nctas && !c; i++)
+		if ((unsigned char *)b->addr >= u->ctas[i].smem &&
+		    (unsigned char *)b->addr < u->ctas[i].smem + u->k->smem_bytes + 64)
+			c = &u->ctas[i];
+	for (unsigned i = 0; c && i < b->ndone; i++)
+		c->rslots[b->done_slots[i]].phase_done = 1;
+	struct cta__lane_x **pp = &b->waiters;
+	while (*pp) {
+		struct cta__lane_x *w = *pp;
+		if ((b->phase & 1) != w->wait_parity) {
+			*pp = w->next_wait;
+			if (b->completed_t > w->l.vtime)
+				w->l.vtime = b->completed_t;
+			cta__lane_wake(u, w);
+		} else {
+			pp = &w->next_wait;
+		}
+	}
+	return 1;
+}
+
+void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__mbar *b = mbar_find(c, smem_off(c, bar));
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			abort(); /* a few bytes per barrier; nothing sensible to do without them */
+		b->addr = bar;
+		b->next = c->mbars;
+		c->mbars = b;
+	} else {
+		unsigned unresolved = b->unresolved;
+		struct cta__mbar *next = b->next;
+		memset(b, 0, sizeof(*b));
+		b->addr = bar;
+		b->next = next;
+		b->unresolved = unresolved;
+	}
+	b->count = count ? count : 1;
+	b->pending = b->count;
+	b->init_file = file;
+	b->init_line = line;
+	*bar = 0;
+}
+
+static struct cta__mbar *mbar_self(struct cta__lane_x *x, uint64_t *bar)
+{
+	struct cta__cta *c = cta__lane_cta(x);
+	return mbar_find(c, smem_off(c, bar));
+}
+
+uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__mbar *b = mbar_self(x, bar);
+	if (!b)
+		return 0;
+	uint64_t state = b->phase;
+	if (b->pending)
+		b->pending--;
+	if (x->l.vtime > b->arrive_t)
+		b->arrive_t = x->l.vtime;
+	cta__mbar_check(x->l.unit, b);
+	return state;
+}
+
+uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__mbar *b = mbar_self(x, bar);
+	if (!b)
+		return 0;
+	b->tx += bytes;
+	return cta__mbarrier_arrive(bar, file, line);
+}
+
+static void observe(struct cta__lane_x *x, struct cta__mbar *b)
+{
+	struct cta__cta *c = cta__lane_cta(x);
+	for (unsigned i = 0; i < b->ndone; i++) {
+		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
+		if (!sl->observed) {
+			sl->observed = 1;
+			sl->observer = lane_rank(x);
+			sl->observed_gen = x->bar_gen;
+		}
+	}
+}
+
+bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__mbar *b = mbar_self(x, bar);
+	if (!b)
+		return true;
+	while ((b->phase & 1) == (parity & 1)) {
+		/* Like the hardware's potentially blocking try_wait, the thread
+		 * sleeps until the phase completes instead of spinning. */
+		x->wait_bar = b;
+		x->wait_parity = parity & 1;
+		x->wait_file = file;
+		x->wait_line = line;
+		x->next_wait = b->waiters;
+		b->waiters = x;
+		cta__lane_block(x, L_MBAR);
+	}
+	if (b->completed_t > x->l.vtime)
+		x->l.vtime = b->completed_t;
+	observe(x, b);
+	return true;
+}
+
+/* ---- try_cancel ------------------------------------------------------------ */
+
+void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, const char *file,
+			 int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	struct cta__kernel *k = u->k;
+	struct cta__cta *c = cta__lane_cta(x);
+	k->uses_clc = 1;
+	size_t roff = smem_off(c, result), boff = smem_off(c, bar);
+
+	if (c->observed_failure && c->observed_failure_t <= x->l.vtime)
+		cta__ub(s, UB_REQUEST_AFTER_OBSERVED_FAILURE, u, x, file, line,
+			"the block observed a failed cancellation at %s:%d (t=%" PRIu64 " ns)",
+			c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
+	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
+	if (multicast && u->nctas > 1) {
+		for (unsigned i = 0; i < u->nctas; i++)
+			if (u->ctas[i].exited >= u->ctas[i].nthreads) {
+				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
+					"CTA %u of the cluster (block %" PRIu64
+					") has exited before this multicast cancel",
+					i, u->ctas[i].logical);
+				break;
+			}
+		if (u->cbar_gen == 0)
+			cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
+				"no cluster barrier completed before this multicast cancel, so not "
+				"every CTA of the cluster is known to have started (sync the "
+				"cluster first)");
+	}
+	for (unsigned t = first; t < last; t++) {
+		struct cta__rslot *sl = slot_find(&u->ctas[t], roff);
+		if (sl && sl->r && (!sl->r->resolved || sl->r->done_t > x->l.vtime)) {
+			cta__ub(s, UB_RESULT_BUFFER_IN_FLIGHT, u, x, file, line,
+				"the request issued at %s:%d (t=%" PRIu64
+				" ns) on the same result buffer has not completed",
+				sl->r->file, sl->r->line, sl->r->issue_t);
+			break;
+		}
+	}
+
+	struct cta__request *r = calloc(1, sizeof(*r));
+	if (!r)
+		abort(); /* a few bytes per request; nothing sensible to do without them */
+	r->id = s->request_seq++;
+	r->unit = u;
+	r->k = k;
+	r->cta = x->l.cta_rank;
+	r->thread = lane_rank(x);
+	r->multicast = multicast;
+	r->result_off = roff;
+	r->bar_off = boff;
+	r->issue_t = x->l.vtime;
+	r->file = file;
+	r->line = line;
+	r->next = c->reqs;
+	c->reqs = r;
+	r->next_new = NULL;
+	if (u->new_reqs_tail)
+		u->new_reqs_tail->next_new = r;
+	else
+		u->new_reqs = r;
+	u->new_reqs_tail = r;
+	for (unsigned t = first; t < last; t++) {
+		struct cta__cta *tc = &u->ctas[t];
+		struct cta__rslot *sl = slot_get(tc, roff);
+		if (sl) {
+			memset(sl, 0, sizeof(*sl));
+			sl->off = roff;
+			sl->r = r;
+		}
+		struct cta__mbar *b = mbar_find(tc, boff);
+		if (b) {
+			b->unresolved++;
+			r->counted |= 1u << (t & 31);
+		}
+	}
+	cta__trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical, c->sm,
+		   CTA_TRACE_NONE, 0, NULL);
+}
+
+static void encode(cta_clc_result *res, int success, uint3 b)
+{
+	res->w[0] = RESULT_MAGIC | (success ? 1u : 0u);
+	res->w[1] = success ? b.x : 0;
+	res->w[2] = success ? b.y : 0;
+	res->w[3] = success ? b.z : 0;
+}
+
+void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
+{
+	struct cta__kernel *k = r->k;
+	struct cta__unit *u = r->unit;
+	int outcome;
+	if (k->next_unit >= k->nunits)
+		outcome = CTA_CANCEL_FAIL_EMPTY;
+	else if (cta__sched_higher_waiting(s, k))
+		outcome = CTA_CANCEL_FAIL_PRIORITY;
+	else if ((s->o.cancel_fail_after >= 0 &&
+		  s->cancels_total >= (uint64_t)s->o.cancel_fail_after) ||
+		 (s->o.cancel_fail_rate > 0 &&
+		  (double)(cta__rand(s) >> 11) * 0x1.0p-53 < s->o.cancel_fail_rate))
+		outcome = CTA_CANCEL_FAIL_INJECTED;
+	else
+		outcome = CTA_CANCEL_SUCCESS;
+	s->cancels_total++;
+	k->st.cancels++;
+	r->resolved = 1;
+	r->outcome = outcome;
+	uint64_t lat = s->dev.cancel_latency_ns;
+	if (s->o.jitter_ns) {
+		uint64_t j = s->o.jitter_ns;
+		int64_t d = (int64_t)(cta__rand(s) % (2 * j + 1)) - (int64_t)j;
+		lat = (int64_t)lat + d < 1 ? 1 : (uint64_t)((int64_t)lat + d);
+	}
+	r->done_t = s->now + lat;
+	uint3 first = {0, 0, 0};
+	if (outcome == CTA_CANCEL_SUCCESS) {
+		r->unit_index = k->next_unit++;
+		k->st.stolen += k->csize;
+		first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
+	} else {
+		k->st.cancel_fail[outcome]++;
+	}
+	unsigned t0 = r->multicast ? 0 : r->cta, t1 = r->multicast ? u->nctas : r->cta + 1;
+	for (unsigned t = t0; t < t1; t++) {
+		struct cta__cta *tc = &u->ctas[t];
+		struct cta__rslot *sl = slot_find(tc, r->result_off);
+		if (sl && sl->r == r)
+			encode((cta_clc_result *)(tc->smem + r->result_off),
+			       outcome == CTA_CANCEL_SUCCESS, first);
+		struct cta__mbar *b = mbar_find(tc, r->bar_off);
+		if (!b)
+			continue;
+		if ((r->counted & (1u << (t & 31))) && b->unresolved)
+			b->unresolved--;
+		b->tx -= RESULT_BYTES;
+		if (r->done_t > b->tx_t)
+			b->tx_t = r->done_t;
+		if (sl && sl->r == r && b->npend < sizeof(b->pend_slots))
+			b->pend_slots[b->npend++] = (unsigned char)(sl - tc->rslots);
+		cta__mbar_check(u, b);
+	}
+	struct cta__cta *c = &u->ctas[r->cta];
+	cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
+		   outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
+						 : CTA_TRACE_NONE,
+		   outcome, NULL);
+	if (outcome == CTA_CANCEL_SUCCESS)
+		cta__sched_request(s); /* the pending range moved */
+}
+
+/* ---- queries ------------------------------------------------------------------ */
+
+static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_result *result,
+				       const char *file, int line, const char *what)
+{
+	struct cta__unit *u = x->l.unit;
+	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__rslot *sl = slot_find(c, smem_off(c, result));
+	if (!sl || !sl->r) {
+		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
+			"%s of a result buffer that no cancellation request has written", what);
+		return NULL;
+	}
+	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
+		 sl->observed && (sl->observer == lane_rank(x) || x->bar_gen > sl->observed_gen);
+	if (!ok && !sl->reported) {
+		sl->reported = 1;
+		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
+			"%s of the result of the request issued at %s:%d before this thread "
+			"observed its mbarrier phase complete (try_wait_parity, or a barrier after "
+			"another thread's)",
+			what, sl->r->file, sl->r->line);
+	}
+	return sl;
+}
+
+bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__rslot *sl = checked_slot(x, result, file, line, "query_cancel_is_canceled");
+	if (!sl || !sl->r->resolved)
+		return false;
+	bool ok = sl->r->outcome == CTA_CANCEL_SUCCESS;
+	if (!ok && (!c->observed_failure || x->l.vtime < c->observed_failure_t)) {
+		c->observed_failure = 1;
+		c->observed_failure_t = x->l.vtime;
+		c->observed_failure_file = file;
+		c->observed_failure_line = line;
+	}
+	return ok;
+}
+
+int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__rslot *sl = checked_slot(x, result, file, line, "get_first_ctaid");
+	if (!sl || !sl->r->resolved)
+		return 0;
+	struct cta__request *r = sl->r;
+	if (r->outcome != CTA_CANCEL_SUCCESS) {
+		cta__ub(u->sim, UB_READ_FAILED_INDEX, u, x, file, line,
+			"the request issued at %s:%d failed (%s): its block index is undefined",
+			r->file, r->line, cta_cancel_outcome_name(r->outcome));
+		return 0;
+	}
+	struct cta__kernel *k = u->k;
+	if (!sl->consumed) {
+		sl->consumed = 1;
+		uint64_t logical = cta__unit_logical(k, r->unit_index, x->l.cta_rank);
+		cta__cover_mark(&k->cover, logical);
+		c->steal_current = logical;
+		cta__trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical, c->sm,
+			   CTA_TRACE_NONE, 0, NULL);
+	}
+	uint3 b = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
+	return (int)(dim == 0 ? b.x : dim == 1 ? b.y : b.z);
+}
+
+/* ---- end of a CTA: rules that need every thread ------------------------------ */
+
+void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c)
+{
+	if (c->foreach_calls && c->foreach_calls < c->nthreads && !c->foreach_checked) {
+		c->foreach_checked = 1;
+		cta__ub(s, UB_FOR_EACH_NOT_ALL_THREADS, u, NULL, c->foreach_file, c->foreach_line,
+			"only %u of the block's %" PRIu64
+			" threads called the work-stealing loop; all must",
+			c->foreach_calls, c->nthreads);
+	}
+	free(c->fe_bits);
+	c->fe_bits = NULL;
+}
+
+/* ---- high level: for_each_canceled_block and try_cancel_blocks ---------------- */
+
+struct fe_state {
+	cta_clc_result result;
+	uint64_t bar;
+};
+
+void cta__syncthreads_rule(const char *file, int line, int rule);
+
+static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block_fn fn, void *arg,
+			    const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	struct cta__cta *c = cta__lane_cta(x);
+	unsigned me = lane_rank(x);
+	u->k->uses_clc = 1;
+	if (!c->foreach_file) {
+		c->foreach_file = file;
+		c->foreach_line = line;
+		c->fe_leader_min = -1;
+	}
+	if (!c->fe_bits)
+		c->fe_bits = calloc((c->nthreads + 63) / 64 + 1, sizeof(uint64_t));
+	if (c->fe_bits && me < c->nthreads) {
+		uint64_t bit = 1ull << (me % 64);
+		if (c->fe_bits[me / 64] & bit) {
+			cta__ub(s, UB_FOR_EACH_CALLED_TWICE, u, x, file, line,
+				"this thread already called it at %s:%d; a block may run the "
+				"work-stealing loop once",
+				c->foreach_file, c->foreach_line);
+		} else {
+			c->fe_bits[me / 64] |= bit;
+			c->foreach_calls++;
+		}
+	}
+	if (leader_mode && is_leader) {
+		c->leaders++;
+		if (c->fe_leader_min < 0 || (int)me < c->fe_leader_min)
+			c->fe_leader_min = (int)me;
+	}
+	/* The loop's state lives in a hidden part of the CTA's shared memory
+	 * (the kernel's own __shared__ variables on a GPU). */
+	struct fe_state *st = (struct fe_state *)(c->smem + u->k->smem_bytes +
+						  ((16 - u->k->smem_bytes % 16) % 16));
+	if (me == 0)
+		cta__mbarrier_init(&st->bar, 1, file, line);
+	cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);
+	unsigned leader = 0;
+	if (leader_mode) {
+		if (c->leaders != 1 && me == 0)
+			cta__ub(s, UB_LEADER_COUNT, u, x, file, line,
+				"%u threads of the block passed is_leader=true; exactly one must",
+				c->leaders);
+		leader = c->fe_leader_min >= 0 ? (unsigned)c->fe_leader_min : 0;
+	}
+	(void)rank;
+	dim3 b = {x->l.bid.x, x->l.bid.y, x->l.bid.z};
+	unsigned phase = 0;
+	for (;;) {
+		if (me == leader) {
+			cta__clc_try_cancel(&st->result, &st->bar, 0, file, line);
+			cta__mbarrier_arrive_expect_tx(&st->bar, (unsigned)RESULT_BYTES, file, line);
+		}
+		x->l.steal_depth++;
+		fn(b, arg);
+		x->l.steal_depth--;
+		cta__mbarrier_try_wait_parity(&st->bar, phase, file, line);
+		phase ^= 1;
+		bool ok = cta__clc_is_canceled(&st->result, file, line);
+		if (ok) {
+			b.x = (unsigned)cta__clc_first_ctaid(&st->result, 0, file, line);
+			b.y = (unsigned)cta__clc_first_ctaid(&st->result, 1, file, line);
+			b.z = (unsigned)cta__clc_first_ctaid(&st->result, 2, file, line);
+		}
+		/* Every thread has read the result before the next request may
+		 * overwrite it. */
+		cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);
+		if (!ok)
+			break;
+	}
+}
+
+void cta__for_each_canceled_block(int rank, cta_block_fn fn, void *arg, const char *file, int line)
+{
+	work_steal_loop(rank, 0, false, fn, arg, file, line);
+}
+
+void cta__try_cancel_blocks(int rank, bool is_leader, cta_block_fn fn, void *arg, const char *file,
+			    int line)
+{
+	work_steal_loop(rank, 1, is_leader, fn, arg, file, line);
+}

@@ -1,0 +1,566 @@
+/* The simulator's engine: the public cta_sim_* API, the main event loop in
+ * virtual nanoseconds, trace emission, statistics and the end-of-run
+ * verdicts (UB counts, exactly-once coverage). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/fiber.h"
+#include "internal.h"
+
+_Thread_local struct cta_sim *cta__sim_cur;
+
+void cta__errf(struct cta_sim *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+/* splitmix64: small, fast, and good enough for schedule exploration. */
+uint64_t cta__rand(struct cta_sim *s)
+{
+	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a)
+{
+	if (cta__evq_push(&s->q, t, type, p, a) < 0) {
+		/* Running out of memory for events leaves the run unfinishable;
+		 * it ends as hung with a message rather than crashing. */
+		cta__errf(s, "out of memory for events");
+		s->hung = 1;
+	}
+}
+
+void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
+		uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text)
+{
+	if (!s->tw || s->io_error)
+		return;
+	struct cta_trace_rec r = {t, ev, kernel, block, phys, sm, arg, code, text};
+	if (cta_trace_writer_add(s->tw, &r) < 0) {
+		s->io_error = 1;
+		cta__errf(s, "writing trace: %s", cta_trace_writer_errmsg(s->tw));
+	}
+}
+
+int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
+{
+	*out = NULL;
+	if (!opts || opts->version != CTA_SIM_OPTS_VERSION)
+		return CTA_EINVAL;
+	char err[256];
+	if (cta_device_validate(&opts->device, err, sizeof(err)) < 0)
+		return CTA_EINVAL;
+	struct cta_sim *s = calloc(1, sizeof(*s));
+	if (!s)
+		return CTA_ENOMEM;
+	s->o = *opts;
+	s->dev = opts->device;
+	s->rng = opts->seed * 0x2545f4914f6cdd1dull + 1;
+	s->deterministic = 1;
+	cta__evq_init(&s->q);
+	s->nsms = s->dev.sm_count;
+	if (opts->sm_limit && opts->sm_limit < s->nsms)
+		s->nsms = opts->sm_limit;
+	s->sms = calloc(s->nsms, sizeof(*s->sms));
+	s->streams = calloc(1, sizeof(*s->streams));
+	if (!s->sms || !s->streams) {
+		cta_sim_free(s);
+		return CTA_ENOMEM;
+	}
+	for (unsigned i = 0; i < s->nsms; i++)
+		s->sms[i].gpc = s->dev.gpc_of_sm[i];
+	s->nstreams = 1;
+	s->streams[0].priority = s->dev.priority_least;
+	if (cta__fiber_pool_new(&s->fpool, 64 * 1024) < 0) {
+		cta_sim_free(s);
+		return CTA_ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void cta_sim_free(cta_sim *s)
+{
+	if (!s)
+		return;
+	if (s->tw)
+		cta_trace_writer_close(s->tw, 0);
+	for (unsigned i = 0; i < s->nkernels; i++) {
+		struct cta__kernel *k = s->kernels[i];
+		free(k->args);
+		free(k->per_sm);
+		cta__cover_free(&k->cover);
+		free(k);
+	}
+	free(s->kernels);
+	free(s->streams);
+	free(s->sms);
+	free(s->ubs);
+	while (s->free_units) {
+		struct cta__unit *u = s->free_units;
+		s->free_units = u->next_free;
+		free(u->ctas);
+		free(u);
+	}
+	cta__fiber_pool_free(s->fpool);
+	cta__evq_free(&s->q);
+	free(s);
+}
+
+const char *cta_sim_errmsg(const cta_sim *s)
+{
+	return s ? s->errmsg : "no simulator";
+}
+
+int cta_sim_stream_new(cta_sim *s, int *out_stream, int priority)
+{
+	if (priority < s->dev.priority_greatest || priority > s->dev.priority_least) {
+		cta__errf(s, "stream priority %d outside the device's range [%d, %d]", priority,
+			  s->dev.priority_greatest, s->dev.priority_least);
+		return CTA_ERANGE;
+	}
+	struct cta__stream *ns = realloc(s->streams, (s->nstreams + 1) * sizeof(*ns));
+	if (!ns)
+		return CTA_ENOMEM;
+	s->streams = ns;
+	memset(&ns[s->nstreams], 0, sizeof(*ns));
+	ns[s->nstreams].priority = priority;
+	*out_stream = (int)s->nstreams++;
+	return 0;
+}
+
+static int dims_ok(struct cta_sim *s, const char *what, const unsigned d[3], const uint64_t max[3])
+{
+	static const char axis[] = "xyz";
+	for (int i = 0; i < 3; i++) {
+		if (d[i] == 0) {
+			cta__errf(s, "%s.%c is 0: every dimension must be at least 1", what, axis[i]);
+			return CTA_EINVAL;
+		}
+		if (d[i] > max[i]) {
+			cta__errf(s, "%s.%c is %u: the limit is %" PRIu64, what, axis[i], d[i], max[i]);
+			return CTA_ERANGE;
+		}
+	}
+	return 0;
+}
+
+int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
+{
+	if (s->ran) {
+		cta__errf(s, "launch after the run");
+		return CTA_ESTATE;
+	}
+	if (!l || !l->kernel) {
+		cta__errf(s, "launch without a kernel");
+		return CTA_EINVAL;
+	}
+	static const uint64_t gmax[3] = {2147483647u, 65535, 65535};
+	uint64_t bmax[3] = {1024, 1024, 64};
+	int rc = dims_ok(s, "grid", l->grid, gmax);
+	if (!rc)
+		rc = dims_ok(s, "block", l->block, bmax);
+	if (rc)
+		return rc;
+	uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+	if (threads > s->dev.max_threads_per_block) {
+		cta__errf(s, "block of %" PRIu64 " threads: the limit is %u threads per block", threads,
+			  s->dev.max_threads_per_block);
+		return CTA_ERANGE;
+	}
+	unsigned cl[3];
+	for (int i = 0; i < 3; i++) {
+		cl[i] = l->cluster[i] ? l->cluster[i] : 1;
+		if (l->grid[i] % cl[i]) {
+			cta__errf(s, "grid.%c (%u) is not a multiple of cluster.%c (%u)", "xyz"[i],
+				  l->grid[i], "xyz"[i], cl[i]);
+			return CTA_EINVAL;
+		}
+	}
+	unsigned csize = cl[0] * cl[1] * cl[2];
+	if (csize > s->dev.max_cluster_size) {
+		cta__errf(s, "cluster of %u blocks: the limit is %u", csize, s->dev.max_cluster_size);
+		return CTA_ERANGE;
+	}
+	if (l->stream < 0 || (unsigned)l->stream >= s->nstreams) {
+		cta__errf(s, "unknown stream %d", l->stream);
+		return CTA_EINVAL;
+	}
+	struct cta__kernel *k = calloc(1, sizeof(*k));
+	if (!k)
+		return CTA_ENOMEM;
+	k->l = *l;
+	memcpy(k->l.cluster, cl, sizeof(cl));
+	k->csize = csize;
+	k->id = s->nkernels;
+	k->seq = s->nkernels;
+	k->stream = l->stream;
+	k->priority = s->streams[l->stream].priority;
+	snprintf(k->label, sizeof(k->label), "%s", l->label ? l->label : l->kernel->name);
+	k->nblocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+	k->nunits = k->nblocks / csize;
+	size_t asz = l->kernel->args_size ? l->kernel->args_size : 1;
+	k->args = malloc(asz);
+	if (!k->args) {
+		free(k);
+		return CTA_ENOMEM;
+	}
+	if (l->args)
+		memcpy(k->args, l->args, l->kernel->args_size);
+	cta__cover_init(&k->cover);
+	rc = cta__sched_kernel_init(s, k);
+	if (!rc) {
+		k->per_sm = calloc(s->nsms, sizeof(*k->per_sm));
+		if (!k->per_sm)
+			rc = CTA_ENOMEM;
+	}
+	if (!rc && s->nkernels == s->kcap) {
+		unsigned cap = s->kcap ? s->kcap * 2 : 8;
+		struct cta__kernel **nk = realloc(s->kernels, cap * sizeof(*nk));
+		if (!nk)
+			rc = CTA_ENOMEM;
+		else {
+			s->kernels = nk;
+			s->kcap = cap;
+		}
+	}
+	if (rc) {
+		free(k->per_sm);
+		free(k->args);
+		free(k);
+		return rc;
+	}
+	s->kernels[s->nkernels++] = k;
+	k->st.label = k->label;
+	k->st.blocks = k->nblocks;
+	if (out_kernel)
+		*out_kernel = k->id;
+	return 0;
+}
+
+static int open_trace(struct cta_sim *s)
+{
+	if (!s->o.trace_path)
+		return 0;
+	struct cta_trace_header *h = calloc(1, sizeof(*h));
+	if (!h)
+		return CTA_ENOMEM;
+	h->version = CTA_TRACE_VERSION;
+	snprintf(h->backend, sizeof(h->backend), "sim");
+	snprintf(h->device, sizeof(h->device), "%s", s->dev.name);
+	snprintf(h->ctasim_version, sizeof(h->ctasim_version), "%s", CTA_VERSION_STRING);
+	h->seed = s->o.seed;
+	h->tick_ns = 1;
+	snprintf(h->clc, sizeof(h->clc), "model");
+	h->deterministic = s->deterministic;
+	h->kernel_count = s->nkernels < CTA_TRACE_MAX_KERNELS ? s->nkernels : CTA_TRACE_MAX_KERNELS;
+	for (unsigned i = 0; i < h->kernel_count; i++) {
+		struct cta__kernel *k = s->kernels[i];
+		struct cta_trace_kernel *tk = &h->kernels[i];
+		snprintf(tk->name, sizeof(tk->name), "%s", k->label);
+		memcpy(tk->grid, k->l.grid, sizeof(tk->grid));
+		memcpy(tk->block, k->l.block, sizeof(tk->block));
+		memcpy(tk->cluster, k->l.cluster, sizeof(tk->cluster));
+		tk->smem_bytes = k->l.smem_static + k->l.smem_dynamic;
+		tk->stream = k->stream;
+		tk->priority = k->priority;
+		tk->release_ns = k->l.release_ns;
+	}
+	int rc = cta_trace_writer_open(&s->tw, s->o.trace_path, h);
+	free(h);
+	if (rc < 0) {
+		cta__errf(s, "cannot write trace '%s': %s", s->o.trace_path, cta_strerror(rc));
+		s->tw = NULL;
+	}
+	return rc;
+}
+
+/* A kernel reaches the head of its stream: it becomes visible to the
+ * dispatcher after the launch latency. */
+static void stream_append(struct cta_sim *s, struct cta__kernel *k)
+{
+	struct cta__stream *st = &s->streams[k->stream];
+	if (st->tail)
+		st->tail->next_in_stream = k;
+	else
+		st->head = k;
+	st->tail = k;
+	if (st->head == k)
+		cta__push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, k, 1);
+}
+
+void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k)
+{
+	k->state = K_DONE;
+	k->st.last_end_ns = s->now;
+	cta__trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
+		   CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
+	struct cta__stream *st = &s->streams[k->stream];
+	st->head = k->next_in_stream;
+	if (!st->head)
+		st->tail = NULL;
+	else
+		cta__push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, st->head, 1);
+}
+
+static void commit_unit(struct cta_sim *s, struct cta__unit *u)
+{
+	/* New cancel requests are resolved at their issue time, in issue order. */
+	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
+		uint64_t t = r->issue_t < s->now ? s->now : r->issue_t;
+		cta__push(s, t, EV_CANCEL, r, 0);
+	}
+	u->new_reqs = u->new_reqs_tail = NULL;
+	for (unsigned i = 0; i < u->nctas; i++) {
+		struct cta__cta *c = &u->ctas[i];
+		if (c->done == 1) {
+			c->done = 2;
+			uint64_t t = c->end_t < s->now ? s->now : c->end_t;
+			cta__push(s, t, EV_END, u, i);
+		}
+	}
+}
+
+static void run_unit(struct cta_sim *s, struct cta__unit *u)
+{
+	cta__sim_cur = s;
+	cta__unit_run(s, u);
+	cta__sim_cur = NULL;
+	commit_unit(s, u);
+}
+
+static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
+{
+	struct cta__cta *c = &u->ctas[i];
+	struct cta__kernel *k = u->k;
+	cta__trace(s, s->now, CTA_TEV_END, k->id, c->logical, c->logical, c->sm, CTA_TRACE_NONE, 0,
+		   NULL);
+	k->st.busy_ns += s->now - u->start_t;
+	if (s->now > k->st.last_end_ns)
+		k->st.last_end_ns = s->now;
+	if (s->dev.block_retire_ns)
+		cta__push(s, s->now + s->dev.block_retire_ns, EV_FREE, u, i);
+	else {
+		cta__push(s, s->now, EV_FREE, u, i);
+	}
+}
+
+static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
+{
+	struct cta__kernel *k = u->k;
+	cta__sched_free_cta(s, k, u->ctas[i].sm);
+	if (++u->ctas_done == u->nctas) {
+		k->units_done++;
+		cta__unit_free(s, u);
+	}
+	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE)
+		cta__sched_kernel_done(s, k);
+	cta__sched_request(s);
+}
+
+static void finish_stats(struct cta_sim *s)
+{
+	for (unsigned i = 0; i < s->nkernels; i++) {
+		struct cta__kernel *k = s->kernels[i];
+		uint64_t *v = malloc(s->nsms * sizeof(*v));
+		unsigned used = 0;
+		if (!v)
+			continue;
+		for (unsigned j = 0; j < s->nsms; j++) {
+			v[j] = k->per_sm[j];
+			used += k->per_sm[j] > 0;
+		}
+		/* Insertion sort is fine for a few hundred SMs. */
+		for (unsigned a = 1; a < s->nsms; a++)
+			for (unsigned b = a; b > 0 && v[b - 1] > v[b]; b--) {
+				uint64_t tmp = v[b];
+				v[b] = v[b - 1];
+				v[b - 1] = tmp;
+			}
+		k->st.sms_used = used;
+		k->st.per_sm_min = v[0];
+		k->st.per_sm_max = v[s->nsms - 1];
+		k->st.per_sm_median = v[s->nsms / 2];
+		free(v);
+		if (k->uses_clc && !s->o.timing_only) {
+			k->st.coverage_checked = 1;
+			k->st.lost = cta__cover_lost(&k->cover, k->nblocks, NULL, 0);
+			k->st.duplicated = k->cover.dup_total;
+			k->st.coverage_ok = !k->st.lost && !k->st.duplicated;
+		}
+	}
+}
+
+int cta_sim_run(cta_sim *s)
+{
+	if (s->ran) {
+		cta__errf(s, "the simulator already ran");
+		return CTA_ESTATE;
+	}
+	s->ran = 1;
+	int rc = open_trace(s);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < s->nkernels; i++)
+		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
+	struct cta__event e;
+	while (!s->aborted && !s->hung && !s->io_error && cta__evq_pop(&s->q, &e)) {
+		s->now = e.t;
+		if (s->o.max_events && ++s->events > s->o.max_events) {
+			s->hung = 1;
+			cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
+				  s->o.max_events, s->now);
+			break;
+		}
+		switch (e.type) {
+		case EV_RELEASE: {
+			struct cta__kernel *k = e.p;
+			if (!e.a) {
+				stream_append(s, k);
+			} else {
+				k->state = K_ACTIVE;
+				k->st.launch_ns = s->now;
+				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
+					   CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
+					   k->priority, NULL);
+				if (k->nunits == 0)
+					cta__sched_kernel_done(s, k);
+				cta__sched_request(s);
+			}
+			break;
+		}
+		case EV_DISPATCH:
+			s->dispatch_pending = 0;
+			cta__sched_dispatch(s);
+			break;
+		case EV_START: {
+			struct cta__unit *u = e.p;
+			for (unsigned i = 0; i < u->nctas; i++) {
+				struct cta__cta *c = &u->ctas[i];
+				cta__trace(s, s->now, CTA_TEV_START, u->k->id, c->logical, c->logical,
+					   c->sm, CTA_TRACE_NONE, 0, NULL);
+				if (u->k->st.launched == 0 && i == 0)
+					u->k->st.first_start_ns = s->now;
+				u->k->st.launched++;
+				u->k->per_sm[c->sm]++;
+				cta__cover_mark(&u->k->cover, c->logical);
+			}
+			run_unit(s, u);
+			break;
+		}
+		case EV_END:
+			on_end(s, e.p, (unsigned)e.a);
+			break;
+		case EV_FREE:
+			on_free(s, e.p, (unsigned)e.a);
+			break;
+		case EV_CANCEL: {
+			struct cta__request *r = e.p;
+			cta__clc_resolve(s, r);
+			run_unit(s, r->unit);
+			break;
+		}
+		}
+	}
+	int result = 0;
+	if (s->io_error)
+		result = CTA_EIO;
+	else if (!s->aborted && !s->hung) {
+		for (unsigned i = 0; i < s->nkernels; i++)
+			if (s->kernels[i]->state != K_DONE) {
+				s->hung = 1;
+				cta__errf(s,
+					  "kernel %s did not finish: %" PRIu64 " of %" PRIu64
+					  " units retired (threads wait on something that never happens)",
+					  s->kernels[i]->label, s->kernels[i]->units_done,
+					  s->kernels[i]->nunits);
+				break;
+			}
+	}
+	finish_stats(s);
+	if (s->hung && !result)
+		result = CTA_EDEADLOCK;
+	if (!result) {
+		size_t hard = 0;
+		for (size_t i = 0; i < s->nubs; i++)
+			hard += !s->ubs[i].warning;
+		if (hard || s->aborted)
+			result = CTA_EUB;
+	}
+	if (!result)
+		for (unsigned i = 0; i < s->nkernels; i++)
+			if (s->kernels[i]->st.coverage_checked && !s->kernels[i]->st.coverage_ok) {
+				cta__errf(s, "kernel %s: exactly-once coverage violated",
+					  s->kernels[i]->label);
+				result = CTA_ECOVERAGE;
+			}
+	if (s->tw) {
+		int crc = cta_trace_writer_close(s->tw, !s->io_error && !s->hung && !s->aborted);
+		s->tw = NULL;
+		if (crc < 0 && result >= 0) {
+			cta__errf(s, "writing trace '%s' failed", s->o.trace_path);
+			result = CTA_EIO;
+		}
+	}
+	return result;
+}
+
+unsigned cta_sim_kernel_count(const cta_sim *s)
+{
+	return s->nkernels;
+}
+
+const struct cta_kernel_stats *cta_sim_kernel_stats(const cta_sim *s, unsigned kernel)
+{
+	return kernel < s->nkernels ? &s->kernels[kernel]->st : NULL;
+}
+
+uint64_t cta_sim_makespan_ns(const cta_sim *s)
+{
+	uint64_t m = 0;
+	for (unsigned i = 0; i < s->nkernels; i++)
+		if (s->kernels[i]->st.last_end_ns > m)
+			m = s->kernels[i]->st.last_end_ns;
+	return m;
+}
+
+size_t cta_sim_ub_count(const cta_sim *s)
+{
+	return s->nubs;
+}
+
+const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i)
+{
+	return i < s->nubs ? &s->ubs[i] : NULL;
+}
+
+size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which, uint64_t *out,
+			     size_t max)
+{
+	if (kernel >= s->nkernels)
+		return 0;
+	const struct cta__kernel *k = s->kernels[kernel];
+	if (which == 0)
+		return (size_t)cta__cover_lost(&k->cover, k->nblocks, out, max);
+	for (size_t i = 0; i < max && i < k->cover.ndups; i++)
+		out[i] = k->cover.dups[i];
+	return (size_t)k->cover.dup_total;
+}
+
+uint64_t cta_sim_barrier_crossings(const cta_sim *s)
+{
+	return s->barrier_crossings;
+}
+
+int cta_sim_deterministic(const cta_sim *s)
+{
+	return s->deterministic;
+}

@@ -1,0 +1,584 @@
+/* Execution of kernel bodies. A unit (one block, or every block of a
+ * cluster) runs its threads as a plain loop on one fiber; a thread gets a
+ * stack of its own only when it must wait (barrier, mbarrier), at which
+ * point the loop continues on a fresh fiber. Waits are resolved here;
+ * __syncthreads divergence and barriers that can never complete are
+ * reported as UB. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/fiber.h"
+#include "internal.h"
+
+_Thread_local struct cta__lane *cta__cur;
+
+struct cta__lane_x *cta__lane_self(void)
+{
+	return (struct cta__lane_x *)cta__cur;
+}
+
+struct cta__cta *cta__lane_cta(struct cta__lane_x *x)
+{
+	return &x->l.unit->ctas[x->l.cta_rank];
+}
+
+uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b)
+{
+	return b.x + (uint64_t)k->l.grid[0] * (b.y + (uint64_t)k->l.grid[1] * b.z);
+}
+
+uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
+{
+	uint3 b;
+	b.x = (unsigned)(i % k->l.grid[0]);
+	i /= k->l.grid[0];
+	b.y = (unsigned)(i % k->l.grid[1]);
+	b.z = (unsigned)(i / k->l.grid[1]);
+	return b;
+}
+
+/* Block index of CTA r of unit (cluster) u: clusters are numbered x
+ * fastest over the grid of clusters, CTAs x fastest inside a cluster. */
+static uint3 unit_cta_bid(const struct cta__kernel *k, uint64_t unit, unsigned r)
+{
+	const unsigned *c = k->l.cluster;
+	uint64_t cgx = k->l.grid[0] / c[0], cgy = k->l.grid[1] / c[1];
+	uint3 b;
+	b.x = (unsigned)((unit % cgx) * c[0] + r % c[0]);
+	b.y = (unsigned)(((unit / cgx) % cgy) * c[1] + (r / c[0]) % c[1]);
+	b.z = (unsigned)((unit / (cgx * cgy)) * c[2] + r / (c[0] * c[1]));
+	return b;
+}
+
+uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
+uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r)
+{
+	if (k->csize == 1)
+		return unit;
+	return cta__logical_of_bid(k, unit_cta_bid(k, unit, r));
+}
+
+struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+				const unsigned *sms, uint64_t t)
+{
+	struct cta__unit *u = s->free_units;
+	if (u) {
+		s->free_units = u->next_free;
+	} else {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return NULL;
+	}
+	struct cta__cta *ctas = u->ctas;
+	unsigned cap = u->cap_ctas;
+	size_t smem_cap = u->cap_smem;
+	/* 64 hidden bytes at the end hold the work-stealing loop's state. */
+	size_t need = k->smem_bytes + 80;
+	if (cap < k->csize || smem_cap < need) {
+		for (unsigned i = 0; i < cap; i++)
+			free(ctas[i].smem);
+		free(ctas);
+		cap = k->csize > cap ? k->csize : cap;
+		smem_cap = need > smem_cap ? need : smem_cap;
+		ctas = calloc(cap, sizeof(*ctas));
+		for (unsigned i = 0; ctas && i < cap; i++) {
+			ctas[i].smem = calloc(1, smem_cap);
+			if (!ctas[i].smem) {
+				for (unsigned j = 0; j < i; j++)
+					free(ctas[j].smem);
+				free(ctas);
+				ctas = NULL;
+			}
+		}
+		if (!ctas) {
+			free(u);
+			return NULL;
+		}
+	} else {
+		for (unsigned i = 0; i < k->csize; i++) {
+			unsigned char *m = ctas[i].smem;
+			memset(m, 0, need);
+			memset(&ctas[i], 0, sizeof(ctas[i]));
+			ctas[i].smem = m;
+		}
+	}
+	memset(u, 0, sizeof(*u));
+	u->ctas = ctas;
+	u->cap_ctas = cap;
+	u->cap_smem = smem_cap;
+	u->k = k;
+	u->sim = s;
+	u->index = index;
+	u->start_t = t;
+	u->nctas = k->csize;
+	uint64_t per = s->o.timing_only ? 1 : k->threads;
+	for (unsigned r = 0; r < k->csize; r++) {
+		struct cta__cta *c = &ctas[r];
+		c->bid = k->csize == 1 ? cta__bid_of_logical(k, index) : unit_cta_bid(k, index, r);
+		c->logical = cta__logical_of_bid(k, c->bid);
+		c->steal_current = c->logical;
+		c->sm = sms[r];
+		c->nthreads = per;
+		c->end_t = t;
+		c->smem_top = k->l.smem_dynamic;
+	}
+	struct cta__cursor *cur = &u->cursor;
+	cur->tid.x = cur->tid.y = cur->tid.z = 0;
+	if (s->o.timing_only) {
+		cur->idim.x = cur->idim.y = cur->idim.z = 1;
+	} else {
+		cur->idim.x = k->l.block[0];
+		cur->idim.y = k->l.block[1];
+		cur->idim.z = k->l.block[2];
+	}
+	cur->cta = 0;
+	cur->ctas = k->csize;
+	cur->left = per * k->csize;
+	cur->t0 = t;
+	u->host = cta__fiber_host(s->fpool);
+	return u;
+}
+
+void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__lane_x *x = u->all;
+	while (x) {
+		struct cta__lane_x *n = x->next_all;
+		/* Only abandoned lanes still own their stack: a finished fiber's
+		 * handle may already belong to another lane. */
+		if (x->abandoned)
+			cta__fiber_release(s->fpool, x->fiber);
+		free(x);
+		x = n;
+	}
+	for (unsigned i = 0; i < u->nctas; i++) {
+		struct cta__cta *c = &u->ctas[i];
+		while (c->mbars) {
+			struct cta__mbar *b = c->mbars;
+			c->mbars = b->next;
+			free(b);
+		}
+		while (c->reqs) {
+			struct cta__request *r = c->reqs;
+			c->reqs = r->next;
+			free(r);
+		}
+	}
+	u->all = NULL;
+	u->next_free = s->free_units;
+	s->free_units = u;
+}
+
+void cta__lane_enter_cta(struct cta__lane *l)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta__cta *c = &u->ctas[l->cursor->cta];
+	l->cta_rank = l->cursor->cta;
+	l->bid = c->bid;
+	l->smem = c->smem;
+	l->end_slot = &c->end_t;
+	l->exited = &c->exited;
+	l->steal_depth = 0;
+	x->bar_gen = c->bar_gen;
+}
+
+static void lane_main(void *arg)
+{
+	struct cta__lane_x *x = arg;
+	const struct cta__kernel *k = x->l.unit->k;
+	k->l.kernel->threads(k->args);
+	x->state = L_DONE;
+}
+
+static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__lane_x *x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	const struct cta__kernel *k = u->k;
+	x->l.bdim.x = k->l.block[0];
+	x->l.bdim.y = k->l.block[1];
+	x->l.bdim.z = k->l.block[2];
+	x->l.gdim.x = k->l.grid[0];
+	x->l.gdim.y = k->l.grid[1];
+	x->l.gdim.z = k->l.grid[2];
+	x->l.cdim.x = k->l.cluster[0];
+	x->l.cdim.y = k->l.cluster[1];
+	x->l.cdim.z = k->l.cluster[2];
+	x->l.cursor = &u->cursor;
+	x->l.unit = u;
+	x->l.cta_rank = UINT32_MAX;
+	x->fiber = cta__fiber_start(s->fpool, lane_main, x, u->host);
+	if (!x->fiber) {
+		free(x);
+		return NULL;
+	}
+	x->next_all = u->all;
+	u->all = x;
+	u->live_lanes++;
+	return x;
+}
+
+void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
+{
+	x->state = L_RUN;
+	x->next_run = NULL;
+	if (u->runq_tail)
+		u->runq_tail->next_run = x;
+	else
+		u->runq = x;
+	u->runq_tail = x;
+}
+
+void cta__lane_block(struct cta__lane_x *x, enum lstate st)
+{
+	x->state = st;
+	cta__fiber_switch(x->fiber, x->l.unit->host);
+	/* Resumed by the scheduler, which has set cta__cur back to us. */
+}
+
+/* Completes the CTA barrier: every waiter continues at the latest arrival
+ * plus the barrier's cost. */
+static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c,
+			    struct cta__lane_x *self)
+{
+	uint64_t t = c->bar_max_t + s->dev.barrier_ns;
+	c->bar_gen++;
+	struct cta__lane_x *w = c->bar_waiters;
+	c->bar_waiters = c->bar_waiters_tail = NULL;
+	while (w) {
+		struct cta__lane_x *n = w->next_wait;
+		w->l.vtime = t;
+		w->bar_gen = c->bar_gen;
+		cta__lane_wake(u, w);
+		w = n;
+	}
+	if (self) {
+		self->l.vtime = t;
+		self->bar_gen = c->bar_gen;
+	}
+	c->bar_arrived = 0;
+	c->bar_max_t = 0;
+	c->bar_file = NULL;
+	c->bar_divergent_reported = 0;
+}
+
+void cta__syncthreads_rule(const char *file, int line, int rule);
+void cta__syncthreads(const char *file, int line)
+{
+	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
+}
+
+/* __syncthreads, reporting divergence under `rule` (the work-stealing
+ * loops report threads that skipped them as their own rule). */
+void cta__syncthreads_rule(const char *file, int line, int rule)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	struct cta__cta *c = cta__lane_cta(x);
+	s->barrier_crossings++;
+	if (c->bar_arrived == 0) {
+		c->bar_file = file;
+		c->bar_line = line;
+	} else if ((c->bar_line != line || strcmp(c->bar_file, file)) &&
+		   !c->bar_divergent_reported) {
+		c->bar_divergent_reported = 1;
+		cta__ub(s, (enum cta__ub_rule)rule, u, x, file, line,
+			"other threads of the block wait at the __syncthreads at %s:%d", c->bar_file,
+			c->bar_line);
+	}
+	c->bar_arrived++;
+	if (x->l.vtime > c->bar_max_t)
+		c->bar_max_t = x->l.vtime;
+	if (c->bar_arrived + c->exited == c->nthreads) {
+		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER) {
+			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+				"%" PRIu64 " of the block's %" PRIu64
+				" threads exited without reaching this barrier",
+				c->exited, c->nthreads);
+		}
+		barrier_release(s, u, c, x);
+		return;
+	}
+	x->next_wait = NULL;
+	if (c->bar_waiters_tail)
+		c->bar_waiters_tail->next_wait = x;
+	else
+		c->bar_waiters = x;
+	c->bar_waiters_tail = x;
+	x->wait_file = file;
+	x->wait_line = line;
+	cta__lane_block(x, L_BARRIER);
+}
+
+static uint64_t unit_exited(const struct cta__unit *u)
+{
+	uint64_t e = 0;
+	for (unsigned i = 0; i < u->nctas; i++)
+		e += u->ctas[i].exited;
+	return e;
+}
+
+static void cluster_release(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *self)
+{
+	uint64_t t = u->cbar_max_t + s->dev.barrier_ns;
+	u->cbar_gen++;
+	struct cta__lane_x *w = u->cbar_waiters;
+	u->cbar_waiters = u->cbar_waiters_tail = NULL;
+	while (w) {
+		struct cta__lane_x *n = w->next_wait;
+		w->l.vtime = t;
+		cta__lane_wake(u, w);
+		w = n;
+	}
+	if (self)
+		self->l.vtime = t;
+	u->cbar_arrived = 0;
+	u->cbar_max_t = 0;
+}
+
+void cta__cluster_sync(const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	s->barrier_crossings++;
+	u->cbar_arrived++;
+	if (x->l.vtime > u->cbar_max_t)
+		u->cbar_max_t = x->l.vtime;
+	uint64_t total = u->ctas[0].nthreads * u->nctas;
+	uint64_t exited = unit_exited(u);
+	if (u->cbar_arrived + exited == total) {
+		if (exited)
+			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+				"%" PRIu64 " threads of the cluster exited without reaching this "
+				"cluster barrier",
+				exited);
+		cluster_release(s, u, x);
+		return;
+	}
+	x->next_wait = NULL;
+	if (u->cbar_waiters_tail)
+		u->cbar_waiters_tail->next_wait = x;
+	else
+		u->cbar_waiters = x;
+	u->cbar_waiters_tail = x;
+	x->wait_file = file;
+	x->wait_line = line;
+	cta__lane_block(x, L_CBARRIER);
+}
+
+/* Barriers whose missing threads have exited can complete now (divergent). */
+static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
+{
+	int woke = 0;
+	for (unsigned i = 0; i < u->nctas; i++) {
+		struct cta__cta *c = &u->ctas[i];
+		if (c->bar_arrived && c->bar_arrived + c->exited == c->nthreads) {
+			struct cta__lane_x *w = c->bar_waiters;
+			if (!c->bar_divergent_reported && !c->foreach_calls)
+				cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL,
+					w ? w->wait_line : 0,
+					"%" PRIu64 " of the block's %" PRIu64
+					" threads exited without reaching this barrier",
+					c->exited, c->nthreads);
+			barrier_release(s, u, c, NULL);
+			woke = 1;
+		}
+	}
+	uint64_t total = u->ctas[0].nthreads * u->nctas, exited = unit_exited(u);
+	if (u->cbar_arrived && u->cbar_arrived + exited == total) {
+		struct cta__lane_x *w = u->cbar_waiters;
+		cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL, w ? w->wait_line : 0,
+			"%" PRIu64 " threads of the cluster exited without reaching this cluster "
+			"barrier",
+			exited);
+		cluster_release(s, u, NULL);
+		woke = 1;
+	}
+	return woke;
+}
+
+static int unit_waits_for_engine(const struct cta__unit *u)
+{
+	if (u->new_reqs)
+		return 1;
+	for (unsigned i = 0; i < u->nctas; i++)
+		for (const struct cta__mbar *b = u->ctas[i].mbars; b; b = b->next)
+			if (b->unresolved && b->waiters)
+				return 1;
+	return 0;
+}
+
+static const char *state_name(enum lstate st)
+{
+	switch (st) {
+	case L_BARRIER:
+		return "__syncthreads";
+	case L_CBARRIER:
+		return "the cluster barrier";
+	case L_MBAR:
+		return "an mbarrier that no pending arrival or transaction can complete";
+	default:
+		return "something";
+	}
+}
+
+static unsigned lane_rank(const struct cta__lane_x *x)
+{
+	const struct cta__lane *l = &x->l;
+	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+}
+
+/* Every remaining lane waits for something that cannot happen: report it,
+ * then retire the unit so the run can go on. */
+static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__lane_x *first = NULL, *other = NULL;
+	unsigned waiting = 0;
+	for (struct cta__lane_x *x = u->all; x; x = x->next_all) {
+		if (x->state == L_DONE || !x->l.active)
+			continue;
+		waiting++;
+		if (!first)
+			first = x;
+		else if (!other && x->state != first->state)
+			other = x;
+	}
+	if (first) {
+		if (other)
+			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file, first->wait_line,
+				"%u threads can never continue: this one waits at %s while thread "
+				"%u waits at %s (%s:%d)",
+				waiting, state_name(first->state), lane_rank(other),
+				state_name(other->state), other->wait_file ? other->wait_file : "?",
+				other->wait_line);
+		else
+			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file, first->wait_line,
+				"%u threads can never continue: they wait at %s", waiting,
+				state_name(first->state));
+	}
+	uint64_t tmax = u->start_t;
+	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
+		if (x->l.vtime > tmax)
+			tmax = x->l.vtime;
+	for (unsigned i = 0; i < u->nctas; i++) {
+		struct cta__cta *c = &u->ctas[i];
+		if (!c->done) {
+			c->exited = c->nthreads;
+			if (tmax > c->end_t)
+				c->end_t = tmax;
+		}
+	}
+	u->cursor.left = 0;
+	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
+		if (x->state != L_DONE) {
+			x->state = L_DONE;
+			x->abandoned = 1;
+			u->live_lanes--;
+		}
+}
+
+void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
+{
+	for (;;) {
+		struct cta__lane_x *x = u->runq;
+		if (x) {
+			u->runq = x->next_run;
+			if (!u->runq)
+				u->runq_tail = NULL;
+		} else if (u->cursor.left) {
+			x = lane_new(s, u);
+			if (!x) {
+				cta__errf(s, "out of memory for thread stacks");
+				s->hung = 1;
+				return;
+			}
+		} else if (settle_barriers(s, u)) {
+			continue;
+		} else {
+			break;
+		}
+		x->state = L_RUN;
+		cta__cur = &x->l;
+		cta__fiber_switch(u->host, x->fiber);
+		cta__cur = NULL;
+		if (x->state == L_DONE)
+			u->live_lanes--;
+	}
+	if (u->live_lanes && !unit_waits_for_engine(u)) {
+		int any_active = 0;
+		for (struct cta__lane_x *x = u->all; x; x = x->next_all)
+			any_active |= x->state != L_DONE;
+		if (any_active)
+			unit_deadlock(s, u);
+	}
+	for (unsigned i = 0; i < u->nctas; i++) {
+		struct cta__cta *c = &u->ctas[i];
+		if (!c->done && c->exited >= c->nthreads) {
+			c->done = 1;
+			cta__clc_cta_end(s, u, c);
+		}
+	}
+}
+
+/* Shared memory: each declaration site gets an offset in the CTA's arena
+ * the first time any thread of the CTA reaches it. */
+void *cta__shared(const struct cta__smem_site *site)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__cta *c = cta__lane_cta(x);
+	for (unsigned i = 0; i < c->nsites; i++)
+		if (c->sites[i] == site)
+			return c->smem + c->site_off[i];
+	struct cta__kernel *k = x->l.unit->k;
+	size_t align = site->align < 16 ? 16 : site->align;
+	size_t off = (c->smem_top + align - 1) & ~(align - 1);
+	if (c->nsites == sizeof(c->sites) / sizeof(c->sites[0]) ||
+	    off + site->size > k->smem_bytes) {
+		/* The launch declared less static shared memory than the body
+		 * uses: this is an input error of the harness, stop cleanly. */
+		struct cta_sim *s = x->l.unit->sim;
+		if (!s->hung)
+			cta__errf(s,
+				  "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
+				  "%zu bytes of shared memory its launch declares (smem_static + "
+				  "smem_dynamic)",
+				  k->label, site->name, site->size, k->smem_bytes);
+		s->hung = 1;
+		s->bad_smem = 1;
+		static unsigned char scratch[1 << 16] __attribute__((aligned(64)));
+		return site->size <= sizeof(scratch) ? scratch : NULL;
+	}
+	c->sites[c->nsites] = site;
+	c->site_off[c->nsites++] = off;
+	c->smem_top = off + site->size;
+	return c->smem + off;
+}
+
+void *cta__shared_dynamic(void)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	return cta__lane_cta(x)->smem;
+}
+
+unsigned cta_smid(void)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	return cta__lane_cta(x)->sm;
+}
+
+const uint3 *cta__blockidx_in_body(const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	cta__ub(u->sim, UB_BUILTIN_BLOCKIDX_IN_BODY, u, x, file, line,
+		"blockIdx is the physical block (%u,%u,%u); the work-stealing body was called "
+		"with a stolen index that must be used instead",
+		x->l.bid.x, x->l.bid.y, x->l.bid.z);
+	return &x->l.bid;
+}

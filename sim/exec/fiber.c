@@ -1,0 +1,334 @@
+/* Fibers: stack pool, first-switch frames and sanitizer bookkeeping. The
+ * register switch itself is in fiber_<arch>.S; other architectures fall
+ * back to ucontext, which is correct but makes a signal-mask syscall. */
+#include "exec/fiber.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ctasim/errors.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CTA__FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CTA__FIBER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define CTA__FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CTA__FIBER_TSAN 1
+#endif
+#endif
+
+#ifdef CTA__FIBER_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef CTA__FIBER_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
+#if !defined(CTA__FIBER_ASM)
+#include <ucontext.h>
+#endif
+
+struct cta__fiber {
+#if defined(CTA__FIBER_ASM)
+	void *sp; /* saved stack pointer; the registers lie just above it */
+#else
+	ucontext_t uc;
+#endif
+	struct cta__fiber_pool *pool;
+	cta__fiber_fn fn;
+	void *arg;
+	struct cta__fiber *ret;
+	char *map;       /* the whole mapping, guard page first; NULL for the host */
+	char *stack_lo;  /* lowest usable byte, just above the guard */
+	size_t stack_sz; /* usable bytes */
+	int finished;
+	int in_pool; /* on the free list: not running and not resumable */
+	struct cta__fiber *next_free;
+	struct cta__fiber *next_all;
+#ifdef CTA__FIBER_ASAN
+	void *asan_fake; /* this fiber's fake stack while it is switched out */
+	const void *asan_bottom;
+	size_t asan_size;
+#endif
+#ifdef CTA__FIBER_TSAN
+	void *tsan;
+#endif
+};
+
+struct cta__fiber_pool {
+	struct cta__fiber host;
+	struct cta__fiber *free_list;
+	struct cta__fiber *all;
+	size_t stack_sz;
+	size_t page;
+#ifdef CTA__FIBER_ASAN
+	struct cta__fiber *switching_from; /* who to credit the stack we left */
+#endif
+};
+
+#if defined(CTA__FIBER_ASM)
+/* Saves callee-saved state on the current stack, stores the stack pointer
+ * in *save_sp, then loads new_sp and restores the state found there. */
+void cta__fiber_swap(void **save_sp, void *new_sp);
+/* First code a new fiber runs: calls the function in the frame's second
+ * register slot with the first slot as its argument (see prepare()). */
+void cta__fiber_entry(void);
+#endif
+
+/* Both halves of the sanitizer protocol: before_switch() runs on the fiber
+ * being left, after_switch() on the fiber that resumes. */
+static inline void before_switch(struct cta__fiber *from, struct cta__fiber *to, int dying)
+{
+#ifdef CTA__FIBER_ASAN
+	to->pool->switching_from = from;
+	__sanitizer_start_switch_fiber(dying ? NULL : &from->asan_fake, to->asan_bottom,
+	                               to->asan_size);
+#endif
+#ifdef CTA__FIBER_TSAN
+	/* The host fiber is whichever thread uses the pool now: the pool may
+	 * have been made on another thread (one pool per worker, say). */
+	if (from == &from->pool->host)
+		from->tsan = __tsan_get_current_fiber();
+	__tsan_switch_to_fiber(to->tsan, 0);
+#endif
+	(void)from;
+	(void)to;
+	(void)dying;
+}
+
+static inline void after_switch(struct cta__fiber *self)
+{
+#ifdef CTA__FIBER_ASAN
+	/* Records the bounds of the stack just left: this is how the host
+	 * fiber's bounds become known before anything switches back to it. */
+	struct cta__fiber *prev = self->pool->switching_from;
+	__sanitizer_finish_switch_fiber(self->asan_fake, &prev->asan_bottom, &prev->asan_size);
+#endif
+	(void)self;
+}
+
+static inline void raw_switch(struct cta__fiber *from, struct cta__fiber *to)
+{
+#if defined(CTA__FIBER_ASM)
+	cta__fiber_swap(&from->sp, to->sp);
+#else
+	if (swapcontext(&from->uc, &to->uc) != 0)
+		abort();
+#endif
+}
+
+static void fiber_main(void *p)
+{
+	struct cta__fiber *f = p;
+	after_switch(f);
+	f->fn(f->arg);
+	f->finished = 1;
+	/* The stack goes back to the pool while still in use: safe, because the
+	 * pool is single-threaded and nothing can start on it before the switch
+	 * below leaves it for good. */
+	f->in_pool = 1;
+	f->next_free = f->pool->free_list;
+	f->pool->free_list = f;
+	struct cta__fiber *ret = f->ret;
+	assert(ret && ret != f && !ret->in_pool);
+	before_switch(f, ret, 1);
+	raw_switch(f, ret);
+	abort(); /* nothing resumes a finished fiber */
+}
+
+#if !defined(CTA__FIBER_ASM)
+static void uc_entry(unsigned lo, unsigned hi)
+{
+	fiber_main((void *)(((uintptr_t)hi << 16 << 16) | (uintptr_t)lo));
+}
+#endif
+
+/* Lays out a frame that the switch code will "restore" into a call of
+ * fiber_main(f) at the top of f's stack. */
+static int prepare(struct cta__fiber *f)
+{
+	char *top = f->stack_lo + f->stack_sz;
+	top = (char *)((uintptr_t)top & ~(uintptr_t)15);
+#if defined(CTA__FIBER_ASM) && defined(__x86_64__)
+	/* Slots from sp: MXCSR|x87 CW, r15, r14, r13, r12, rbx, rbp, return.
+	 * The entry expects r12 = argument and r13 = function; after the final
+	 * ret pops the last slot, rsp is 16-byte aligned at the entry, so its
+	 * call gives fiber_main the ABI's alignment. Default FP control: all
+	 * exceptions masked, round to nearest, x87 extended precision. */
+	uint64_t *s = (uint64_t *)(void *)(top - 8 * 8);
+	memset(s, 0, 8 * 8);
+	s[0] = ((uint64_t)0x037F << 32) | 0x1F80;
+	s[3] = (uint64_t)(uintptr_t)fiber_main;
+	s[4] = (uint64_t)(uintptr_t)f;
+	s[7] = (uint64_t)(uintptr_t)cta__fiber_entry;
+	f->sp = s;
+#elif defined(CTA__FIBER_ASM) && defined(__aarch64__)
+	/* Slots from sp: x19..x28, x29, x30, d8..d15 (20 of 8 bytes). The
+	 * entry expects x19 = argument and x20 = function; x30 is where the
+	 * switch's ret lands. */
+	uint64_t *s = (uint64_t *)(void *)(top - 20 * 8);
+	memset(s, 0, 20 * 8);
+	s[0] = (uint64_t)(uintptr_t)f;
+	s[1] = (uint64_t)(uintptr_t)fiber_main;
+	s[11] = (uint64_t)(uintptr_t)cta__fiber_entry;
+	f->sp = s;
+#elif defined(CTA__FIBER_ASM)
+#error "CTA__FIBER_ASM set for an architecture without a switch routine"
+#else
+	if (getcontext(&f->uc) != 0)
+		return CTA_ENOMEM;
+	f->uc.uc_stack.ss_sp = f->stack_lo;
+	f->uc.uc_stack.ss_size = f->stack_sz;
+	f->uc.uc_link = NULL;
+	uintptr_t v = (uintptr_t)f;
+	makecontext(&f->uc, (void (*)(void))uc_entry, 2, (unsigned)(v & 0xffffffffu),
+	            (unsigned)(v >> 16 >> 16));
+	(void)top;
+#endif
+	return 0;
+}
+
+int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
+{
+	*out = NULL;
+	struct cta__fiber_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return CTA_ENOMEM;
+	long pg = sysconf(_SC_PAGESIZE);
+	p->page = pg > 0 ? (size_t)pg : 4096;
+	if (stack_bytes == 0)
+		stack_bytes = CTA__FIBER_STACK_DEFAULT;
+	p->stack_sz = (stack_bytes + p->page - 1) & ~(p->page - 1);
+	p->host.pool = p;
+	*out = p;
+	return 0;
+}
+
+void cta__fiber_pool_free(struct cta__fiber_pool *p)
+{
+	if (!p)
+		return;
+	struct cta__fiber *f = p->all;
+	while (f) {
+		struct cta__fiber *next = f->next_all;
+#ifdef CTA__FIBER_TSAN
+		__tsan_destroy_fiber(f->tsan);
+#endif
+		munmap(f->map, f->stack_sz + p->page);
+		free(f);
+		f = next;
+	}
+	free(p);
+}
+
+struct cta__fiber *cta__fiber_host(struct cta__fiber_pool *p)
+{
+	return &p->host;
+}
+
+static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
+{
+	struct cta__fiber *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	size_t len = p->stack_sz + p->page;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_STACK
+	flags |= MAP_STACK;
+#endif
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (m == MAP_FAILED) {
+		free(f);
+		return NULL;
+	}
+	/* The guard turns an overflow into a fault at the overflow, instead of
+	 * silent corruption of the neighbouring stack. */
+	if (mprotect(m, p->page, PROT_NONE) != 0) {
+		munmap(m, len);
+		free(f);
+		return NULL;
+	}
+	f->map = m;
+	f->stack_lo = (char *)m + p->page;
+	f->stack_sz = p->stack_sz;
+	f->pool = p;
+#ifdef CTA__FIBER_TSAN
+	/* One TSan fiber per stack, kept across reuses: a fiber cannot destroy
+	 * its own TSan state while still running on it. */
+	f->tsan = __tsan_create_fiber(0);
+#endif
+	f->next_all = p->all;
+	p->all = f;
+	return f;
+}
+
+struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn, void *arg,
+                                    struct cta__fiber *ret)
+{
+	assert(fn && ret);
+	struct cta__fiber *f = p->free_list;
+	if (f) {
+		p->free_list = f->next_free;
+#ifdef CTA__FIBER_ASAN
+		/* An abandoned run can leave poisoned redzones anywhere on the
+		 * stack; the next user must start from clean shadow memory. */
+		ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, f->stack_sz);
+#endif
+	} else {
+		f = new_stack(p);
+		if (!f)
+			return NULL;
+	}
+	f->fn = fn;
+	f->arg = arg;
+	f->ret = ret;
+	f->finished = 0;
+	f->in_pool = 0;
+	f->next_free = NULL;
+#ifdef CTA__FIBER_ASAN
+	f->asan_fake = NULL;
+	f->asan_bottom = f->stack_lo;
+	f->asan_size = f->stack_sz;
+#endif
+	if (prepare(f) != 0) {
+		f->in_pool = 1;
+		f->next_free = p->free_list;
+		p->free_list = f;
+		return NULL;
+	}
+	return f;
+}
+
+void cta__fiber_switch(struct cta__fiber *from, struct cta__fiber *to)
+{
+	assert(from != to && !to->finished && !to->in_pool);
+	before_switch(from, to, 0);
+	raw_switch(from, to);
+	after_switch(from);
+}
+
+void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f)
+{
+	if (!f || f->in_pool)
+		return;
+	assert(f != &p->host && f->pool == p);
+	f->in_pool = 1;
+	f->next_free = p->free_list;
+	p->free_list = f;
+}
+
+int cta__fiber_finished(const struct cta__fiber *f)
+{
+	return f->finished;
+}

@@ -1,0 +1,60 @@
+/* Fibers: cooperative user-space contexts on pooled, guarded stacks. The
+ * executor gives a CUDA thread its own fiber only once it must wait at a
+ * barrier, so switches must be cheap and stacks must be recycled. */
+#ifndef CTA_EXEC_FIBER_H
+#define CTA_EXEC_FIBER_H
+
+#include <stddef.h>
+
+/* Default usable stack size. Pages are committed by the kernel only when
+ * touched, so a large default costs address space, not memory. */
+#define CTA__FIBER_STACK_DEFAULT ((size_t)256 * 1024)
+
+struct cta__fiber;
+typedef void (*cta__fiber_fn)(void *arg);
+
+/* One pool per host thread; nothing here is thread-safe. A pool may be made
+ * on one thread and used on another, and change threads between uses, but
+ * only while none of its fibers is suspended mid-run: code on a fiber may
+ * have cached the address of its thread's thread-local variables. */
+struct cta__fiber_pool;
+
+/* Creates a pool whose fibers get stacks of `stack_bytes` (0: the default),
+ * rounded up to whole pages, each with a PROT_NONE guard page below it.
+ * Returns 0 or CTA_ENOMEM. */
+int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes);
+
+/* Frees the pool and every stack it ever made, live or not. Accepts NULL.
+ * Must be called on the host stack, never from inside one of its fibers. */
+void cta__fiber_pool_free(struct cta__fiber_pool *p);
+
+/* The fiber standing for the calling OS thread's own stack: switch from it
+ * to enter a fiber, and name it as `ret` to come back. Owned by the pool. */
+struct cta__fiber *cta__fiber_host(struct cta__fiber_pool *p);
+
+/* Takes a stack from the pool (reusing a finished or released one first)
+ * and prepares it so that the first switch to it calls fn(arg). When fn
+ * returns, the fiber is finished, its stack goes back to the pool, and
+ * control switches to `ret`, which must still be valid then. Returns NULL
+ * when no memory is left for a new stack.
+ *
+ * A fiber handle stays valid, and cta__fiber_finished() keeps answering
+ * for it, until the next cta__fiber_start() on the same pool, which may
+ * hand out the same handle again. */
+struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn, void *arg,
+                                    struct cta__fiber *ret);
+
+/* Saves the current context into `from` (which must be the fiber now
+ * running) and resumes `to` (which must be unfinished and not running).
+ * Returns when something switches back to `from`. */
+void cta__fiber_switch(struct cta__fiber *from, struct cta__fiber *to);
+
+/* Gives back a fiber that was started but will never be resumed (an
+ * abandoned run). Nothing on its stack is unwound: whatever its frames
+ * own is leaked. Releasing a finished fiber does nothing. */
+void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f);
+
+/* Nonzero once fn has returned. */
+int cta__fiber_finished(const struct cta__fiber *f);
+
+#endif

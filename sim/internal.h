@@ -1,0 +1,312 @@
+/* The simulator's internal state, shared by its modules: the engine
+ * (sim/engine), dispatch and placement (sim/sched), body execution
+ * (sim/exec), cluster launch control (sim/clc) and the UB checker (sim/ub).
+ * Not a public header. */
+#ifndef CTASIM_INTERNAL_H
+#define CTASIM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctasim/device.h"
+#include "ctasim/kernel.h"
+#include "ctasim/sim.h"
+#include "ctasim/trace.h"
+#include "engine/event_queue.h"
+
+struct cta__fiber;
+struct cta__fiber_pool;
+
+/* ---- coverage: a set of logical block indices as sorted intervals ------ */
+struct cta__cover {
+	uint64_t (*iv)[2]; /* disjoint [lo, hi) intervals, sorted */
+	size_t n, cap;
+	uint64_t *dups; /* duplicated indices (first few) */
+	size_t ndups, dups_cap;
+	uint64_t dup_total;
+};
+void cta__cover_init(struct cta__cover *c);
+void cta__cover_free(struct cta__cover *c);
+/* Marks index i processed; returns 1 if it already was (a duplicate). */
+int cta__cover_mark(struct cta__cover *c, uint64_t i);
+/* Lost indices in [0, n): writes up to max of them, returns how many. */
+uint64_t cta__cover_lost(const struct cta__cover *c, uint64_t n, uint64_t *out, size_t max);
+
+/* ---- a launched kernel -------------------------------------------------- */
+enum kstate { K_WAITING = 0, K_ACTIVE, K_DONE };
+
+struct cta__kernel {
+	unsigned id;
+	struct cta_launch l;
+	void *args;
+	char label[64];
+	uint64_t nblocks; /* logical blocks */
+	unsigned csize; /* CTAs per cluster (1 without clusters) */
+	uint64_t nunits; /* clusters (or blocks) */
+	uint64_t next_unit; /* pending range is [next_unit, nunits) */
+	uint64_t units_done; /* units whose every CTA retired */
+	uint64_t ctas_running;
+	int priority;
+	int stream;
+	enum kstate state;
+	uint64_t seq; /* launch order, for FIFO among equal priorities */
+	/* Per-CTA resources, already rounded to allocation granularity. */
+	unsigned threads, warps, regs, smem;
+	unsigned occupancy; /* max blocks per SM alone on an SM */
+	size_t smem_bytes; /* static + dynamic bytes a CTA's arena holds */
+	int uses_clc; /* issued at least one cancel or for_each */
+	struct cta__cover cover;
+	uint64_t *per_sm; /* blocks started per SM */
+	struct cta_kernel_stats st;
+	struct cta__kernel *next_in_stream;
+};
+
+struct cta__stream {
+	int priority;
+	struct cta__kernel *head, *tail; /* kernels not yet done, in order */
+};
+
+/* ---- per-SM resources ----------------------------------------------------- */
+struct cta__sm {
+	unsigned threads, warps, blocks, regs, smem;
+	unsigned gpc;
+};
+
+/* ---- mbarriers and cancel requests -------------------------------------- */
+struct cta__request;
+
+struct cta__mbar {
+	uint64_t *addr; /* in a CTA's shared memory */
+	unsigned count; /* arrivals per phase */
+	unsigned pending; /* arrivals still missing in the current phase */
+	int64_t tx; /* transaction bytes still expected (may go negative first) */
+	unsigned phase; /* current phase number (parity = phase & 1) */
+	uint64_t arrive_t; /* latest arrival time in the current phase */
+	uint64_t tx_t; /* latest completion time of tx in the current phase */
+	uint64_t completed_t; /* when the last phase completed */
+	unsigned unresolved; /* requests targeting it that the engine has not resolved */
+	unsigned char pend_slots[8], done_slots[8]; /* result slots completing in this / the last phase */
+	unsigned npend, ndone;
+	struct cta__lane_x *waiters; /* lanes blocked in try_wait */
+	const char *init_file;
+	int init_line;
+	struct cta__mbar *next;
+};
+
+/* A cancellation request; one per try_cancel. */
+struct cta__request {
+	uint64_t id;
+	struct cta__unit *unit;
+	struct cta__kernel *k;
+	unsigned cta; /* issuing CTA's rank */
+	unsigned thread;
+	int multicast;
+	size_t result_off; /* offset of the result in shared memory */
+	size_t bar_off;
+	uint64_t issue_t, done_t;
+	int resolved;
+	int outcome; /* cta_cancel_outcome */
+	uint64_t unit_index; /* stolen unit when successful */
+	const char *file;
+	int line;
+	uint32_t counted; /* targets whose mbarrier counted it as unresolved */
+	struct cta__request *next_new; /* in the unit's list of new requests */
+	struct cta__request *next; /* in the CTA's request list */
+};
+
+/* ---- execution units: a block, or a whole cluster ----------------------- */
+enum lstate { L_RUN = 0, L_BARRIER, L_CBARRIER, L_MBAR, L_ENGINE, L_DONE };
+
+/* A lane's fiber-side extension: the public struct cta__lane plus what the
+ * scheduler of its unit needs. */
+struct cta__lane_x {
+	struct cta__lane l; /* must be first */
+	struct cta__fiber *fiber;
+	enum lstate state;
+	int abandoned; /* retired by the deadlock handler while suspended */
+	unsigned rank; /* thread rank in its CTA */
+	uint64_t bar_gen; /* CTA barrier generation at its last crossing */
+	const char *wait_file;
+	int wait_line;
+	struct cta__mbar *wait_bar;
+	unsigned wait_parity;
+	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
+	struct cta__lane_x *next_run;
+	struct cta__lane_x *next_all;
+};
+
+struct cta__cta {
+	uint64_t logical; /* logical block index */
+	uint3 bid;
+	unsigned sm;
+	unsigned char *smem;
+	uint64_t end_t; /* latest thread exit */
+	uint64_t exited; /* threads that finished */
+	uint64_t nthreads; /* threads executed (blockDim, or 1 when timing-only) */
+	int done;
+	/* __syncthreads state */
+	unsigned bar_arrived;
+	uint64_t bar_max_t;
+	const char *bar_file;
+	int bar_line;
+	int bar_divergent_reported;
+	uint64_t bar_gen;
+	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
+	/* shared-memory sites placed so far */
+	const void *sites[16];
+	size_t site_off[16];
+	unsigned nsites;
+	size_t smem_top;
+	/* CLC and UB tracking */
+	struct cta__mbar *mbars;
+	struct cta__request *reqs;
+	int observed_failure;
+	uint64_t observed_failure_t;
+	const char *observed_failure_file;
+	int observed_failure_line;
+	unsigned foreach_calls; /* threads that called for_each / try_cancel_blocks */
+	unsigned foreach_twice;
+	unsigned leaders;
+	const char *foreach_file;
+	int foreach_line;
+	int foreach_checked;
+	uint64_t steal_current; /* logical index the block is processing now */
+	uint64_t *fe_bits; /* threads that called for_each (bitmap) */
+	unsigned fe_leader; /* effective leader rank of try_cancel_blocks */
+	int fe_leader_min;
+	struct cta__rslot {
+		size_t off; /* result buffer offset in shared memory */
+		struct cta__request *r;
+		int phase_done; /* its mbarrier phase completed */
+		int observed;
+		unsigned observer;
+		uint64_t observed_gen;
+		int consumed;
+		int reported;
+	} rslots[8];
+	unsigned nrslots;
+};
+
+struct cta__unit {
+	struct cta__kernel *k;
+	uint64_t index; /* unit (cluster) index in the kernel */
+	uint64_t start_t;
+	unsigned nctas;
+	struct cta__cta *ctas;
+	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
+	size_t cap_smem; /* allocated shared memory per CTA */
+	struct cta__cursor cursor;
+	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
+	struct cta__lane_x *all; /* every lane ever started */
+	unsigned live_lanes;
+	struct cta__fiber *host; /* the scheduler's context */
+	struct cta_sim *sim;
+	/* cluster barrier */
+	unsigned cbar_arrived;
+	uint64_t cbar_max_t;
+	uint64_t cbar_gen;
+	struct cta__lane_x *cbar_waiters, *cbar_waiters_tail;
+	/* outputs of the last segment, applied by the engine */
+	struct cta__request *new_reqs, *new_reqs_tail;
+	unsigned ctas_done;
+	int parked; /* waiting for the engine */
+	struct cta__unit *next_free;
+};
+
+/* ---- the simulator ----------------------------------------------------- */
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_START, EV_END, EV_FREE, EV_CANCEL };
+
+struct cta_sim {
+	struct cta_sim_opts o;
+	struct cta_device_model dev;
+	char errmsg[512];
+	struct cta__evq q;
+	uint64_t now;
+	uint64_t rng;
+	struct cta__kernel **kernels;
+	unsigned nkernels, kcap;
+	struct cta__stream *streams;
+	unsigned nstreams;
+	struct cta__sm *sms;
+	unsigned nsms;
+	unsigned rr_next; /* round-robin cursor */
+	uint64_t fe_free; /* dispatcher front end busy until */
+	int dispatch_pending; /* an EV_DISPATCH is queued */
+	cta_trace_writer *tw;
+	struct cta_ub_report *ubs;
+	size_t nubs, ubcap;
+	size_t ub_counts[32];
+	int aborted; /* ub_mode ABORT hit */
+	int hung;
+	uint64_t cancels_total;
+	uint64_t request_seq;
+	uint64_t barrier_crossings;
+	uint64_t events;
+	struct cta__fiber_pool *fpool;
+	struct cta__unit *free_units;
+	int ran;
+	int deterministic;
+	int io_error;
+	int bad_smem; /* a body used more shared memory than declared */
+};
+
+/* Current simulator of the calling host thread (set while a segment runs). */
+extern _Thread_local struct cta_sim *cta__sim_cur;
+
+/* engine */
+uint64_t cta__rand(struct cta_sim *s);
+void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
+void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
+		uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
+void cta__errf(struct cta_sim *s, const char *fmt, ...);
+
+/* sched */
+int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
+void cta__sched_request(struct cta_sim *s);
+void cta__sched_dispatch(struct cta_sim *s);
+void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
+void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k);
+void cta__sched_release(struct cta_sim *s, struct cta__kernel *k);
+/* A higher-priority kernel than k has blocks waiting. */
+int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);
+
+/* exec */
+struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+				const unsigned *sms, uint64_t t);
+/* Runs the unit until every lane is done or waits for the engine. */
+void cta__unit_run(struct cta_sim *s, struct cta__unit *u);
+void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
+struct cta__lane_x *cta__lane_self(void);
+struct cta__cta *cta__lane_cta(struct cta__lane_x *x);
+/* Suspends the calling lane in state st until the scheduler wakes it. */
+void cta__lane_block(struct cta__lane_x *x, enum lstate st);
+void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x);
+uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b);
+uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i);
+
+/* clc */
+void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
+void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
+int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b);
+
+/* ub */
+enum cta__ub_rule {
+	UB_REQUEST_AFTER_OBSERVED_FAILURE = 0,
+	UB_READ_FAILED_INDEX,
+	UB_READ_BEFORE_COMPLETE,
+	UB_RESULT_BUFFER_IN_FLIGHT,
+	UB_FOR_EACH_CALLED_TWICE,
+	UB_FOR_EACH_NOT_ALL_THREADS,
+	UB_LEADER_COUNT,
+	UB_MULTICAST_CLUSTER_NOT_RUNNING,
+	UB_DIVERGENT_BARRIER,
+	UB_BARRIER_DEADLOCK,
+	UB_BUILTIN_BLOCKIDX_IN_BODY,
+	UB__COUNT
+};
+/* Reports a rule broken by lane x (or by the unit when x is NULL). */
+void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
+	     const char *file, int line, const char *causefmt, ...);
+
+#endif

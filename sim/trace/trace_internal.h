@@ -1,0 +1,83 @@
+/* Internals shared by the trace writer, the reader and the trace tools:
+ * event-name lookup, the column line, and the checks on header strings that
+ * both sides must agree on. */
+#ifndef CTASIM_SIM_TRACE_INTERNAL_H
+#define CTASIM_SIM_TRACE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ctasim/trace.h"
+
+#define CTA__TRACE_MAGIC   "#ctasim-trace"
+#define CTA__TRACE_COLUMNS "t_ns,event,kernel,block,phys,sm,arg,code,text"
+#define CTA__TRACE_NCOLS   9
+
+/* Kernel column value that prints as '-'. */
+#define CTA__TRACE_NO_KERNEL UINT32_MAX
+
+/* Event named by s[0..n), or -1 when there is none. */
+int cta__trace_event_parse(const char *s, size_t n);
+
+/* 1 when v is one of the values FORMAT.md allows for the backend or clc key. */
+int cta__trace_backend_ok(const char *v);
+int cta__trace_clc_ok(const char *v);
+
+/* Writes the shortest decimal form of d that reads back to d (at most 32
+ * bytes with the NUL) and returns its length. */
+size_t cta__trace_fmt_double(char *buf, size_t len, double d);
+
+/* cta_trace_read() over a buffer instead of a file; name is used in
+ * messages. The fuzz target uses it to skip the file system. */
+int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *data, size_t len,
+                        char *errbuf, size_t errlen);
+
+/* ---- Block layout shared by the exporters and tools ----------------- */
+
+/* The time a physical block spent processing one stolen index. */
+struct cta__steal_seg {
+	uint64_t block; /* the stolen logical index */
+	uint64_t t0, t1;
+};
+
+/* One physical block's residency on an SM, from its start to its end. */
+struct cta__span {
+	uint32_t kernel;
+	uint32_t slot;  /* sub-row of the SM lane, so overlapping blocks never share one */
+	uint64_t block; /* logical index it started on */
+	uint64_t phys;
+	uint64_t sm;
+	uint64_t t0, t1;
+	int open;           /* no end record: t1 is the end of the trace */
+	size_t steal_first; /* its segments are steals[steal_first .. +steal_count) */
+	size_t steal_count;
+};
+
+#define CTA__MAX_SM_ID 65535
+
+struct cta__layout {
+	struct cta__span *spans; /* sorted by SM, then start time */
+	size_t nspans;
+	struct cta__steal_seg *steals;
+	size_t nsteals;
+	uint64_t sm_count; /* highest SM id in any record + 1 */
+	uint32_t *slots;   /* slots[sm]: sub-rows that SM needs (at least 1) */
+	uint32_t max_slots;
+	uint64_t t_min, t_max; /* over all records */
+};
+
+/* Builds the layout; per_kernel=1 allocates slots separately for every
+ * kernel (for per-kernel track groups). Returns 0, CTA_ENOMEM, or
+ * CTA_ERANGE when an SM id exceeds CTA__MAX_SM_ID. */
+int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_kernel);
+void cta__layout_free(struct cta__layout *l);
+
+/* Writes s escaped for a JSON string (without the quotes) or for XML
+ * text and attributes; invalid UTF-8 bytes become '?'. */
+void cta__put_json_str(FILE *f, const char *s);
+void cta__put_xml_str(FILE *f, const char *s);
+
+/* Logical blocks in a kernel's grid. */
+uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k);
+
+#endif

@@ -1,0 +1,309 @@
+/* Export of a trace to the Chrome trace-event JSON format, which Perfetto
+ * (ui.perfetto.dev) and chrome://tracing open: blocks as complete events on
+ * one track per SM slot, stolen indices nested inside them, cancels, UB and
+ * warnings as instant events. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctasim/tools.h"
+#include "trace_internal.h"
+
+struct pkey {
+	uint32_t kernel;
+	uint64_t phys, t0;
+	size_t span;
+};
+
+struct px {
+	FILE *f;
+	const struct cta_trace *t;
+	const struct cta__layout *l;
+	int per_kernel;
+	int first;            /* no event written yet: no comma before the next */
+	struct pkey *by_phys; /* spans sorted by (kernel, phys, t0) */
+};
+
+/* Trace-event timestamps are microseconds; three decimals keep every ns. */
+static void put_us(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+static void begin_event(struct px *x)
+{
+	fputs(x->first ? "\n" : ",\n", x->f);
+	x->first = 0;
+}
+
+static unsigned pid_of(const struct px *x, uint32_t kernel)
+{
+	return x->per_kernel && kernel != UINT32_MAX ? kernel + 1 : 1;
+}
+
+/* Track 0 of each process is the scheduler track; SM slots follow. */
+static uint64_t tid_of(const struct px *x, uint64_t sm, uint32_t slot)
+{
+	return sm * x->l->max_slots + slot + 1;
+}
+
+static int cmp_pkey(const void *pa, const void *pb)
+{
+	const struct pkey *a = pa, *b = pb;
+	if (a->kernel != b->kernel)
+		return a->kernel < b->kernel ? -1 : 1;
+	if (a->phys != b->phys)
+		return a->phys < b->phys ? -1 : 1;
+	if (a->t0 != b->t0)
+		return a->t0 < b->t0 ? -1 : 1;
+	return a->span < b->span ? -1 : a->span > b->span;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* The span of physical block phys that was resident at time t, or NULL. */
+static const struct cta__span *find_span(const struct px *x, uint32_t kernel, uint64_t phys,
+                                         uint64_t t)
+{
+	size_t lo = 0, hi = x->l->nspans;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct pkey *s = &x->by_phys[mid];
+		if (s->kernel < kernel || (s->kernel == kernel && s->phys < phys))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct cta__span *best = NULL;
+	for (size_t i = lo; i < x->l->nspans; i++) {
+		const struct pkey *s = &x->by_phys[i];
+		if (s->kernel != kernel || s->phys != phys)
+			break;
+		if (s->t0 <= t)
+			best = &x->l->spans[s->span];
+	}
+	return best;
+}
+
+static const char *kernel_name(const struct cta_trace *t, uint32_t k)
+{
+	return k < t->header.kernel_count ? t->header.kernels[k].name : "?";
+}
+
+static void put_meta(struct px *x)
+{
+	const struct cta_trace_header *h = &x->t->header;
+	unsigned npid = x->per_kernel ? (h->kernel_count ? h->kernel_count : 1) : 1;
+	for (unsigned p = 1; p <= npid; p++) {
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,"
+		        "\"args\":{\"name\":\"",
+		        p);
+		if (x->per_kernel && h->kernel_count) {
+			fprintf(x->f, "kernel %u: ", p - 1);
+			cta__put_json_str(x->f, h->kernels[p - 1].name);
+		} else {
+			fputs("GPU ", x->f);
+			cta__put_json_str(x->f, h->device);
+			fprintf(x->f, " (%s)", h->backend);
+		}
+		fputs("\"}}", x->f);
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,\"tid\":0,"
+		        "\"args\":{\"sort_index\":%u}}",
+		        p, p);
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":0,"
+		        "\"args\":{\"name\":\"scheduler\"}}",
+		        p);
+	}
+	/* Name only the tracks that carry blocks: with per-kernel groups a
+	 * kernel that used 10 SMs should not show 132 empty tracks. */
+	size_t n = x->l->nspans;
+	uint64_t *keys = malloc((n ? n : 1) * sizeof(*keys));
+	if (!keys)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct cta__span *s = &x->l->spans[i];
+		keys[i] = ((uint64_t)pid_of(x, s->kernel) << 40) | tid_of(x, s->sm, s->slot);
+	}
+	qsort(keys, n, sizeof(*keys), cmp_u64);
+	uint64_t prev = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i] == prev)
+			continue;
+		prev = keys[i];
+		unsigned pid = (unsigned)(keys[i] >> 40);
+		uint64_t tid = keys[i] & ((1ull << 40) - 1);
+		uint64_t sm = (tid - 1) / x->l->max_slots, slot = (tid - 1) % x->l->max_slots;
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%" PRIu64
+		        ",\"args\":{\"name\":\"SM %" PRIu64,
+		        pid, tid, sm);
+		if (slot)
+			fprintf(x->f, "/%" PRIu64, slot);
+		fputs("\"}}", x->f);
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%" PRIu64
+		        ",\"args\":{\"sort_index\":%" PRIu64 "}}",
+		        pid, tid, tid);
+	}
+	free(keys);
+}
+
+static void put_spans(struct px *x)
+{
+	for (size_t i = 0; i < x->l->nspans; i++) {
+		const struct cta__span *s = &x->l->spans[i];
+		unsigned pid = pid_of(x, s->kernel);
+		uint64_t tid = tid_of(x, s->sm, s->slot);
+		begin_event(x);
+		fputs("{\"ph\":\"X\",\"name\":\"", x->f);
+		cta__put_json_str(x->f, kernel_name(x->t, s->kernel));
+		fprintf(x->f, "\",\"cat\":\"block\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":", pid,
+		        tid);
+		put_us(x->f, s->t0);
+		fputs(",\"dur\":", x->f);
+		put_us(x->f, s->t1 - s->t0);
+		fprintf(x->f,
+		        ",\"args\":{\"kernel\":%u,\"block\":%" PRIu64 ",\"phys\":%" PRIu64
+		        ",\"sm\":%" PRIu64 ",\"steals\":%zu%s}}",
+		        s->kernel, s->block, s->phys, s->sm, s->steal_count,
+		        s->open ? ",\"open\":true" : "");
+		for (size_t j = 0; j < s->steal_count; j++) {
+			const struct cta__steal_seg *g = &x->l->steals[s->steal_first + j];
+			begin_event(x);
+			fprintf(x->f,
+			        "{\"ph\":\"X\",\"name\":\"stolen\",\"cat\":\"steal\",\"pid\":%u,"
+			        "\"tid\":%" PRIu64 ",\"ts\":",
+			        pid, tid);
+			put_us(x->f, g->t0);
+			fputs(",\"dur\":", x->f);
+			put_us(x->f, g->t1 > g->t0 ? g->t1 - g->t0 : 0);
+			fprintf(x->f,
+			        ",\"args\":{\"kernel\":%u,\"block\":%" PRIu64 ",\"phys\":%" PRIu64
+			        "}}",
+			        s->kernel, g->block, s->phys);
+		}
+	}
+}
+
+static void put_num_arg(FILE *f, const char *key, uint64_t v)
+{
+	if (v == CTA_TRACE_NONE)
+		fprintf(f, ",\"%s\":null", key);
+	else
+		fprintf(f, ",\"%s\":%" PRIu64, key, v);
+}
+
+static void put_instants(struct px *x)
+{
+	const struct cta_trace *t = x->t;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		const char *name;
+		char buf[64];
+		switch (r->ev) {
+		case CTA_TEV_LAUNCH:
+			name = "launch";
+			break;
+		case CTA_TEV_KERNEL_END:
+			name = "kernel_end";
+			break;
+		case CTA_TEV_CANCEL:
+			name = "cancel";
+			break;
+		case CTA_TEV_CANCEL_DONE:
+			snprintf(buf, sizeof(buf), "cancel %s", cta_cancel_outcome_name(r->code));
+			name = buf;
+			break;
+		case CTA_TEV_UB:
+			name = "UB";
+			break;
+		case CTA_TEV_WARN:
+			name = "warning";
+			break;
+		default:
+			continue;
+		}
+		unsigned pid = pid_of(x, r->kernel);
+		uint64_t tid = 0;
+		if (r->phys != CTA_TRACE_NONE && r->kernel != UINT32_MAX) {
+			const struct cta__span *s = find_span(x, r->kernel, r->phys, r->t_ns);
+			if (s)
+				tid = tid_of(x, s->sm, s->slot);
+		}
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%u,"
+		        "\"tid\":%" PRIu64 ",\"ts\":",
+		        name, cta_trace_event_name(r->ev), pid, tid);
+		put_us(x->f, r->t_ns);
+		fputs(",\"args\":{", x->f);
+		if (r->kernel == UINT32_MAX)
+			fputs("\"kernel\":null", x->f);
+		else
+			fprintf(x->f, "\"kernel\":%u", r->kernel);
+		put_num_arg(x->f, "block", r->block);
+		put_num_arg(x->f, "phys", r->phys);
+		put_num_arg(x->f, "sm", r->sm);
+		put_num_arg(x->f, "arg", r->arg);
+		fprintf(x->f, ",\"code\":%d", (int)r->code);
+		if (r->text) {
+			fputs(",\"text\":\"", x->f);
+			cta__put_json_str(x->f, r->text);
+			fputc('"', x->f);
+		}
+		fputs("}}", x->f);
+	}
+}
+
+int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
+                              const struct cta_perfetto_opts *opts)
+{
+	struct cta__layout l;
+	int per_kernel = opts && opts->group == CTA_PERFETTO_GROUP_KERNEL;
+	int rc = cta__layout_build(&l, t, per_kernel);
+	if (rc)
+		return rc;
+	struct px x = {.f = f, .t = t, .l = &l, .per_kernel = per_kernel, .first = 1};
+	x.by_phys = malloc((l.nspans ? l.nspans : 1) * sizeof(*x.by_phys));
+	if (!x.by_phys) {
+		cta__layout_free(&l);
+		return CTA_ENOMEM;
+	}
+	for (size_t i = 0; i < l.nspans; i++)
+		x.by_phys[i] = (struct pkey){.kernel = l.spans[i].kernel,
+		                             .phys = l.spans[i].phys,
+		                             .t0 = l.spans[i].t0,
+		                             .span = i};
+	qsort(x.by_phys, l.nspans, sizeof(*x.by_phys), cmp_pkey);
+
+	const struct cta_trace_header *h = &t->header;
+	fputs(
+	    "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"format\":\"ctasim-trace\",\"backend\":\"",
+	    f);
+	cta__put_json_str(f, h->backend);
+	fputs("\",\"device\":\"", f);
+	cta__put_json_str(f, h->device);
+	fprintf(f, "\",\"seed\":\"%" PRIu64 "\",\"clc\":\"", h->seed);
+	cta__put_json_str(f, h->clc);
+	fprintf(f, "\",\"tick_ns\":%.17g,\"complete\":%s},\n\"traceEvents\":[", h->tick_ns,
+	        t->complete ? "true" : "false");
+	put_meta(&x);
+	put_spans(&x);
+	put_instants(&x);
+	fputs("\n]}\n", f);
+	free(x.by_phys);
+	cta__layout_free(&l);
+	return ferror(f) ? CTA_EIO : 0;
+}

@@ -1,0 +1,370 @@
+/* The SVG timeline: one lane per SM (split into sub-rows where blocks of
+ * that SM overlap), each physical block a rectangle coloured by kernel, the
+ * time spent on stolen indices hatched, and markers for failed cancels, UB
+ * and warnings, above a legend. Sized to stay legible at 132+ SMs. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctasim/tools.h"
+#include "trace_internal.h"
+
+/* Tableau 10 without its red, which the failure markers use. */
+static const char *const palette[] = {
+    "#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948",
+    "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6",
+};
+/* The same colours mixed 35% with white, for every other block, so that
+ * neighbouring blocks stay distinguishable without an outline. */
+static const char *const palette_light[] = {
+    "#8aa7c6", "#f6b47a", "#90c08a", "#a3cecb", "#f3db84",
+    "#cbaac2", "#ffbfc5", "#bca498", "#d0cac6", "#afd2cd",
+};
+#define NPAL (sizeof(palette) / sizeof(palette[0]))
+
+struct geo {
+	double left, top, plot_w, lane_h;
+	uint64_t t0, span;
+	const struct cta__layout *l;
+};
+
+static double xof(const struct geo *g, uint64_t t)
+{
+	return g->left + (double)(t - g->t0) * g->plot_w / (double)g->span;
+}
+
+static double lane_y(const struct geo *g, uint64_t sm)
+{
+	return g->top + (double)sm * g->lane_h;
+}
+
+/* The inner height of a lane (a 1 px gap separates lanes when there is room). */
+static double lane_inner(const struct geo *g)
+{
+	return g->lane_h >= 6 ? g->lane_h - 1 : g->lane_h;
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten giving about n ticks. */
+static uint64_t nice_step(uint64_t span, unsigned n)
+{
+	double raw = (double)span / n;
+	if (raw < 1)
+		return 1;
+	double mag = pow(10, floor(log10(raw)));
+	double f = raw / mag;
+	double m = f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10;
+	return (uint64_t)(m * mag);
+}
+
+static void fmt_time(char *buf, size_t n, uint64_t ns, uint64_t unit)
+{
+	const char *u = unit == 1         ? "ns"
+	                : unit == 1000    ? "\xc2\xb5s"
+	                : unit == 1000000 ? "ms"
+	                                  : "s";
+	double v = (double)ns / (double)unit;
+	if (v == floor(v))
+		snprintf(buf, n, "%.0f %s", v, u);
+	else
+		snprintf(buf, n, "%g %s", v, u);
+}
+
+static uint64_t unit_for(uint64_t span)
+{
+	if (span < 10000ull)
+		return 1;
+	if (span < 10000000ull)
+		return 1000;
+	if (span < 10000000000ull)
+		return 1000000;
+	return 1000000000ull;
+}
+
+static void put_axis(FILE *f, const struct geo *g, unsigned nsm)
+{
+	uint64_t step = nice_step(g->span, 10), unit = unit_for(g->span);
+	double y0 = g->top, y1 = g->top + nsm * g->lane_h;
+	fprintf(f, "<g class=\"axis\">\n");
+	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>\n",
+	        g->left, y0 - 0.5, g->left + g->plot_w, y0 - 0.5);
+	for (uint64_t t = 0; t <= g->span; t += step) {
+		double x = xof(g, g->t0 + t);
+		char lab[48];
+		fmt_time(lab, sizeof(lab), t, unit);
+		fprintf(f,
+		        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>"
+		        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>"
+		        "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\">%s</text>\n",
+		        x, y0, x, y1, x, y0 - 5, x, y0, x, y0 - 8, lab);
+		if (g->span - t < step)
+			break;
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void put_lanes(FILE *f, const struct geo *g, unsigned nsm)
+{
+	/* Label often enough to find a lane, rarely enough to stay legible. */
+	unsigned every = 1;
+	while (every * g->lane_h < 11)
+		every *= 2;
+	fprintf(f, "<g class=\"lanes\">\n");
+	for (unsigned sm = 0; sm < nsm; sm++) {
+		double y = lane_y(g, sm);
+		if (sm % 2)
+			fprintf(f,
+			        "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" "
+			        "class=\"stripe\"/>\n",
+			        g->left, y, g->plot_w, g->lane_h);
+		if (sm % every == 0)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" class=\"sm\">SM %u</text>\n",
+			        g->left - 4, y + g->lane_h / 2 + 3.5, sm);
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void put_blocks(FILE *f, const struct geo *g, const struct cta_trace *t, int titles)
+{
+	const struct cta__layout *l = g->l;
+	fprintf(f, "<g class=\"blocks\">\n");
+	for (size_t i = 0; i < l->nspans; i++) {
+		const struct cta__span *s = &l->spans[i];
+		double rows = l->slots[s->sm];
+		double h = lane_inner(g) / rows;
+		double y = lane_y(g, s->sm) + s->slot * h;
+		double x0 = xof(g, s->t0), x1 = xof(g, s->t1);
+		double w = x1 - x0 < 0.5 ? 0.5 : x1 - x0;
+		unsigned c = (s->kernel % NPAL) * 2 + (unsigned)(s->phys & 1);
+		fprintf(f,
+		        "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"c%u\">",
+		        x0, y, w, h, c);
+		if (titles) {
+			fprintf(f,
+			        "<title>kernel %u block %" PRIu64 " (phys %" PRIu64 ") SM %" PRIu64
+			        ", %" PRIu64 "..%" PRIu64 " ns",
+			        s->kernel, s->block, s->phys, s->sm, s->t0, s->t1);
+			if (s->steal_count)
+				fprintf(f, ", %zu stolen", s->steal_count);
+			fputs("</title>", f);
+		}
+		fputs("</rect>\n", f);
+		for (size_t j = 0; j < s->steal_count; j++) {
+			const struct cta__steal_seg *st = &l->steals[s->steal_first + j];
+			double sx0 = xof(g, st->t0), sx1 = xof(g, st->t1);
+			double sw = sx1 - sx0 < 0.5 ? 0.5 : sx1 - sx0;
+			fprintf(f,
+			        "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+			        "class=\"steal\">",
+			        sx0, y, sw, h);
+			if (titles)
+				fprintf(f,
+				        "<title>stolen block %" PRIu64 " run by phys %" PRIu64
+				        "</title>",
+				        st->block, s->phys);
+			fputs("</rect>\n", f);
+		}
+	}
+	fprintf(f, "</g>\n");
+}
+
+static void put_marks(FILE *f, const struct geo *g, const struct cta_trace *t)
+{
+	double m = g->lane_h < 10 ? 5 : g->lane_h / 2;
+	if (m > 8)
+		m = 8;
+	fprintf(f, "<g class=\"marks\">\n");
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->sm == CTA_TRACE_NONE || r->sm >= g->l->sm_count)
+			continue;
+		double x = xof(g, r->t_ns), y = lane_y(g, r->sm);
+		if (r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS) {
+			/* Running out of work is how every stealing loop ends, so it is
+			 * drawn small and grey; other failures are what people look for. */
+			int empty = r->code == CTA_CANCEL_FAIL_EMPTY;
+			double mm = empty ? m * 0.6 : m;
+			fprintf(f,
+			        "<path d=\"M%.2f %.2fl%.2f %.2fl%.2f 0z\" class=\"%s\"><title>"
+			        "failed cancel (%s), kernel %u phys %" PRIu64 " at %" PRIu64
+			        " ns</title></path>\n",
+			        x, y + mm * 1.2, -mm * 0.7, -mm * 1.2, mm * 1.4,
+			        empty ? "empty" : "fail", cta_cancel_outcome_name(r->code),
+			        r->kernel, r->phys, r->t_ns);
+		} else if (r->ev == CTA_TEV_UB || r->ev == CTA_TEV_WARN) {
+			double cy = y + g->lane_h / 2;
+			fprintf(
+			    f,
+			    "<path d=\"M%.2f %.2fl%.2f %.2fl%.2f %.2fl%.2f %.2fz\" class=\"%s\">"
+			    "<title>%s at %" PRIu64 " ns: ",
+			    x, cy - m, m, m, -m, m, -m, -m, r->ev == CTA_TEV_UB ? "ub" : "warn",
+			    r->ev == CTA_TEV_UB ? "UB" : "warning", r->t_ns);
+			cta__put_xml_str(f, r->text ? r->text : "");
+			fputs("</title></path>\n", f);
+		}
+	}
+	fprintf(f, "</g>\n");
+}
+
+/* Draws the legend to f and returns its height; with f NULL only measures. */
+static double put_legend(FILE *f, const struct cta_trace *t, double x0, double y0, double w,
+                         const uint64_t *per_kernel_blocks)
+{
+	static const char *const extra[] = {"stolen index (work stealing)",
+	                                    "cancel failed (priority, injected)",
+	                                    "cancel failed (nothing left)", "UB report", "warning"};
+	static const char *const ecls[] = {"steal", "fail", "empty", "ub", "warn"};
+	const unsigned nextra = sizeof(extra) / sizeof(extra[0]);
+	double x = x0, y = y0;
+	char lab[160];
+	if (f)
+		fprintf(f, "<g class=\"legend\">\n");
+	for (unsigned k = 0; k < t->header.kernel_count + nextra; k++) {
+		const char *cls = NULL;
+		if (k < t->header.kernel_count) {
+			snprintf(lab, sizeof(lab), "kernel %u: %s (%" PRIu64 " blocks)", k,
+			         t->header.kernels[k].name, per_kernel_blocks[k]);
+		} else {
+			snprintf(lab, sizeof(lab), "%s", extra[k - t->header.kernel_count]);
+			cls = ecls[k - t->header.kernel_count];
+		}
+		/* 6.6 px a character approximates 12 px sans-serif text. */
+		double tw = 30 + 6.6 * (double)strlen(lab);
+		if (x + tw > x0 + w && x > x0) {
+			x = x0;
+			y += 18;
+		}
+		if (f) {
+			if (!cls)
+				fprintf(f,
+				        "<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"10\" "
+				        "class=\"c%u\"/>",
+				        x, y, (k % (unsigned)NPAL) * 2);
+			else if (!strcmp(cls, "steal"))
+				fprintf(f,
+				        "<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"10\" "
+				        "class=\"c0\"/><rect x=\"%.1f\" y=\"%.1f\" width=\"18\" "
+				        "height=\"10\" class=\"steal\"/>",
+				        x, y, x, y);
+			else if (!strcmp(cls, "fail") || !strcmp(cls, "empty"))
+				fprintf(f, "<path d=\"M%.1f %.1fl-6 -10l12 0z\" class=\"%s\"/>",
+				        x + 9, y + 10, cls);
+			else
+				fprintf(f, "<path d=\"M%.1f %.1fl6 6l-6 6l-6 -6z\" class=\"%s\"/>",
+				        x + 9, y - 1, cls);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"leg\">", x + 24, y + 9);
+			cta__put_xml_str(f, lab);
+			fputs("</text>\n", f);
+		}
+		x += tw + 16;
+	}
+	if (f)
+		fprintf(f, "</g>\n");
+	return y - y0 + 18;
+}
+
+int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_svg_opts *opts)
+{
+	struct cta__layout l;
+	int rc = cta__layout_build(&l, t, 0);
+	if (rc)
+		return rc;
+	unsigned width = opts && opts->width ? opts->width : 1600;
+	if (width < 400)
+		width = 400;
+	unsigned nsm = l.sm_count ? (unsigned)l.sm_count : 1;
+
+	struct geo g = {.left = 64, .top = 58, .l = &l, .t0 = l.t_min};
+	g.plot_w = width - g.left - 24;
+	g.span = l.t_max > l.t_min ? l.t_max - l.t_min : 1;
+	if (opts && opts->lane_height) {
+		g.lane_h = opts->lane_height;
+	} else {
+		/* About 3 px per overlapping block, within 6..20 px a lane, and
+		 * squeezed when many SMs would make the picture taller than 2400 px. */
+		double h = 3.0 * l.max_slots + 1;
+		h = h < 6 ? 6 : h > 20 ? 20 : h;
+		if (h * nsm > 2400)
+			h = 2400.0 / nsm < 2 ? 2 : 2400.0 / nsm;
+		g.lane_h = h;
+	}
+
+	uint64_t *per_kernel = calloc(t->header.kernel_count + 1, sizeof(*per_kernel));
+	if (!per_kernel) {
+		cta__layout_free(&l);
+		return CTA_ENOMEM;
+	}
+	uint64_t stolen = 0, fails = 0, ubs = 0, warns = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
+		    r->kernel < t->header.kernel_count)
+			per_kernel[r->kernel]++;
+		stolen += r->ev == CTA_TEV_STEAL;
+		fails += r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS;
+		ubs += r->ev == CTA_TEV_UB;
+		warns += r->ev == CTA_TEV_WARN;
+	}
+
+	double plot_h = nsm * g.lane_h;
+	/* A dry run of the legend gives its height before anything is drawn. */
+	double legend_h = put_legend(NULL, t, g.left, 0, g.plot_w, per_kernel);
+	double height = g.top + plot_h + 40 + legend_h;
+
+	fprintf(
+	    f,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%.0f\" "
+	    "viewBox=\"0 0 %u %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+	    width, height, width, height);
+	fputs(
+	    "<defs><pattern id=\"hatch\" width=\"4\" height=\"4\" patternUnits=\"userSpaceOnUse\" "
+	    "patternTransform=\"rotate(45)\"><rect width=\"4\" height=\"4\" fill=\"none\"/>"
+	    "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"4\" stroke=\"#000\" stroke-opacity=\"0.55\" "
+	    "stroke-width=\"1.2\"/>"
+	    "</pattern>\n<style>\n",
+	    f);
+	for (unsigned i = 0; i < NPAL; i++)
+		fprintf(f, ".c%u{fill:%s}.c%u{fill:%s}\n", 2 * i, palette[i], 2 * i + 1,
+		        palette_light[i]);
+	fputs(".steal{fill:url(#hatch);stroke:#222;stroke-width:0.5}\n"
+	      ".empty{fill:#777}\n"
+	      ".fail{fill:#d62728;stroke:#fff;stroke-width:0.5}\n"
+	      ".ub{fill:#e377c2;stroke:#000;stroke-width:0.8}\n"
+	      ".warn{fill:#ff9f1c;stroke:#000;stroke-width:0.6}\n"
+	      ".stripe{fill:#f2f2f2}.grid{stroke:#d0d0d0;stroke-width:0.5}"
+	      ".ax{stroke:#333;stroke-width:1}\n"
+	      ".tick{font-size:11px;text-anchor:middle;fill:#333}"
+	      ".sm{font-size:10px;text-anchor:end;fill:#444}"
+	      ".leg{font-size:12px;fill:#222}.title{font-size:15px;font-weight:bold;fill:#111}"
+	      ".sub{font-size:11px;fill:#555}\n"
+	      "</style></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n",
+	      f);
+
+	fprintf(f, "<text x=\"%.1f\" y=\"18\" class=\"title\">", g.left);
+	if (opts && opts->title) {
+		cta__put_xml_str(f, opts->title);
+	} else {
+		fputs("ctasim trace: ", f);
+		cta__put_xml_str(f, t->header.device);
+		fprintf(f, " (%s%s)", t->header.backend, t->complete ? "" : ", incomplete");
+	}
+	uint64_t unit = unit_for(g.span);
+	char ms[48];
+	fmt_time(ms, sizeof(ms), l.t_max - l.t_min, unit);
+	fprintf(f,
+	        "</text>\n<text x=\"%.1f\" y=\"34\" class=\"sub\">%zu blocks on %u SMs, %" PRIu64
+	        " stolen indices, %" PRIu64 " failed cancels, %" PRIu64 " UB reports, %" PRIu64
+	        " warnings; time since the first record, makespan %s; tick %g ns</text>\n",
+	        g.left, l.nspans, nsm, stolen, fails, ubs, warns, ms, t->header.tick_ns);
+
+	put_lanes(f, &g, nsm);
+	put_axis(f, &g, nsm);
+	put_blocks(f, &g, t, l.nspans <= 50000);
+	put_marks(f, &g, t);
+	put_legend(f, t, g.left, g.top + plot_h + 22, g.plot_w, per_kernel);
+	fputs("</svg>\n", f);
+	free(per_kernel);
+	cta__layout_free(&l);
+	return ferror(f) ? CTA_EIO : 0;
+}

@@ -1,0 +1,544 @@
+/* Device-model tests: the presets (shape, limits, validation, lookup by
+ * name and alias), model files (round trip of every preset, overrides on a
+ * base, and each malformed-file error with its exact FILE:LINE), and
+ * resolving NAME-or-FILE. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ctasim/device.h"
+
+static char tmpdir[256];
+
+static int make_tmpdir(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ctasim-test-device-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes `text` to a file named `name` in the test directory; returns its path. */
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* Loads `text` as a model file and expects CTA_EPARSE with the message
+ * "PATH:LINE: want". */
+static void expect_error(const char *text, unsigned line, const char *want)
+{
+	struct cta_device_model m;
+	char err[512], expected[1024];
+	const char *path = write_file("bad.model", text);
+	int rc = cta_device_load(&m, path, err, sizeof(err));
+
+	snprintf(expected, sizeof(expected), "%s:%u: %s", path, line, want);
+	assert_int_equal(rc, CTA_EPARSE);
+	assert_string_equal(err, expected);
+}
+
+static void assert_models_equal(const struct cta_device_model *a, const struct cta_device_model *b)
+{
+	assert_string_equal(a->name, b->name);
+	assert_int_equal(a->cc_major, b->cc_major);
+	assert_int_equal(a->cc_minor, b->cc_minor);
+	assert_int_equal(a->has_clc, b->has_clc);
+	assert_int_equal(a->sm_count, b->sm_count);
+	assert_int_equal(a->sms_per_tpc, b->sms_per_tpc);
+	assert_int_equal(a->gpc_count, b->gpc_count);
+	assert_memory_equal(a->gpc_of_sm, b->gpc_of_sm, a->sm_count * sizeof(a->gpc_of_sm[0]));
+	assert_memory_equal(a->tpc_of_sm, b->tpc_of_sm, a->sm_count * sizeof(a->tpc_of_sm[0]));
+	assert_int_equal(a->max_threads_per_sm, b->max_threads_per_sm);
+	assert_int_equal(a->max_warps_per_sm, b->max_warps_per_sm);
+	assert_int_equal(a->max_blocks_per_sm, b->max_blocks_per_sm);
+	assert_int_equal(a->max_threads_per_block, b->max_threads_per_block);
+	assert_int_equal(a->warp_size, b->warp_size);
+	assert_int_equal(a->regs_per_sm, b->regs_per_sm);
+	assert_int_equal(a->max_regs_per_thread, b->max_regs_per_thread);
+	assert_int_equal(a->max_regs_per_block, b->max_regs_per_block);
+	assert_int_equal(a->reg_alloc_unit, b->reg_alloc_unit);
+	assert_int_equal(a->smem_per_sm, b->smem_per_sm);
+	assert_int_equal(a->max_smem_per_block, b->max_smem_per_block);
+	assert_int_equal(a->smem_reserved_per_block, b->smem_reserved_per_block);
+	assert_int_equal(a->smem_alloc_unit, b->smem_alloc_unit);
+	assert_int_equal(a->max_cluster_size, b->max_cluster_size);
+	assert_int_equal(a->priority_greatest, b->priority_greatest);
+	assert_int_equal(a->priority_least, b->priority_least);
+	assert_int_equal(a->launch_latency_ns, b->launch_latency_ns);
+	assert_int_equal(a->dispatch_latency_ns, b->dispatch_latency_ns);
+	assert_int_equal(a->block_start_ns, b->block_start_ns);
+	assert_int_equal(a->block_retire_ns, b->block_retire_ns);
+	assert_int_equal(a->cancel_latency_ns, b->cancel_latency_ns);
+	assert_int_equal(a->barrier_ns, b->barrier_ns);
+	assert_int_equal(a->placement, b->placement);
+	assert_int_equal(a->placement_order_len, b->placement_order_len);
+	assert_memory_equal(a->placement_order, b->placement_order,
+	                    a->placement_order_len * sizeof(a->placement_order[0]) + 1);
+}
+
+/* ---- presets ---- */
+
+static void every_preset_validates(void **state)
+{
+	char err[256];
+
+	(void)state;
+	assert_true(cta_device_preset_count() >= 4);
+	for (unsigned i = 0; i < cta_device_preset_count(); i++) {
+		const struct cta_device_model *m = cta_device_preset(i);
+
+		assert_non_null(m);
+		if (cta_device_validate(m, err, sizeof(err)) != 0)
+			fail_msg("preset %s: %s", m->name, err);
+	}
+	assert_null(cta_device_preset(cta_device_preset_count()));
+}
+
+static void presets_have_the_published_sm_counts(void **state)
+{
+	static const struct {
+		const char *name;
+		unsigned sms, gpcs, cc_major, has_clc;
+	} want[] = {
+	    {"B200", 148, 8, 10, 1}, {"H100-SXM", 132, 8, 9, 0}, {"H100-PCIe", 114, 8, 9, 0},
+	    {"H200", 132, 8, 9, 0},  {"A100-SXM", 108, 7, 8, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct cta_device_model *m = cta_device_find(want[i].name);
+
+		assert_non_null(m);
+		assert_string_equal(m->name, want[i].name);
+		assert_int_equal(m->sm_count, want[i].sms);
+		assert_int_equal(m->gpc_count, want[i].gpcs);
+		assert_int_equal(m->cc_major, want[i].cc_major);
+		assert_int_equal(m->has_clc, want[i].has_clc);
+		assert_int_equal(m->sms_per_tpc, 2);
+		assert_int_equal(m->placement, CTA_PLACE_SPREAD);
+		assert_int_equal(m->priority_greatest, -5);
+		assert_int_equal(m->priority_least, 0);
+		for (unsigned s = 0; s < m->sm_count; s++)
+			assert_int_equal(m->tpc_of_sm[s], s / 2);
+	}
+}
+
+/* A published H100 SXM SM-to-GPC query found 6 GPCs of 16 SMs and 2 of 18. */
+static void h100_gpcs_hold_16_or_18_sms(void **state)
+{
+	const struct cta_device_model *m = cta_device_find("H100-SXM");
+	unsigned per_gpc[8] = {0}, n16 = 0, n18 = 0;
+
+	(void)state;
+	for (unsigned s = 0; s < m->sm_count; s++)
+		per_gpc[m->gpc_of_sm[s]]++;
+	for (unsigned g = 0; g < 8; g++) {
+		n16 += per_gpc[g] == 16;
+		n18 += per_gpc[g] == 18;
+	}
+	assert_int_equal(n16, 6);
+	assert_int_equal(n18, 2);
+}
+
+static void cc90_and_cc100_limits_match_the_programming_guide(void **state)
+{
+	const char *names[] = {"H100-SXM", "B200"};
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		const struct cta_device_model *m = cta_device_find(names[i]);
+
+		assert_int_equal(m->max_threads_per_sm, 2048);
+		assert_int_equal(m->max_warps_per_sm, 64);
+		assert_int_equal(m->max_blocks_per_sm, 32);
+		assert_int_equal(m->max_threads_per_block, 1024);
+		assert_int_equal(m->regs_per_sm, 65536);
+		assert_int_equal(m->max_regs_per_thread, 255);
+		assert_int_equal(m->smem_per_sm, 228 * 1024);
+		assert_int_equal(m->max_smem_per_block, 227 * 1024);
+		assert_int_equal(m->smem_reserved_per_block, 1024);
+		assert_int_equal(m->reg_alloc_unit, 256);
+		assert_int_equal(m->smem_alloc_unit, 128);
+		assert_int_equal(m->max_cluster_size, 8);
+	}
+}
+
+static void find_is_case_insensitive_and_knows_aliases(void **state)
+{
+	(void)state;
+	assert_ptr_equal(cta_device_find("h100-sxm"), cta_device_find("H100-SXM"));
+	assert_ptr_equal(cta_device_find("H100"), cta_device_find("H100-SXM"));
+	assert_ptr_equal(cta_device_find("h100"), cta_device_find("H100-SXM"));
+	assert_ptr_equal(cta_device_find("h100-pcie"), cta_device_find("H100-PCIe"));
+	assert_ptr_equal(cta_device_find("b200"), cta_device_find("B200"));
+	assert_ptr_equal(cta_device_find("A100"), cta_device_find("A100-SXM"));
+	assert_null(cta_device_find("H101"));
+	assert_null(cta_device_find(""));
+	assert_null(cta_device_find(NULL));
+}
+
+/* ---- validation ---- */
+
+static void validate_rejects_inconsistent_models(void **state)
+{
+	struct cta_device_model m;
+	char err[256];
+
+	(void)state;
+	m = *cta_device_find("H100");
+	m.sm_count = 0;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	assert_string_equal(err, "sm_count must not be 0");
+
+	m = *cta_device_find("H100");
+	m.sm_count = CTA_DEVICE_MAX_SMS + 1;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+
+	m = *cta_device_find("H100");
+	m.gpc_of_sm[5] = 8;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	assert_string_equal(err, "gpc_of_sm[5] = 8 is not below gpc_count (8)");
+
+	m = *cta_device_find("H100");
+	m.tpc_of_sm[131] = 66;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+
+	m = *cta_device_find("H100");
+	m.max_threads_per_block = 4096;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+
+	m = *cta_device_find("H100");
+	m.max_smem_per_block = m.smem_per_sm;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+
+	m = *cta_device_find("H100");
+	m.priority_greatest = 1;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+}
+
+static void validate_checks_the_placement_order(void **state)
+{
+	struct cta_device_model m = *cta_device_find("B200");
+	char err[256];
+
+	(void)state;
+	m.placement = CTA_PLACE_ORDER;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	assert_string_equal(err, "placement 'order' needs a non-empty placement_order");
+	m.placement_order_len = 3;
+	m.placement_order[0] = 4;
+	m.placement_order[1] = 0;
+	m.placement_order[2] = 4;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	assert_string_equal(err, "placement_order lists SM 4 twice");
+	m.placement_order[2] = 148;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	m.placement_order[2] = 147;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+}
+
+/* ---- model files ---- */
+
+static void every_preset_round_trips_through_a_file(void **state)
+{
+	char path[512], err[256];
+
+	(void)state;
+	for (unsigned i = 0; i < cta_device_preset_count(); i++) {
+		const struct cta_device_model *p = cta_device_preset(i);
+		struct cta_device_model back;
+
+		snprintf(path, sizeof(path), "%s/%s.model", tmpdir, p->name);
+		assert_int_equal(cta_device_save(p, path, err, sizeof(err)), 0);
+		memset(&back, 0xa5, sizeof(back));
+		if (cta_device_load(&back, path, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+		assert_models_equal(p, &back);
+	}
+}
+
+static void calibrated_placement_order_round_trips(void **state)
+{
+	struct cta_device_model m = *cta_device_find("H100-PCIe"), back;
+	char path[512], err[256];
+
+	(void)state;
+	m.placement = CTA_PLACE_ORDER;
+	m.placement_order_len = m.sm_count;
+	for (unsigned i = 0; i < m.sm_count; i++)
+		m.placement_order[i] = (uint16_t)((i * 7) % m.sm_count); /* 7 is coprime to 114 */
+	m.launch_latency_ns = 1234567890123ull;
+	snprintf(m.name, sizeof(m.name), "H100 PCIe calibrated");
+	snprintf(path, sizeof(path), "%s/calibrated.model", tmpdir);
+	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), 0);
+	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
+	assert_models_equal(&m, &back);
+}
+
+static void save_refuses_an_invalid_model(void **state)
+{
+	struct cta_device_model m = *cta_device_find("H100");
+	char path[512], err[256];
+
+	(void)state;
+	m.warp_size = 0;
+	snprintf(path, sizeof(path), "%s/invalid.model", tmpdir);
+	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), CTA_EINVAL);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static void base_preset_is_overridden_by_later_keys(void **state)
+{
+	struct cta_device_model m;
+	char err[256];
+	const char *path = write_file("override.model", "# an H100 with a faster launch\n"
+	                                                "\n"
+	                                                "base = h100   # alias, any case\n"
+	                                                "name = H100 tuned\n"
+	                                                "launch_latency_ns = 1800\n"
+	                                                "placement = round_robin\n");
+
+	(void)state;
+	assert_int_equal(cta_device_load(&m, path, err, sizeof(err)), 0);
+	assert_string_equal(m.name, "H100 tuned");
+	assert_int_equal(m.launch_latency_ns, 1800);
+	assert_int_equal(m.placement, CTA_PLACE_ROUND_ROBIN);
+	assert_int_equal(m.sm_count, 132);
+	assert_memory_equal(m.gpc_of_sm, cta_device_find("H100")->gpc_of_sm,
+	                    132 * sizeof(m.gpc_of_sm[0]));
+}
+
+/* Changing the SM count without arrays lays the SMs out evenly. */
+static void smaller_sm_count_gets_an_even_layout(void **state)
+{
+	struct cta_device_model m;
+	char err[256];
+	const char *path = write_file("half.model", "base = B200\n"
+	                                            "sm_count = 66\n"
+	                                            "gpc_count = 4\n");
+	unsigned per_gpc[4] = {0};
+
+	(void)state;
+	assert_int_equal(cta_device_load(&m, path, err, sizeof(err)), 0);
+	assert_int_equal(m.sm_count, 66);
+	assert_int_equal(m.tpc_of_sm[65], 32);
+	for (unsigned s = 0; s < 66; s++)
+		per_gpc[m.gpc_of_sm[s]]++;
+	/* 33 TPCs over 4 GPCs: 9, 8, 8, 8. */
+	assert_int_equal(per_gpc[0], 18);
+	assert_int_equal(per_gpc[1], 16);
+	assert_int_equal(per_gpc[3], 16);
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+}
+
+static void file_without_base_needs_every_scalar_key(void **state)
+{
+	(void)state;
+	expect_error("name = Mine\n"
+	             "cc_major = 9\n",
+	             2, "missing required key 'cc_minor'");
+}
+
+static void unknown_key_suggests_the_nearest(void **state)
+{
+	(void)state;
+	expect_error("base = H100-SXM\n"
+	             "# comment\n"
+	             "\n"
+	             "name = x\n"
+	             "cc_major = 9\n"
+	             "cc_minor = 0\n"
+	             "sm_cont = 66\n",
+	             7, "unknown key 'sm_cont' (did you mean 'sm_count'?)");
+	expect_error("base = H100-SXM\nfrobnicate = 1\n", 2, "unknown key 'frobnicate'");
+}
+
+static void bad_numbers_are_reported(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nsm_count = 12x\n", 2, "bad number '12x' for 'sm_count'");
+	expect_error("base = H100\nsm_count = \n", 2, "missing value for 'sm_count'");
+	expect_error("base = H100\nregs_per_sm = 0x10000\n", 2,
+	             "bad number '0x10000' for 'regs_per_sm'");
+	expect_error("base = H100\ngpc_of_sm = 0 0 one\n", 2, "bad number 'one' for 'gpc_of_sm'");
+}
+
+static void negative_and_out_of_range_values_are_reported(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nsm_count = -4\n", 2, "'sm_count' must not be negative (-4)");
+	expect_error("base = H100\nsm_count = 5000\n", 2,
+	             "value 5000 for 'sm_count' is out of range (at most 1024)");
+	expect_error("base = H100\nhas_clc = 2\n", 2,
+	             "value 2 for 'has_clc' is out of range (at most 1)");
+	expect_error("base = H100\nbarrier_ns = 99999999999999999999999\n", 2,
+	             "value 99999999999999999999999 for 'barrier_ns' is out of range");
+	expect_error("base = H100\nregs_per_sm = 4294967296\n", 2,
+	             "value 4294967296 for 'regs_per_sm' is out of range (at most 4294967295)");
+}
+
+static void duplicate_keys_are_reported_with_both_lines(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nsm_count = 66\nwarp_size = 32\nsm_count = 64\n", 4,
+	             "duplicate key 'sm_count' (first set on line 2)");
+	expect_error("base = H100\nbase = B200\n", 2, "duplicate key 'base' (first set on line 1)");
+}
+
+static void base_must_come_first_and_exist(void **state)
+{
+	(void)state;
+	expect_error("name = x\nbase = H100\n", 2, "'base' must come before any other key");
+	expect_error("base = H300\n", 1,
+	             "unknown base preset 'H300' (presets: B200, H100-SXM, H100-PCIe, H200, "
+	             "A100-SXM)");
+}
+
+static void arrays_must_have_one_entry_per_sm(void **state)
+{
+	(void)state;
+	expect_error("base = H100\n\ngpc_of_sm = 0 0 1\n", 3,
+	             "'gpc_of_sm' has 3 entries but sm_count is 132");
+	expect_error("base = H100\ntpc_of_sm = 0 0 1 1\nsm_count = 6\n", 2,
+	             "'tpc_of_sm' has 4 entries but sm_count is 6");
+}
+
+static void lines_need_key_equals_value(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nsm_count 66\n", 2, "expected 'key = value', got 'sm_count 66'");
+	expect_error("base = H100\n = 66\n", 2, "missing key before '='");
+}
+
+static void placement_must_be_a_known_policy(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nplacement = random\n", 2,
+	             "unknown placement 'random' (expected spread, round_robin or order)");
+}
+
+/* Rules that need the whole model point at the key they blame. */
+static void inconsistent_file_points_at_the_blamed_key(void **state)
+{
+	(void)state;
+	expect_error("base = B200\nplacement = order\nplacement_order = 3 1 3\n", 3,
+	             "placement_order lists SM 3 twice");
+	expect_error("base = B200\nplacement = order\n", 2,
+	             "placement 'order' needs a non-empty placement_order");
+	expect_error("base = H100\nwarp_size = 0\n", 2, "warp_size must not be 0");
+	expect_error("base = H100\n"
+	             "sm_count = 4\n"
+	             "gpc_count = 2\n"
+	             "gpc_of_sm = 0 0 1 2\n",
+	             4, "gpc_of_sm[3] = 2 is not below gpc_count (2)");
+}
+
+static void missing_file_is_not_found(void **state)
+{
+	struct cta_device_model m;
+	char err[512], want[600];
+	char path[300];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/no-such.model", tmpdir);
+	assert_int_equal(cta_device_load(&m, path, err, sizeof(err)), CTA_ENOTFOUND);
+	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", path);
+	assert_string_equal(err, want);
+}
+
+/* ---- resolve ---- */
+
+static void resolve_prefers_presets_then_files(void **state)
+{
+	struct cta_device_model m;
+	char err[512];
+	const char *path;
+
+	(void)state;
+	assert_int_equal(cta_device_resolve(&m, "b200", err, sizeof(err)), 0);
+	assert_string_equal(m.name, "B200");
+	path = write_file("mine.model", "base = H200\nname = My H200\n");
+	assert_int_equal(cta_device_resolve(&m, path, err, sizeof(err)), 0);
+	assert_string_equal(m.name, "My H200");
+	assert_int_equal(m.sm_count, 132);
+}
+
+static void resolve_unknown_name_lists_the_presets(void **state)
+{
+	struct cta_device_model m;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(cta_device_resolve(&m, "H300", err, sizeof(err)), CTA_ENOTFOUND);
+	assert_string_equal(err, "'H300' is neither a device preset (B200, H100-SXM, H100-PCIe, "
+	                         "H200, A100-SXM) nor a model file");
+}
+
+static void resolve_reports_a_broken_file(void **state)
+{
+	struct cta_device_model m;
+	char err[512], want[600];
+	const char *path = write_file("broken.model", "base = H100\nsm_count = lots\n");
+
+	(void)state;
+	assert_int_equal(cta_device_resolve(&m, path, err, sizeof(err)), CTA_EPARSE);
+	snprintf(want, sizeof(want), "%s:2: bad number 'lots' for 'sm_count'", path);
+	assert_string_equal(err, want);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(every_preset_validates),
+	    cmocka_unit_test(presets_have_the_published_sm_counts),
+	    cmocka_unit_test(h100_gpcs_hold_16_or_18_sms),
+	    cmocka_unit_test(cc90_and_cc100_limits_match_the_programming_guide),
+	    cmocka_unit_test(find_is_case_insensitive_and_knows_aliases),
+	    cmocka_unit_test(validate_rejects_inconsistent_models),
+	    cmocka_unit_test(validate_checks_the_placement_order),
+	    cmocka_unit_test(every_preset_round_trips_through_a_file),
+	    cmocka_unit_test(calibrated_placement_order_round_trips),
+	    cmocka_unit_test(save_refuses_an_invalid_model),
+	    cmocka_unit_test(base_preset_is_overridden_by_later_keys),
+	    cmocka_unit_test(smaller_sm_count_gets_an_even_layout),
+	    cmocka_unit_test(file_without_base_needs_every_scalar_key),
+	    cmocka_unit_test(unknown_key_suggests_the_nearest),
+	    cmocka_unit_test(bad_numbers_are_reported),
+	    cmocka_unit_test(negative_and_out_of_range_values_are_reported),
+	    cmocka_unit_test(duplicate_keys_are_reported_with_both_lines),
+	    cmocka_unit_test(base_must_come_first_and_exist),
+	    cmocka_unit_test(arrays_must_have_one_entry_per_sm),
+	    cmocka_unit_test(lines_need_key_equals_value),
+	    cmocka_unit_test(placement_must_be_a_known_policy),
+	    cmocka_unit_test(inconsistent_file_points_at_the_blamed_key),
+	    cmocka_unit_test(missing_file_is_not_found),
+	    cmocka_unit_test(resolve_prefers_presets_then_files),
+	    cmocka_unit_test(resolve_unknown_name_lists_the_presets),
+	    cmocka_unit_test(resolve_reports_a_broken_file),
+	};
+
+	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}

@@ -1,0 +1,344 @@
+/* Unit tests for fibers (sim/exec/fiber.c): switch ordering, return to the
+ * named fiber, many live stacks, reuse after finish or release, and state
+ * that must survive a switch (deep frames, floating point). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fenv.h>
+#include <string.h>
+
+#include "ctasim/errors.h"
+#include "exec/fiber.h"
+#include "exec/pool.h"
+
+struct ping {
+	struct cta__fiber *host, *self;
+	int log[16];
+	int n;
+};
+
+static void ping_body(void *arg)
+{
+	struct ping *s = arg;
+	for (int i = 0; i < 3; i++) {
+		s->log[s->n++] = 100 + i;
+		cta__fiber_switch(s->self, s->host);
+	}
+	s->log[s->n++] = 199;
+}
+
+static void fiber_ping_pong_interleaves_in_switch_order(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 0), 0);
+	struct ping s = {0};
+	s.host = cta__fiber_host(p);
+	s.self = cta__fiber_start(p, ping_body, &s, s.host);
+	assert_non_null(s.self);
+	for (int i = 0; i < 4; i++) {
+		assert_false(cta__fiber_finished(s.self));
+		s.log[s.n++] = i;
+		cta__fiber_switch(s.host, s.self);
+	}
+	assert_true(cta__fiber_finished(s.self));
+	int want[] = {0, 100, 1, 101, 2, 102, 3, 199};
+	assert_int_equal(s.n, 8);
+	assert_memory_equal(s.log, want, sizeof(want));
+	cta__fiber_pool_free(p);
+}
+
+struct chain {
+	struct cta__fiber *a, *b;
+	int order[4];
+	int n;
+};
+
+static void chain_b(void *arg)
+{
+	struct chain *c = arg;
+	c->order[c->n++] = 2;
+}
+
+static void chain_a(void *arg)
+{
+	struct chain *c = arg;
+	c->order[c->n++] = 1;
+	cta__fiber_switch(c->a, c->b); /* b finishes and returns here */
+	assert_true(cta__fiber_finished(c->b));
+	c->order[c->n++] = 3;
+}
+
+static void fiber_return_switches_to_ret(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 0), 0);
+	struct chain c = {0};
+	struct cta__fiber *host = cta__fiber_host(p);
+	c.a = cta__fiber_start(p, chain_a, &c, host);
+	c.b = cta__fiber_start(p, chain_b, &c, c.a);
+	assert_non_null(c.a);
+	assert_non_null(c.b);
+	cta__fiber_switch(host, c.a);
+	assert_true(cta__fiber_finished(c.a));
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.order[0], 1);
+	assert_int_equal(c.order[1], 2);
+	assert_int_equal(c.order[2], 3);
+	cta__fiber_pool_free(p);
+}
+
+/* A block of threads all waiting at a barrier: every fiber is alive at
+ * once, each resumed twice from the host. */
+#define MANY 2048
+struct many {
+	struct cta__fiber *host;
+	struct cta__fiber *f[MANY];
+	int phase[MANY];
+};
+struct many_arg {
+	struct many *m;
+	int i;
+};
+
+static void many_body(void *arg)
+{
+	struct many_arg *a = arg;
+	volatile int local = a->i * 7; /* lives on this fiber's stack */
+	a->m->phase[a->i] = 1;
+	cta__fiber_switch(a->m->f[a->i], a->m->host);
+	a->m->phase[a->i] = local == a->i * 7 ? 2 : -1;
+}
+
+static void fiber_thousands_alive_at_once(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 64 * 1024), 0);
+	static struct many m;
+	static struct many_arg args[MANY];
+	memset(&m, 0, sizeof(m));
+	m.host = cta__fiber_host(p);
+	for (int i = 0; i < MANY; i++) {
+		args[i] = (struct many_arg){&m, i};
+		m.f[i] = cta__fiber_start(p, many_body, &args[i], m.host);
+		assert_non_null(m.f[i]);
+	}
+	for (int i = 0; i < MANY; i++)
+		cta__fiber_switch(m.host, m.f[i]);
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(m.phase[i], 1);
+	for (int i = MANY - 1; i >= 0; i--)
+		cta__fiber_switch(m.host, m.f[i]);
+	for (int i = 0; i < MANY; i++) {
+		assert_int_equal(m.phase[i], 2);
+		assert_true(cta__fiber_finished(m.f[i]));
+	}
+	cta__fiber_pool_free(p);
+}
+
+static void count_body(void *arg)
+{
+	++*(int *)arg;
+}
+
+static void fiber_stack_is_reused_after_finish(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 0), 0);
+	struct cta__fiber *host = cta__fiber_host(p);
+	int runs = 0;
+	struct cta__fiber *first = cta__fiber_start(p, count_body, &runs, host);
+	cta__fiber_switch(host, first);
+	for (int i = 0; i < 1000; i++) {
+		struct cta__fiber *f = cta__fiber_start(p, count_body, &runs, host);
+		assert_ptr_equal(f, first);
+		cta__fiber_switch(host, f);
+		assert_true(cta__fiber_finished(f));
+	}
+	assert_int_equal(runs, 1001);
+	cta__fiber_pool_free(p);
+}
+
+static unsigned recurse(unsigned depth)
+{
+	volatile char pad[64];
+	pad[0] = (char)depth;
+	if (depth == 0)
+		return 0;
+	unsigned r = recurse(depth - 1);
+	/* Reading pad after the call keeps every frame alive at once. */
+	return r + 1 + (pad[0] != (char)depth);
+}
+
+static void deep_body(void *arg)
+{
+	*(unsigned *)arg = recurse(*(unsigned *)arg);
+}
+
+static void fiber_deep_recursion_fits_stack(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 0), 0);
+	struct cta__fiber *host = cta__fiber_host(p);
+	/* ~100 bytes a frame (more under sanitizers): about half of 256 KiB. */
+	unsigned depth = 1000;
+	struct cta__fiber *f = cta__fiber_start(p, deep_body, &depth, host);
+	cta__fiber_switch(host, f);
+	assert_true(cta__fiber_finished(f));
+	assert_int_equal(depth, 1000);
+	cta__fiber_pool_free(p);
+}
+
+struct fp {
+	struct cta__fiber *host, *self;
+	double acc;
+	int round_seen;
+};
+
+static void fp_body(void *arg)
+{
+	struct fp *s = arg;
+	volatile double x = 1.0;
+	for (int i = 0; i < 3; i++) {
+		/* Rounding mode is per fiber: the host's change must not leak. */
+		s->round_seen = fegetround();
+		x *= 1.5;
+		cta__fiber_switch(s->self, s->host);
+	}
+	s->acc = x;
+}
+
+static void fiber_fp_state_survives_switches(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 0), 0);
+	struct fp s = {0};
+	s.host = cta__fiber_host(p);
+	s.self = cta__fiber_start(p, fp_body, &s, s.host);
+	volatile double h = 2.0;
+	int old = fegetround();
+	for (int i = 0; i < 4; i++) {
+		fesetround(FE_TOWARDZERO);
+		h *= 3.0;
+		cta__fiber_switch(s.host, s.self);
+#if defined(__x86_64__) || defined(__aarch64__)
+		assert_int_equal(fegetround(), FE_TOWARDZERO);
+#endif
+		fesetround(old);
+	}
+	assert_true(cta__fiber_finished(s.self));
+	assert_true(h == 162.0);
+	assert_true(s.acc == 3.375);
+#if defined(__x86_64__)
+	assert_int_equal(s.round_seen, FE_TONEAREST);
+#endif
+	cta__fiber_pool_free(p);
+}
+
+struct abandon {
+	struct cta__fiber *host, *self;
+	int reached_end;
+};
+
+static void abandon_body(void *arg)
+{
+	struct abandon *a = arg;
+	cta__fiber_switch(a->self, a->host);
+	a->reached_end = 1;
+}
+
+static void fiber_released_stack_is_reused(void **state)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 0), 0);
+	struct abandon a = {0};
+	a.host = cta__fiber_host(p);
+	a.self = cta__fiber_start(p, abandon_body, &a, a.host);
+	cta__fiber_switch(a.host, a.self);
+	assert_false(cta__fiber_finished(a.self));
+	struct cta__fiber *old = a.self;
+	cta__fiber_release(p, a.self);
+	cta__fiber_release(p, a.self); /* twice must not corrupt the free list */
+
+	int runs = 0;
+	struct cta__fiber *f = cta__fiber_start(p, count_body, &runs, a.host);
+	assert_ptr_equal(f, old);
+	struct cta__fiber *g = cta__fiber_start(p, count_body, &runs, a.host);
+	assert_ptr_not_equal(g, f);
+	cta__fiber_switch(a.host, f);
+	cta__fiber_switch(a.host, g);
+	assert_int_equal(runs, 2);
+	assert_int_equal(a.reached_end, 0);
+	cta__fiber_pool_free(p);
+}
+
+static void fiber_pool_free_accepts_null(void **state)
+{
+	cta__fiber_pool_free(NULL);
+}
+
+/* The executor's shape: one fiber pool per worker, made on the main thread
+ * and used on whichever thread runs that worker. */
+struct per_worker {
+	struct cta__fiber_pool *fp[3];
+	int done[64];
+};
+struct task_fiber {
+	struct cta__fiber *host, *self;
+	int steps;
+};
+
+static void two_step_body(void *arg)
+{
+	struct task_fiber *t = arg;
+	t->steps++;
+	cta__fiber_switch(t->self, t->host);
+	t->steps++;
+}
+
+static void fiber_task(void *ctx, size_t index, unsigned worker)
+{
+	struct per_worker *w = ctx;
+	struct cta__fiber_pool *fp = w->fp[worker];
+	struct task_fiber t = {cta__fiber_host(fp), NULL, 0};
+	t.self = cta__fiber_start(fp, two_step_body, &t, t.host);
+	if (!t.self)
+		return;
+	cta__fiber_switch(t.host, t.self);
+	cta__fiber_switch(t.host, t.self);
+	w->done[index] = cta__fiber_finished(t.self) ? t.steps : -1;
+}
+
+static void fiber_pools_work_on_pool_workers(void **state)
+{
+	struct cta__pool *pool;
+	assert_int_equal(cta__pool_new(&pool, 3), 0);
+	struct per_worker w = {0};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(cta__fiber_pool_new(&w.fp[i], 64 * 1024), 0);
+	cta__pool_run(pool, fiber_task, &w, 64);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(w.done[i], 2);
+	cta__pool_free(pool);
+	for (int i = 0; i < 3; i++)
+		cta__fiber_pool_free(w.fp[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(fiber_ping_pong_interleaves_in_switch_order),
+	    cmocka_unit_test(fiber_return_switches_to_ret),
+	    cmocka_unit_test(fiber_thousands_alive_at_once),
+	    cmocka_unit_test(fiber_stack_is_reused_after_finish),
+	    cmocka_unit_test(fiber_deep_recursion_fits_stack),
+	    cmocka_unit_test(fiber_fp_state_survives_switches),
+	    cmocka_unit_test(fiber_released_stack_is_reused),
+	    cmocka_unit_test(fiber_pool_free_accepts_null),
+	    cmocka_unit_test(fiber_pools_work_on_pool_workers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
