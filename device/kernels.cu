@@ -8,10 +8,15 @@
 
 #include "test_bodies.h"
 
-/* Kernel bodies of kernels/, listed explicitly (each *_body.h once). */
-#if __has_include("../kernels/vector_body.h")
-#include "../kernels/vector_body.h"
-#endif
+/* Kernel bodies of kernels/, listed explicitly: a new family adds its
+ * *_body.h here (and to cuda_body_headers in device/meson.build). */
+#include "../kernels/reduce_body.h"
+#include "../kernels/saxpy_body.h"
+#include "../kernels/spin_body.h"
+#include "../kernels/ub_body.h"
+#include "../kernels/vec_add_body.h"
+#include "../kernels/vecscale_body.h"
+#include "../kernels/work_steal_body.h"
 
 /* Smallest non-zero step of %globaltimer seen by one thread over `iters`
  * reads, and the number of distinct steps. */

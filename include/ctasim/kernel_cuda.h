@@ -322,7 +322,8 @@ static __device__ void cta__cuda_note_result(const void *result, bool ok, unsign
 	}
 	if (e < 0)
 		return; /* more result buffers than slots: not recorded */
-	unsigned long long key = ok ? idx : CTA__CUDA_NONE - 1;
+	/* Keys start at 0, so a steal of block 0 is keyed 1. */
+	unsigned long long key = ok ? idx + 1 : CTA__CUDA_NONE;
 	if (atomicExch(&cta__blk.tab_key[e], key) == key)
 		return;
 	uint64_t t = cta_globaltimer_ns();
