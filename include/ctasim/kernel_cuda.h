@@ -269,9 +269,12 @@ static __device__ __forceinline__ void cta_fence_mbarrier_init_release_cluster(v
  * after the dispatch frontier (1 + highest unit that started) whose bits are
  * both clear, setting "stolen" with a CAS. Each unit is therefore handed out
  * exactly once, and once the cursor passes the end every later cancel fails,
- * so a failure is final. The 16-byte result is written with st.async, which
- * completes 16 transaction bytes on the destination CTA's mbarrier, exactly
- * as the hardware's async-proxy write does.
+ * so a failure is final. In a cluster launch the 16-byte result is written
+ * with st.async, which completes 16 transaction bytes on the destination
+ * CTA's mbarrier, as the hardware's async-proxy write does; st.async faults
+ * without a cluster of two CTAs or more ("Cluster needs to have at least 2
+ * blocks", seen on an H100), so there a generic store plus
+ * mbarrier.complete_tx does the same.
  * Emulated result layout: w[0] = 1 on success, w[1..3] = first ctaid.
  * ====================================================================== */
 #define CTA__CUDA_NONE 0xffffffffffffffffull
@@ -392,7 +395,20 @@ static __device__ void cta__cuda_try_cancel(cta_clc_result *result, uint64_t *ba
 		w[3] = uz * c->cdim[2];
 		first = cta__linear(w[1], w[2], w[3]);
 	}
-	unsigned n = multicast ? c->cdim[0] * c->cdim[1] * c->cdim[2] : 1u;
+	unsigned csize = c->cdim[0] * c->cdim[1] * c->cdim[2];
+	if (csize == 1u) {
+		/* st.async needs a real cluster (of two CTAs or more): without
+		 * one the result is stored in the generic proxy and the 16 bytes
+		 * completed with mbarrier.complete_tx, the fence ordering the
+		 * store before the completion that the waiter acquires. */
+		asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n\t"
+		             "fence.acq_rel.cta;\n\t"
+		             "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%5], 16;" ::"r"(
+		                 cta__smem_addr(result)),
+		             "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]), "r"(cta__smem_addr(bar))
+		             : "memory");
+	}
+	unsigned n = csize == 1u ? 0u : multicast ? csize : 1u;
 	unsigned self = cta_cluster_block_rank();
 	for (unsigned r = 0; r < n; r++) {
 		unsigned dst = multicast ? r : self;
