@@ -372,17 +372,19 @@ static __device__ void cta__cuda_try_cancel(cta_clc_result *result, uint64_t *ba
 		__trap();
 #endif
 	}
-	if (!(f & CTA__CUDA_F_CLC_EMU)) {
-		/* The host launched this kernel without CLC (its harness does not
-		 * declare CTA_KI_CLC): stop rather than guess. */
-		atomicOr(&c->errors, CTA__CUDA_ERR_CLC_OFF);
-		__trap();
-	}
 	if (f & CTA__CUDA_F_INSTR)
 		cta__cuda_rec(c, CTA__EV_CANCEL, cta_globaltimer_ns(), cta__blk.self, CTA__CUDA_NONE,
 		              0);
 	unsigned long long u = 0;
-	bool ok = cta__cuda_emu_steal(c, &u);
+	bool ok = false;
+	if (f & CTA__CUDA_F_CLC_EMU)
+		ok = cta__cuda_emu_steal(c, &u);
+	else
+		/* The host launched this kernel without CLC (its harness does not
+		 * declare CTA_KI_CLC), so blocks did not claim their indices and
+		 * a steal could run a block twice: fail the request (the kernel
+		 * still completes) and let the host report the error. */
+		atomicOr(&c->errors, CTA__CUDA_ERR_CLC_OFF);
 	unsigned w[4] = {ok ? 1u : 0u, 0u, 0u, 0u};
 	unsigned long long first = CTA__CUDA_NONE;
 	if (ok) {

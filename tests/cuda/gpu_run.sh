@@ -13,11 +13,12 @@ mkdir -p /tmp/ctasim-tr /tmp/ctasim-san
 	echo "== selftest"
 	timeout 240 "$st" /tmp/ctasim-tr
 	echo "selftest exit $?"
-	for tool in memcheck racecheck synccheck; do
-		echo "== compute-sanitizer --tool $tool (quick mode)"
-		timeout 150 compute-sanitizer --tool $tool "$st" /tmp/ctasim-san quick 2>&1 | tail -25
-		echo "$tool exit $?"
-	done
 } >"$out/run.log" 2>&1
+for tool in memcheck racecheck synccheck; do
+	timeout 150 compute-sanitizer --tool $tool --print-limit 12 "$st" /tmp/ctasim-san quick \
+		>"$out/san_$tool.log" 2>&1
+	echo "$tool exit $?" >>"$out/san_$tool.log"
+done
 tar czf "$out/traces.tgz" -C /tmp/ctasim-tr .
 cat "$out/run.log"
+tail -n 4 "$out"/san_*.log
