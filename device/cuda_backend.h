@@ -28,5 +28,8 @@ const struct cta__cuda_stats *cta__cuda_last_stats(void);
  * The runner should call it before a harness's setup allocates. */
 int cta__cuda_select_device(int ordinal, char *err, size_t errlen);
 
+/* Frees a device copy made by cta__cuda_alloc (NULL is fine). */
+void cta__cuda_free(void *dev);
+
 
 #endif

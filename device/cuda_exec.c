@@ -159,6 +159,12 @@ void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen)
 	return p;
 }
 
+void cta__cuda_free(void *dev)
+{
+	if (dev)
+		cudaFree(dev);
+}
+
 /* ---- timer probes ----------------------------------------------------- */
 
 static int measure_tick(struct cta_harness *h)
@@ -348,10 +354,20 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	if ((rc = align_clocks(h, &offset)) < 0)
 		goto out;
 
-	/* Buffers in. */
+	/* Buffers in. They were allocated during setup, on the device current
+	 * then: it must be the one this run uses. */
 	for (unsigned i = 0; i < h->nbufs; i++) {
+		struct cudaPointerAttributes pa;
 		if (!h->bufs[i].dev) {
 			rc = fail(h, CTA_ESTATE, "CUDA backend: buffer %u has no device copy", i);
+			goto out;
+		}
+		if (cudaPointerGetAttributes(&pa, h->bufs[i].dev) == cudaSuccess &&
+		    pa.type == cudaMemoryTypeDevice && pa.device != h->opts.cuda_device) {
+			rc = fail(h, CTA_ESTATE,
+			          "CUDA backend: buffer %u lives on device %d, but the run uses device "
+			          "%d (call cta__cuda_select_device before the harness's setup)",
+			          i, pa.device, h->opts.cuda_device);
 			goto out;
 		}
 		CK(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
