@@ -268,17 +268,22 @@ static unsigned dim_or_1(unsigned v)
 	return v ? v : 1u;
 }
 
-static unsigned long long record_cap(const struct cta__hlaunch *l, unsigned long long blocks,
-                                     int clc)
+/* Sizes the record buffer of a launch: start/end slots for every block
+ * when the grid is at most 2^24 blocks (1.3 GB of records), plus counted
+ * records: per stolen index a cancel, its result and a steal, and each
+ * block's final failed cancel and its result. */
+static void record_sizes(unsigned long long blocks, int clc, unsigned long long *fixed,
+                         unsigned long long *cap)
 {
 	const char *env = getenv("CTASIM_CUDA_RECORD_CAP"); /* test knob: force overflow */
-	if (env && *env)
-		return strtoull(env, NULL, 10);
-	(void)l;
-	/* start + end per block, and per stolen index a cancel, its result and
-	 * a steal record, plus the final failed cancel of each block. */
-	unsigned long long cap = 2 * blocks + (clc ? 5 * blocks : 0) + 4096;
-	return cap > (1ull << 25) ? (1ull << 25) : cap;
+	if (env && *env) {
+		*fixed = 0;
+		*cap = strtoull(env, NULL, 10);
+		return;
+	}
+	*fixed = blocks <= (1ull << 24) ? blocks : 0;
+	unsigned long long c = (*fixed ? 0 : 2 * blocks) + (clc ? 5 * blocks : 0) + 4096;
+	*cap = c > (1ull << 25) ? (1ull << 25) : c;
 }
 
 int cta__harness_exec_cuda(struct cta_harness *h)
@@ -422,8 +427,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		c->flags = (instr ? CTA__CUDA_F_INSTR : 0) |
 		           (uses_clc ? (hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
 		if (instr) {
-			c->cap = record_cap(l, s->blocks, uses_clc);
-			CK(cudaMalloc((void **)&s->drecs, (c->cap ? c->cap : 1) * sizeof *s->drecs));
+			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
+			size_t nr = (size_t)(2 * c->fixed + c->cap);
+			CK(cudaMalloc((void **)&s->drecs, (nr ? nr : 1) * sizeof *s->drecs));
+			/* 0xff bytes: an empty slot reads as event 0xffff. */
+			CK(cudaMemset(s->drecs, 0xff, (size_t)(2 * c->fixed) * sizeof *s->drecs));
 			c->recs = s->drecs;
 		}
 		if (c->flags & CTA__CUDA_F_CLC_EMU) {
@@ -522,9 +530,9 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			goto out;
 		}
 		unsigned long long got = back.nrec < s->hctx.cap ? back.nrec : s->hctx.cap;
-		stats.records += back.nrec;
+		stats.records += back.nrec + 2 * s->hctx.fixed;
 		stats.lost_records += back.nrec - got;
-		total += (size_t)got + 2;
+		total += (size_t)(2 * s->hctx.fixed + got) + 2;
 	}
 	all = calloc(total ? total : 1, sizeof *all);
 	if (!all) {
@@ -535,6 +543,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	for (unsigned i = 0; i < h->nlaunches; i++) {
 		struct launch_state *s = &ls[i];
 		unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
+		got += 2 * s->hctx.fixed;
 		uint64_t launch_t = s->host_launch - origin, kend = launch_t;
 		struct trec *lr = &all[nall++];
 		lr->r = (struct cta_trace_rec){launch_t, CTA_TEV_LAUNCH, i, CTA_TRACE_NONE,
@@ -554,6 +563,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 				CK(e);
 			}
 			for (unsigned long long k = 0; k < got; k++) {
+				if (hr[k].ev == 0xffffu)
+					continue; /* the slot of a block that exited at once */
 				struct trec *t = &all[nall++];
 				int64_t rel = (int64_t)(hr[k].t - gpu_origin);
 				if (rel < 0) {

@@ -38,8 +38,12 @@ struct cta__cuda_rec {
 /* Per-launch context in device memory. The host fills the first part and
  * zeroes the counters; the kernel's blocks update the counters. */
 struct cta__cuda_ctx {
+	/* recs holds 2 * fixed start/end slots, one pair per physical block
+	 * below `fixed` (written without atomics), then `cap` records handed
+	 * out by the nrec counter (cancels, steals, blocks beyond `fixed`). */
 	struct cta__cuda_rec *recs;
-	unsigned long long cap; /* records that fit in recs */
+	unsigned long long fixed;
+	unsigned long long cap;
 	unsigned int *claims;   /* emulation: 2 bits per unit (started, stolen) */
 	unsigned long long units; /* emulation: clusters (or blocks) in the grid */
 	unsigned cdim[3];         /* cluster dims (1,1,1 without clusters) */
@@ -47,7 +51,7 @@ struct cta__cuda_ctx {
 	unsigned flags;
 	unsigned pad_;
 	/* Counters, zero at launch. */
-	unsigned long long nrec;   /* records written or attempted (> cap: overflow) */
+	unsigned long long nrec;   /* counted records written or attempted (> cap: overflow) */
 	unsigned long long cursor; /* emulation: next unit a cancel probes */
 	unsigned long long hi;     /* emulation: 1 + highest unit that started on its own */
 	unsigned long long skipped; /* emulation: physical blocks that found their index taken */
@@ -131,23 +135,6 @@ static __device__ __forceinline__ unsigned long long cta__linear(unsigned x, uns
 }
 
 /* ---- instrumentation -------------------------------------------------- */
-static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, unsigned ev,
-                                                      uint64_t t, unsigned long long block,
-                                                      unsigned long long arg, int code)
-{
-	unsigned long long i = atomicAdd(&c->nrec, 1ull);
-	if (i < c->cap) {
-		struct cta__cuda_rec r;
-		r.t = t;
-		r.block = block;
-		r.phys = cta__blk.self;
-		r.arg = arg;
-		r.sm = cta_smid();
-		r.ev = (uint16_t)ev;
-		r.code = (int16_t)code;
-		c->recs[i] = r;
-	}
-}
 /* Trace event numbers (the order of CTA_TRACE_EVENT_MAP in trace.h). */
 #define CTA__EV_START       2
 #define CTA__EV_END         3
@@ -155,6 +142,34 @@ static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, un
 #define CTA__EV_CANCEL_DONE 5
 #define CTA__EV_STEAL       6
 
+/* Start and end of a block go to its own slots: one atomic counter shared
+ * by every block serializes at the L2 and cost 60% on 1 us blocks (H200);
+ * only the rarer CLC records (and grids too large for slots) count. */
+static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, unsigned ev,
+                                                      uint64_t t, unsigned long long block,
+                                                      unsigned long long arg, int code)
+{
+	unsigned long long i, self = cta__blk.self;
+	bool ok = true;
+	if ((ev == CTA__EV_START || ev == CTA__EV_END) && self < c->fixed) {
+		i = 2 * self + (ev == CTA__EV_END);
+	} else {
+		i = atomicAdd(&c->nrec, 1ull);
+		ok = i < c->cap;
+		i += 2 * c->fixed;
+	}
+	if (ok) {
+		struct cta__cuda_rec r;
+		r.t = t;
+		r.block = block;
+		r.phys = self;
+		r.arg = arg;
+		r.sm = cta_smid();
+		r.ev = (uint16_t)ev;
+		r.code = (int16_t)code;
+		c->recs[i] = r;
+	}
+}
 /* ---- shared memory ---------------------------------------------------- */
 #define CTA_SHARED(type, name)                                                                     \
 	__shared__ type name##__obj;                                                               \

@@ -242,6 +242,30 @@ static int cmp_float(const void *a, const void *b)
 
 /* ---- tests ------------------------------------------------------------ */
 
+/* The argument struct of kernels/spin_body.h (its header defines the kernel
+ * with the simulator's mapping in C, so it is mirrored here; the backend
+ * checks the size at launch). */
+struct spin_args_mirror {
+	unsigned long long ns;
+	int imbalance;
+};
+static const struct cta_kernel_def kd_spin = {"spin", NULL, sizeof(struct spin_args_mirror),
+                                              __FILE__, __LINE__, NULL};
+
+/* GPU time of one launch of kernels/ spin (256 threads per block). */
+static float kspin_once(unsigned grid, unsigned long long ns, int imbalance, int uninstr,
+                        const char *trace)
+{
+	struct cta_harness *h = hnew(&ki_plain, CTA_CLC_AUTO, uninstr, trace);
+	struct spin_args_mirror a = {ns, imbalance};
+	hlaunch(h, &kd_spin, &a, sizeof a, grid, 256, 0, 0, 0, 0);
+	int rc = cta__harness_exec_cuda(h);
+	CHECK(rc == 0, "spin: rc %d: %s", rc, h->errmsg);
+	float ms = cta__cuda_last_stats()->launch_ms[0];
+	hfree(h);
+	return ms;
+}
+
 static float spin_once(unsigned grid, unsigned block, unsigned long long ns, int uninstr,
                        const char *trace)
 {
@@ -259,6 +283,35 @@ static float spin_once(unsigned grid, unsigned block, unsigned long long ns, int
 	float ms = cta__cuda_last_stats()->launch_ms[0];
 	hfree(h);
 	return ms;
+}
+
+/* Instrumentation overhead on kernels/ spin: medians of interleaved runs. */
+static void test_kspin_overhead(void)
+{
+	const struct {
+		unsigned grid;
+		unsigned long long ns;
+		int imbalance;
+	} cfgs[] = {{65536, 10000, 0}, {65536, 10000, 1}, {65536, 2000, 0}, {65536, 1000, 0},
+	            {1056, 10000, 0}};
+	const int reps = 5;
+	for (unsigned c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+		float ti[8], tu[8];
+		for (int r = 0; r < reps; r++) {
+			ti[r] = kspin_once(cfgs[c].grid, cfgs[c].ns, cfgs[c].imbalance, 0,
+			                   c == 0 && r == 0 ? "kspin.trace" : NULL);
+			tu[r] = kspin_once(cfgs[c].grid, cfgs[c].ns, cfgs[c].imbalance, 1, NULL);
+		}
+		qsort(ti, reps, sizeof *ti, cmp_float);
+		qsort(tu, reps, sizeof *tu, cmp_float);
+		float mi = ti[reps / 2], mu = tu[reps / 2];
+		printf("kernels/spin overhead: grid %u x 256, ns=%llu imbalance=%d: instrumented %.3f "
+		       "ms [%.3f, %.3f], uninstrumented %.3f ms [%.3f, %.3f]: %+.2f%% (median of "
+		       "%d)\n",
+		       cfgs[c].grid, cfgs[c].ns, cfgs[c].imbalance, mi, ti[0], ti[reps - 1], mu,
+		       tu[0], tu[reps - 1], 100.0 * (mi - mu) / mu, reps);
+	}
+	check_trace_coverage("kspin.trace", 0, 65536, 1, 0);
 }
 
 static void test_spin_overhead(void)
@@ -509,6 +562,7 @@ int main(int argc, char **argv)
 	if (!quick) {
 		test_priority();
 		test_spin_overhead();
+		test_kspin_overhead();
 	}
 	printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
 	return failures ? 1 : 0;
