@@ -182,6 +182,12 @@ static size_t read_trace(const char *name, struct tr **out, char *tick, char *cl
 	return n;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* Coverage and CLC counts of kernel k in a trace, checked independently of
  * the backend's own check. */
 static void check_trace_coverage(const char *name, unsigned k, unsigned long long blocks,
@@ -213,6 +219,25 @@ static void check_trace_coverage(const char *name, unsigned k, unsigned long lon
 		if (!strcmp(r->ev, "cancel_done"))
 			r->code == 0 ? ok++ : fails++;
 	}
+	/* Block durations (start to end of blocks that started on their own). */
+	uint64_t *st = calloc(blocks, sizeof *st), *dur = calloc(blocks, sizeof *dur);
+	size_t nd = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct tr *r = &v[i];
+		if (r->kernel != k || r->block < 0 || (unsigned long long)r->block >= blocks)
+			continue;
+		if (!strcmp(r->ev, "start"))
+			st[r->block] = r->t + 1;
+		else if (!strcmp(r->ev, "end") && st[r->block])
+			dur[nd++] = r->t + 1 - st[r->block];
+	}
+	qsort(dur, nd, sizeof *dur, cmp_u64);
+	if (nd)
+		printf("  trace %s: block start-to-end ns min %llu median %llu p99 %llu max %llu\n",
+		       name, (unsigned long long)dur[0], (unsigned long long)dur[nd / 2],
+		       (unsigned long long)dur[nd * 99 / 100], (unsigned long long)dur[nd - 1]);
+	free(st);
+	free(dur);
 	unsigned long long lost = 0, dup = 0, used = 0;
 	for (unsigned long long b = 0; b < blocks; b++)
 		lost += seen[b] == 0, dup += seen[b] > 1;
