@@ -119,10 +119,10 @@ static __device__ __forceinline__ long long cta_clock64(void)
  * kernel.h. A loop that only reads %globaltimer overshoots badly when an SM
  * is full of spinning warps: on an H200, 10 us spins of 64 warps per SM took
  * 15 us (median) and up to 22 us, the timer reads queueing behind each
- * other. So the wait spins on the SM-local clock64 for half the remaining
- * time at an assumed clock of at most 2 GHz (rem / 2 cycles never outlast
- * rem ns above 0.5 GHz) and reads %globaltimer only between those spins
- * and in the last microsecond. Resolution: the timer tick (trace header). */
+ * other. So the wait spins on the SM-local clock64 for rem / 2 cycles
+ * between reads (never longer than rem ns at clocks above 0.5 GHz; a
+ * quarter of it at 2 GHz), about 20 timer reads for a 10 us spin.
+ * Resolution: the timer tick (trace header). */
 static __device__ __forceinline__ void cta_spin_ns(uint64_t ns)
 {
 	uint64_t end = cta_globaltimer_ns() + ns;
@@ -131,7 +131,7 @@ static __device__ __forceinline__ void cta_spin_ns(uint64_t ns)
 		if (now >= end)
 			return;
 		uint64_t rem = end - now;
-		if (rem > 1000) {
+		if (rem > 64) {
 			long long c0 = clock64(), cycles = (long long)(rem / 2);
 			while (clock64() - c0 < cycles) {
 			}
