@@ -427,6 +427,9 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		c->flags = (instr ? CTA__CUDA_F_INSTR : 0) |
 		           (uses_clc ? (hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
 		if (instr) {
+			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
+			if (var && *var)
+				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0xf00u;
 			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
 			size_t nr = (size_t)(2 * c->fixed + c->cap);
 			CK(cudaMalloc((void **)&s->drecs, (nr ? nr : 1) * sizeof *s->drecs));

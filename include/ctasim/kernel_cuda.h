@@ -31,6 +31,13 @@ struct cta__cuda_rec {
 #define CTA__CUDA_F_CLC_HW  0x2u /* cancels go to the hardware (sm_100 code only) */
 #define CTA__CUDA_F_CLC_EMU 0x4u /* cancels are emulated; blocks claim their index at start */
 
+/* Instrumentation variants, for measuring where its cost goes (set with
+ * CTASIM_CUDA_INSTR_VARIANT; 0 in normal runs). */
+#define CTA__CUDA_V_NO_START    0x100u /* no start record */
+#define CTA__CUDA_V_NO_END      0x200u /* no end record */
+#define CTA__CUDA_V_NO_END_SYNC 0x400u /* end: no barrier, thread 0's own end */
+#define CTA__CUDA_V_END_EARLY   0x800u /* end: read the timer before the barrier */
+
 /* Device-side error bits (ctx->errors), turned into messages by the host. */
 #define CTA__CUDA_ERR_CLC_OFF 0x1u /* a cancel was issued while CLC was off for the launch */
 #define CTA__CUDA_ERR_CLC_HW  0x2u /* hardware CLC requested from code built without it */
@@ -613,7 +620,7 @@ template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(str
 			}
 		}
 		cta__blk.taken = taken;
-		if (Instr && !taken)
+		if (Instr && !taken && !(f & CTA__CUDA_V_NO_START))
 			cta__cuda_rec(c, CTA__EV_START, t, self, CTA__CUDA_NONE, 0);
 	}
 	__syncthreads();
@@ -622,8 +629,19 @@ template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(str
 template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(void)
 {
 	if (Instr) {
-		__syncthreads();
-		if (cta_thread_rank() == 0)
+		unsigned f = cta__blk.flags;
+		if (f & CTA__CUDA_V_END_EARLY) {
+			uint64_t t = cta_globaltimer_ns();
+			if (!(f & CTA__CUDA_V_NO_END_SYNC))
+				__syncthreads();
+			if (cta_thread_rank() == 0 && !(f & CTA__CUDA_V_NO_END))
+				cta__cuda_rec(cta__blk.ctx, CTA__EV_END, t, cta__blk.self,
+				              CTA__CUDA_NONE, 0);
+			return;
+		}
+		if (!(f & CTA__CUDA_V_NO_END_SYNC))
+			__syncthreads();
+		if (cta_thread_rank() == 0 && !(f & CTA__CUDA_V_NO_END))
 			cta__cuda_rec(cta__blk.ctx, CTA__EV_END, cta_globaltimer_ns(), cta__blk.self,
 			              CTA__CUDA_NONE, 0);
 	}

@@ -558,6 +558,31 @@ static void test_priority(void)
 	free(v);
 }
 
+/* Where the instrumentation's cost goes: kernels/ spin under each
+ * variant of CTASIM_CUDA_INSTR_VARIANT against the uninstrumented build. */
+static void test_variants(void)
+{
+	const char *names[] = {"0", "0x100", "0x200", "0x400", "0x800", "0x300", "0x600"};
+	const unsigned long long nss[] = {10000, 2000};
+	for (unsigned q = 0; q < 2; q++) {
+		float tu[5];
+		for (int r = 0; r < 5; r++)
+			tu[r] = kspin_once(65536, nss[q], 0, 1, NULL);
+		qsort(tu, 5, sizeof *tu, cmp_float);
+		for (unsigned v = 0; v < sizeof names / sizeof names[0]; v++) {
+			float ti[5];
+			setenv("CTASIM_CUDA_INSTR_VARIANT", names[v], 1);
+			for (int r = 0; r < 5; r++)
+				ti[r] = kspin_once(65536, nss[q], 0, 0, NULL);
+			unsetenv("CTASIM_CUDA_INSTR_VARIANT");
+			qsort(ti, 5, sizeof *ti, cmp_float);
+			printf("variant %-5s ns=%llu: instrumented %.3f ms, uninstrumented %.3f ms: "
+			       "%+.2f%%\n",
+			       names[v], nss[q], ti[2], tu[2], 100.0 * (ti[2] - tu[2]) / tu[2]);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int ndev = 0;
@@ -568,6 +593,10 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		outdir = argv[1];
 	quick = argc > 2 && !strcmp(argv[2], "quick");
+	if (argc > 2 && !strcmp(argv[2], "variants")) {
+		test_variants();
+		return failures ? 1 : 0;
+	}
 	struct cudaDeviceProp p;
 	cudaGetDeviceProperties(&p, 0);
 	printf("GPU 0: %s, sm_%d%d, %d SMs\n", p.name, p.major, p.minor, p.multiProcessorCount);
