@@ -241,6 +241,7 @@ struct launch_state {
 	struct cta__cuda_ctx hctx; /* host copy of the context */
 	struct cta__cuda_ctx *dctx;
 	struct cta__cuda_rec *drecs;
+	struct cta__cuda_slot *dslots;
 	unsigned int *dclaims;
 	cudaEvent_t ev0, ev1;
 	uint64_t host_launch; /* host time of the launch call */
@@ -431,11 +432,15 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0xf00u;
 			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
-			size_t nr = (size_t)(2 * c->fixed + c->cap);
-			CK(cudaMalloc((void **)&s->drecs, (nr ? nr : 1) * sizeof *s->drecs));
-			/* 0xff bytes: an empty slot reads as event 0xffff. */
-			CK(cudaMemset(s->drecs, 0xff, (size_t)(2 * c->fixed) * sizeof *s->drecs));
+			CK(cudaMalloc((void **)&s->drecs, (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;
+			if (c->fixed) {
+				size_t sb = (size_t)(2 * c->fixed) * sizeof *s->dslots;
+				CK(cudaMalloc((void **)&s->dslots, sb));
+				/* 0xff bytes: an unwritten slot reads as ev 0xffffffff. */
+				CK(cudaMemset(s->dslots, 0xff, sb));
+				c->slots = s->dslots;
+			}
 		}
 		if (c->flags & CTA__CUDA_F_CLC_EMU) {
 			size_t words = (size_t)((c->units + 15) / 16);
@@ -546,7 +551,6 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	for (unsigned i = 0; i < h->nlaunches; i++) {
 		struct launch_state *s = &ls[i];
 		unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
-		got += 2 * s->hctx.fixed;
 		uint64_t launch_t = s->host_launch - origin, kend = launch_t;
 		struct trec *lr = &all[nall++];
 		lr->r = (struct cta_trace_rec){launch_t, CTA_TEV_LAUNCH, i, CTA_TRACE_NONE,
@@ -566,8 +570,6 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 				CK(e);
 			}
 			for (unsigned long long k = 0; k < got; k++) {
-				if (hr[k].ev == 0xffffu)
-					continue; /* the slot of a block that exited at once */
 				struct trec *t = &all[nall++];
 				int64_t rel = (int64_t)(hr[k].t - gpu_origin);
 				if (rel < 0) {
@@ -588,9 +590,46 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 					kend = t->r.t_ns;
 			}
 			free(hr);
-		} else {
-			kend = launch_t + (uint64_t)(stats.launch_ms[i] * 1e6);
 		}
+		if (s->hctx.fixed) {
+			size_t ns = (size_t)(2 * s->hctx.fixed);
+			struct cta__cuda_slot *hs = malloc(ns * sizeof *hs);
+			if (!hs) {
+				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for records");
+				goto out;
+			}
+			cudaError_t e =
+			    cudaMemcpy(hs, s->dslots, ns * sizeof *hs, cudaMemcpyDeviceToHost);
+			if (e != cudaSuccess) {
+				free(hs);
+				CK(e);
+			}
+			for (size_t k = 0; k < ns; k++) {
+				if (hs[k].ev == 0xffffffffu)
+					continue; /* a block that exited at once: no start, no end */
+				struct trec *t = &all[nall++];
+				int64_t rel = (int64_t)(hs[k].t - gpu_origin);
+				if (rel < 0) {
+					stats.clamped++;
+					rel = 0;
+				}
+				t->r = (struct cta_trace_rec){(uint64_t)rel,
+				                              (cta_trace_event)hs[k].ev,
+				                              i,
+				                              k / 2,
+				                              k / 2,
+				                              hs[k].sm,
+				                              CTA_TRACE_NONE,
+				                              0,
+				                              NULL};
+				t->seq = nall;
+				if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
+					kend = t->r.t_ns;
+			}
+			free(hs);
+		}
+		if (!got && !s->hctx.fixed)
+			kend = launch_t + (uint64_t)(stats.launch_ms[i] * 1e6);
 		struct trec *ke = &all[nall++];
 		ke->r = (struct cta_trace_rec){kend,           CTA_TEV_KERNEL_END, i, CTA_TRACE_NONE,
 		                               CTA_TRACE_NONE, CTA_TRACE_NONE,     CTA_TRACE_NONE,
@@ -695,6 +734,7 @@ out:
 	for (unsigned i = 0; i < h->nlaunches; i++) {
 		cudaFree(ls[i].dctx);
 		cudaFree(ls[i].drecs);
+		cudaFree(ls[i].dslots);
 		cudaFree(ls[i].dclaims);
 		if (ls[i].ev0)
 			cudaEventDestroy(ls[i].ev0);

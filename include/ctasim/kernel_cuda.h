@@ -26,6 +26,14 @@ struct cta__cuda_rec {
 	int16_t code; /* CANCEL_DONE: cta_cancel_outcome */
 };
 
+/* The start or end of one physical block below ctx->fixed: one 16-byte
+ * store; block and phys are the slot's index / 2. ev 0xffffffff: empty. */
+struct cta__cuda_slot {
+	uint64_t t;
+	uint32_t sm;
+	uint32_t ev;
+};
+
 /* Context flags. */
 #define CTA__CUDA_F_INSTR   0x1u /* write records (the template flag also gates start/end) */
 #define CTA__CUDA_F_CLC_HW  0x2u /* cancels go to the hardware (sm_100 code only) */
@@ -45,12 +53,14 @@ struct cta__cuda_rec {
 /* Per-launch context in device memory. The host fills the first part and
  * zeroes the counters; the kernel's blocks update the counters. */
 struct cta__cuda_ctx {
-	/* recs holds 2 * fixed start/end slots, one pair per physical block
-	 * below `fixed` (written without atomics), then `cap` records handed
-	 * out by the nrec counter (cancels, steals, blocks beyond `fixed`). */
+	/* Physical blocks below `fixed` write their start and end into their
+	 * own pair of `slots` (no atomics); everything else (cancels, steals,
+	 * blocks beyond `fixed`) takes one of the `cap` records of `recs`
+	 * through the nrec counter. */
 	struct cta__cuda_rec *recs;
 	unsigned long long fixed;
 	unsigned long long cap;
+	struct cta__cuda_slot *slots; /* 2 * fixed start/end slots */
 	unsigned int *claims;   /* emulation: 2 bits per unit (started, stolen) */
 	unsigned long long units; /* emulation: clusters (or blocks) in the grid */
 	unsigned cdim[3];         /* cluster dims (1,1,1 without clusters) */
@@ -94,6 +104,7 @@ int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_pl
 #define CTA__CUDA_DEDUP 4
 struct cta__cuda_block {
 	struct cta__cuda_ctx *ctx;
+	struct cta__cuda_slot *slots; /* ctx->slots, or NULL when this block has none */
 	unsigned flags;
 	unsigned taken; /* emulation: this block's index was stolen: exit at once */
 	unsigned long long self; /* this block's linear index */
@@ -157,6 +168,8 @@ static __device__ __forceinline__ unsigned long long cta__linear(unsigned x, uns
 }
 
 /* ---- instrumentation -------------------------------------------------- */
+#define CTA__CUDA_NONE 0xffffffffffffffffull
+
 /* Trace event numbers (the order of CTA_TRACE_EVENT_MAP in trace.h). */
 #define CTA__EV_START       2
 #define CTA__EV_END         3
@@ -164,23 +177,12 @@ static __device__ __forceinline__ unsigned long long cta__linear(unsigned x, uns
 #define CTA__EV_CANCEL_DONE 5
 #define CTA__EV_STEAL       6
 
-/* Start and end of a block go to its own slots: one atomic counter shared
- * by every block serializes at the L2 and cost 60% on 1 us blocks (H200);
- * only the rarer CLC records (and grids too large for slots) count. */
 static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, unsigned ev,
                                                       uint64_t t, unsigned long long block,
                                                       unsigned long long arg, int code)
 {
-	unsigned long long i, self = cta__blk.self;
-	bool ok = true;
-	if ((ev == CTA__EV_START || ev == CTA__EV_END) && self < c->fixed) {
-		i = 2 * self + (ev == CTA__EV_END);
-	} else {
-		i = atomicAdd(&c->nrec, 1ull);
-		ok = i < c->cap;
-		i += 2 * c->fixed;
-	}
-	if (ok) {
+	unsigned long long i = atomicAdd(&c->nrec, 1ull), self = cta__blk.self;
+	if (i < c->cap) {
 		struct cta__cuda_rec r;
 		r.t = t;
 		r.block = block;
@@ -192,6 +194,22 @@ static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, un
 		c->recs[i] = r;
 	}
 }
+/* Start (which 0) or end (1) of this block. Its own slot when it has one:
+ * one atomic counter shared by every block serialized at the L2 and cost
+ * 60% on 1 us blocks (H200), and a 16-byte slot is a single store. */
+static __device__ __forceinline__ void cta__cuda_edge(unsigned which, uint64_t t)
+{
+	struct cta__cuda_slot *s = cta__blk.slots;
+	if (s) {
+		ulonglong2 v;
+		v.x = t;
+		v.y = (unsigned long long)cta_smid() | ((unsigned long long)(CTA__EV_START + which) << 32);
+		*(ulonglong2 *)&s[2 * cta__blk.self + which] = v;
+	} else {
+		cta__cuda_rec(cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self, CTA__CUDA_NONE, 0);
+	}
+}
+
 /* ---- shared memory ---------------------------------------------------- */
 #define CTA_SHARED(type, name)                                                                     \
 	__shared__ type name##__obj;                                                               \
@@ -314,7 +332,6 @@ static __device__ __forceinline__ void cta_fence_mbarrier_init_release_cluster(v
  * mbarrier.complete_tx does the same.
  * Emulated result layout: w[0] = 1 on success, w[1..3] = first ctaid.
  * ====================================================================== */
-#define CTA__CUDA_NONE 0xffffffffffffffffull
 
 static __device__ bool cta__cuda_emu_steal(struct cta__cuda_ctx *c, unsigned long long *unit)
 {
@@ -591,14 +608,16 @@ static __device__ __forceinline__ void cta_try_cancel_blocks(int rank, bool is_l
  * because a cancel already took its index. */
 template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
 {
+	uint64_t t = 0;
 	if (cta_thread_rank() == 0) {
-		uint64_t t = Instr ? cta_globaltimer_ns() : 0;
+		t = Instr ? cta_globaltimer_ns() : 0;
 		unsigned f = c->flags;
 		unsigned long long self = cta__linear(blockIdx.x, blockIdx.y, blockIdx.z);
 		unsigned taken = 0;
 		cta__blk.ctx = c;
 		cta__blk.flags = Instr ? f : (f & ~CTA__CUDA_F_INSTR);
 		cta__blk.self = self;
+		cta__blk.slots = Instr && self < c->fixed ? c->slots : NULL;
 		for (int i = 0; i < CTA__CUDA_DEDUP; i++) {
 			cta__blk.tab_addr[i] = 0u;
 			cta__blk.tab_issued[i] = 0u;
@@ -620,11 +639,14 @@ template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(str
 			}
 		}
 		cta__blk.taken = taken;
-		if (Instr && !taken && !(f & CTA__CUDA_V_NO_START))
-			cta__cuda_rec(c, CTA__EV_START, t, self, CTA__CUDA_NONE, 0);
 	}
 	__syncthreads();
-	return !cta__blk.taken;
+	bool run = !cta__blk.taken;
+	/* Recorded after the barrier, so the other warps start their body
+	 * without waiting for the store. */
+	if (Instr && run && cta_thread_rank() == 0 && !(cta__blk.flags & CTA__CUDA_V_NO_START))
+		cta__cuda_edge(0, t);
+	return run;
 }
 template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(void)
 {
@@ -635,15 +657,13 @@ template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(voi
 			if (!(f & CTA__CUDA_V_NO_END_SYNC))
 				__syncthreads();
 			if (cta_thread_rank() == 0 && !(f & CTA__CUDA_V_NO_END))
-				cta__cuda_rec(cta__blk.ctx, CTA__EV_END, t, cta__blk.self,
-				              CTA__CUDA_NONE, 0);
+				cta__cuda_edge(1, t);
 			return;
 		}
 		if (!(f & CTA__CUDA_V_NO_END_SYNC))
 			__syncthreads();
 		if (cta_thread_rank() == 0 && !(f & CTA__CUDA_V_NO_END))
-			cta__cuda_rec(cta__blk.ctx, CTA__EV_END, cta_globaltimer_ns(), cta__blk.self,
-			              CTA__CUDA_NONE, 0);
+			cta__cuda_edge(1, cta_globaltimer_ns());
 	}
 }
 
