@@ -18,6 +18,9 @@
 struct cta__fiber;
 struct cta__fiber_pool;
 
+/* Stack of each simulated thread that has to wait (a barrier, an mbarrier). */
+#define CTA__LANE_STACK (64 * 1024)
+
 /* ---- coverage: a set of logical block indices as sorted intervals ------ */
 struct cta__cover {
 	uint64_t (*iv)[2]; /* disjoint [lo, hi) intervals, sorted */
@@ -41,21 +44,23 @@ struct cta__kernel {
 	struct cta_launch l;
 	void *args;
 	char label[64];
-	uint64_t nblocks; /* logical blocks */
-	unsigned csize; /* CTAs per cluster (1 without clusters) */
-	uint64_t nunits; /* clusters (or blocks) */
-	uint64_t next_unit; /* pending range is [next_unit, nunits) */
+	uint64_t nblocks;    /* logical blocks */
+	unsigned csize;      /* CTAs per cluster (1 without clusters) */
+	uint64_t nunits;     /* clusters (or blocks) */
+	uint64_t next_unit;  /* pending range is [next_unit, nunits) */
 	uint64_t units_done; /* units whose every CTA retired */
 	uint64_t ctas_running;
 	int priority;
 	int stream;
 	enum kstate state;
-	uint64_t seq; /* launch order, for FIFO among equal priorities */
+	uint64_t seq; /* activation order, for FIFO among equal priorities */
 	/* Per-CTA resources, already rounded to allocation granularity. */
 	unsigned threads, warps, regs, smem;
 	unsigned occupancy; /* max blocks per SM alone on an SM */
-	size_t smem_bytes; /* static + dynamic bytes a CTA's arena holds */
-	int uses_clc; /* issued at least one cancel or for_each */
+	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
+	int uses_clc;       /* issued at least one cancel or for_each */
+	uint64_t *fit;      /* SMs where one more block of this kernel fits (bwords words) */
+	int fit_valid;      /* fit is kept current (the kernel is a dispatch candidate) */
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
@@ -77,16 +82,17 @@ struct cta__sm {
 struct cta__request;
 
 struct cta__mbar {
-	uint64_t *addr; /* in a CTA's shared memory */
-	unsigned count; /* arrivals per phase */
-	unsigned pending; /* arrivals still missing in the current phase */
-	int64_t tx; /* transaction bytes still expected (may go negative first) */
-	unsigned phase; /* current phase number (parity = phase & 1) */
-	uint64_t arrive_t; /* latest arrival time in the current phase */
-	uint64_t tx_t; /* latest completion time of tx in the current phase */
+	uint64_t *addr;       /* in a CTA's shared memory */
+	unsigned count;       /* arrivals per phase */
+	unsigned pending;     /* arrivals still missing in the current phase */
+	int64_t tx;           /* transaction bytes still expected (may go negative first) */
+	unsigned phase;       /* current phase number (parity = phase & 1) */
+	uint64_t arrive_t;    /* latest arrival time in the current phase */
+	uint64_t tx_t;        /* latest completion time of tx in the current phase */
 	uint64_t completed_t; /* when the last phase completed */
-	unsigned unresolved; /* requests targeting it that the engine has not resolved */
-	unsigned char pend_slots[8], done_slots[8]; /* result slots completing in this / the last phase */
+	unsigned unresolved;  /* requests targeting it that the engine has not resolved */
+	unsigned char pend_slots[8],
+	    done_slots[8]; /* result slots completing in this / the last phase */
 	unsigned npend, ndone;
 	struct cta__lane_x *waiters; /* lanes blocked in try_wait */
 	const char *init_file;
@@ -106,13 +112,13 @@ struct cta__request {
 	size_t bar_off;
 	uint64_t issue_t, done_t;
 	int resolved;
-	int outcome; /* cta_cancel_outcome */
+	int outcome;         /* cta_cancel_outcome */
 	uint64_t unit_index; /* stolen unit when successful */
 	const char *file;
 	int line;
-	uint32_t counted; /* targets whose mbarrier counted it as unresolved */
+	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
 	struct cta__request *next_new; /* in the unit's list of new requests */
-	struct cta__request *next; /* in the CTA's request list */
+	struct cta__request *next;     /* in the CTA's request list */
 };
 
 /* ---- execution units: a block, or a whole cluster ----------------------- */
@@ -124,14 +130,18 @@ struct cta__lane_x {
 	struct cta__lane l; /* must be first */
 	struct cta__fiber *fiber;
 	enum lstate state;
-	int abandoned; /* retired by the deadlock handler while suspended */
-	unsigned rank; /* thread rank in its CTA */
+	int abandoned;    /* retired by the deadlock handler while suspended */
+	unsigned rank;    /* thread rank in its CTA */
 	uint64_t bar_gen; /* CTA barrier generation at its last crossing */
 	const char *wait_file;
 	int wait_line;
 	struct cta__mbar *wait_bar;
 	unsigned wait_parity;
 	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
+	/* mbarrier phases this thread observed complete (for read_before_complete) */
+	struct cta__mbar *obs_bar[4];
+	unsigned obs_phase[4];
+	uint64_t obs_tseq[4];
 	struct cta__lane_x *next_run;
 	struct cta__lane_x *next_all;
 };
@@ -141,8 +151,8 @@ struct cta__cta {
 	uint3 bid;
 	unsigned sm;
 	unsigned char *smem;
-	uint64_t end_t; /* latest thread exit */
-	uint64_t exited; /* threads that finished */
+	uint64_t end_t;    /* latest thread exit */
+	uint64_t exited;   /* threads that finished */
 	uint64_t nthreads; /* threads executed (blockDim, or 1 when timing-only) */
 	int done;
 	/* __syncthreads state */
@@ -153,10 +163,7 @@ struct cta__cta {
 	int bar_divergent_reported;
 	uint64_t bar_gen;
 	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
-	/* shared-memory sites placed so far */
-	const void *sites[16];
-	size_t site_off[16];
-	unsigned nsites;
+	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
 	size_t smem_top;
 	/* CLC and UB tracking */
 	struct cta__mbar *mbars;
@@ -172,20 +179,33 @@ struct cta__cta {
 	int foreach_line;
 	int foreach_checked;
 	uint64_t steal_current; /* logical index the block is processing now */
-	uint64_t *fe_bits; /* threads that called for_each (bitmap) */
-	unsigned fe_leader; /* effective leader rank of try_cancel_blocks */
+	uint64_t *fe_bits;      /* threads that called for_each (bitmap) */
+	unsigned fe_leader;     /* effective leader rank of try_cancel_blocks */
 	int fe_leader_min;
+	unsigned nrslots;
+	/* Everything above is reset for each new block; the arrays below are
+	 * only read up to their counts. */
+	const void *sites[16];
+	size_t site_off[16];
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
-		int phase_done; /* its mbarrier phase completed */
+		int phase_done;        /* its mbarrier phase completed */
+		struct cta__mbar *bar; /* the mbarrier it completed on */
+		unsigned done_phase;   /* that mbarrier's phase count after completion */
 		int observed;
 		unsigned observer;
 		uint64_t observed_gen;
 		int consumed;
 		int reported;
 	} rslots[8];
-	unsigned nrslots;
+};
+
+/* A run of threads a waiting lane handed back: x from tid.x to end-1. */
+struct cta__run {
+	unsigned cta;
+	uint3 tid;
+	unsigned end;
 };
 
 struct cta__unit {
@@ -195,10 +215,12 @@ struct cta__unit {
 	unsigned nctas;
 	struct cta__cta *ctas;
 	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
-	size_t cap_smem; /* allocated shared memory per CTA */
+	size_t cap_smem;   /* allocated shared memory per CTA */
 	struct cta__cursor cursor;
+	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
+	unsigned ret_cap;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
-	struct cta__lane_x *all; /* every lane ever started */
+	struct cta__lane_x *all;              /* every lane ever started */
 	unsigned live_lanes;
 	struct cta__fiber *host; /* the scheduler's context */
 	struct cta_sim *sim;
@@ -212,10 +234,11 @@ struct cta__unit {
 	unsigned ctas_done;
 	int parked; /* waiting for the engine */
 	struct cta__unit *next_free;
+	struct cta__unit *next_ready; /* dispatched, body not yet run */
 };
 
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_START, EV_END, EV_FREE, EV_CANCEL };
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL };
 
 struct cta_sim {
 	struct cta_sim_opts o;
@@ -230,9 +253,13 @@ struct cta_sim {
 	unsigned nstreams;
 	struct cta__sm *sms;
 	unsigned nsms;
-	unsigned rr_next; /* round-robin cursor */
-	uint64_t fe_free; /* dispatcher front end busy until */
-	int dispatch_pending; /* an EV_DISPATCH is queued */
+	unsigned rr_next;      /* round-robin cursor */
+	uint64_t fe_free;      /* dispatcher front end busy until */
+	int dispatch_pending;  /* an EV_DISPATCH is queued */
+	int in_dispatch;       /* cta__sched_dispatch is running */
+	uint64_t dispatch_seq; /* sequence number of the pending dispatch */
+	uint64_t room_gen;     /* bumped whenever room frees or a kernel activates */
+	uint64_t nofit_gen;    /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
 	struct cta_ub_report *ubs;
 	size_t nubs, ubcap;
@@ -242,38 +269,61 @@ struct cta_sim {
 	uint64_t cancels_total;
 	uint64_t request_seq;
 	uint64_t barrier_crossings;
+	uint64_t lanes_started; /* lanes (fibers) started: one per unit without waits */
 	uint64_t events;
 	struct cta__fiber_pool *fpool;
 	struct cta__unit *free_units;
+	struct cta__lane_x *free_lanes;
+	/* Units dispatched whose bodies have not run yet. They run, in dispatch
+	 * order, before the engine passes the earliest of their start times:
+	 * nothing they do can affect an earlier event. */
+	struct cta__unit *ready_head, *ready_tail;
+	uint64_t ready_min;
+	/* SMs by resident-block count: bit i of bucket b (bwords words each)
+	 * is set when SM i holds b blocks. Spread placement scans upwards. */
+	uint64_t *bucket;
+	unsigned bwords, nbuckets;
+	unsigned *bcount;          /* SMs per bucket */
+	unsigned bmin;             /* no SM sits in a bucket below this */
+	uint64_t *gpcmask;         /* bwords words per GPC */
+	struct cta__kernel **cand; /* active kernels with pending units, in preference order */
+	unsigned ncand;
+	int cand_valid;
 	int ran;
 	int deterministic;
 	int io_error;
 	int bad_smem; /* a body used more shared memory than declared */
+	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
 /* Current simulator of the calling host thread (set while a segment runs). */
-extern _Thread_local struct cta_sim *cta__sim_cur;
+extern _Thread_local struct cta_sim *cta__sim_cur __attribute__((tls_model("initial-exec")));
 
 /* engine */
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
-		uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
+                uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
 void cta__errf(struct cta_sim *s, const char *fmt, ...);
 
 /* sched */
+int cta__sched_init(struct cta_sim *s);
+/* Queues a dispatched unit to run its body before the engine passes its
+ * start time. */
+void cta__ready(struct cta_sim *s, struct cta__unit *u);
 int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
 void cta__sched_request(struct cta_sim *s);
 void cta__sched_dispatch(struct cta_sim *s);
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
 void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k);
+/* k became visible to the dispatcher (after its launch latency). */
 void cta__sched_release(struct cta_sim *s, struct cta__kernel *k);
 /* A higher-priority kernel than k has blocks waiting. */
 int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);
 
 /* exec */
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-				const unsigned *sms, uint64_t t);
+                                const unsigned *sms, uint64_t t);
 /* Runs the unit until every lane is done or waits for the engine. */
 void cta__unit_run(struct cta_sim *s, struct cta__unit *u);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
@@ -307,6 +357,6 @@ enum cta__ub_rule {
 };
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
-	     const char *file, int line, const char *causefmt, ...);
+             const char *file, int line, const char *causefmt, ...);
 
 #endif

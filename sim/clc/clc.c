@@ -56,6 +56,12 @@ static unsigned lane_rank(const struct cta__lane_x *x)
 	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 }
 
+/* Identifies the thread a lane runs now (lanes run several in turn). */
+static uint64_t thread_key(const struct cta__lane_x *x)
+{
+	return (uint64_t)x->l.cta_rank << 32 | lane_rank(x);
+}
+
 /* ---- mbarrier ------------------------------------------------------------ */
 
 /* Completes the current phase when every arrival and every transaction byte
@@ -76,8 +82,12 @@ int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b)
 		if ((unsigned char *)b->addr >= u->ctas[i].smem &&
 		    (unsigned char *)b->addr < u->ctas[i].smem + u->k->smem_bytes + 64)
 			c = &u->ctas[i];
-	for (unsigned i = 0; c && i < b->ndone; i++)
-		c->rslots[b->done_slots[i]].phase_done = 1;
+	for (unsigned i = 0; c && i < b->ndone; i++) {
+		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
+		sl->phase_done = 1;
+		sl->bar = b;
+		sl->done_phase = b->phase;
+	}
 	struct cta__lane_x **pp = &b->waiters;
 	while (*pp) {
 		struct cta__lane_x *w = *pp;
@@ -153,6 +163,15 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 
 static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
+	unsigned slot = 0;
+	for (unsigned i = 0; i < 4; i++)
+		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != thread_key(x)) {
+			slot = i;
+			break;
+		}
+	x->obs_bar[slot] = b;
+	x->obs_phase[slot] = b->phase;
+	x->obs_tseq[slot] = thread_key(x);
 	struct cta__cta *c = cta__lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
@@ -190,7 +209,7 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 /* ---- try_cancel ------------------------------------------------------------ */
 
 void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, const char *file,
-			 int line)
+                         int line)
 {
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
@@ -202,31 +221,31 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 
 	if (c->observed_failure && c->observed_failure_t <= x->l.vtime)
 		cta__ub(s, UB_REQUEST_AFTER_OBSERVED_FAILURE, u, x, file, line,
-			"the block observed a failed cancellation at %s:%d (t=%" PRIu64 " ns)",
-			c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
+		        "the block observed a failed cancellation at %s:%d (t=%" PRIu64 " ns)",
+		        c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
 	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	if (multicast && u->nctas > 1) {
 		for (unsigned i = 0; i < u->nctas; i++)
 			if (u->ctas[i].exited >= u->ctas[i].nthreads) {
 				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
-					"CTA %u of the cluster (block %" PRIu64
-					") has exited before this multicast cancel",
-					i, u->ctas[i].logical);
+				        "CTA %u of the cluster (block %" PRIu64
+				        ") has exited before this multicast cancel",
+				        i, u->ctas[i].logical);
 				break;
 			}
 		if (u->cbar_gen == 0)
 			cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
-				"no cluster barrier completed before this multicast cancel, so not "
-				"every CTA of the cluster is known to have started (sync the "
-				"cluster first)");
+			        "no cluster barrier completed before this multicast cancel, so not "
+			        "every CTA of the cluster is known to have started (sync the "
+			        "cluster first)");
 	}
 	for (unsigned t = first; t < last; t++) {
 		struct cta__rslot *sl = slot_find(&u->ctas[t], roff);
 		if (sl && sl->r && (!sl->r->resolved || sl->r->done_t > x->l.vtime)) {
 			cta__ub(s, UB_RESULT_BUFFER_IN_FLIGHT, u, x, file, line,
-				"the request issued at %s:%d (t=%" PRIu64
-				" ns) on the same result buffer has not completed",
-				sl->r->file, sl->r->line, sl->r->issue_t);
+			        "the request issued at %s:%d (t=%" PRIu64
+			        " ns) on the same result buffer has not completed",
+			        sl->r->file, sl->r->line, sl->r->issue_t);
 			break;
 		}
 	}
@@ -268,7 +287,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		}
 	}
 	cta__trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical, c->sm,
-		   CTA_TRACE_NONE, 0, NULL);
+	           CTA_TRACE_NONE, 0, NULL);
 }
 
 static void encode(cta_clc_result *res, int success, uint3 b)
@@ -289,9 +308,9 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	else if (cta__sched_higher_waiting(s, k))
 		outcome = CTA_CANCEL_FAIL_PRIORITY;
 	else if ((s->o.cancel_fail_after >= 0 &&
-		  s->cancels_total >= (uint64_t)s->o.cancel_fail_after) ||
-		 (s->o.cancel_fail_rate > 0 &&
-		  (double)(cta__rand(s) >> 11) * 0x1.0p-53 < s->o.cancel_fail_rate))
+	          s->cancels_total >= (uint64_t)s->o.cancel_fail_after) ||
+	         (s->o.cancel_fail_rate > 0 &&
+	          (double)(cta__rand(s) >> 11) * 0x1.0p-53 < s->o.cancel_fail_rate))
 		outcome = CTA_CANCEL_FAIL_INJECTED;
 	else
 		outcome = CTA_CANCEL_SUCCESS;
@@ -309,6 +328,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	uint3 first = {0, 0, 0};
 	if (outcome == CTA_CANCEL_SUCCESS) {
 		r->unit_index = k->next_unit++;
+		if (k->next_unit == k->nunits)
+			s->cand_valid = 0;
 		k->st.stolen += k->csize;
 		first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
 	} else {
@@ -335,9 +356,9 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	}
 	struct cta__cta *c = &u->ctas[r->cta];
 	cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
-		   outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
-						 : CTA_TRACE_NONE,
-		   outcome, NULL);
+	           outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
+	                                         : CTA_TRACE_NONE,
+	           outcome, NULL);
 	if (outcome == CTA_CANCEL_SUCCESS)
 		cta__sched_request(s); /* the pending range moved */
 }
@@ -345,25 +366,29 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 /* ---- queries ------------------------------------------------------------------ */
 
 static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_result *result,
-				       const char *file, int line, const char *what)
+                                       const char *file, int line, const char *what)
 {
 	struct cta__unit *u = x->l.unit;
 	struct cta__cta *c = cta__lane_cta(x);
 	struct cta__rslot *sl = slot_find(c, smem_off(c, result));
 	if (!sl || !sl->r) {
 		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
-			"%s of a result buffer that no cancellation request has written", what);
+		        "%s of a result buffer that no cancellation request has written", what);
 		return NULL;
 	}
+	int seen = 0;
+	for (unsigned i = 0; i < 4; i++)
+		seen |= x->obs_bar[i] == sl->bar && x->obs_tseq[i] == thread_key(x) &&
+		        x->obs_phase[i] >= sl->done_phase;
 	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
-		 sl->observed && (sl->observer == lane_rank(x) || x->bar_gen > sl->observed_gen);
+	         (seen || (sl->observed && x->bar_gen > sl->observed_gen));
 	if (!ok && !sl->reported) {
 		sl->reported = 1;
 		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
-			"%s of the result of the request issued at %s:%d before this thread "
-			"observed its mbarrier phase complete (try_wait_parity, or a barrier after "
-			"another thread's)",
-			what, sl->r->file, sl->r->line);
+		        "%s of the result of the request issued at %s:%d before this thread "
+		        "observed its mbarrier phase complete (try_wait_parity, or a barrier after "
+		        "another thread's)",
+		        what, sl->r->file, sl->r->line);
 	}
 	return sl;
 }
@@ -396,8 +421,8 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 	struct cta__request *r = sl->r;
 	if (r->outcome != CTA_CANCEL_SUCCESS) {
 		cta__ub(u->sim, UB_READ_FAILED_INDEX, u, x, file, line,
-			"the request issued at %s:%d failed (%s): its block index is undefined",
-			r->file, r->line, cta_cancel_outcome_name(r->outcome));
+		        "the request issued at %s:%d failed (%s): its block index is undefined",
+		        r->file, r->line, cta_cancel_outcome_name(r->outcome));
 		return 0;
 	}
 	struct cta__kernel *k = u->k;
@@ -407,7 +432,7 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 		cta__cover_mark(&k->cover, logical);
 		c->steal_current = logical;
 		cta__trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical, c->sm,
-			   CTA_TRACE_NONE, 0, NULL);
+		           CTA_TRACE_NONE, 0, NULL);
 	}
 	uint3 b = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
 	return (int)(dim == 0 ? b.x : dim == 1 ? b.y : b.z);
@@ -420,9 +445,9 @@ void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c
 	if (c->foreach_calls && c->foreach_calls < c->nthreads && !c->foreach_checked) {
 		c->foreach_checked = 1;
 		cta__ub(s, UB_FOR_EACH_NOT_ALL_THREADS, u, NULL, c->foreach_file, c->foreach_line,
-			"only %u of the block's %" PRIu64
-			" threads called the work-stealing loop; all must",
-			c->foreach_calls, c->nthreads);
+		        "only %u of the block's %" PRIu64
+		        " threads called the work-stealing loop; all must",
+		        c->foreach_calls, c->nthreads);
 	}
 	free(c->fe_bits);
 	c->fe_bits = NULL;
@@ -438,7 +463,7 @@ struct fe_state {
 void cta__syncthreads_rule(const char *file, int line, int rule);
 
 static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block_fn fn, void *arg,
-			    const char *file, int line)
+                            const char *file, int line)
 {
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
@@ -457,9 +482,9 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 		uint64_t bit = 1ull << (me % 64);
 		if (c->fe_bits[me / 64] & bit) {
 			cta__ub(s, UB_FOR_EACH_CALLED_TWICE, u, x, file, line,
-				"this thread already called it at %s:%d; a block may run the "
-				"work-stealing loop once",
-				c->foreach_file, c->foreach_line);
+			        "this thread already called it at %s:%d; a block may run the "
+			        "work-stealing loop once",
+			        c->foreach_file, c->foreach_line);
 		} else {
 			c->fe_bits[me / 64] |= bit;
 			c->foreach_calls++;
@@ -472,8 +497,8 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	}
 	/* The loop's state lives in a hidden part of the CTA's shared memory
 	 * (the kernel's own __shared__ variables on a GPU). */
-	struct fe_state *st = (struct fe_state *)(c->smem + u->k->smem_bytes +
-						  ((16 - u->k->smem_bytes % 16) % 16));
+	struct fe_state *st =
+	    (struct fe_state *)(c->smem + u->k->smem_bytes + ((16 - u->k->smem_bytes % 16) % 16));
 	if (me == 0)
 		cta__mbarrier_init(&st->bar, 1, file, line);
 	cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);
@@ -481,8 +506,8 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	if (leader_mode) {
 		if (c->leaders != 1 && me == 0)
 			cta__ub(s, UB_LEADER_COUNT, u, x, file, line,
-				"%u threads of the block passed is_leader=true; exactly one must",
-				c->leaders);
+			        "%u threads of the block passed is_leader=true; exactly one must",
+			        c->leaders);
 		leader = c->fe_leader_min >= 0 ? (unsigned)c->fe_leader_min : 0;
 	}
 	(void)rank;
@@ -491,7 +516,8 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	for (;;) {
 		if (me == leader) {
 			cta__clc_try_cancel(&st->result, &st->bar, 0, file, line);
-			cta__mbarrier_arrive_expect_tx(&st->bar, (unsigned)RESULT_BYTES, file, line);
+			cta__mbarrier_arrive_expect_tx(&st->bar, (unsigned)RESULT_BYTES, file,
+			                               line);
 		}
 		x->l.steal_depth++;
 		fn(b, arg);
@@ -518,7 +544,7 @@ void cta__for_each_canceled_block(int rank, cta_block_fn fn, void *arg, const ch
 }
 
 void cta__try_cancel_blocks(int rank, bool is_leader, cta_block_fn fn, void *arg, const char *file,
-			    int line)
+                            int line)
 {
 	work_steal_loop(rank, 1, is_leader, fn, arg, file, line);
 }

@@ -66,12 +66,27 @@ struct cta__fiber {
 #endif
 };
 
+struct slab {
+	void *map;
+	size_t len;
+	struct slab *next;
+};
+
+#define SLAB_STACKS 64
+#define CANARY 0x5ca1ab1ec0ffee00ull
+
 struct cta__fiber_pool {
 	struct cta__fiber host;
 	struct cta__fiber *free_list;
 	struct cta__fiber *all;
 	size_t stack_sz;
 	size_t page;
+	/* Stacks are carved from slabs of SLAB_STACKS: one mapping each, so a
+	 * simulation with hundreds of thousands of waiting threads stays well
+	 * under the kernel's limit on mappings (vm.max_map_count). */
+	char *slab_next;
+	size_t slab_left;
+	struct slab *slabs;
 #ifdef CTA__FIBER_ASAN
 	struct cta__fiber *switching_from; /* who to credit the stack we left */
 #endif
@@ -199,6 +214,11 @@ static int prepare(struct cta__fiber *f)
 	return 0;
 }
 
+int cta__fiber_overflowed(const struct cta__fiber *f)
+{
+	return f->stack_lo && *(const uint64_t *)f->stack_lo != CANARY;
+}
+
 int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
 {
 	*out = NULL;
@@ -225,9 +245,14 @@ void cta__fiber_pool_free(struct cta__fiber_pool *p)
 #ifdef CTA__FIBER_TSAN
 		__tsan_destroy_fiber(f->tsan);
 #endif
-		munmap(f->map, f->stack_sz + p->page);
 		free(f);
 		f = next;
+	}
+	while (p->slabs) {
+		struct slab *sl = p->slabs;
+		p->slabs = sl->next;
+		munmap(sl->map, sl->len);
+		free(sl);
 	}
 	free(p);
 }
@@ -242,26 +267,39 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 	struct cta__fiber *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	size_t len = p->stack_sz + p->page;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	if (!p->slab_left) {
+		struct slab *sl = calloc(1, sizeof(*sl));
+		if (!sl) {
+			free(f);
+			return NULL;
+		}
+		sl->len = p->stack_sz * SLAB_STACKS + p->page;
+		int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 #ifdef MAP_STACK
-	flags |= MAP_STACK;
+		flags |= MAP_STACK;
 #endif
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
-	if (m == MAP_FAILED) {
-		free(f);
-		return NULL;
+		void *m = mmap(NULL, sl->len, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (m == MAP_FAILED) {
+			free(sl);
+			free(f);
+			return NULL;
+		}
+		/* One guard page below the slab turns an overflow of its lowest
+		 * stack into a fault; the others carry a canary that is checked
+		 * when their fiber finishes (cta__fiber_overflowed). */
+		mprotect(m, p->page, PROT_NONE);
+		sl->map = m;
+		sl->next = p->slabs;
+		p->slabs = sl;
+		p->slab_next = (char *)m + p->page;
+		p->slab_left = SLAB_STACKS;
 	}
-	/* The guard turns an overflow into a fault at the overflow, instead of
-	 * silent corruption of the neighbouring stack. */
-	if (mprotect(m, p->page, PROT_NONE) != 0) {
-		munmap(m, len);
-		free(f);
-		return NULL;
-	}
-	f->map = m;
-	f->stack_lo = (char *)m + p->page;
+	f->map = NULL;
+	f->stack_lo = p->slab_next;
 	f->stack_sz = p->stack_sz;
+	p->slab_next += p->stack_sz;
+	p->slab_left--;
+	*(uint64_t *)f->stack_lo = CANARY;
 	f->pool = p;
 #ifdef CTA__FIBER_TSAN
 	/* One TSan fiber per stack, kept across reuses: a fiber cannot destroy

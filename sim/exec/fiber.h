@@ -56,5 +56,7 @@ void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f);
 
 /* Nonzero once fn has returned. */
 int cta__fiber_finished(const struct cta__fiber *f);
+/* 1 when a body overran the fiber's stack (its canary was overwritten). */
+int cta__fiber_overflowed(const struct cta__fiber *f);
 
 #endif

@@ -11,18 +11,18 @@
 
 /* Indexed by enum cta__ub_rule; these names are part of the interface. */
 static const char *const rule_names[UB__COUNT + 1] = {
-	"request_after_observed_failure",
-	"read_failed_index",
-	"read_before_complete",
-	"result_buffer_in_flight",
-	"for_each_called_twice",
-	"for_each_not_all_threads",
-	"leader_count",
-	"multicast_cluster_not_running",
-	"divergent_barrier",
-	"barrier_deadlock",
-	"builtin_blockidx_in_body",
-	NULL,
+    "request_after_observed_failure",
+    "read_failed_index",
+    "read_before_complete",
+    "result_buffer_in_flight",
+    "for_each_called_twice",
+    "for_each_not_all_threads",
+    "leader_count",
+    "multicast_cluster_not_running",
+    "divergent_barrier",
+    "barrier_deadlock",
+    "builtin_blockidx_in_body",
+    NULL,
 };
 
 const char *const *cta_ub_rule_names(void)
@@ -34,7 +34,7 @@ const char *const *cta_ub_rule_names(void)
 #define MAX_STORED 4096
 
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
-	     const char *file, int line, const char *causefmt, ...)
+             const char *file, int line, const char *causefmt, ...)
 {
 	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK)
 		return;
@@ -85,5 +85,5 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 	char text[400];
 	snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line, r->cause);
 	cta__trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block, r->phys,
-		   c ? c->sm : CTA_TRACE_NONE, r->thread, 0, text);
+	           c ? c->sm : CTA_TRACE_NONE, r->thread, 0, text);
 }

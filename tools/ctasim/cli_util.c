@@ -1,3 +1,108 @@
 /* Helpers shared by the subcommands: parsing numbers and dimension lists
- * with messages that name the option. */
+ * with messages that name the option, resolving device models, and loading
+ * a user's kernels. */
 #include "cli_util.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_is(const char *arg, const char *opt)
+{
+	size_t n = strlen(opt);
+	return !strncmp(arg, opt, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+const char *cli_value(const char *cmd, int argc, char **argv, int *i, const char *opt)
+{
+	const char *eq = strchr(argv[*i], '=');
+	if (eq)
+		return eq + 1;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "ctasim %s: option %s needs a value\n", cmd, opt);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int cli_parse_u64(const char *cmd, const char *opt, const char *v, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!v || !*v || *v == '-') {
+		fprintf(stderr, "ctasim %s: %s '%s': expected a non-negative integer\n", cmd, opt,
+		        v ? v : "");
+		return -1;
+	}
+	unsigned long long x = strtoull(v, &end, 0);
+	if (errno || *end) {
+		fprintf(stderr, "ctasim %s: %s '%s': expected a non-negative integer\n", cmd, opt,
+		        v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end) {
+		fprintf(stderr, "ctasim %s: %s '%s': expected a number\n", cmd, opt, v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+int cli_parse_dims(const char *cmd, const char *opt, const char *v, unsigned d[3])
+{
+	d[0] = d[1] = d[2] = 1;
+	const char *p = v;
+	for (int i = 0; i < 3; i++) {
+		char *end;
+		errno = 0;
+		if (*p == '-' || *p == 0)
+			goto bad;
+		unsigned long long x = strtoull(p, &end, 10);
+		if (errno || end == p || x > 0xffffffffull)
+			goto bad;
+		d[i] = (unsigned)x;
+		if (*end == 0)
+			return 0;
+		if (*end != ',' && *end != 'x')
+			goto bad;
+		p = end + 1;
+	}
+bad:
+	fprintf(stderr, "ctasim %s: %s '%s': expected X[,Y[,Z]] with positive integers\n", cmd, opt,
+	        v);
+	return -1;
+}
+
+int cli_device(const char *cmd, const char *name, struct cta_device_model *m)
+{
+	char err[512];
+	int rc = cta_device_resolve(m, name ? name : "H100-SXM", err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ctasim %s: --device: %s\n", cmd, err);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_load(const char *cmd, const char *path)
+{
+	/* RTLD_GLOBAL is not needed: the object registers its kernels and
+	 * harnesses through constructors that call into this executable. */
+	void *h = dlopen(path, RTLD_NOW);
+	if (!h) {
+		fprintf(stderr, "ctasim %s: --load %s: %s\n", cmd, path, dlerror());
+		return -1;
+	}
+	return 0;
+}

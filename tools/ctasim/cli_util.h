@@ -1,4 +1,36 @@
-/* Helpers shared by the subcommands. */
+/* Helpers shared by the subcommands: option parsing with messages that
+ * name the option, and the common run options (device, seed, checks). */
 #ifndef CTASIM_CLI_UTIL_H
 #define CTASIM_CLI_UTIL_H
+
+#include <stdint.h>
+
+#include "ctasim/harness.h"
+
+/* Parses "X[,Y[,Z]]" into d (missing entries are 1). Prints an error naming
+ * `opt` and returns -1 on bad input. */
+int cli_parse_dims(const char *cmd, const char *opt, const char *v, unsigned d[3]);
+int cli_parse_u64(const char *cmd, const char *opt, const char *v, uint64_t *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *v, double *out);
+/* Resolves --device NAME|FILE into m (default H100-SXM); prints errors. */
+int cli_device(const char *cmd, const char *name, struct cta_device_model *m);
+/* The value of an option that takes one: "--opt V" or "--opt=V". Advances
+ * *i. Returns NULL (after printing) when the value is missing. */
+const char *cli_value(const char *cmd, int argc, char **argv, int *i, const char *opt);
+/* 1 when argv[*i] is opt (as "--opt" or "--opt=..."). */
+int cli_is(const char *arg, const char *opt);
+/* Loads a user's shared object of kernels (--load). */
+int cli_load(const char *cmd, const char *path);
+
+/* Defined in cmd_run.c, shared with the commands that run harnesses. */
+struct cta_sim;
+/* Parses the run options (see `ctasim run --help`) into o; the first
+ * positional argument goes to *kernel. Returns 0, -1 on error (already
+ * reported), -2 for --help. */
+int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
+                    const char **kernel, const char ***args, int *quiet);
+/* Prints the summary lines of simulator kernel i (launch shape c may be
+ * NULL). */
+void cli_report_kernel(struct cta_sim *s, unsigned i, const struct cta_launch_cfg *c,
+                       unsigned sm_count);
 #endif

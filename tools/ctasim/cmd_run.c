@@ -1,10 +1,381 @@
-/* `ctasim run`: runs one kernel harness on a backend and prints a summary. */
+/* `ctasim run`: runs one kernel harness on the simulator (or the GPU) and
+ * prints a short summary: blocks, SMs used, blocks per SM, virtual
+ * makespan, cancellations, coverage, UB reports and the result check. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_util.h"
 #include "cmd.h"
+#include "ctasim/harness.h"
+#include "ctasim/sim.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ctasim run KERNEL [options]\n"
+	           "\n"
+	           "Runs KERNEL (see 'ctasim list') and checks its result.\n"
+	           "\n"
+	           "  --device NAME|FILE     device model (default H100-SXM)\n"
+	           "  --grid X[,Y,Z]         grid dimensions (default: the kernel's)\n"
+	           "  --block X[,Y,Z]        block dimensions (default: the kernel's)\n"
+	           "  --arg NAME=VALUE       kernel parameter (repeatable)\n"
+	           "  --seed N               seed for every random choice (default 1)\n"
+	           "  --trace FILE           write the trace (traces/FORMAT.md)\n"
+	           "  --backend sim|cuda     simulator (default) or the GPU\n"
+	           "  --clc auto|hardware|emulate   CUDA backend: how to run CLC\n"
+	           "  --ub report|abort|off  UB checking (default report)\n"
+	           "  --cancel-fail-rate P   make each cancel fail with probability P\n"
+	           "  --cancel-fail-after N  make every cancel after the first N fail\n"
+	           "  --timing-only          run one thread per block: timing, no results\n"
+	           "  --placement spread|round_robin|order   override the model's policy\n"
+	           "  --jitter NS            +-NS random jitter on every latency\n"
+	           "  --random-tiebreak      break placement ties by the seed\n"
+	           "  --sm-limit N           use only the first N SMs\n"
+	           "  --threads N            host threads for block bodies (0: all cores)\n"
+	           "  --max-events N         stop as hung after N events\n"
+	           "  --load LIB.so          load a shared object of user kernels first\n"
+	           "  --quiet                print only the result line\n"
+	           "\n"
+	           "exit: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
+}
+
+/* Parses the options shared by run and explore into o. Returns the index of
+ * KERNEL in argv, -1 on error (already reported), -2 for --help. */
+int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
+                    const char **kernel, const char ***args, int *quiet);
+int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
+                    const char **kernel, const char ***args, int *quiet)
+{
+	static const char *argv_args[256];
+	const char *device = NULL;
+	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
+	memset(o, 0, sizeof(*o));
+	o->version = CTA_HARNESS_OPTS_VERSION;
+	int placement = -1;
+	*kernel = NULL;
+	*quiet = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		uint64_t n;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return -2;
+#define VALUE(opt)                                                                                 \
+	if (!(v = cli_value(cmd, argc, argv, &i, opt)))                                            \
+		return -1;
+		if (cli_is(a, "--device")) {
+			VALUE("--device");
+			device = v;
+		} else if (cli_is(a, "--grid")) {
+			VALUE("--grid");
+			if (cli_parse_dims(cmd, "--grid", v, o->grid) < 0)
+				return -1;
+			o->grid_set = 1;
+		} else if (cli_is(a, "--block")) {
+			VALUE("--block");
+			if (cli_parse_dims(cmd, "--block", v, o->block) < 0)
+				return -1;
+			o->block_set = 1;
+		} else if (cli_is(a, "--arg")) {
+			VALUE("--arg");
+			if (o->nargs == 256) {
+				fprintf(stderr, "ctasim %s: too many --arg\n", cmd);
+				return -1;
+			}
+			argv_args[o->nargs++] = v;
+		} else if (cli_is(a, "--seed")) {
+			VALUE("--seed");
+			if (cli_parse_u64(cmd, "--seed", v, &so.seed) < 0)
+				return -1;
+		} else if (cli_is(a, "--trace")) {
+			VALUE("--trace");
+			so.trace_path = v;
+		} else if (cli_is(a, "--backend")) {
+			VALUE("--backend");
+			if (!strcmp(v, "sim"))
+				o->backend = CTA_BACKEND_SIM;
+			else if (!strcmp(v, "cuda"))
+				o->backend = CTA_BACKEND_CUDA;
+			else {
+				fprintf(stderr, "ctasim %s: --backend '%s': expected sim or cuda\n",
+				        cmd, v);
+				return -1;
+			}
+		} else if (cli_is(a, "--clc")) {
+			VALUE("--clc");
+			if (!strcmp(v, "auto"))
+				o->clc = CTA_CLC_AUTO;
+			else if (!strcmp(v, "hardware"))
+				o->clc = CTA_CLC_HARDWARE;
+			else if (!strcmp(v, "emulate"))
+				o->clc = CTA_CLC_EMULATE;
+			else {
+				fprintf(
+				    stderr,
+				    "ctasim %s: --clc '%s': expected auto, hardware or emulate\n",
+				    cmd, v);
+				return -1;
+			}
+		} else if (cli_is(a, "--ub")) {
+			VALUE("--ub");
+			if (!strcmp(v, "report"))
+				so.ub_mode = CTA_UB_REPORT;
+			else if (!strcmp(v, "abort"))
+				so.ub_mode = CTA_UB_ABORT;
+			else if (!strcmp(v, "off"))
+				so.ub_mode = CTA_UB_OFF;
+			else {
+				fprintf(stderr,
+				        "ctasim %s: --ub '%s': expected report, abort or off\n",
+				        cmd, v);
+				return -1;
+			}
+		} else if (cli_is(a, "--cancel-fail-rate")) {
+			VALUE("--cancel-fail-rate");
+			if (cli_parse_double(cmd, "--cancel-fail-rate", v, &so.cancel_fail_rate) <
+			    0)
+				return -1;
+			if (so.cancel_fail_rate < 0 || so.cancel_fail_rate > 1) {
+				fprintf(
+				    stderr,
+				    "ctasim %s: --cancel-fail-rate %s: expected a probability in "
+				    "[0, 1]\n",
+				    cmd, v);
+				return -1;
+			}
+		} else if (cli_is(a, "--cancel-fail-after")) {
+			VALUE("--cancel-fail-after");
+			if (cli_parse_u64(cmd, "--cancel-fail-after", v, &n) < 0)
+				return -1;
+			so.cancel_fail_after = (int64_t)n;
+		} else if (!strcmp(a, "--timing-only")) {
+			so.timing_only = 1;
+		} else if (!strcmp(a, "--random-tiebreak")) {
+			so.random_tiebreak = 1;
+		} else if (!strcmp(a, "--quiet")) {
+			*quiet = 1;
+		} else if (cli_is(a, "--placement")) {
+			VALUE("--placement");
+			if (!strcmp(v, "spread"))
+				placement = CTA_PLACE_SPREAD;
+			else if (!strcmp(v, "round_robin"))
+				placement = CTA_PLACE_ROUND_ROBIN;
+			else if (!strcmp(v, "order"))
+				placement = CTA_PLACE_ORDER;
+			else {
+				fprintf(
+				    stderr,
+				    "ctasim %s: --placement '%s': expected spread, round_robin or "
+				    "order\n",
+				    cmd, v);
+				return -1;
+			}
+		} else if (cli_is(a, "--jitter")) {
+			VALUE("--jitter");
+			if (cli_parse_u64(cmd, "--jitter", v, &so.jitter_ns) < 0)
+				return -1;
+		} else if (cli_is(a, "--sm-limit")) {
+			VALUE("--sm-limit");
+			if (cli_parse_u64(cmd, "--sm-limit", v, &n) < 0)
+				return -1;
+			if (n == 0) {
+				fprintf(stderr, "ctasim %s: --sm-limit must be at least 1\n", cmd);
+				return -1;
+			}
+			so.sm_limit = (unsigned)n;
+		} else if (cli_is(a, "--threads")) {
+			VALUE("--threads");
+			if (cli_parse_u64(cmd, "--threads", v, &n) < 0)
+				return -1;
+			so.threads = (unsigned)n;
+		} else if (cli_is(a, "--max-events")) {
+			VALUE("--max-events");
+			if (cli_parse_u64(cmd, "--max-events", v, &so.max_events) < 0)
+				return -1;
+		} else if (cli_is(a, "--load")) {
+			VALUE("--load");
+			if (cli_load(cmd, v) < 0)
+				return -1;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ctasim %s: unknown option '%s' (see 'ctasim %s --help')\n",
+			        cmd, a, cmd);
+			return -1;
+		} else if (!*kernel) {
+			*kernel = a;
+		} else {
+			fprintf(stderr, "ctasim %s: unexpected argument '%s'\n", cmd, a);
+			return -1;
+		}
+#undef VALUE
+	}
+	if (!*kernel) {
+		fprintf(stderr, "ctasim %s: which kernel? (see 'ctasim list')\n", cmd);
+		return -1;
+	}
+	if (cli_device(cmd, device, &so.device) < 0)
+		return -1;
+	if (placement >= 0)
+		so.device.placement = (cta_placement)placement;
+	if (so.sm_limit > so.device.sm_count) {
+		fprintf(stderr, "ctasim %s: --sm-limit %u: device %s has %u SMs\n", cmd,
+		        so.sm_limit, so.device.name, so.device.sm_count);
+		return -1;
+	}
+	o->sim = so;
+	o->args = argv_args;
+	*args = argv_args;
+	return 0;
+}
+
+/* Prints the summary lines of simulator kernel i (its launch shape c may
+ * be NULL). */
+void cli_report_kernel(cta_sim *s, unsigned i, const struct cta_launch_cfg *c, unsigned sm_count);
+void cli_report_kernel(cta_sim *s, unsigned i, const struct cta_launch_cfg *c, unsigned sm_count)
+{
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, i);
+	printf("kernel      %s", st->label);
+	if (c)
+		printf("  grid %u,%u,%u  block %u,%u,%u", c->grid[0], c->grid[1], c->grid[2],
+		       c->block[0], c->block[1], c->block[2]);
+	if (c && c->cluster[0] * (c->cluster[1] ? c->cluster[1] : 1) > 1)
+		printf("  cluster %u,%u,%u", c->cluster[0], c->cluster[1], c->cluster[2]);
+	printf("\n");
+	printf("blocks      %" PRIu64 " (launched %" PRIu64 ", stolen %" PRIu64 ")\n", st->blocks,
+	       st->launched, st->stolen);
+	printf("SMs used    %u of %u; blocks per SM min %" PRIu64 " / median %" PRIu64
+	       " / max %" PRIu64 "\n",
+	       st->sms_used, sm_count, st->per_sm_min, st->per_sm_median, st->per_sm_max);
+	if (st->cancels)
+		printf("cancels     %" PRIu64 ": %" PRIu64 " stole, %" PRIu64
+		       " failed empty, %" PRIu64 " failed priority, %" PRIu64 " failed injected\n",
+		       st->cancels,
+		       st->cancels - st->cancel_fail[1] - st->cancel_fail[2] - st->cancel_fail[3],
+		       st->cancel_fail[1], st->cancel_fail[2], st->cancel_fail[3]);
+	if (st->coverage_checked) {
+		if (st->coverage_ok)
+			printf("coverage    every block index processed exactly "
+			       "once\n");
+		else {
+			uint64_t ids[8];
+			size_t nl = cta_sim_coverage_list(s, i, 0, ids, 8);
+			printf("coverage    VIOLATED: %" PRIu64 " lost", st->lost);
+			for (size_t j = 0; j < nl && j < 8; j++)
+				printf("%s%" PRIu64, j ? "," : " [", ids[j]);
+			printf("%s, %" PRIu64 " duplicated", nl ? "]" : "", st->duplicated);
+			size_t nd = cta_sim_coverage_list(s, i, 1, ids, 8);
+			for (size_t j = 0; j < nd && j < 8; j++)
+				printf("%s%" PRIu64, j ? "," : " [", ids[j]);
+			printf("%s\n", nd ? "]" : "");
+		}
+	}
+}
+
+/* Prints the summary of a finished simulator run; returns the exit code. */
+int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_info *ki, int rc,
+               int quiet);
+int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_info *ki, int rc,
+               int quiet)
+{
+	cta_sim *s = cta_harness_sim(h);
+	const char *verdict = "PASS";
+	int code = CTA_EXIT_OK;
+	switch (cta_harness_verdict(h)) {
+	case CTA_VERDICT_FAIL:
+		verdict = "FAIL";
+		code = CTA_EXIT_FAIL;
+		break;
+	case CTA_VERDICT_SKIPPED:
+		verdict = "skipped (timing-only run)";
+		break;
+	default:
+		break;
+	}
+	if (rc == CTA_EUB || rc == CTA_ECOVERAGE || rc == CTA_EDEADLOCK)
+		code = CTA_EXIT_FAIL;
+	if (s && !quiet) {
+		for (unsigned i = 0; i < cta_sim_kernel_count(s); i++)
+			cli_report_kernel(s, i, cta_harness_launched(h, i),
+			                  cta_harness_device(h)->sm_count);
+		printf("makespan    %" PRIu64 " ns (virtual)\n", cta_sim_makespan_ns(s));
+		size_t nub = cta_sim_ub_count(s);
+		if (nub) {
+			const char *const *names = cta_ub_rule_names();
+			printf("UB          %zu report%s:", nub, nub == 1 ? "" : "s");
+			for (int r = 0; names[r]; r++) {
+				size_t n = 0;
+				for (size_t j = 0; j < nub; j++)
+					n += !strcmp(cta_sim_ub_report(s, j)->rule, names[r]);
+				if (n)
+					printf(" %s=%zu", names[r], n);
+			}
+			printf("\n");
+			for (size_t j = 0; j < nub && j < 5; j++) {
+				const struct cta_ub_report *u = cta_sim_ub_report(s, j);
+				printf("  %s %s: %s:%d kernel %u block %" PRIu64
+				       " (physical %" PRIu64 ") thread %u t=%" PRIu64 " ns: %s\n",
+				       u->warning ? "warning" : "UB", u->rule, u->file, u->line,
+				       u->kernel, u->block, u->phys, u->thread, u->t_ns, u->cause);
+			}
+			if (nub > 5)
+				printf("  ... %zu more (all are in the trace)\n", nub - 5);
+		}
+	}
+	if (rc == CTA_EDEADLOCK || (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE))
+		fprintf(stderr, "ctasim %s: %s\n", cmd, cta_harness_errmsg(h));
+	if (cta_harness_verdict(h) == CTA_VERDICT_FAIL)
+		printf("result      FAIL: %s\n", cta_harness_errmsg(h));
+	else
+		printf("result      %s%s\n", verdict,
+		       code == CTA_EXIT_FAIL
+		           ? (rc == CTA_EUB         ? " (but the run broke a rule: exit 1)"
+		              : rc == CTA_ECOVERAGE ? " (but coverage failed: exit 1)"
+		                                    : " (but the run hung: exit 1)")
+		           : "");
+	if (ki->flags & CTA_KI_EXPECT_UB)
+		printf("note        %s is expected to fail: it demonstrates rule %s\n", ki->name,
+		       ki->expect_ub ? ki->expect_ub : "?");
+	return code;
+}
 
 int cta_cmd_run(int argc, char **argv)
 {
-	fprintf(stderr, "ctasim run: not yet available\n");
-	return CTA_EXIT_USAGE;
+	struct cta_harness_opts o;
+	const char *kname, **args;
+	int quiet;
+	int p = cli_run_options("run", argc, argv, &o, &kname, &args, &quiet);
+	if (p == -2) {
+		usage(stdout);
+		return CTA_EXIT_OK;
+	}
+	if (p < 0)
+		return CTA_EXIT_USAGE;
+	const struct cta_kernel_info *ki = cta_harness_find(kname);
+	if (!ki) {
+		fprintf(stderr, "ctasim run: unknown kernel '%s' (see 'ctasim list')\n", kname);
+		return CTA_EXIT_USAGE;
+	}
+	struct cta_harness *h;
+	int rc = cta_harness_new(&h, ki, &o);
+	if (rc < 0) {
+		fprintf(stderr, "ctasim run: %s\n", h ? cta_harness_errmsg(h) : cta_strerror(rc));
+		cta_harness_free(h);
+		return CTA_EXIT_USAGE;
+	}
+	if (!quiet)
+		printf("device      %s (%s backend), seed %" PRIu64 "\n", o.sim.device.name,
+		       o.backend == CTA_BACKEND_CUDA ? "cuda" : "sim", o.sim.seed);
+	rc = cta_harness_run(h);
+	int code;
+	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK) {
+		fprintf(stderr, "ctasim run: %s\n", cta_harness_errmsg(h));
+		code = (rc == CTA_EIO || rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL
+		                                                              : CTA_EXIT_USAGE;
+	} else {
+		code = cli_report("run", h, ki, rc, quiet);
+		if (o.sim.trace_path && !quiet)
+			printf("trace       %s\n", o.sim.trace_path);
+	}
+	cta_harness_free(h);
+	return code;
 }

@@ -23,8 +23,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: ctasim [--help] [--version] COMMAND [ARGS...]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].verb, commands[i].summary);
-	fprintf(f, "\n'ctasim COMMAND --help' describes a command.\n"
-		   "exit codes: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
+	fprintf(f,
+	        "\n'ctasim COMMAND --help' describes a command.\n"
+	        "exit codes: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,474 @@
+/* The harness runner and the registries: kernels (CTA_KERNEL) and harnesses
+ * (CTA_HARNESS) register themselves at load time; a run reads parameters,
+ * lets the harness set up buffers and launches, executes them on the chosen
+ * backend, and verifies the outputs. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/harness_impl.h"
+
+/* ---- registries ------------------------------------------------------------ */
+
+static const struct cta_kernel_def **kdefs;
+static size_t nkdefs, kdefs_cap;
+static const struct cta_kernel_info **infos;
+static size_t ninfos, infos_cap;
+static int infos_sorted;
+
+void cta_kernel_register(const struct cta_kernel_def *k)
+{
+	if (nkdefs == kdefs_cap) {
+		size_t cap = kdefs_cap ? kdefs_cap * 2 : 64;
+		const struct cta_kernel_def **n = realloc(kdefs, cap * sizeof(*n));
+		if (!n)
+			return;
+		kdefs = n;
+		kdefs_cap = cap;
+	}
+	kdefs[nkdefs++] = k;
+}
+
+const struct cta_kernel_def *cta_kernel_find(const char *name)
+{
+	for (size_t i = 0; i < nkdefs; i++)
+		if (!strcmp(kdefs[i]->name, name))
+			return kdefs[i];
+	return NULL;
+}
+
+void cta_harness_register(const struct cta_kernel_info *ki)
+{
+	for (size_t i = 0; i < ninfos; i++)
+		if (!strcmp(infos[i]->name, ki->name))
+			return; /* the first registration of a name wins */
+	if (ninfos == infos_cap) {
+		size_t cap = infos_cap ? infos_cap * 2 : 64;
+		const struct cta_kernel_info **n = realloc(infos, cap * sizeof(*n));
+		if (!n)
+			return;
+		infos = n;
+		infos_cap = cap;
+	}
+	infos[ninfos++] = ki;
+	infos_sorted = 0;
+}
+
+static int cmp_info(const void *a, const void *b)
+{
+	return strcmp((*(const struct cta_kernel_info *const *)a)->name,
+	              (*(const struct cta_kernel_info *const *)b)->name);
+}
+
+size_t cta_harness_count(void)
+{
+	return ninfos;
+}
+
+const struct cta_kernel_info *cta_harness_at(size_t i)
+{
+	if (!infos_sorted && ninfos) {
+		qsort(infos, ninfos, sizeof(*infos), cmp_info);
+		infos_sorted = 1;
+	}
+	return i < ninfos ? infos[i] : NULL;
+}
+
+const struct cta_kernel_info *cta_harness_find(const char *name)
+{
+	for (size_t i = 0; i < ninfos; i++)
+		if (!strcmp(infos[i]->name, name))
+			return infos[i];
+	return NULL;
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+static int vfail(struct cta_harness *h, int code, const char *fmt, va_list ap)
+{
+	vsnprintf(h->errmsg, sizeof(h->errmsg), fmt, ap);
+	return code;
+}
+
+int cta_harness_fail(struct cta_harness *h, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfail(h, CTA_EVERIFY, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int cta_harness_error(struct cta_harness *h, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfail(h, code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *cta_harness_errmsg(const struct cta_harness *h)
+{
+	return h ? h->errmsg : "no harness";
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static const struct cta_param_desc *param_desc(const struct cta_kernel_info *ki, const char *name,
+                                               size_t len)
+{
+	for (const struct cta_param_desc *p = ki->params; p && p->name; p++)
+		if (strlen(p->name) == len && !strncmp(p->name, name, len))
+			return p;
+	return NULL;
+}
+
+const char *cta_harness_str(struct cta_harness *h, const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = h->opts.nargs; i-- > 0;) {
+		const char *a = h->opts.args[i];
+		if (a && !strncmp(a, name, len) && a[len] == '=')
+			return a + len + 1;
+	}
+	const struct cta_param_desc *p = param_desc(h->ki, name, len);
+	if (!p) {
+		if (!h->failed_param) {
+			h->failed_param = 1;
+			snprintf(h->errmsg, sizeof(h->errmsg),
+			         "harness %s asks for parameter '%s', which it does not declare",
+			         h->ki->name, name);
+		}
+		return NULL;
+	}
+	return p->def;
+}
+
+/* Integers accept decimal or 0x hex, an optional K/M/G suffix (powers of
+ * 1024), and the shift form 1<<20 that the seeds use. */
+static int parse_i64(const char *v, int64_t *out)
+{
+	if (!v || !*v)
+		return -1;
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 0);
+	if (errno || end == v)
+		return -1;
+	if (end[0] == '<' && end[1] == '<') {
+		char *e2;
+		long long sh = strtoll(end + 2, &e2, 10);
+		if (e2 == end + 2 || *e2 || sh < 0 || sh > 62)
+			return -1;
+		*out = (int64_t)x << sh;
+		return 0;
+	}
+	int64_t mul = 1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1024, end++;
+	else if (*end == 'M')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'G')
+		mul = 1024LL * 1024 * 1024, end++;
+	if (*end)
+		return -1;
+	*out = x * mul;
+	return 0;
+}
+
+int64_t cta_harness_int(struct cta_harness *h, const char *name)
+{
+	const char *v = cta_harness_str(h, name);
+	int64_t x = 0;
+	if (v && parse_i64(v, &x) < 0 && !h->failed_param) {
+		h->failed_param = 1;
+		snprintf(h->errmsg, sizeof(h->errmsg),
+		         "argument %s=%s: not an integer (examples: 1000, 0x100, 64K, 1<<20)", name,
+		         v);
+	}
+	return x;
+}
+
+double cta_harness_double(struct cta_harness *h, const char *name)
+{
+	const char *v = cta_harness_str(h, name);
+	if (!v)
+		return 0;
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if ((errno || end == v || *end) && !h->failed_param) {
+		h->failed_param = 1;
+		snprintf(h->errmsg, sizeof(h->errmsg), "argument %s=%s: not a number", name, v);
+	}
+	return x;
+}
+
+const struct cta_device_model *cta_harness_device(struct cta_harness *h)
+{
+	return &h->device;
+}
+
+uint64_t cta_harness_seed(struct cta_harness *h)
+{
+	return h->opts.sim.seed;
+}
+
+/* ---- buffers and launches ------------------------------------------------ */
+
+void *cta_harness_alloc(struct cta_harness *h, size_t bytes)
+{
+	if (h->nbufs == CTA__HARNESS_MAX_BUFFERS) {
+		cta_harness_error(h, CTA_ENOMEM, "harness %s: more than %d buffers", h->ki->name,
+		                  CTA__HARNESS_MAX_BUFFERS);
+		return NULL;
+	}
+	void *p = calloc(1, bytes ? bytes : 1);
+	if (!p) {
+		cta_harness_error(h, CTA_ENOMEM, "out of memory allocating %zu bytes", bytes);
+		return NULL;
+	}
+	void *dev = p;
+	if (h->opts.backend == CTA_BACKEND_CUDA) {
+		dev = cta__cuda_alloc(bytes, h->errmsg, sizeof(h->errmsg));
+		if (!dev) {
+			free(p);
+			return NULL;
+		}
+	}
+	h->bufs[h->nbufs].host = p;
+	h->bufs[h->nbufs].dev = dev;
+	h->bufs[h->nbufs].bytes = bytes;
+	h->nbufs++;
+	return p;
+}
+
+void *cta_harness_dev(struct cta_harness *h, void *host)
+{
+	for (unsigned i = 0; i < h->nbufs; i++)
+		if (h->bufs[i].host == host)
+			return h->bufs[i].dev;
+	return host;
+}
+
+int cta_harness_launch(struct cta_harness *h, const struct cta_kernel_def *k,
+                       const struct cta_launch_cfg *cfg, const void *args, size_t args_size)
+{
+	if (!k)
+		return cta_harness_error(h, CTA_EINVAL, "harness %s: launch of a NULL kernel",
+		                         h->ki->name);
+	if (h->nlaunches == CTA__HARNESS_MAX_LAUNCHES)
+		return cta_harness_error(h, CTA_EINVAL, "harness %s: more than %d launches",
+		                         h->ki->name, CTA__HARNESS_MAX_LAUNCHES);
+	if (args_size != k->args_size)
+		return cta_harness_error(
+		    h, CTA_EINVAL, "harness %s: kernel %s takes %zu bytes of arguments, got %zu",
+		    h->ki->name, k->name, k->args_size, args_size);
+	struct cta__hlaunch *l = &h->launches[h->nlaunches];
+	l->kernel = k;
+	l->cfg = *cfg;
+	for (int i = 0; i < 3; i++) {
+		if (!l->cfg.grid[i])
+			l->cfg.grid[i] = 1;
+		if (!l->cfg.block[i])
+			l->cfg.block[i] = 1;
+	}
+	if (h->nlaunches == 0) {
+		if (h->opts.grid_set)
+			memcpy(l->cfg.grid, h->opts.grid, sizeof(l->cfg.grid));
+		if (h->opts.block_set)
+			memcpy(l->cfg.block, h->opts.block, sizeof(l->cfg.block));
+	}
+	l->args = malloc(args_size ? args_size : 1);
+	if (!l->args)
+		return cta_harness_error(h, CTA_ENOMEM, "out of memory");
+	memcpy(l->args, args, args_size);
+	l->args_size = args_size;
+	h->nlaunches++;
+	return 0;
+}
+
+const struct cta_launch_cfg *cta_harness_launched(struct cta_harness *h, unsigned i)
+{
+	return i < h->nlaunches ? &h->launches[i].cfg : NULL;
+}
+
+/* ---- running --------------------------------------------------------------- */
+
+int cta_harness_new(struct cta_harness **out, const struct cta_kernel_info *ki,
+                    const struct cta_harness_opts *opts)
+{
+	*out = NULL;
+	if (!ki || !opts || opts->version != CTA_HARNESS_OPTS_VERSION)
+		return CTA_EINVAL;
+	struct cta_harness *h = calloc(1, sizeof(*h));
+	if (!h)
+		return CTA_ENOMEM;
+	h->ki = ki;
+	h->opts = *opts;
+	h->device = opts->sim.device;
+	*out = h;
+	for (size_t i = 0; i < opts->nargs; i++) {
+		const char *a = opts->args[i];
+		const char *eq = a ? strchr(a, '=') : NULL;
+		if (!eq)
+			return cta_harness_error(h, CTA_EINVAL,
+			                         "argument '%s': expected NAME=VALUE", a ? a : "");
+		if (!param_desc(ki, a, (size_t)(eq - a))) {
+			char names[256] = "";
+			for (const struct cta_param_desc *p = ki->params; p && p->name; p++) {
+				size_t n = strlen(names);
+				snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "",
+				         p->name);
+			}
+			return cta_harness_error(h, CTA_EINVAL,
+			                         "unknown argument '%.*s' for kernel %s (its "
+			                         "parameters: %s)",
+			                         (int)(eq - a), a, ki->name,
+			                         names[0] ? names : "none");
+		}
+	}
+	return 0;
+}
+
+int cta__harness_exec_sim(struct cta_harness *h)
+{
+	int rc = cta_sim_new(&h->sim, &h->opts.sim);
+	if (rc < 0)
+		return cta_harness_error(h, rc, "cannot create the simulator: %s",
+		                         cta_strerror(rc));
+	int prio_stream[64] = {0};
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		const struct cta__hlaunch *hl = &h->launches[i];
+		struct cta_launch l;
+		cta_harness_sim_launch(h, i, &l);
+		/* One stream per distinct non-default priority. */
+		int p = hl->cfg.stream_priority;
+		if (p != 0) {
+			unsigned slot = (unsigned)(p < 0 ? -p : p) % 64;
+			if (!prio_stream[slot]) {
+				rc = cta_sim_stream_new(h->sim, &prio_stream[slot], p);
+				if (rc < 0)
+					return cta_harness_error(h, rc, "%s",
+					                         cta_sim_errmsg(h->sim));
+			}
+			l.stream = prio_stream[slot];
+		}
+		rc = cta_sim_launch(h->sim, &l, NULL);
+		if (rc < 0)
+			return cta_harness_error(h, rc, "%s", cta_sim_errmsg(h->sim));
+	}
+	rc = cta_sim_run(h->sim);
+	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE)
+		return cta_harness_error(h, rc, "%s", cta_sim_errmsg(h->sim));
+	return rc;
+}
+
+__attribute__((weak)) int cta__harness_exec_cuda(struct cta_harness *h)
+{
+	return cta_harness_error(
+	    h, CTA_EUNSUPPORTED,
+	    "this build of ctasim has no CUDA backend (nvcc was not found when "
+	    "it was built; rebuild with -Dcuda=enabled on a machine with the "
+	    "CUDA toolkit)");
+}
+
+__attribute__((weak)) void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen)
+{
+	(void)bytes;
+	snprintf(err, errlen, "this build of ctasim has no CUDA backend");
+	return NULL;
+}
+
+int cta_harness_setup(struct cta_harness *h)
+{
+	int rc = h->ki->setup(h);
+	if (h->failed_param)
+		return CTA_EINVAL;
+	if (rc < 0)
+		return rc;
+	if (h->nlaunches == 0)
+		return cta_harness_error(h, CTA_EINVAL, "harness %s made no launch", h->ki->name);
+	return 0;
+}
+
+unsigned cta_harness_launch_count(const struct cta_harness *h)
+{
+	return h->nlaunches;
+}
+
+int cta_harness_sim_launch(const struct cta_harness *h, unsigned i, struct cta_launch *l)
+{
+	if (i >= h->nlaunches)
+		return CTA_EINVAL;
+	const struct cta__hlaunch *hl = &h->launches[i];
+	memset(l, 0, sizeof(*l));
+	l->kernel = hl->kernel;
+	memcpy(l->grid, hl->cfg.grid, sizeof(l->grid));
+	memcpy(l->block, hl->cfg.block, sizeof(l->block));
+	memcpy(l->cluster, hl->cfg.cluster, sizeof(l->cluster));
+	l->smem_static = hl->cfg.smem_static;
+	l->smem_dynamic = hl->cfg.smem_dynamic;
+	l->regs_per_thread = hl->cfg.regs_per_thread;
+	l->release_ns = hl->cfg.release_ns;
+	l->args = hl->args;
+	return 0;
+}
+
+int cta_harness_verify(struct cta_harness *h)
+{
+	if (h->opts.sim.timing_only) {
+		h->verdict = CTA_VERDICT_SKIPPED;
+		return 0;
+	}
+	if (!h->ki->verify) {
+		h->verdict = CTA_VERDICT_PASS;
+		return 0;
+	}
+	char saved[sizeof(h->errmsg)];
+	memcpy(saved, h->errmsg, sizeof(saved));
+	int v = h->ki->verify(h);
+	h->verdict = v ? CTA_VERDICT_FAIL : CTA_VERDICT_PASS;
+	if (!v)
+		memcpy(h->errmsg, saved, sizeof(saved));
+	return v;
+}
+
+int cta_harness_run(struct cta_harness *h)
+{
+	int rc = cta_harness_setup(h);
+	if (rc < 0)
+		return rc;
+	int exec = h->opts.backend == CTA_BACKEND_CUDA ? cta__harness_exec_cuda(h)
+	                                               : cta__harness_exec_sim(h);
+	if (exec < 0 && exec != CTA_EUB && exec != CTA_ECOVERAGE)
+		return exec;
+	cta_harness_verify(h);
+	return exec;
+}
+
+cta_verdict cta_harness_verdict(const struct cta_harness *h)
+{
+	return h->verdict;
+}
+
+cta_sim *cta_harness_sim(struct cta_harness *h)
+{
+	return h->sim;
+}
+
+void cta_harness_free(struct cta_harness *h)
+{
+	if (!h)
+		return;
+	for (unsigned i = 0; i < h->nbufs; i++)
+		free(h->bufs[i].host);
+	for (unsigned i = 0; i < h->nlaunches; i++)
+		free(h->launches[i].args);
+	cta_sim_free(h->sim);
+	free(h);
+}

@@ -1,0 +1,492 @@
+/* Tests of body execution (sim/exec): every thread of every block runs
+ * once, __syncthreads and shared memory behave as on a GPU, barrier-free
+ * blocks run as a plain loop without per-thread fibers, and divergent or
+ * deadlocked barriers are reported with their location while the run still
+ * ends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "simtest.h"
+
+#define THIS_FILE "tests/unit/test_exec.c"
+
+/* ---- test kernels --------------------------------------------------------- */
+
+/* Counts each global thread once and checks the built-in indices against
+ * the dimensions. */
+struct ex_hits_args {
+	unsigned *hits;
+	unsigned *bad;
+	unsigned long long ns;
+};
+CTA_KERNEL(ex_hits, struct ex_hits_args, p)
+{
+	unsigned long long blk =
+	    blockIdx.x + (unsigned long long)gridDim.x *
+	                     (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+	unsigned bsize = blockDim.x * blockDim.y * blockDim.z;
+	if (threadIdx.x >= blockDim.x || threadIdx.y >= blockDim.y || threadIdx.z >= blockDim.z ||
+	    blockIdx.x >= gridDim.x || blockIdx.y >= gridDim.y || blockIdx.z >= gridDim.z)
+		atomicAdd(p->bad, 1u);
+	atomicAdd(&p->hits[blk * bsize + cta_thread_rank()], 1u);
+	cta_spin_ns(p->ns);
+}
+
+/* Reverses each block's slice through shared memory, twice over two
+ * barriers, and records each thread's virtual time after the barrier. */
+struct ex_rev_args {
+	const int *in;
+	int *out;
+	unsigned long long *t_after; /* per global thread */
+	unsigned long long *t_start; /* per block */
+};
+CTA_KERNEL(ex_rev, struct ex_rev_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 256);
+	unsigned t = threadIdx.x, n = blockDim.x;
+	unsigned g = blockIdx.x * n + t;
+	if (t == 0)
+		p->t_start[blockIdx.x] = cta_globaltimer_ns();
+	/* Threads reach the barrier at different virtual times. */
+	cta_spin_ns(10 * (unsigned long long)t);
+	s[t] = p->in[g];
+	__syncthreads();
+	p->t_after[g] = cta_globaltimer_ns();
+	int v = s[n - 1 - t];
+	__syncthreads();
+	s[t] = v + 1000 * (int)blockIdx.x;
+	__syncthreads();
+	p->out[g] = s[(t + 1) % n];
+}
+
+/* Odd threads return before the barrier the even ones wait at. */
+struct ex_div_args {
+	int *out;
+};
+CTA_KERNEL(ex_div_exit, struct ex_div_args, p)
+{
+	unsigned t = threadIdx.x;
+	if (t % 2)
+		return;
+	__syncthreads(); /* MARK:div_exit */
+	p->out[blockIdx.x * blockDim.x + t] = 1;
+}
+
+/* Odd and even threads wait at two different __syncthreads. */
+CTA_KERNEL(ex_div_sites, struct ex_div_args, p)
+{
+	unsigned t = threadIdx.x;
+	if (t % 2 == 0) {
+		__syncthreads(); /* MARK:div_even */
+	} else {
+		__syncthreads(); /* MARK:div_odd */
+	}
+	p->out[blockIdx.x * blockDim.x + t] = 1;
+}
+
+/* Thread 0 waits on an mbarrier that expects two arrivals and gets one;
+ * the others wait for it at __syncthreads. */
+struct ex_dead_args {
+	int *after;
+};
+CTA_KERNEL(ex_deadlock, struct ex_dead_args, p)
+{
+	CTA_SHARED(uint64_t, bar);
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_init(bar, 2);
+	__syncthreads();
+	if (cta_thread_rank() == 0) {
+		cta_mbarrier_arrive(bar);
+		while (!cta_mbarrier_try_wait_parity(bar, 0)) { /* MARK:dead_mbar */
+		}
+	}
+	__syncthreads(); /* MARK:dead_sync */
+	atomicAdd(p->after, 1);
+}
+
+/* Every thread waits on an mbarrier no one arrives at. */
+CTA_KERNEL(ex_mbar_forever, struct ex_dead_args, p)
+{
+	CTA_SHARED(uint64_t, bar);
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_init(bar, 1);
+	__syncthreads();
+	while (!cta_mbarrier_try_wait_parity(bar, 0)) { /* MARK:forever */
+	}
+	atomicAdd(p->after, 1);
+}
+
+/* Declares more shared memory than its launch provides. */
+CTA_KERNEL(ex_smem_overflow, struct ex_dead_args, p)
+{
+	CTA_SHARED_ARRAY(int, big, 4096);
+	big[threadIdx.x] = 1;
+	atomicAdd(p->after, big[threadIdx.x]);
+}
+
+/* mbarrier producer/consumer inside a block: thread 0 arrives after
+ * spending 500 ns, the others wait for the phase and see its time. */
+struct ex_mbar_args {
+	unsigned long long *t_seen;
+};
+CTA_KERNEL(ex_mbar_phase, struct ex_mbar_args, p)
+{
+	CTA_SHARED(uint64_t, bar);
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_init(bar, 1);
+	__syncthreads();
+	unsigned long long t0 = cta_globaltimer_ns();
+	if (cta_thread_rank() == 0) {
+		cta_spin_ns(500);
+		cta_mbarrier_arrive(bar);
+	}
+	while (!cta_mbarrier_try_wait_parity(bar, 0)) {
+	}
+	p->t_seen[cta_thread_rank()] = cta_globaltimer_ns() - t0;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static cta_sim *run_launch(const struct cta_sim_opts *o, const struct cta_kernel_def *k,
+                           const void *args, const unsigned grid[3], const unsigned block[3],
+                           size_t smem, int *rc)
+{
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, o), 0);
+	struct cta_launch l = {0};
+	l.kernel = k;
+	memcpy(l.grid, grid, sizeof(l.grid));
+	memcpy(l.block, block, sizeof(l.block));
+	l.smem_static = smem;
+	l.args = args;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	*rc = cta_sim_run(s);
+	return s;
+}
+
+/* ---- functional execution --------------------------------------------------- */
+
+static void every_thread_of_every_block_runs_exactly_once(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	const unsigned grid[3] = {3, 2, 2}, block[3] = {8, 4, 2};
+	unsigned total = 12 * 64, bad = 0;
+	unsigned *hits = calloc(total, sizeof(*hits));
+	struct ex_hits_args a = {hits, &bad, 7};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_hits, &a, grid, block, 0, &rc);
+	assert_int_equal(rc, 0);
+	for (unsigned i = 0; i < total; i++)
+		assert_int_equal(hits[i], 1);
+	assert_int_equal(bad, 0);
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+	assert_int_equal(st->blocks, 12);
+	assert_int_equal(st->launched, 12);
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	cta_sim_free(s);
+	free(hits);
+}
+
+static void timing_only_runs_one_thread_per_block(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.timing_only = 1;
+	const unsigned grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
+	unsigned bad = 0;
+	unsigned *hits = calloc(4 * 128, sizeof(*hits));
+	struct ex_hits_args a = {hits, &bad, 0};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_hits, &a, grid, block, 0, &rc);
+	assert_int_equal(rc, 0);
+	unsigned sum = 0;
+	for (unsigned i = 0; i < 4 * 128; i++)
+		sum += hits[i];
+	assert_int_equal(sum, 4);
+	for (unsigned b = 0; b < 4; b++)
+		assert_int_equal(hits[b * 128], 1);
+	cta_sim_free(s);
+	free(hits);
+}
+
+static void syncthreads_makes_shared_memory_writes_visible_to_the_block(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	enum { B = 5, T = 256 };
+	int *in = malloc(B * T * sizeof(int)), *out = calloc(B * T, sizeof(int));
+	unsigned long long *t_after = calloc(B * T, sizeof(*t_after));
+	unsigned long long t_start[B];
+	for (int i = 0; i < B * T; i++)
+		in[i] = i * 3 + 1;
+	struct ex_rev_args a = {in, out, t_after, t_start};
+	const unsigned grid[3] = {B, 1, 1}, block[3] = {T, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_rev, &a, grid, block, T * sizeof(int), &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	for (int b = 0; b < B; b++)
+		for (int t = 0; t < T; t++) {
+			/* out[t] = s2[(t+1)%T], s2[u] = in[T-1-u] + 1000 b */
+			int u = (t + 1) % T;
+			assert_int_equal(out[b * T + t], in[b * T + (T - 1 - u)] + 1000 * b);
+			/* Everyone leaves the barrier at the latest arrival plus
+			 * the barrier's cost. */
+			assert_int_equal(t_after[b * T + t],
+			                 t_start[b] + 10 * (T - 1) + o.device.barrier_ns);
+		}
+	/* Three barriers per thread. */
+	assert_int_equal(cta_sim_barrier_crossings(s), (uint64_t)B * T * 3);
+	cta_sim_free(s);
+	free(in);
+	free(out);
+	free(t_after);
+}
+
+static void block_reduce_kernel_sums_correctly(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	const char *args[] = {"n=100003", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "block_reduce", &o, args), 0);
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	cta_sim *s = cta_harness_sim(h);
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	assert_true(cta_sim_barrier_crossings(s) > 0);
+	cta_harness_free(h);
+}
+
+static void mbarrier_waiters_continue_at_the_phase_completion_time(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	unsigned long long seen[64];
+	struct ex_mbar_args a = {seen};
+	const unsigned grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_mbar_phase, &a, grid, block, 8, &rc);
+	assert_int_equal(rc, 0);
+	for (int t = 0; t < 64; t++)
+		assert_int_equal(seen[t], 500);
+	cta_sim_free(s);
+}
+
+/* ---- lazy fibers ------------------------------------------------------------ */
+
+static void barrier_free_blocks_run_on_one_lane_each(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	const unsigned grid[3] = {8, 1, 1}, block[3] = {256, 1, 1};
+	unsigned bad = 0;
+	unsigned *hits = calloc(8 * 256, sizeof(*hits));
+	struct ex_hits_args a = {hits, &bad, 3};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_hits, &a, grid, block, 0, &rc);
+	assert_int_equal(rc, 0);
+	/* 2048 threads, no waits: one fiber per block, no context switch
+	 * per thread. */
+	assert_int_equal(s->lanes_started, 8);
+	assert_int_equal(cta_sim_barrier_crossings(s), 0);
+	cta_sim_free(s);
+	free(hits);
+}
+
+static void threads_get_their_own_lane_only_once_they_wait(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	enum { B = 4, T = 64 };
+	int in[B * T], out[B * T];
+	unsigned long long t_after[B * T], t_start[B];
+	for (int i = 0; i < B * T; i++)
+		in[i] = i;
+	struct ex_rev_args a = {in, out, t_after, t_start};
+	const unsigned grid[3] = {B, 1, 1}, block[3] = {T, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_rev, &a, grid, block, 256 * sizeof(int), &rc);
+	assert_int_equal(rc, 0);
+	/* Every thread but the last to arrive waits at the first barrier,
+	 * so each needs a stack of its own: T lanes per block, no more (the
+	 * later barriers reuse them). */
+	assert_int_equal(s->lanes_started, (uint64_t)B * T);
+	cta_sim_free(s);
+}
+
+/* ---- divergent and deadlocked barriers ---------------------------------------- */
+
+static void barrier_skipped_by_exited_threads_is_reported_where_it_waits(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	int out[3 * 64] = {0};
+	struct ex_div_args a = {out};
+	const unsigned grid[3] = {3, 1, 1}, block[3] = {64, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_div_exit, &a, grid, block, 0, &rc);
+	assert_int_equal(rc, CTA_EUB);
+	int line = st_find_line(THIS_FILE, "MARK:div_exit", "__syncthreads()");
+	assert_true(line > 0);
+	/* One report per block, at the barrier, naming the exited threads. */
+	assert_int_equal(cta_sim_ub_count(s), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+		assert_string_equal(r->rule, "divergent_barrier");
+		assert_false(r->warning);
+		assert_true(st_same_file(r->file, THIS_FILE));
+		assert_int_equal(r->line, line);
+		assert_int_equal(r->kernel, 0);
+		assert_true(r->block < 3);
+		assert_non_null(strstr(r->cause, "32 of the block's 64 threads exited"));
+	}
+	/* The waiting threads were released and finished. */
+	for (int b = 0; b < 3; b++)
+		for (int t = 0; t < 64; t++)
+			assert_int_equal(out[b * 64 + t], t % 2 == 0);
+	cta_sim_free(s);
+}
+
+static void threads_at_different_syncthreads_are_reported_with_both_sites(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	int out[64] = {0};
+	struct ex_div_args a = {out};
+	const unsigned grid[3] = {1, 1, 1}, block[3] = {64, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_div_sites, &a, grid, block, 0, &rc);
+	assert_int_equal(rc, CTA_EUB);
+	int even = st_find_line(THIS_FILE, "MARK:div_even", "__syncthreads()");
+	int odd = st_find_line(THIS_FILE, "MARK:div_odd", "__syncthreads()");
+	assert_true(even > 0 && odd > 0);
+	assert_int_equal(cta_sim_ub_count(s), 1);
+	const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+	assert_string_equal(r->rule, "divergent_barrier");
+	assert_true(st_same_file(r->file, THIS_FILE));
+	/* Thread 0 (even) arrives first; thread 1 (odd) is the divergent one. */
+	assert_int_equal(r->line, odd);
+	assert_int_equal(r->thread, 1);
+	char where[64];
+	snprintf(where, sizeof(where), "test_exec.c:%d", even);
+	assert_non_null(strstr(r->cause, where));
+	cta_sim_free(s);
+}
+
+static void barrier_that_can_never_complete_is_reported_and_the_run_ends(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	int after = 0;
+	struct ex_dead_args a = {&after};
+	const unsigned grid[3] = {3, 1, 1}, block[3] = {32, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_deadlock, &a, grid, block, 8, &rc);
+	assert_int_equal(rc, CTA_EUB);
+	int sync = st_find_line(THIS_FILE, "MARK:dead_sync", "__syncthreads()");
+	int mbar = st_find_line(THIS_FILE, "MARK:dead_mbar", "try_wait_parity");
+	assert_true(sync > 0 && mbar > 0);
+	assert_int_equal(st_ub_count(s, "barrier_deadlock"), 3);
+	assert_int_equal(cta_sim_ub_count(s), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+		assert_true(st_same_file(r->file, THIS_FILE));
+		/* Reported at one of the two waits, naming the other. */
+		char other[64];
+		snprintf(other, sizeof(other), "test_exec.c:%d", r->line == sync ? mbar : sync);
+		assert_true(r->line == sync || r->line == mbar);
+		assert_non_null(strstr(r->cause, other));
+		assert_non_null(strstr(r->cause, "32 threads can never continue"));
+	}
+	/* No thread got past the deadlock, yet every block retired and the
+	 * kernel finished. */
+	assert_int_equal(after, 0);
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+	assert_int_equal(st->launched, 3);
+	assert_int_equal(s->kernels[0]->state, K_DONE);
+	assert_int_equal(s->kernels[0]->units_done, 3);
+	cta_sim_free(s);
+}
+
+static void mbarrier_no_one_arrives_at_is_a_deadlock(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	int after = 0;
+	struct ex_dead_args a = {&after};
+	const unsigned grid[3] = {2, 1, 1}, block[3] = {16, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_mbar_forever, &a, grid, block, 8, &rc);
+	assert_int_equal(rc, CTA_EUB);
+	int line = st_find_line(THIS_FILE, "MARK:forever", "try_wait_parity");
+	assert_int_equal(cta_sim_ub_count(s), 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+		assert_string_equal(r->rule, "barrier_deadlock");
+		assert_int_equal(r->line, line);
+	}
+	assert_int_equal(after, 0);
+	assert_int_equal(s->kernels[0]->state, K_DONE);
+	cta_sim_free(s);
+}
+
+static void deadlock_is_reported_even_with_checking_off(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.ub_mode = CTA_UB_OFF;
+	int after = 0;
+	struct ex_dead_args a = {&after};
+	const unsigned grid[3] = {1, 1, 1}, block[3] = {16, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_mbar_forever, &a, grid, block, 8, &rc);
+	/* A hang is never silent: the run still ends and says why. */
+	assert_int_not_equal(rc, 0);
+	assert_int_equal(st_ub_count(s, "barrier_deadlock"), 1);
+	assert_int_equal(s->kernels[0]->state, K_DONE);
+	cta_sim_free(s);
+}
+
+static void body_using_more_shared_memory_than_declared_stops_with_a_message(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	int after = 0;
+	struct ex_dead_args a = {&after};
+	const unsigned grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+	int rc;
+	cta_sim *s = run_launch(&o, &ex_smem_overflow, &a, grid, block, 64, &rc);
+	assert_true(rc < 0);
+	assert_non_null(strstr(cta_sim_errmsg(s), "'big'"));
+	assert_non_null(strstr(cta_sim_errmsg(s), "does not fit"));
+	cta_sim_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(every_thread_of_every_block_runs_exactly_once),
+	    cmocka_unit_test(timing_only_runs_one_thread_per_block),
+	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
+	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
+	    cmocka_unit_test(mbarrier_waiters_continue_at_the_phase_completion_time),
+	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
+	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
+	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
+	    cmocka_unit_test(threads_at_different_syncthreads_are_reported_with_both_sites),
+	    cmocka_unit_test(barrier_that_can_never_complete_is_reported_and_the_run_ends),
+	    cmocka_unit_test(mbarrier_no_one_arrives_at_is_a_deadlock),
+	    cmocka_unit_test(deadlock_is_reported_even_with_checking_off),
+	    cmocka_unit_test(body_using_more_shared_memory_than_declared_stops_with_a_message),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
