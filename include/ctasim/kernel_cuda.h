@@ -137,9 +137,10 @@ static __device__ __forceinline__ long long cta_clock64(void)
  * kernel.h. A loop that only reads %globaltimer overshoots badly when an SM
  * is full of spinning warps: on an H200, 10 us spins of 64 warps per SM took
  * 15 us (median) and up to 22 us, the timer reads queueing behind each
- * other. So the wait spins on the SM-local clock64 for rem / 2 cycles
- * between reads (never longer than rem ns at clocks above 0.5 GHz; a
- * quarter of it at 2 GHz), about 20 timer reads for a 10 us spin.
+ * other. So the wait spins on the SM-local clock64 for rem / 4 cycles
+ * between reads: never longer than rem ns at clocks above 250 MHz (an idle
+ * H200 starts a kernel at a low clock: rem / 2 made 20 us spins last 40 us
+ * there), an eighth of it at 2 GHz, about 40 timer reads for a 10 us spin.
  * Resolution: the timer tick (trace header). */
 static __device__ __forceinline__ void cta_spin_ns(uint64_t ns)
 {
@@ -150,7 +151,7 @@ static __device__ __forceinline__ void cta_spin_ns(uint64_t ns)
 			return;
 		uint64_t rem = end - now;
 		if (rem > 64) {
-			long long c0 = clock64(), cycles = (long long)(rem / 2);
+			long long c0 = clock64(), cycles = (long long)(rem / 4);
 			while (clock64() - c0 < cycles) {
 			}
 		}
