@@ -430,7 +430,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		if (instr) {
 			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
 			if (var && *var)
-				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0xf00u;
+				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
 			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
 			CK(cudaMalloc((void **)&s->drecs, (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;

@@ -45,6 +45,7 @@ struct cta__cuda_slot {
 #define CTA__CUDA_V_NO_END      0x200u /* no end record */
 #define CTA__CUDA_V_NO_END_SYNC 0x400u /* end: no barrier, thread 0's own end */
 #define CTA__CUDA_V_END_EARLY   0x800u /* end: read the timer before the barrier */
+#define CTA__CUDA_V_START_EARLY 0x1000u /* start: store before the entry barrier */
 
 /* Device-side error bits (ctx->errors), turned into messages by the host. */
 #define CTA__CUDA_ERR_CLC_OFF 0x1u /* a cancel was issued while CLC was off for the launch */
@@ -640,12 +641,15 @@ template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(str
 			}
 		}
 		cta__blk.taken = taken;
+		if (Instr && !taken && (f & CTA__CUDA_V_START_EARLY) && !(f & CTA__CUDA_V_NO_START))
+			cta__cuda_edge(0, t);
 	}
 	__syncthreads();
 	bool run = !cta__blk.taken;
 	/* Recorded after the barrier, so the other warps start their body
 	 * without waiting for the store. */
-	if (Instr && run && cta_thread_rank() == 0 && !(cta__blk.flags & CTA__CUDA_V_NO_START))
+	if (Instr && run && cta_thread_rank() == 0 &&
+	    !(cta__blk.flags & (CTA__CUDA_V_NO_START | CTA__CUDA_V_START_EARLY)))
 		cta__cuda_edge(0, t);
 	return run;
 }

@@ -562,7 +562,26 @@ static void test_priority(void)
  * variant of CTASIM_CUDA_INSTR_VARIANT against the uninstrumented build. */
 static void test_variants(void)
 {
-	const char *names[] = {"0", "0x100", "0x200", "0x400", "0x800", "0x300", "0x600"};
+	const char *names[] = {"0", "0x100", "0x200", "0x400", "0x800", "0x300", "0x1000"};
+	/* The single-wave test spin (1056 x 128 threads, 20 us) first. */
+	spin_once(1056, 128, 20000, 0, "single_wave.trace");
+	for (int rep = 0; rep < 2; rep++) {
+		float tu[5];
+		for (int r = 0; r < 5; r++)
+			tu[r] = spin_once(1056, 128, 20000, 1, NULL);
+		qsort(tu, 5, sizeof *tu, cmp_float);
+		for (unsigned v = 0; v < sizeof names / sizeof names[0]; v++) {
+			float ti[5];
+			setenv("CTASIM_CUDA_INSTR_VARIANT", names[v], 1);
+			for (int r = 0; r < 5; r++)
+				ti[r] = spin_once(1056, 128, 20000, 0, NULL);
+			unsetenv("CTASIM_CUDA_INSTR_VARIANT");
+			qsort(ti, 5, sizeof *ti, cmp_float);
+			printf("single wave: variant %-6s: instrumented %.3f ms [%.3f %.3f], "
+			       "uninstrumented %.3f ms [%.3f %.3f]\n",
+			       names[v], ti[2], ti[0], ti[4], tu[2], tu[0], tu[4]);
+		}
+	}
 	const unsigned long long nss[] = {10000, 2000};
 	for (unsigned q = 0; q < 2; q++) {
 		float tu[5];
