@@ -17,8 +17,8 @@ struct cta__cuda_stats {
 	int sm_major, sm_minor;        /* the GPU's compute capability */
 	int binary_version;            /* the SASS the kernels run (90, 100) */
 	unsigned nlaunches;
-	float launch_ms[CTA__CUDA_MAX_LAUNCHES];  /* GPU time of each launch (events) */
-	unsigned long long records, lost_records; /* instrumentation */
+	float launch_ms[CTA__CUDA_MAX_LAUNCHES];            /* GPU time of each launch (events) */
+	unsigned long long records, lost_records;           /* instrumentation */
 	unsigned long long skipped[CTA__CUDA_MAX_LAUNCHES]; /* blocks exiting: index taken */
 	unsigned long long clamped;                         /* records before time 0 */
 };
@@ -30,6 +30,5 @@ int cta__cuda_select_device(int ordinal, char *err, size_t errlen);
 
 /* Frees a device copy made by cta__cuda_alloc (NULL is fine). */
 void cta__cuda_free(void *dev);
-
 
 #endif

@@ -175,7 +175,8 @@ static int measure_tick(struct cta_harness *h)
 	CK((cudaError_t)cta__cuda_launch_tick_probe(d, 200000));
 	CK(cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost));
 	if (out[1] == 0) {
-		rc = fail(h, CTA_ECUDA, "CUDA backend: %%globaltimer did not advance in 200000 reads");
+		rc = fail(h, CTA_ECUDA,
+		          "CUDA backend: %%globaltimer did not advance in 200000 reads");
 		goto out;
 	}
 	stats.tick_ns = (double)out[0];
@@ -328,15 +329,17 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		const struct cta__hlaunch *l = &h->launches[i];
 		ls[i].k = find_kernel(l->kernel->name);
 		if (!ls[i].k)
-			return fail(h, CTA_ENOTFOUND,
-			            "CUDA backend: kernel '%s' is not built into this binary (add its "
-			            "*_body.h to device/kernels.cu)%s",
-			            l->kernel->name,
-			            nregistry == MAX_KERNELS ? "; the registry is full" : "");
+			return fail(
+			    h, CTA_ENOTFOUND,
+			    "CUDA backend: kernel '%s' is not built into this binary (add its "
+			    "*_body.h to device/kernels.cu)%s",
+			    l->kernel->name,
+			    nregistry == MAX_KERNELS ? "; the registry is full" : "");
 		if (ls[i].k->args_size != l->args_size)
-			return fail(h, CTA_EINVAL,
-			            "CUDA backend: kernel '%s' takes %zu argument bytes, launch gave %zu",
-			            l->kernel->name, ls[i].k->args_size, l->args_size);
+			return fail(
+			    h, CTA_EINVAL,
+			    "CUDA backend: kernel '%s' takes %zu argument bytes, launch gave %zu",
+			    l->kernel->name, ls[i].k->args_size, l->args_size);
 		struct cudaFuncAttributes fa;
 		CK(cudaFuncGetAttributes(&fa, ls[i].k->fn[instr ? 0 : 1]));
 		stats.binary_version = fa.binaryVersion;
@@ -344,12 +347,12 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	}
 	int hw_clc = stats.binary_version >= 100;
 	if (h->opts.clc == CTA_CLC_HARDWARE && !hw_clc)
-		return fail(h, CTA_EUNSUPPORTED,
-		            "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
-		            "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
-		            "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
-		            h->opts.cuda_device, prop.name, prop.major, prop.minor,
-		            stats.binary_version);
+		return fail(
+		    h, CTA_EUNSUPPORTED,
+		    "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
+		    "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
+		    "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
+		    h->opts.cuda_device, prop.name, prop.major, prop.minor, stats.binary_version);
 	if (h->opts.clc == CTA_CLC_EMULATE)
 		hw_clc = 0;
 	stats.clc = uses_clc ? (hw_clc ? 2 : 1) : 0;
@@ -370,10 +373,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		}
 		if (cudaPointerGetAttributes(&pa, h->bufs[i].dev) == cudaSuccess &&
 		    pa.type == cudaMemoryTypeDevice && pa.device != h->opts.cuda_device) {
-			rc = fail(h, CTA_ESTATE,
-			          "CUDA backend: buffer %u lives on device %d, but the run uses device "
-			          "%d (call cta__cuda_select_device before the harness's setup)",
-			          i, pa.device, h->opts.cuda_device);
+			rc = fail(
+			    h, CTA_ESTATE,
+			    "CUDA backend: buffer %u lives on device %d, but the run uses device "
+			    "%d (call cta__cuda_select_device before the harness's setup)",
+			    i, pa.device, h->opts.cuda_device);
 			goto out;
 		}
 		CK(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
@@ -413,10 +417,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			unsigned g = dim_or_1(l->cfg.grid[d]);
 			cd[d] = dim_or_1(l->cfg.cluster[d]);
 			if (g % cd[d]) {
-				rc = fail(h, CTA_EINVAL,
-				          "CUDA backend: launch %u of '%s': grid %u is not a multiple of "
-				          "cluster %u in dimension %c",
-				          i, l->kernel->name, g, cd[d], "xyz"[d]);
+				rc = fail(
+				    h, CTA_EINVAL,
+				    "CUDA backend: launch %u of '%s': grid %u is not a multiple of "
+				    "cluster %u in dimension %c",
+				    i, l->kernel->name, g, cd[d], "xyz"[d]);
 				goto out;
 			}
 			c->cdim[d] = cd[d];
@@ -432,7 +437,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
 			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
-			CK(cudaMalloc((void **)&s->drecs, (c->cap ? c->cap : 1) * sizeof *s->drecs));
+			CK(cudaMalloc((void **)&s->drecs,
+			              (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;
 			if (c->fixed) {
 				size_t sb = (size_t)(2 * c->fixed) * sizeof *s->dslots;
@@ -457,7 +463,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
 			                        (int)l->cfg.smem_dynamic));
 		if (cd[0] * cd[1] * cd[2] > 8)
-			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed,
+			                        1));
 	}
 	CK(cudaDeviceSynchronize());
 
@@ -493,9 +500,10 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		s->host_launch = host_ns();
 		cudaError_t e = cudaLaunchKernelExC(&cfg, s->k->fn[instr ? 0 : 1], args);
 		if (e != cudaSuccess) {
-			rc = fail(h, e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue
-			                 ? CTA_EINVAL
-			                 : CTA_ECUDA,
+			rc = fail(h,
+			          e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue
+			              ? CTA_EINVAL
+			              : CTA_ECUDA,
 			          "CUDA backend: launch %u of '%s' (grid %u,%u,%u block %u,%u,%u "
 			          "cluster %u,%u,%u): %s",
 			          i, l->kernel->name, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z,
@@ -508,8 +516,9 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	{
 		cudaError_t e = cudaDeviceSynchronize();
 		if (e != cudaSuccess) {
-			rc = fail(h, CTA_ECUDA, "CUDA backend: a kernel of this run failed on %s: %s",
-			          prop.name, cudaGetErrorString(e));
+			rc = fail(h, CTA_ECUDA,
+			          "CUDA backend: a kernel of this run failed on %s: %s", prop.name,
+			          cudaGetErrorString(e));
 			goto out;
 		}
 	}
@@ -531,10 +540,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		s->hctx.errors = back.errors;
 		stats.skipped[i] = back.skipped;
 		if (back.errors & CTA__CUDA_ERR_CLC_OFF) {
-			rc = fail(h, CTA_EINVAL,
-			          "CUDA backend: kernel '%s' issued a cancel, but its harness does not "
-			          "declare CTA_KI_CLC, so it ran without CLC (cancels failed)",
-			          h->launches[i].kernel->name);
+			rc = fail(
+			    h, CTA_EINVAL,
+			    "CUDA backend: kernel '%s' issued a cancel, but its harness does not "
+			    "declare CTA_KI_CLC, so it ran without CLC (cancels failed)",
+			    h->launches[i].kernel->name);
 			goto out;
 		}
 		unsigned long long got = back.nrec < s->hctx.cap ? back.nrec : s->hctx.cap;
@@ -553,9 +563,15 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
 		uint64_t launch_t = s->host_launch - origin, kend = launch_t;
 		struct trec *lr = &all[nall++];
-		lr->r = (struct cta_trace_rec){launch_t, CTA_TEV_LAUNCH, i, CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE, CTA_TRACE_NONE,
-		                               (uint64_t)s->stream, s->priority, NULL};
+		lr->r = (struct cta_trace_rec){launch_t,
+		                               CTA_TEV_LAUNCH,
+		                               i,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               (uint64_t)s->stream,
+		                               s->priority,
+		                               NULL};
 		lr->seq = nall;
 		if (got) {
 			struct cta__cuda_rec *hr = malloc(got * sizeof *hr);
@@ -606,7 +622,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			}
 			for (size_t k = 0; k < ns; k++) {
 				if (hs[k].ev == 0xffffffffu)
-					continue; /* a block that exited at once: no start, no end */
+					continue; /* a block that exited at once: no start, no end
+					           */
 				struct trec *t = &all[nall++];
 				int64_t rel = (int64_t)(hs[k].t - gpu_origin);
 				if (rel < 0) {
@@ -631,9 +648,15 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		if (!got && !s->hctx.fixed)
 			kend = launch_t + (uint64_t)(stats.launch_ms[i] * 1e6);
 		struct trec *ke = &all[nall++];
-		ke->r = (struct cta_trace_rec){kend,           CTA_TEV_KERNEL_END, i, CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE, CTA_TRACE_NONE,     CTA_TRACE_NONE,
-		                               0,              NULL};
+		ke->r = (struct cta_trace_rec){kend,
+		                               CTA_TEV_KERNEL_END,
+		                               i,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               0,
+		                               NULL};
 		ke->seq = nall;
 	}
 	qsort(all, nall, sizeof *all, trec_cmp);
@@ -653,7 +676,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			}
 			for (size_t k = 0; k < nall; k++) {
 				const struct cta_trace_rec *r = &all[k].r;
-				if (r->kernel == i && (r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
+				if (r->kernel == i &&
+				    (r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
 				    r->block < n && seen[r->block] < 255)
 					seen[r->block]++;
 			}
@@ -665,7 +689,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			}
 			if (lost || dup) {
 				rc = fail(h, CTA_ECOVERAGE,
-				          "CUDA backend: kernel %u ('%s'): %llu logical blocks never ran, "
+				          "CUDA backend: kernel %u ('%s'): %llu logical blocks "
+				          "never ran, "
 				          "%llu ran more than once (first: block %llu)",
 				          i, h->launches[i].kernel->name, lost, dup, first_bad);
 				/* Keep going: the trace shows what happened. */
@@ -687,7 +712,9 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		th.seed = h->opts.sim.seed;
 		th.tick_ns = stats.tick_ns;
 		snprintf(th.clc, sizeof th.clc, "%s",
-		         stats.clc == 2 ? "hardware" : stats.clc == 1 ? "emulated" : "none");
+		         stats.clc == 2   ? "hardware"
+		         : stats.clc == 1 ? "emulated"
+		                          : "none");
 		th.deterministic = 0;
 		th.kernel_count = h->nlaunches;
 		for (unsigned i = 0; i < h->nlaunches && i < CTA_TRACE_MAX_KERNELS; i++) {
@@ -725,10 +752,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		w = NULL;
 	}
 	if (stats.lost_records && rc == 0)
-		rc = fail(h, CTA_ERANGE,
-		          "CUDA backend: the instrumentation buffer overflowed: %llu of %llu records "
-		          "lost; the trace is marked incomplete",
-		          stats.lost_records, stats.records);
+		rc = fail(
+		    h, CTA_ERANGE,
+		    "CUDA backend: the instrumentation buffer overflowed: %llu of %llu records "
+		    "lost; the trace is marked incomplete",
+		    stats.lost_records, stats.records);
 
 out:
 	for (unsigned i = 0; i < h->nlaunches; i++) {

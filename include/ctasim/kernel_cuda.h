@@ -41,10 +41,10 @@ struct cta__cuda_slot {
 
 /* Instrumentation variants, for measuring where its cost goes (set with
  * CTASIM_CUDA_INSTR_VARIANT; 0 in normal runs). */
-#define CTA__CUDA_V_NO_START    0x100u /* no start record */
-#define CTA__CUDA_V_NO_END      0x200u /* no end record */
-#define CTA__CUDA_V_NO_END_SYNC 0x400u /* end: no barrier, thread 0's own end */
-#define CTA__CUDA_V_END_EARLY   0x800u /* end: read the timer before the barrier */
+#define CTA__CUDA_V_NO_START    0x100u  /* no start record */
+#define CTA__CUDA_V_NO_END      0x200u  /* no end record */
+#define CTA__CUDA_V_NO_END_SYNC 0x400u  /* end: no barrier, thread 0's own end */
+#define CTA__CUDA_V_END_EARLY   0x800u  /* end: read the timer before the barrier */
 #define CTA__CUDA_V_START_EARLY 0x1000u /* start: store before the entry barrier */
 
 /* Device-side error bits (ctx->errors), turned into messages by the host. */
@@ -62,16 +62,16 @@ struct cta__cuda_ctx {
 	unsigned long long fixed;
 	unsigned long long cap;
 	struct cta__cuda_slot *slots; /* 2 * fixed start/end slots */
-	unsigned int *claims;   /* emulation: 2 bits per unit (started, stolen) */
-	unsigned long long units; /* emulation: clusters (or blocks) in the grid */
-	unsigned cdim[3];         /* cluster dims (1,1,1 without clusters) */
-	unsigned ucount[3];       /* units per grid dimension */
+	unsigned int *claims;         /* emulation: 2 bits per unit (started, stolen) */
+	unsigned long long units;     /* emulation: clusters (or blocks) in the grid */
+	unsigned cdim[3];             /* cluster dims (1,1,1 without clusters) */
+	unsigned ucount[3];           /* units per grid dimension */
 	unsigned flags;
 	unsigned pad_;
 	/* Counters, zero at launch. */
-	unsigned long long nrec;   /* counted records written or attempted (> cap: overflow) */
-	unsigned long long cursor; /* emulation: next unit a cancel probes */
-	unsigned long long hi;     /* emulation: 1 + highest unit that started on its own */
+	unsigned long long nrec;    /* counted records written or attempted (> cap: overflow) */
+	unsigned long long cursor;  /* emulation: next unit a cancel probes */
+	unsigned long long hi;      /* emulation: 1 + highest unit that started on its own */
 	unsigned long long skipped; /* emulation: physical blocks that found their index taken */
 	unsigned int errors;
 	unsigned int pad2_;
@@ -107,7 +107,7 @@ struct cta__cuda_block {
 	struct cta__cuda_ctx *ctx;
 	struct cta__cuda_slot *slots; /* ctx->slots, or NULL when this block has none */
 	unsigned flags;
-	unsigned taken; /* emulation: this block's index was stolen: exit at once */
+	unsigned taken;          /* emulation: this block's index was stolen: exit at once */
 	unsigned long long self; /* this block's linear index */
 	/* Which cancel results this CTA has already recorded (see
 	 * cta__cuda_note_result): shared address + 1, last key, issued here. */
@@ -163,8 +163,7 @@ static __device__ __forceinline__ unsigned cta_thread_rank(void)
 {
 	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
-static __device__ __forceinline__ unsigned long long cta__linear(unsigned x, unsigned y,
-                                                                  unsigned z)
+static __device__ __forceinline__ unsigned long long cta__linear(unsigned x, unsigned y, unsigned z)
 {
 	return x + (unsigned long long)gridDim.x * (y + (unsigned long long)gridDim.y * z);
 }
@@ -180,8 +179,8 @@ static __device__ __forceinline__ unsigned long long cta__linear(unsigned x, uns
 #define CTA__EV_STEAL       6
 
 static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, unsigned ev,
-                                                      uint64_t t, unsigned long long block,
-                                                      unsigned long long arg, int code)
+                                                     uint64_t t, unsigned long long block,
+                                                     unsigned long long arg, int code)
 {
 	unsigned long long i = atomicAdd(&c->nrec, 1ull), self = cta__blk.self;
 	if (i < c->cap) {
@@ -205,10 +204,12 @@ static __device__ __forceinline__ void cta__cuda_edge(unsigned which, uint64_t t
 	if (s) {
 		ulonglong2 v;
 		v.x = t;
-		v.y = (unsigned long long)cta_smid() | ((unsigned long long)(CTA__EV_START + which) << 32);
+		v.y = (unsigned long long)cta_smid() |
+		      ((unsigned long long)(CTA__EV_START + which) << 32);
 		*(ulonglong2 *)&s[2 * cta__blk.self + which] = v;
 	} else {
-		cta__cuda_rec(cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self, CTA__CUDA_NONE, 0);
+		cta__cuda_rec(cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self, CTA__CUDA_NONE,
+		              0);
 	}
 }
 
@@ -286,8 +287,7 @@ static __device__ __forceinline__ uint64_t cta_mbarrier_arrive(uint64_t *bar)
 	             : "memory");
 	return st;
 }
-static __device__ __forceinline__ bool cta_mbarrier_try_wait_parity(uint64_t *bar,
-                                                                    unsigned parity)
+static __device__ __forceinline__ bool cta_mbarrier_try_wait_parity(uint64_t *bar, unsigned parity)
 {
 	unsigned ok;
 	asm volatile("{\n\t.reg .pred p;\n\t"
@@ -412,16 +412,18 @@ static __device__ void cta__cuda_try_cancel(cta_clc_result *result, uint64_t *ba
 			              CTA__CUDA_NONE, 0);
 		}
 		if (multicast)
-			asm volatile("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::"
-			             "complete_tx::bytes.multicast::cluster::all.b128 [%0], [%1];" ::"r"(
-			                 cta__smem_addr(result)),
-			             "r"(cta__smem_addr(bar))
-			             : "memory");
+			asm volatile(
+			    "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::"
+			    "complete_tx::bytes.multicast::cluster::all.b128 [%0], [%1];" ::"r"(
+			        cta__smem_addr(result)),
+			    "r"(cta__smem_addr(bar))
+			    : "memory");
 		else
-			asm volatile("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::"
-			             "complete_tx::bytes.b128 [%0], [%1];" ::"r"(cta__smem_addr(result)),
-			             "r"(cta__smem_addr(bar))
-			             : "memory");
+			asm volatile(
+			    "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::"
+			    "complete_tx::bytes.b128 [%0], [%1];" ::"r"(cta__smem_addr(result)),
+			    "r"(cta__smem_addr(bar))
+			    : "memory");
 		return;
 #else
 		atomicOr(&c->errors, CTA__CUDA_ERR_CLC_HW);
@@ -429,8 +431,8 @@ static __device__ void cta__cuda_try_cancel(cta_clc_result *result, uint64_t *ba
 #endif
 	}
 	if (f & CTA__CUDA_F_INSTR)
-		cta__cuda_rec(c, CTA__EV_CANCEL, cta_globaltimer_ns(), cta__blk.self, CTA__CUDA_NONE,
-		              0);
+		cta__cuda_rec(c, CTA__EV_CANCEL, cta_globaltimer_ns(), cta__blk.self,
+		              CTA__CUDA_NONE, 0);
 	unsigned long long u = 0;
 	bool ok = false;
 	if (f & CTA__CUDA_F_CLC_EMU)
@@ -514,12 +516,13 @@ static __device__ __forceinline__ bool cta__cuda_decode(const cta_clc_result *re
 		             : "=r"(ok)
 		             : "l"(lo), "l"(hi));
 		if (ok)
-			asm volatile("{\n\t.reg .b128 r;\n\t"
-			             "mov.b128 r, {%3, %4};\n\t"
-			             "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 "
-			             "{%0, %1, %2, _}, r;\n\t}"
-			             : "=r"(first->x), "=r"(first->y), "=r"(first->z)
-			             : "l"(lo), "l"(hi));
+			asm volatile(
+			    "{\n\t.reg .b128 r;\n\t"
+			    "mov.b128 r, {%3, %4};\n\t"
+			    "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 "
+			    "{%0, %1, %2, _}, r;\n\t}"
+			    : "=r"(first->x), "=r"(first->y), "=r"(first->z)
+			    : "l"(lo), "l"(hi));
 		return ok != 0;
 #else
 		__trap();
@@ -608,7 +611,8 @@ static __device__ __forceinline__ void cta_try_cancel_blocks(int rank, bool is_l
 /* Thread 0 publishes the context, claims the block's unit under emulation
  * and records the start; returns false when the block must exit at once
  * because a cancel already took its index. */
-template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
+template <bool Instr>
+static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
 {
 	uint64_t t = 0;
 	if (cta_thread_rank() == 0) {
@@ -626,11 +630,11 @@ template <bool Instr> static __device__ __forceinline__ bool cta__cuda_enter(str
 			cta__blk.tab_key[i] = 0ull;
 		}
 		if (f & CTA__CUDA_F_CLC_EMU) {
-			unsigned long long u = (blockIdx.x / c->cdim[0]) +
-			                       (unsigned long long)c->ucount[0] *
-			                           ((blockIdx.y / c->cdim[1]) +
-			                            (unsigned long long)c->ucount[1] *
-			                                (blockIdx.z / c->cdim[2]));
+			unsigned long long u =
+			    (blockIdx.x / c->cdim[0]) +
+			    (unsigned long long)c->ucount[0] *
+			        ((blockIdx.y / c->cdim[1]) +
+			         (unsigned long long)c->ucount[1] * (blockIdx.z / c->cdim[2]));
 			unsigned sb = 1u << (2 * (u % 16));
 			unsigned old = atomicOr(&c->claims[u / 16], sb);
 			if (old & (sb << 1)) {
@@ -686,9 +690,9 @@ template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(voi
 			cta__cuda_leave<Instr>();                                                  \
 		}                                                                                  \
 	}                                                                                          \
-	static const int name##__cuda_reg =                                                        \
-	    cta__cuda_register(#name, (const void *)name##__cuda<true>,                            \
-	                       (const void *)name##__cuda<false>, sizeof(argtype), __FILE__, __LINE__); \
+	static const int name##__cuda_reg = cta__cuda_register(                                    \
+	    #name, (const void *)name##__cuda<true>, (const void *)name##__cuda<false>,            \
+	    sizeof(argtype), __FILE__, __LINE__);                                                  \
 	static __device__ void name##__body(const argtype *argname)
 
 #endif /* !CTA__CUDA_ABI_ONLY && __CUDACC__ */

@@ -44,7 +44,8 @@ static int quick;
 
 /* Kernel descriptors as the simulator build would define them: only the
  * name and argument size matter to the CUDA backend. */
-#define KDEF(n, T) static const struct cta_kernel_def kd_##n = {#n, NULL, sizeof(T), __FILE__, __LINE__, NULL}
+#define KDEF(n, T)                                                                                 \
+	static const struct cta_kernel_def kd_##n = {#n, NULL, sizeof(T), __FILE__, __LINE__, NULL}
 KDEF(cta_test_spin, struct cta_test_spin_args);
 KDEF(cta_test_vscale, struct cta_test_vscale_args);
 KDEF(cta_test_vscale_cluster, struct cta_test_vscale_args);
@@ -53,7 +54,8 @@ KDEF(cta_test_tcb, struct cta_test_vadd_args);
 KDEF(cta_test_reduce, struct cta_test_reduce_args);
 
 static const struct cta_kernel_info ki_plain = {"selftest", "", 0, NULL, NULL, NULL, NULL};
-static const struct cta_kernel_info ki_clc = {"selftest-clc", "", CTA_KI_CLC, NULL, NULL, NULL, NULL};
+static const struct cta_kernel_info ki_clc = {"selftest-clc", "",   CTA_KI_CLC, NULL,
+                                              NULL,           NULL, NULL};
 
 static struct cta_harness *hnew(const struct cta_kernel_info *ki, cta_clc_mode clc, int uninstr,
                                 const char *trace)
@@ -246,13 +248,14 @@ static void check_trace_coverage(const char *name, unsigned k, unsigned long lon
 	printf("  trace %s: %zu records, complete=%d, #tick_ns %s, #clc %s; kernel %u: %llu "
 	       "starts on %llu SMs, %llu steals, %llu cancels (%llu ok, %llu failed), lost %llu, "
 	       "duplicated %llu\n",
-	       name, n, complete, tick, clc, k, starts, used, steals, cancels, ok, fails, lost, dup);
+	       name, n, complete, tick, clc, k, starts, used, steals, cancels, ok, fails, lost,
+	       dup);
 	CHECK(complete, "%s not complete", name);
 	CHECK(lost == 0 && dup == 0 && bad == 0, "%s: coverage lost %llu dup %llu bad %llu", name,
 	      lost, dup, bad);
 	/* A multicast steal hands one index to each CTA of the cluster. */
-	CHECK(ok * cluster == steals, "%s: %llu successful cancels but %llu steal records", name, ok,
-	      steals);
+	CHECK(ok * cluster == steals, "%s: %llu successful cancels but %llu steal records", name,
+	      ok, steals);
 	if (expect_steals)
 		CHECK(steals > 0, "%s: expected some steals", name);
 	free(seen);
@@ -274,7 +277,7 @@ struct spin_args_mirror {
 	unsigned long long ns;
 	int imbalance;
 };
-static const struct cta_kernel_def kd_spin = {"spin", NULL, sizeof(struct spin_args_mirror),
+static const struct cta_kernel_def kd_spin = {"spin",   NULL,     sizeof(struct spin_args_mirror),
                                               __FILE__, __LINE__, NULL};
 
 /* GPU time of one launch of kernels/ spin (256 threads per block). */
@@ -317,7 +320,10 @@ static void test_kspin_overhead(void)
 		unsigned grid;
 		unsigned long long ns;
 		int imbalance;
-	} cfgs[] = {{65536, 10000, 0}, {65536, 10000, 1}, {65536, 2000, 0}, {65536, 1000, 0},
+	} cfgs[] = {{65536, 10000, 0},
+	            {65536, 10000, 1},
+	            {65536, 2000, 0},
+	            {65536, 1000, 0},
 	            {1056, 10000, 0}};
 	const int reps = 5;
 	for (unsigned c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
@@ -330,11 +336,12 @@ static void test_kspin_overhead(void)
 		qsort(ti, reps, sizeof *ti, cmp_float);
 		qsort(tu, reps, sizeof *tu, cmp_float);
 		float mi = ti[reps / 2], mu = tu[reps / 2];
-		printf("kernels/spin overhead: grid %u x 256, ns=%llu imbalance=%d: instrumented %.3f "
-		       "ms [%.3f, %.3f], uninstrumented %.3f ms [%.3f, %.3f]: %+.2f%% (median of "
-		       "%d)\n",
-		       cfgs[c].grid, cfgs[c].ns, cfgs[c].imbalance, mi, ti[0], ti[reps - 1], mu,
-		       tu[0], tu[reps - 1], 100.0 * (mi - mu) / mu, reps);
+		printf(
+		    "kernels/spin overhead: grid %u x 256, ns=%llu imbalance=%d: instrumented %.3f "
+		    "ms [%.3f, %.3f], uninstrumented %.3f ms [%.3f, %.3f]: %+.2f%% (median of "
+		    "%d)\n",
+		    cfgs[c].grid, cfgs[c].ns, cfgs[c].imbalance, mi, ti[0], ti[reps - 1], mu, tu[0],
+		    tu[reps - 1], 100.0 * (mi - mu) / mu, reps);
 	}
 	check_trace_coverage("kspin.trace", 0, 65536, 1, 0);
 }
@@ -356,11 +363,12 @@ static void test_spin_overhead(void)
 		qsort(ti, reps, sizeof *ti, cmp_float);
 		qsort(tu, reps, sizeof *tu, cmp_float);
 		float mi = ti[reps / 2], mu = tu[reps / 2];
-		printf("spin overhead: grid %u x %u threads, %llu ns per block: instrumented %.3f ms "
-		       "(min %.3f max %.3f), uninstrumented %.3f ms (min %.3f max %.3f), overhead "
-		       "%+.2f%% (median of %d)\n",
-		       cfgs[c].grid, cfgs[c].block, cfgs[c].ns, mi, ti[0], ti[reps - 1], mu, tu[0],
-		       tu[reps - 1], 100.0 * (mi - mu) / mu, reps);
+		printf(
+		    "spin overhead: grid %u x %u threads, %llu ns per block: instrumented %.3f ms "
+		    "(min %.3f max %.3f), uninstrumented %.3f ms (min %.3f max %.3f), overhead "
+		    "%+.2f%% (median of %d)\n",
+		    cfgs[c].grid, cfgs[c].block, cfgs[c].ns, mi, ti[0], ti[reps - 1], mu, tu[0],
+		    tu[reps - 1], 100.0 * (mi - mu) / mu, reps);
 		if (c == 0)
 			check_trace_coverage("spin.trace", 0, cfgs[0].grid, 1, 0);
 	}
@@ -595,9 +603,10 @@ static void test_variants(void)
 				ti[r] = kspin_once(65536, nss[q], 0, 0, NULL);
 			unsetenv("CTASIM_CUDA_INSTR_VARIANT");
 			qsort(ti, 5, sizeof *ti, cmp_float);
-			printf("variant %-5s ns=%llu: instrumented %.3f ms, uninstrumented %.3f ms: "
-			       "%+.2f%%\n",
-			       names[v], nss[q], ti[2], tu[2], 100.0 * (ti[2] - tu[2]) / tu[2]);
+			printf(
+			    "variant %-5s ns=%llu: instrumented %.3f ms, uninstrumented %.3f ms: "
+			    "%+.2f%%\n",
+			    names[v], nss[q], ti[2], tu[2], 100.0 * (ti[2] - tu[2]) / tu[2]);
 		}
 	}
 }
