@@ -694,6 +694,12 @@ int cta_sim_run(cta_sim *s)
 		case EV_RELEASE: {
 			struct cta__kernel *k = e.p;
 			if (!e.a) {
+				/* The host enqueues the launch now, as a hardware trace's
+				 * launch record says; it reaches the dispatcher after the
+				 * launch latency (and its stream's predecessors). */
+				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
+				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
+				           k->priority, NULL);
 				stream_append(s, k);
 			} else {
 				k->state = K_ACTIVE;
@@ -701,9 +707,6 @@ int cta_sim_run(cta_sim *s)
 				k->st.launch_ns = s->now;
 				s->room_gen++;
 				s->cand_valid = 0;
-				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
-				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
-				           k->priority, NULL);
 				if (k->nunits == 0)
 					cta__sched_kernel_done(s, k);
 				cta__sched_request(s);
