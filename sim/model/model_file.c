@@ -351,8 +351,9 @@ static int parse_wave(struct loader *ld, unsigned line, char *v)
 	if (!w->len)
 		return fail(ld, line, "wave_order for grid %llu lists no SM", g);
 	for (unsigned i = 0; i < m->wave_order_count; i++)
-		if (m->wave_order[i].grid == g)
-			return fail(ld, line, "second wave_order for grid %llu", g);
+		if (m->wave_order[i].grid == g && m->wave_order[i].len == w->len)
+			return fail(ld, line, "second wave_order for grid %llu with %u entries", g,
+			            w->len);
 	m->wave_order_count++;
 	return 0;
 }

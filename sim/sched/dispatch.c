@@ -213,10 +213,18 @@ static int pick_order(struct cta_sim *s, const struct cta__kernel *k)
 {
 	uint64_t i = k->next_unit;
 	/* A measured first wave of this grid size (or the largest below it). */
+	/* The first wave's length tells launches of one grid size apart that
+	 * fit differently (one block per SM, or eight): prefer that match. */
+	uint64_t wave = (uint64_t)k->occupancy * s->nsms;
+	if (wave > k->nblocks)
+		wave = k->nblocks;
 	const struct cta_wave_order *w = NULL;
 	for (unsigned j = 0; j < s->dev.wave_order_count; j++) {
 		const struct cta_wave_order *c = &s->dev.wave_order[j];
-		if (c->grid <= k->nblocks && (!w || c->grid > w->grid))
+		if (c->grid > k->nblocks)
+			continue;
+		if (!w || c->grid > w->grid ||
+		    (c->grid == w->grid && c->len == wave && w->len != wave))
 			w = c;
 	}
 	if (w) {

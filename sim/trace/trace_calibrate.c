@@ -447,10 +447,7 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 		for (unsigned kk = 0; kk < t->header.kernel_count; kk++) {
 			const struct cta_trace_kernel *kd = &t->header.kernels[kk];
 			uint64_t grid = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
-			int have = 0;
-			for (unsigned w = 0; w < out->wave_order_count; w++)
-				have |= out->wave_order[w].grid == grid;
-			if (have || out->wave_order_count == CTA_DEVICE_MAX_WAVE_ORDERS)
+			if (out->wave_order_count == CTA_DEVICE_MAX_WAVE_ORDERS)
 				continue;
 			uint64_t first_end = UINT64_MAX;
 			for (size_t r = 0; r < t->count; r++)
@@ -477,7 +474,10 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 				len++;
 			}
 			free(sm);
-			if (len) {
+			int have = 0; /* one wave per (grid size, wave length) */
+			for (unsigned o = 0; o < out->wave_order_count; o++)
+				have |= out->wave_order[o].grid == grid && out->wave_order[o].len == len;
+			if (len && !have) {
 				w->grid = grid;
 				w->len = len;
 				out->wave_order_count++;
