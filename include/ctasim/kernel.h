@@ -288,6 +288,7 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 CTA__ATOMIC_INT_OPS(i32, int)
 CTA__ATOMIC_INT_OPS(u32, unsigned)
 CTA__ATOMIC_INT_OPS(u64, unsigned long long)
+CTA__ATOMIC_INT_OPS(ul, unsigned long) /* uint64_t on LP64 systems */
 static inline float cta__atomic_add_f32(float *p, float v)
 {
 	cta__cur->comm = 1;
@@ -304,10 +305,11 @@ static inline float cta__atomic_add_f32(float *p, float v)
 }
 #define CTA__ATOMIC_SEL(op, p)                                                                     \
 	_Generic((p), int *: cta__atomic_##op##_i32, unsigned *: cta__atomic_##op##_u32,           \
-		 unsigned long long *: cta__atomic_##op##_u64)
+		 unsigned long long *: cta__atomic_##op##_u64, unsigned long *: cta__atomic_##op##_ul)
 #define atomicAdd(p, v)                                                                            \
 	_Generic((p), float *: cta__atomic_add_f32, int *: cta__atomic_add_i32,                    \
-		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64)(p, v)
+		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64,         \
+		 unsigned long *: cta__atomic_add_ul)(p, v)
 #define atomicExch(p, v)              CTA__ATOMIC_SEL(exch, p)(p, v)
 #define atomicCAS(p, c, v)            CTA__ATOMIC_SEL(cas, p)(p, c, v)
 #define atomicMin(p, v)               CTA__ATOMIC_SEL(min, p)(p, v)

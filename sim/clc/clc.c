@@ -225,14 +225,10 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		        c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
 	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	if (multicast && u->nctas > 1) {
-		for (unsigned i = 0; i < u->nctas; i++)
-			if (u->ctas[i].exited >= u->ctas[i].nthreads) {
-				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
-				        "CTA %u of the cluster (block %" PRIu64
-				        ") has exited before this multicast cancel",
-				        i, u->ctas[i].logical);
-				break;
-			}
+		/* Whether a CTA had exited by the request's time is checked when
+		 * the request resolves: the CTAs' threads run one after another
+		 * on the host, so here a CTA that exits earlier in virtual time
+		 * may not have run yet. */
 		if (u->cbar_gen == 0)
 			cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
 			        "no cluster barrier completed before this multicast cancel, so not "
@@ -354,6 +350,19 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		cta__mbar_check(u, b);
 	}
 	struct cta__cta *c = &u->ctas[r->cta];
+	if (r->multicast && u->nctas > 1 && s->o.ub_mode != CTA_UB_OFF)
+		for (unsigned i = 0; i < u->nctas; i++) {
+			struct cta__cta *o = &u->ctas[i];
+			if (o->exited >= o->nthreads && o->end_t <= r->issue_t) {
+				cta__ub(
+				    s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file, r->line,
+				    "CTA %u of the cluster (block %" PRIu64 ") exited at t=%" PRIu64
+				    " ns, before this multicast cancel by thread %u of CTA %u at "
+				    "t=%" PRIu64 " ns",
+				    i, o->logical, o->end_t, r->thread, r->cta, r->issue_t);
+				break;
+			}
+		}
 	cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
 	           outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
 	                                         : CTA_TRACE_NONE,

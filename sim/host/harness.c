@@ -87,7 +87,8 @@ const struct cta_kernel_info *cta_harness_find(const char *name)
 
 /* ---- messages -------------------------------------------------------------- */
 
-static int vfail(struct cta_harness *h, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int vfail(struct cta_harness *h, int code,
+                                                       const char *fmt, va_list ap)
 {
 	vsnprintf(h->errmsg, sizeof(h->errmsg), fmt, ap);
 	return code;
