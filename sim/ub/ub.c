@@ -38,6 +38,10 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 {
 	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK)
 		return;
+	/* Abort mode keeps only the first UB: threads of the segment that
+	 * was running when it hit still finish, and must not add more. */
+	if (s->aborted)
+		return;
 	int warning = rule == UB_BUILTIN_BLOCKIDX_IN_BODY;
 	s->ub_counts[rule]++;
 	if (s->o.ub_mode == CTA_UB_ABORT && !warning)

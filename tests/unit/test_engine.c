@@ -515,5 +515,8 @@ int main(void)
 	    cmocka_unit_test(launch_after_the_run_is_refused),
 	    cmocka_unit_test(makespan_of_one_block_is_launch_start_body_and_retire_latency),
 	};
+	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
+	if (getenv("CMOCKA_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

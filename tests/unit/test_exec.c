@@ -488,5 +488,8 @@ int main(void)
 	    cmocka_unit_test(deadlock_is_reported_even_with_checking_off),
 	    cmocka_unit_test(body_using_more_shared_memory_than_declared_stops_with_a_message),
 	};
+	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
+	if (getenv("CMOCKA_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
