@@ -219,8 +219,12 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		        c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
 	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	if (multicast && u->nctas > 1) {
+		/* Exited in virtual time: a CTA whose threads all ended before
+		 * the request. A CTA not yet retired by the executor (done) is
+		 * checked when it is (cta__clc_cta_end), whatever the host
+		 * order of its threads and this request. */
 		for (unsigned i = 0; i < u->nctas; i++)
-			if (u->ctas[i].exited >= u->ctas[i].nthreads) {
+			if (u->ctas[i].done && u->ctas[i].end_t < x->l.vtime) {
 				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
 				        "CTA %u of the cluster (block %" PRIu64
 				        ") has exited before this multicast cancel",
@@ -434,6 +438,17 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c)
 {
+	/* Multicast requests issued earlier in host order but after this CTA
+	 * ended in virtual time (see cta__clc_try_cancel). */
+	for (unsigned i = 0; u->nctas > 1 && i < u->nctas; i++)
+		for (const struct cta__request *r = u->ctas[i].reqs; r; r = r->next)
+			if (r->multicast && r->issue_t > c->end_t)
+				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file,
+				        r->line,
+				        "CTA %u of the cluster (block %" PRIu64
+				        ") exited at t=%" PRIu64
+				        " ns, before this multicast cancel (t=%" PRIu64 " ns)",
+				        (unsigned)(c - u->ctas), c->logical, c->end_t, r->issue_t);
 	if (c->foreach_calls && c->foreach_calls < c->nthreads && !c->foreach_checked) {
 		c->foreach_checked = 1;
 		cta__ub(s, UB_FOR_EACH_NOT_ALL_THREADS, u, NULL, c->foreach_file, c->foreach_line,

@@ -63,6 +63,51 @@ CTA_KERNEL(clc_fe_count, struct fe_args, p)
 	cta_for_each_canceled_block(1, fe_body, (void *)p);
 }
 
+/* Cluster kernel for the multicast rule's timing. After a cluster sync,
+ * mode 0: CTA 1 runs 1 ms while CTA 0 cancels at once (valid); mode 1:
+ * CTA 1 exits at once and CTA 0's thread 0 cancels 10 us later (UB); mode
+ * 2: the same, but CTA 0 first waits for an ordinary cancel of its own, so
+ * the simulator has retired CTA 1 before the multicast is issued (UB).
+ * Host order of CTA 1's exit and the request differs between the modes;
+ * only virtual time may matter. */
+struct mc_args {
+	int mode;
+};
+CTA_KERNEL(clc_mc_timing, struct mc_args, p)
+{
+	CTA_SHARED(cta_clc_result, result);
+	CTA_SHARED(uint64_t, bar);
+	CTA_SHARED(cta_clc_result, result0);
+	CTA_SHARED(uint64_t, bar0);
+	if (cta_thread_rank() == 0) {
+		cta_mbarrier_init(bar, 1);
+		cta_mbarrier_init(bar0, 1);
+	}
+	cta_cluster_sync();
+	if (cta_cluster_block_rank() != 0) {
+		if (p->mode == 0)
+			cta_spin_ns(1000000);
+		return;
+	}
+	if (p->mode == 2 && cta_thread_rank() == 0) {
+		cta_clc_try_cancel(result0, bar0);
+		cta_mbarrier_arrive_expect_tx(bar0, sizeof(cta_clc_result));
+		while (!cta_mbarrier_try_wait_parity(bar0, 0)) {
+		}
+	}
+	__syncthreads();
+	if (cta_cluster_thread_rank() == 0) {
+		cta_spin_ns(p->mode ? 10000 : 100);
+		cta_clc_try_cancel_multicast(result, bar); /* MARK:mc_cancel */
+	}
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_arrive_expect_tx(bar, sizeof(cta_clc_result));
+	while (!cta_mbarrier_try_wait_parity(bar, 0)) {
+	}
+	if (cta_clc_query_cancel_is_canceled(result))
+		(void)cta_clc_query_cancel_get_first_ctaid_x(result);
+}
+
 /* ---- UB rules: one kernel each, and its valid twin ---------------------- */
 
 struct ub_case {
@@ -199,6 +244,58 @@ UB_TEST(clc_multicast_without_the_whole_cluster_running_is_reported, 8)
 UB_TEST(divergent_barrier_in_ub_kernel_is_reported, 9)
 UB_TEST(barrier_deadlock_in_ub_kernel_is_reported, 10)
 UB_TEST(builtin_blockidx_in_a_stealing_body_is_a_warning, 11)
+
+static cta_sim *run_mc_timing(int mode, int *rc)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct mc_args a = {mode};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &clc_mc_timing;
+	l.grid[0] = 4;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 32;
+	l.block[1] = l.block[2] = 1;
+	l.cluster[0] = 2;
+	l.cluster[1] = l.cluster[2] = 1;
+	l.smem_static = 64;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	*rc = cta_sim_run(s);
+	return s;
+}
+
+static void clc_multicast_after_a_cta_exited_in_virtual_time_is_reported(void **state)
+{
+	(void)state;
+	int line = st_find_line("tests/unit/test_clc.c", "MARK:mc_cancel", "try_cancel_multicast");
+	for (int mode = 1; mode <= 2; mode++) {
+		int rc;
+		cta_sim *s = run_mc_timing(mode, &rc);
+		assert_int_equal(rc, CTA_EUB);
+		/* One report per cluster, at the cancel. */
+		assert_int_equal(cta_sim_ub_count(s), 2);
+		for (size_t i = 0; i < 2; i++) {
+			const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+			assert_string_equal(r->rule, "multicast_cluster_not_running");
+			assert_int_equal(r->line, line);
+			assert_non_null(strstr(r->cause, "CTA 1"));
+		}
+		cta_sim_free(s);
+	}
+}
+
+static void clc_multicast_while_every_cta_still_runs_is_not_flagged(void **state)
+{
+	(void)state;
+	int rc;
+	cta_sim *s = run_mc_timing(0, &rc);
+	if (cta_sim_ub_count(s))
+		fail_msg("flagged: %s", cta_sim_ub_report(s, 0)->cause);
+	assert_int_equal(rc, 0);
+	cta_sim_free(s);
+}
 
 static void clc_observed_failure_report_names_where_it_was_observed(void **state)
 {
@@ -641,6 +738,8 @@ int main(void)
 	    cmocka_unit_test(divergent_barrier_in_ub_kernel_is_reported),
 	    cmocka_unit_test(barrier_deadlock_in_ub_kernel_is_reported),
 	    cmocka_unit_test(builtin_blockidx_in_a_stealing_body_is_a_warning),
+	    cmocka_unit_test(clc_multicast_after_a_cta_exited_in_virtual_time_is_reported),
+	    cmocka_unit_test(clc_multicast_while_every_cta_still_runs_is_not_flagged),
 	    cmocka_unit_test(clc_observed_failure_report_names_where_it_was_observed),
 	    cmocka_unit_test(clc_leader_count_reports_how_many_leaders),
 	    cmocka_unit_test(every_ub_rule_has_a_test_case),
