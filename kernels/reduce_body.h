@@ -25,8 +25,9 @@ CTA_KERNEL(block_reduce, struct block_reduce_args, p)
 	CTA_SHARED_ARRAY(unsigned long long, sdata, BLOCK_REDUCE_MAX_THREADS);
 	unsigned tid = cta_thread_rank();
 	unsigned bsize = blockDim.x * blockDim.y * blockDim.z;
-	unsigned long long blk = blockIdx.x + (unsigned long long)gridDim.x *
-	                                          (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+	unsigned long long blk =
+	    blockIdx.x + (unsigned long long)gridDim.x *
+	                     (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
 	unsigned long long nblk = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
 
 	/* Each thread first sums its grid-stride elements, so any grid covers

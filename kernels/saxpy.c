@@ -7,44 +7,46 @@
 #include "kcommon.h"
 #include "saxpy_body.h"
 
-/* Host copies kept between setup and verify (harness.h has no per-run
- * user pointer; runs of one process are sequential). */
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct saxpy_state {
 	float *x, *y;
 	int n;
 	float a;
-} S;
+};
 
 static const struct cta_param_desc saxpy_params[] = {
-	{"n", "1048576", "number of elements"},
-	{"a", "2.0", "the scalar a"},
-	{"ns", "0", "virtual nanoseconds per element (per thread)"},
-	{NULL, NULL, NULL},
+    {"n", "1048576", "number of elements"},
+    {"a", "2.0", "the scalar a"},
+    {"ns", "0", "virtual nanoseconds per element (per thread)"},
+    {NULL, NULL, NULL},
 };
 
 static int saxpy_prepare(struct cta_harness *h, struct saxpy_args *args)
 {
-	int64_t n;
+	int64_t n = 0;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (rc)
 		return rc;
-	S.n = (int)n;
-	S.a = (float)cta_harness_double(h, "a");
-	S.x = cta_harness_alloc(h, (size_t)n * sizeof *S.x);
-	S.y = cta_harness_alloc(h, (size_t)n * sizeof *S.y);
-	if (!S.x || !S.y)
+	struct saxpy_state *S = cta__kstate_new(h, sizeof *S);
+	if (!S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
+	S->n = (int)n;
+	S->a = (float)cta_harness_double(h, "a");
+	S->x = cta_harness_alloc(h, (size_t)n * sizeof *S->x);
+	S->y = cta_harness_alloc(h, (size_t)n * sizeof *S->y);
+	if (!S->x || !S->y)
 		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %lld elements",
 		                         (long long)n);
 	/* Small integers keep a*x + y exact in float whatever the backend
 	 * does with fused multiply-adds. */
-	for (int i = 0; i < S.n; i++) {
-		S.x[i] = (float)(i % 1000);
-		S.y[i] = 1.0f;
+	for (int i = 0; i < S->n; i++) {
+		S->x[i] = (float)(i % 1000);
+		S->y[i] = 1.0f;
 	}
-	args->n = S.n;
-	args->a = S.a;
-	args->x = cta_harness_dev(h, S.x);
-	args->y = cta_harness_dev(h, S.y);
+	args->n = S->n;
+	args->a = S->a;
+	args->x = cta_harness_dev(h, S->x);
+	args->y = cta_harness_dev(h, S->y);
 	args->ns = (unsigned long long)cta_harness_int(h, "ns");
 	return 0;
 }
@@ -57,7 +59,7 @@ static int saxpy_setup(struct cta_harness *h)
 		return rc;
 	/* saxpy<<<4096,256>>>(1<<20, ...): one thread per element. */
 	struct cta_launch_cfg cfg = {
-	    .grid = {(unsigned)((S.n + 255) / 256), 1, 1},
+	    .grid = {(unsigned)((args.n + 255) / 256), 1, 1},
 	    .block = {256, 1, 1},
 	};
 	return cta_harness_launch(h, &saxpy, &cfg, &args, sizeof args);
@@ -79,9 +81,12 @@ static int saxpy_gridstride_setup(struct cta_harness *h)
 
 static int saxpy_verify(struct cta_harness *h)
 {
-	for (int i = 0; i < S.n; i++) {
-		float want = S.a * (float)(i % 1000) + 1.0f;
-		float got = S.y[i];
+	const struct saxpy_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
+	for (int i = 0; i < S->n; i++) {
+		float want = S->a * (float)(i % 1000) + 1.0f;
+		float got = S->y[i];
 		/* Relative tolerance only matters for non-integer a, where a
 		 * GPU's FMA rounds once and the host may round twice. */
 		if (!(fabsf(got - want) <= 1e-6f * fabsf(want)))

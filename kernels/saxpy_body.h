@@ -28,8 +28,7 @@ CTA_KERNEL(saxpy, struct saxpy_args, p)
 /* The grid-stride loop: any grid covers any n, one grid-size at a time. */
 CTA_KERNEL(saxpy_gridstride, struct saxpy_args, p)
 {
-	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < p->n;
-	     i += blockDim.x * gridDim.x) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < p->n; i += blockDim.x * gridDim.x) {
 		p->y[i] = p->a * p->x[i] + p->y[i];
 		cta_spin_ns(p->ns);
 	}

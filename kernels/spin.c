@@ -14,7 +14,7 @@ static const struct cta_param_desc spin_params[] = {
 
 static int spin_setup(struct cta_harness *h)
 {
-	int64_t ns, smem, grid;
+	int64_t ns = 0, smem = 0, grid = 0;
 	int rc = cta__kparam_range(h, "ns", 0, INT64_MAX, &ns);
 	if (!rc)
 		rc = cta__kparam_range(h, "smem", 0, (int64_t)1 << 30, &smem);

@@ -5,13 +5,16 @@
 #include "kcommon.h"
 #include "ub_body.h"
 
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct ub_state {
 	int *c;
 	int n;
-} S;
+};
 
+/* clang-format off */
 #define UB_PARAM_VALID {"valid", "0", "1: run the valid twin (must not be flagged)"}
 #define UB_PARAM_NS    {"ns", "0", "virtual nanoseconds per tile (per thread)"}
+/* clang-format on */
 
 /* One block: a cancellation finds nothing pending and fails. */
 static const struct cta_param_desc ub_params_one_block[] = {
@@ -31,6 +34,7 @@ static const struct cta_param_desc ub_params_cluster[] = {
     {"n", "512", "elements (256 per block; the default is one (2,1,1) cluster)"},
     UB_PARAM_VALID,
     {"delay_ns", "10000", "invalid form: CTA 0 waits this long before cancelling"},
+    {"after_exit", "0", "invalid form: 1 syncs the cluster first, so only CTA 1's exit is wrong"},
     UB_PARAM_NS,
     {NULL, NULL, NULL},
 };
@@ -45,7 +49,7 @@ static const struct cta_param_desc ub_params_many_blocks[] = {
 static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsigned cluster,
                     size_t smem)
 {
-	int64_t n, valid;
+	int64_t n = 0, valid = 0;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (!rc)
 		rc = cta__kparam_range(h, "valid", 0, 1, &valid);
@@ -62,23 +66,29 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
 		if ((rc = cta__kparam_range(h, "delay_ns", 0, INT64_MAX, &v)))
 			return rc;
 		args.delay_ns = (unsigned long long)v;
+		if ((rc = cta__kparam_range(h, "after_exit", 0, 1, &v)))
+			return rc;
+		args.after_exit = (int)v;
 	}
 	args.ns = (unsigned long long)cta_harness_int(h, "ns");
 
+	struct ub_state *S = cta__kstate_new(h, sizeof *S);
+	if (!S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
 	int *a = cta_harness_alloc(h, (size_t)n * sizeof *a);
 	int *b = cta_harness_alloc(h, (size_t)n * sizeof *b);
-	S.c = cta_harness_alloc(h, (size_t)n * sizeof *S.c);
-	S.n = (int)n;
-	if (!a || !b || !S.c)
-		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %d elements", S.n);
-	for (int i = 0; i < S.n; ++i) {
+	S->c = cta_harness_alloc(h, (size_t)n * sizeof *S->c);
+	S->n = (int)n;
+	if (!a || !b || !S->c)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %d elements", S->n);
+	for (int i = 0; i < S->n; ++i) {
 		a[i] = i;
 		b[i] = 1;
-		S.c[i] = 0;
+		S->c[i] = 0;
 	}
 	args.a = cta_harness_dev(h, a);
 	args.b = cta_harness_dev(h, b);
-	args.c = cta_harness_dev(h, S.c);
+	args.c = cta_harness_dev(h, S->c);
 
 	unsigned grid = (unsigned)((n + 255) / 256);
 	if (cluster)
@@ -94,16 +104,19 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
 
 static int ub_verify(struct cta_harness *h)
 {
-	for (int i = 0; i < S.n; ++i)
-		if (S.c[i] != 1 + i)
-			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S.c[i]);
+	const struct ub_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
+	for (int i = 0; i < S->n; ++i)
+		if (S->c[i] != 1 + i)
+			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S->c[i]);
 	return 0;
 }
 
-/* Static shared memory: results are 16 bytes, mbarriers 8; totals rounded
- * to 16 bytes. */
+/* Static shared memory: results are 16 bytes, mbarriers 8, and the simulator
+ * places every CTA_SHARED variable at a 16-byte boundary. */
 #define SMEM_ONE_REQUEST  32
-#define SMEM_TWO_REQUESTS 48
+#define SMEM_TWO_REQUESTS 64
 
 /* Defines the setup function and harness of one UB kernel. */
 #define UB_HARNESS(rule, params_, flags_, cluster, smem, summary_)                                 \

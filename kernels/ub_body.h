@@ -15,6 +15,7 @@ struct ub_args {
 	int n;
 	int valid;                   /* 1: the valid twin */
 	int leaders;                 /* ub_leader_count: leaders of the invalid form */
+	int after_exit;              /* ub_multicast_cluster_not_running: sync, then exit */
 	unsigned long long delay_ns; /* ub_multicast_cluster_not_running */
 	unsigned long long ns;       /* virtual cost of one block (per thread) */
 };
@@ -194,13 +195,14 @@ CTA_KERNEL(ub_leader_count, struct ub_args, p)
 	cta_try_cancel_blocks(1, is_leader, ub_tile_fn, (void *)p);
 }
 
-/* [multicast_cluster_not_running]: a cluster cancel while a CTA of the
- * cluster has exited (launched with (2,1,1) clusters). In the invalid form
- * there is no cluster sync and CTA 1 exits right after its own tile, while
- * the issuing thread of CTA 0 spends delay_ns first, so at the request CTA 1
- * has exited in virtual time (and, without the sync, nothing guarantees it
- * had started). The valid twin is the guide's cluster pattern: sync the
- * cluster first, and every CTA waits for its copy of the result. */
+/* [multicast_cluster_not_running]: a cluster cancel while not every CTA of
+ * the cluster is running (launched with (2,1,1) clusters). In the invalid
+ * form CTA 1 exits right after its own tile, while the issuing thread of
+ * CTA 0 spends delay_ns first, so at the request CTA 1 has exited in virtual
+ * time; by default there is also no cluster sync, so nothing shows that CTA
+ * 1 ever started. With after_exit = 1 the cluster is synced first and only
+ * the exit breaks the rule. The valid twin is the guide's cluster pattern:
+ * sync the cluster first, and every CTA waits for its copy of the result. */
 CTA_KERNEL(ub_multicast_cluster_not_running, struct ub_args, p)
 {
 	CTA_SHARED(cta_clc_result, result);
@@ -210,7 +212,7 @@ CTA_KERNEL(ub_multicast_cluster_not_running, struct ub_args, p)
 		cta_fence_mbarrier_init_release_cluster();
 	}
 	// Ensure all thread blocks of the cluster have started:
-	if (p->valid)
+	if (p->valid || p->after_exit)
 		cta_cluster_sync();
 	ub_tile(p, blockIdx.x);
 

@@ -5,10 +5,11 @@
 #include "kcommon.h"
 #include "vec_add_body.h"
 
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct vec_add_state {
 	int *c;
 	int n;
-} S;
+};
 
 static const struct cta_param_desc vec_add_params[] = {
     {"n", "10000", "number of elements (the seed's N)"},
@@ -22,35 +23,38 @@ static const struct cta_param_desc vec_add_2d_params[] = {
     {NULL, NULL, NULL},
 };
 static const struct cta_param_desc vec_add_3d_params[] = {
-    {"nx", "22", "extent in x"},
-    {"ny", "22", "extent in y"},
-    {"nz", "22", "extent in z"},
+    {"nx", "22", "extent of the box along x, in elements"},
+    {"ny", "22", "extent of the box along y, in elements"},
+    {"nz", "22", "extent of the box along z, in elements"},
     {"ns", "0", "virtual nanoseconds per block (per thread)"},
     {NULL, NULL, NULL},
 };
 
 /* Allocates and fills a, b, c for nx * ny * nz elements. */
-static int vec_add_prepare(struct cta_harness *h, struct vec_add_args *args, int64_t nx,
-                           int64_t ny, int64_t nz)
+static int vec_add_prepare(struct cta_harness *h, struct vec_add_args *args, int64_t nx, int64_t ny,
+                           int64_t nz)
 {
 	if (nx * ny * nz > INT32_MAX)
 		return cta_harness_error(h, CTA_EINVAL, "%lld elements: at most 2^31-1",
 		                         (long long)(nx * ny * nz));
 	int n = (int)(nx * ny * nz);
+	struct vec_add_state *S = cta__kstate_new(h, sizeof *S);
+	if (!S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
 	int *a = cta_harness_alloc(h, (size_t)n * sizeof *a);
 	int *b = cta_harness_alloc(h, (size_t)n * sizeof *b);
-	S.c = cta_harness_alloc(h, (size_t)n * sizeof *S.c);
-	S.n = n;
-	if (!a || !b || !S.c)
+	S->c = cta_harness_alloc(h, (size_t)n * sizeof *S->c);
+	S->n = n;
+	if (!a || !b || !S->c)
 		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %d elements", n);
 	for (int i = 0; i < n; ++i) {
 		a[i] = i;
 		b[i] = 1;
-		S.c[i] = 0;
+		S->c[i] = 0;
 	}
 	args->a = cta_harness_dev(h, a);
 	args->b = cta_harness_dev(h, b);
-	args->c = cta_harness_dev(h, S.c);
+	args->c = cta_harness_dev(h, S->c);
 	args->n = n;
 	args->nx = (int)nx;
 	args->ny = (int)ny;
@@ -68,7 +72,7 @@ static unsigned ceil_div(int64_t a, unsigned b)
  * blocks_per_grid = ceil_div(N, threads_per_block). */
 static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_t smem)
 {
-	int64_t n;
+	int64_t n = 0;
 	struct vec_add_args args;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (!rc)
@@ -90,15 +94,16 @@ static int try_cancel_blocks_setup(struct cta_harness *h)
 	return setup_1d(h, &vec_add_try_cancel_blocks, 0);
 }
 
-/* Two 16-byte results and two 8-byte mbarriers. */
+/* Two 16-byte results and two 8-byte mbarriers; the simulator places each
+ * CTA_SHARED variable at a 16-byte boundary, so 4 * 16 bytes. */
 static int two_requests_setup(struct cta_harness *h)
 {
-	return setup_1d(h, &clc_two_requests, 48);
+	return setup_1d(h, &clc_two_requests, 64);
 }
 
 static int vec_add_2d_setup(struct cta_harness *h)
 {
-	int64_t nx, ny;
+	int64_t nx = 0, ny = 0;
 	struct vec_add_args args;
 	int rc = cta__kparam_range(h, "nx", 1, INT32_MAX, &nx);
 	if (!rc)
@@ -114,7 +119,7 @@ static int vec_add_2d_setup(struct cta_harness *h)
 
 static int vec_add_3d_setup(struct cta_harness *h)
 {
-	int64_t nx, ny, nz;
+	int64_t nx = 0, ny = 0, nz = 0;
 	struct vec_add_args args;
 	int rc = cta__kparam_range(h, "nx", 1, INT32_MAX, &nx);
 	if (!rc)
@@ -132,9 +137,12 @@ static int vec_add_3d_setup(struct cta_harness *h)
 
 static int vec_add_verify(struct cta_harness *h)
 {
-	for (int i = 0; i < S.n; ++i)
-		if (S.c[i] != 1 + i)
-			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S.c[i]);
+	const struct vec_add_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
+	for (int i = 0; i < S->n; ++i)
+		if (S->c[i] != 1 + i)
+			return cta_harness_fail(h, "c[%d]: expected %d, got %d", i, 1 + i, S->c[i]);
 	return 0;
 }
 

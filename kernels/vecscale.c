@@ -7,13 +7,14 @@
 #include "kcommon.h"
 #include "vecscale_body.h"
 
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct vecscale_state {
 	unsigned long long *prologue_count;
 	float *data;
 	int n;
 	float alpha;
 	int clc; /* blocks may be stolen: fewer prologues than blocks */
-} S;
+};
 
 static const struct cta_param_desc vecscale_params[] = {
     {"n", "1048576", "number of elements"},
@@ -31,7 +32,7 @@ static const struct cta_param_desc vecscale_params[] = {
 
 static int vecscale_prepare(struct cta_harness *h, struct vecscale_args *a, int clc)
 {
-	int64_t n;
+	int64_t n = 0;
 	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
 	if (rc)
 		return rc;
@@ -39,29 +40,33 @@ static int vecscale_prepare(struct cta_harness *h, struct vecscale_args *a, int 
 	rc = cta__kparam_imbalance(h, &a->imbalance);
 	if (rc)
 		return rc;
-	S.n = (int)n;
-	S.alpha = (float)cta_harness_double(h, "alpha");
-	S.clc = clc;
 	/* The counter first: buffer 0 is where tools look for it. */
-	S.prologue_count = cta_harness_alloc(h, sizeof *S.prologue_count);
-	S.data = cta_harness_alloc(h, (size_t)n * sizeof *S.data);
-	if (!S.prologue_count || !S.data)
+	unsigned long long *count = cta_harness_alloc(h, sizeof *count);
+	struct vecscale_state *S = cta__kstate_new(h, sizeof *S);
+	if (!count || !S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
+	S->prologue_count = count;
+	S->n = (int)n;
+	S->alpha = (float)cta_harness_double(h, "alpha");
+	S->clc = clc;
+	S->data = cta_harness_alloc(h, (size_t)n * sizeof *S->data);
+	if (!S->data)
 		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate %lld elements",
 		                         (long long)n);
-	for (int i = 0; i < S.n; i++)
-		S.data[i] = (float)(i % 4096);
-	a->data = cta_harness_dev(h, S.data);
-	a->n = S.n;
-	a->alpha = S.alpha;
+	for (int i = 0; i < S->n; i++)
+		S->data[i] = (float)(i % 4096);
+	a->data = cta_harness_dev(h, S->data);
+	a->n = S->n;
+	a->alpha = S->alpha;
 	a->ns = (unsigned long long)cta_harness_int(h, "ns");
 	a->prologue_ns = (unsigned long long)cta_harness_int(h, "prologue_ns");
-	a->prologue_count = cta_harness_dev(h, S.prologue_count);
+	a->prologue_count = cta_harness_dev(h, S->prologue_count);
 	return 0;
 }
 
-static unsigned tiles(void)
+static unsigned tiles(const struct vecscale_args *a)
 {
-	return (unsigned)((S.n + VECSCALE_BLOCK - 1) / VECSCALE_BLOCK);
+	return (unsigned)((a->n + VECSCALE_BLOCK - 1) / VECSCALE_BLOCK);
 }
 
 static int fixed_work_setup(struct cta_harness *h)
@@ -70,7 +75,7 @@ static int fixed_work_setup(struct cta_harness *h)
 	int rc = vecscale_prepare(h, &a, 0);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {tiles(), 1, 1}, .block = {VECSCALE_BLOCK, 1, 1}};
+	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1}, .block = {VECSCALE_BLOCK, 1, 1}};
 	return cta_harness_launch(h, &vecscale_fixed_work, &cfg, &a, sizeof a);
 }
 
@@ -87,7 +92,7 @@ static int fixed_blocks_setup(struct cta_harness *h)
 }
 
 /* Static shared memory of the CLC kernels: a 16-byte result and an 8-byte
- * mbarrier, rounded to 16 bytes. */
+ * mbarrier, each at a 16-byte boundary as the simulator places them. */
 #define VECSCALE_CLC_SMEM 32
 
 static int clc_setup(struct cta_harness *h)
@@ -96,7 +101,7 @@ static int clc_setup(struct cta_harness *h)
 	int rc = vecscale_prepare(h, &a, 1);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {tiles(), 1, 1},
+	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .smem_static = VECSCALE_CLC_SMEM};
 	return cta_harness_launch(h, &vecscale_clc, &cfg, &a, sizeof a);
@@ -110,7 +115,7 @@ static int clc_cluster_setup(struct cta_harness *h)
 		return rc;
 	/* The grid must be a whole number of (2,1,1) clusters; the extra
 	 * block of an odd tile count finds i >= n everywhere. */
-	unsigned grid = (tiles() + 1) & ~1u;
+	unsigned grid = (tiles(&a) + 1) & ~1u;
 	struct cta_launch_cfg cfg = {.grid = {grid, 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .cluster = {2, 1, 1},
@@ -120,19 +125,22 @@ static int clc_cluster_setup(struct cta_harness *h)
 
 static int vecscale_verify(struct cta_harness *h)
 {
-	for (int i = 0; i < S.n; i++) {
-		float want = (float)(i % 4096) * S.alpha;
-		if (S.data[i] != want)
-			return cta_harness_fail(h, "data[%d]: expected %g, got %g", i,
-			                        (double)want, (double)S.data[i]);
+	const struct vecscale_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
+	for (int i = 0; i < S->n; i++) {
+		float want = (float)(i % 4096) * S->alpha;
+		if (S->data[i] != want)
+			return cta_harness_fail(h, "data[%d]: expected %g, got %g", i, (double)want,
+			                        (double)S->data[i]);
 	}
 	/* Every block that started ran the prologue once; with CLC, stolen
 	 * blocks never start, so there may be fewer (at least one). */
 	unsigned long long blocks = cta__klaunched_blocks(h);
-	unsigned long long got = *S.prologue_count;
-	if (S.clc ? (got < 1 || got > blocks) : got != blocks)
+	unsigned long long got = *S->prologue_count;
+	if (S->clc ? (got < 1 || got > blocks) : got != blocks)
 		return cta_harness_fail(h, "prologue executions: expected %s%llu, got %llu",
-		                        S.clc ? "1 to " : "", blocks, got);
+		                        S->clc ? "1 to " : "", blocks, got);
 	return 0;
 }
 

@@ -19,9 +19,9 @@ struct vecscale_args {
 	float *data;
 	int n;
 	float alpha;
-	unsigned long long ns;          /* virtual cost of one element (per thread) */
-	unsigned long long prologue_ns; /* virtual cost of compute_scalar() */
-	int imbalance;                  /* KWORK_* pattern over tiles */
+	unsigned long long ns;              /* virtual cost of one element (per thread) */
+	unsigned long long prologue_ns;     /* virtual cost of compute_scalar() */
+	int imbalance;                      /* KWORK_* pattern over tiles */
 	unsigned long long *prologue_count; /* block prologues executed */
 };
 

@@ -5,11 +5,12 @@
 #include "kcommon.h"
 #include "work_steal_body.h"
 
-static struct {
+/* What verify needs, kept per run (kcommon.h says why). */
+struct wsq_state {
 	unsigned *visits;
 	int *remaining, *overflow;
 	int ntasks;
-} S;
+};
 
 static const struct cta_param_desc wsq_params[] = {
     {"queues", "0", "task queues = blocks (0: one per SM)"},
@@ -26,7 +27,7 @@ static const struct cta_param_desc wsq_params[] = {
 
 static int wsq_setup(struct cta_harness *h)
 {
-	int64_t queues, roots, root_queues, fanout, depth, ns;
+	int64_t queues = 0, roots = 0, root_queues = 0, fanout = 0, depth = 0, ns = 0;
 	int rc = cta__kparam_range(h, "queues", 0, 1 << 20, &queues);
 	if (!rc)
 		rc = cta__kparam_range(h, "roots", 1, 1 << 24, &roots);
@@ -62,7 +63,10 @@ static int wsq_setup(struct cta_harness *h)
 			                         (long long)roots, (long long)fanout,
 			                         (long long)depth);
 	}
-	S.ntasks = (int)(size * roots);
+	struct wsq_state *S = cta__kstate_new(h, sizeof *S);
+	if (!S)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the harness state");
+	S->ntasks = (int)(size * roots);
 	a.tree_size = (int)size;
 	a.internal = (int)internal;
 	a.nqueues = (int)queues;
@@ -76,26 +80,26 @@ static int wsq_setup(struct cta_harness *h)
 	int *heads = cta_harness_alloc(h, (size_t)queues * sizeof(int));
 	int *tails = cta_harness_alloc(h, (size_t)queues * sizeof(int));
 	int *slots = cta_harness_alloc(h, (size_t)queues * (size_t)a.cap * sizeof(int));
-	S.remaining = cta_harness_alloc(h, sizeof(int));
-	S.overflow = cta_harness_alloc(h, sizeof(int));
-	S.visits = cta_harness_alloc(h, (size_t)S.ntasks * sizeof(unsigned));
-	if (!locks || !heads || !tails || !slots || !S.remaining || !S.overflow || !S.visits)
+	S->remaining = cta_harness_alloc(h, sizeof(int));
+	S->overflow = cta_harness_alloc(h, sizeof(int));
+	S->visits = cta_harness_alloc(h, (size_t)S->ntasks * sizeof(unsigned));
+	if (!locks || !heads || !tails || !slots || !S->remaining || !S->overflow || !S->visits)
 		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate queues for %d tasks",
-		                         S.ntasks);
+		                         S->ntasks);
 	/* Root r is node 0 of tree r, id r * size, dealt round robin. */
 	for (int64_t r = 0; r < roots; r++) {
 		int q = (int)(r % root_queues);
 		slots[q * a.cap + tails[q]++] = (int)(r * size);
 	}
-	*S.remaining = (int)roots;
+	*S->remaining = (int)roots;
 
 	a.locks = cta_harness_dev(h, locks);
 	a.heads = cta_harness_dev(h, heads);
 	a.tails = cta_harness_dev(h, tails);
 	a.slots = cta_harness_dev(h, slots);
-	a.remaining = cta_harness_dev(h, S.remaining);
-	a.overflow = cta_harness_dev(h, S.overflow);
-	a.visits = cta_harness_dev(h, S.visits);
+	a.remaining = cta_harness_dev(h, S->remaining);
+	a.overflow = cta_harness_dev(h, S->overflow);
+	a.visits = cta_harness_dev(h, S->visits);
 	struct cta_launch_cfg cfg = {
 	    .grid = {(unsigned)queues, 1, 1},
 	    .block = {WSQ_BLOCK, 1, 1},
@@ -106,18 +110,23 @@ static int wsq_setup(struct cta_harness *h)
 
 static int wsq_verify(struct cta_harness *h)
 {
+	const struct wsq_state *S = cta__kstate(h);
+	if (!S)
+		return cta_harness_error(h, CTA_ESTATE, "verify without a setup");
 	const struct cta_launch_cfg *c = cta_harness_launched(h, 0);
 	unsigned threads = c->block[0] * c->block[1] * c->block[2];
-	if (*S.overflow)
-		return cta_harness_fail(h, "%d pushes found a full queue (tasks lost)", *S.overflow);
-	for (int t = 0; t < S.ntasks; t++)
-		if (S.visits[t] != threads)
-			return cta_harness_fail(h,
-			                        "task %d: expected %u thread visits (processed once), "
-			                        "got %u",
-			                        t, threads, S.visits[t]);
-	if (*S.remaining != 0)
-		return cta_harness_fail(h, "remaining: expected 0, got %d", *S.remaining);
+	if (*S->overflow)
+		return cta_harness_fail(h, "%d pushes found a full queue (tasks lost)",
+		                        *S->overflow);
+	for (int t = 0; t < S->ntasks; t++)
+		if (S->visits[t] != threads)
+			return cta_harness_fail(
+			    h,
+			    "task %d: expected %u thread visits (processed once), "
+			    "got %u",
+			    t, threads, S->visits[t]);
+	if (*S->remaining != 0)
+		return cta_harness_fail(h, "remaining: expected 0, got %d", *S->remaining);
 	return 0;
 }
 

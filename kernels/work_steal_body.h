@@ -35,10 +35,10 @@
  * fanout. A task spawns its children when it is one of the first `internal`
  * nodes of its tree. */
 struct wsq_args {
-	int *locks;  /* per queue: 0 free, 1 held */
-	int *heads;  /* per queue: index of the oldest task (thieves take it) */
-	int *tails;  /* per queue: one past the newest task (the owner pops it) */
-	int *slots;  /* nqueues rings of cap tasks */
+	int *locks; /* per queue: 0 free, 1 held */
+	int *heads; /* per queue: index of the oldest task (thieves take it) */
+	int *tails; /* per queue: one past the newest task (the owner pops it) */
+	int *slots; /* nqueues rings of cap tasks */
 	int nqueues;
 	int cap;
 	int *remaining;   /* tasks queued or being processed */

@@ -53,12 +53,14 @@ struct cta__kernel {
 	int priority;
 	int stream;
 	enum kstate state;
-	uint64_t seq; /* launch order, for FIFO among equal priorities */
+	uint64_t seq; /* activation order, for FIFO among equal priorities */
 	/* Per-CTA resources, already rounded to allocation granularity. */
 	unsigned threads, warps, regs, smem;
 	unsigned occupancy; /* max blocks per SM alone on an SM */
 	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
 	int uses_clc;       /* issued at least one cancel or for_each */
+	uint64_t *fit;      /* SMs where one more block of this kernel fits (bwords words) */
+	int fit_valid;      /* fit is kept current (the kernel is a dispatch candidate) */
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
@@ -161,10 +163,7 @@ struct cta__cta {
 	int bar_divergent_reported;
 	uint64_t bar_gen;
 	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
-	/* shared-memory sites placed so far */
-	const void *sites[16];
-	size_t site_off[16];
-	unsigned nsites;
+	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
 	size_t smem_top;
 	/* CLC and UB tracking */
 	struct cta__mbar *mbars;
@@ -183,6 +182,11 @@ struct cta__cta {
 	uint64_t *fe_bits;      /* threads that called for_each (bitmap) */
 	unsigned fe_leader;     /* effective leader rank of try_cancel_blocks */
 	int fe_leader_min;
+	unsigned nrslots;
+	/* Everything above is reset for each new block; the arrays below are
+	 * only read up to their counts. */
+	const void *sites[16];
+	size_t site_off[16];
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
@@ -195,7 +199,13 @@ struct cta__cta {
 		int consumed;
 		int reported;
 	} rslots[8];
-	unsigned nrslots;
+};
+
+/* A run of threads a waiting lane handed back: x from tid.x to end-1. */
+struct cta__run {
+	unsigned cta;
+	uint3 tid;
+	unsigned end;
 };
 
 struct cta__unit {
@@ -207,6 +217,8 @@ struct cta__unit {
 	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
 	size_t cap_smem;   /* allocated shared memory per CTA */
 	struct cta__cursor cursor;
+	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
+	unsigned ret_cap;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
 	struct cta__lane_x *all;              /* every lane ever started */
 	unsigned live_lanes;
@@ -222,10 +234,11 @@ struct cta__unit {
 	unsigned ctas_done;
 	int parked; /* waiting for the engine */
 	struct cta__unit *next_free;
+	struct cta__unit *next_ready; /* dispatched, body not yet run */
 };
 
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_START, EV_END, EV_FREE, EV_CANCEL };
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL };
 
 struct cta_sim {
 	struct cta_sim_opts o;
@@ -240,9 +253,13 @@ struct cta_sim {
 	unsigned nstreams;
 	struct cta__sm *sms;
 	unsigned nsms;
-	unsigned rr_next;     /* round-robin cursor */
-	uint64_t fe_free;     /* dispatcher front end busy until */
-	int dispatch_pending; /* an EV_DISPATCH is queued */
+	unsigned rr_next;      /* round-robin cursor */
+	uint64_t fe_free;      /* dispatcher front end busy until */
+	int dispatch_pending;  /* an EV_DISPATCH is queued */
+	int in_dispatch;       /* cta__sched_dispatch is running */
+	uint64_t dispatch_seq; /* sequence number of the pending dispatch */
+	uint64_t room_gen;     /* bumped whenever room frees or a kernel activates */
+	uint64_t nofit_gen;    /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
 	struct cta_ub_report *ubs;
 	size_t nubs, ubcap;
@@ -256,14 +273,31 @@ struct cta_sim {
 	uint64_t events;
 	struct cta__fiber_pool *fpool;
 	struct cta__unit *free_units;
+	struct cta__lane_x *free_lanes;
+	/* Units dispatched whose bodies have not run yet. They run, in dispatch
+	 * order, before the engine passes the earliest of their start times:
+	 * nothing they do can affect an earlier event. */
+	struct cta__unit *ready_head, *ready_tail;
+	uint64_t ready_min;
+	/* SMs by resident-block count: bit i of bucket b (bwords words each)
+	 * is set when SM i holds b blocks. Spread placement scans upwards. */
+	uint64_t *bucket;
+	unsigned bwords, nbuckets;
+	unsigned *bcount;          /* SMs per bucket */
+	unsigned bmin;             /* no SM sits in a bucket below this */
+	uint64_t *gpcmask;         /* bwords words per GPC */
+	struct cta__kernel **cand; /* active kernels with pending units, in preference order */
+	unsigned ncand;
+	int cand_valid;
 	int ran;
 	int deterministic;
 	int io_error;
 	int bad_smem; /* a body used more shared memory than declared */
+	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
 /* Current simulator of the calling host thread (set while a segment runs). */
-extern _Thread_local struct cta_sim *cta__sim_cur;
+extern _Thread_local struct cta_sim *cta__sim_cur __attribute__((tls_model("initial-exec")));
 
 /* engine */
 uint64_t cta__rand(struct cta_sim *s);
@@ -273,11 +307,16 @@ void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kern
 void cta__errf(struct cta_sim *s, const char *fmt, ...);
 
 /* sched */
+int cta__sched_init(struct cta_sim *s);
+/* Queues a dispatched unit to run its body before the engine passes its
+ * start time. */
+void cta__ready(struct cta_sim *s, struct cta__unit *u);
 int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
 void cta__sched_request(struct cta_sim *s);
 void cta__sched_dispatch(struct cta_sim *s);
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
 void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k);
+/* k became visible to the dispatcher (after its launch latency). */
 void cta__sched_release(struct cta_sim *s, struct cta__kernel *k);
 /* A higher-priority kernel than k has blocks waiting. */
 int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);

@@ -147,6 +147,18 @@ CTA_EXPORT int cta_harness_new(struct cta_harness **out, const struct cta_kernel
  * (UB, coverage) return CTA_EUB / CTA_ECOVERAGE after a full run. */
 CTA_EXPORT int cta_harness_run(struct cta_harness *h);
 CTA_EXPORT cta_verdict cta_harness_verdict(const struct cta_harness *h);
+
+/* The steps of cta_harness_run, for runners that put the launches of
+ * several harnesses into one simulator (scenarios): setup records the
+ * launches without running them; verify checks the outputs afterwards and
+ * sets the verdict (SKIPPED when the run was timing-only). */
+CTA_EXPORT int cta_harness_setup(struct cta_harness *h);
+CTA_EXPORT unsigned cta_harness_launch_count(const struct cta_harness *h);
+/* The i-th recorded launch as a simulator launch (kernel, shape, args).
+ * Stream and release time are left for the caller to set. */
+CTA_EXPORT int cta_harness_sim_launch(const struct cta_harness *h, unsigned i,
+                                      struct cta_launch *out);
+CTA_EXPORT int cta_harness_verify(struct cta_harness *h);
 CTA_EXPORT const char *cta_harness_errmsg(const struct cta_harness *h);
 /* The simulator of a sim-backend run (NULL for other backends). */
 CTA_EXPORT cta_sim *cta_harness_sim(struct cta_harness *h);

@@ -68,6 +68,8 @@ typedef struct cta_clc_result {
  * ====================================================================== */
 #include <stdbool.h>
 
+#include "ctasim/kernel_lane.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -92,6 +94,7 @@ struct cta__cursor {
 	unsigned ctas; /* CTAs in this unit (cluster size) */
 	uint64_t left; /* threads not yet handed out */
 	uint64_t t0;   /* virtual time at which the bodies start */
+	unsigned nret; /* runs handed back by lanes that had to wait */
 };
 struct cta__lane {
 	uint3 tid;             /* threadIdx */
@@ -101,53 +104,77 @@ struct cta__lane {
 	uint64_t vtime;        /* this thread's virtual clock, ns */
 	unsigned steal_depth;  /* > 0 while inside a work-stealing body */
 	int active;            /* a thread is bound to this lane */
+	unsigned row_end;      /* the claimed run is threads tid.x .. row_end-1 of a row */
+	unsigned run_x0;       /* first thread of the run not yet counted as exited */
 	struct cta__cursor *cursor;
 	struct cta__unit *unit;
 	unsigned char *smem; /* shared memory of this thread's CTA */
 	uint64_t *end_slot;  /* latest thread end of this thread's CTA */
-	uint64_t *exited; /* threads of this CTA that finished their body */
-	uint64_t tseq; /* counts the threads this lane has run */
+	uint64_t *exited;    /* threads of this CTA that finished their body */
 };
-extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur;
+/* initial-exec: one %fs-relative load per access, instead of a call to
+ * __tls_get_addr that -fPIC code would otherwise make. Inside a kernel body
+ * the name is shadowed by a parameter holding the same pointer, so the
+ * index macros below read a local. */
+extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur
+    __attribute__((tls_model("initial-exec")));
 CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
+CTA_EXPORT int cta__claim_returned(struct cta__lane *l);
 CTA_EXPORT void cta_kernel_register(const struct cta_kernel_def *k);
 CTA_EXPORT const uint3 *cta__blockidx_in_body(const char *file, int line);
 
-/* Hands the next thread of the unit to the calling lane; 0 when none left.
- * Bodies are called in a plain loop over this: no context switch happens
- * unless a thread waits (barrier, mbarrier, cancel). */
-static inline int cta__next_thread(void)
+/* Claims the rest of the cursor's current row of threads (same y, z and
+ * CTA) for the calling lane; 0 when none are left. A lane that has to wait
+ * in the middle of its run hands the remainder back (cta__claim_returned
+ * picks such runs up first), so threads still get a stack of their own only
+ * when they wait. */
+static inline int cta__claim(struct cta__lane *l)
 {
-	struct cta__lane *l = cta__cur;
 	struct cta__cursor *c = l->cursor;
-	if (l->active) {
-		if (l->vtime > *l->end_slot)
-			*l->end_slot = l->vtime;
-		++*l->exited;
-	}
+	if (c->nret)
+		return cta__claim_returned(l);
 	if (c->left == 0) {
 		l->active = 0;
 		return 0;
 	}
-	c->left--;
-	l->active = 1;
-	l->tseq++;
-	l->vtime = c->t0;
-	l->tid = c->tid;
 	if (c->cta != l->cta_rank || !l->smem)
 		cta__lane_enter_cta(l);
-	if (++c->tid.x == c->idim.x) {
-		c->tid.x = 0;
-		if (++c->tid.y == c->idim.y) {
-			c->tid.y = 0;
-			if (++c->tid.z == c->idim.z) {
-				c->tid.z = 0;
-				c->cta++;
-			}
+	unsigned n = c->idim.x - c->tid.x;
+	l->tid = c->tid;
+	l->run_x0 = c->tid.x;
+	l->row_end = c->idim.x;
+	c->left -= n;
+	c->tid.x = 0;
+	if (++c->tid.y == c->idim.y) {
+		c->tid.y = 0;
+		if (++c->tid.z == c->idim.z) {
+			c->tid.z = 0;
+			c->cta++;
 		}
 	}
 	return 1;
 }
+
+/* The loop every kernel runs: threads of a run one after another, each
+ * starting at the unit's start time. */
+#define CTA__THREAD_LOOP(body_call)                                                                \
+	struct cta__lane *const cta__l = cta__cur;                                                 \
+	while (cta__claim(cta__l)) {                                                               \
+		const uint64_t cta__t0 = cta__l->cursor->t0;                                       \
+		uint64_t cta__end = 0;                                                             \
+		cta__l->active = 1;                                                                \
+		for (unsigned cta__x = cta__l->tid.x; cta__x < cta__l->row_end; cta__x++) {        \
+			cta__l->tid.x = cta__x;                                                    \
+			cta__l->vtime = cta__t0;                                                   \
+			body_call;                                                                 \
+			if (cta__l->vtime > cta__end)                                              \
+				cta__end = cta__l->vtime;                                          \
+		}                                                                                  \
+		if (cta__end > *cta__l->end_slot)                                                  \
+			*cta__l->end_slot = cta__end;                                              \
+		*cta__l->exited += cta__l->row_end - cta__l->run_x0;                               \
+		cta__l->active = 0;                                                                \
+	}
 
 /* ---- kernel definition ------------------------------------------------ */
 
@@ -161,19 +188,15 @@ static inline int cta__next_thread(void)
  * defines `const struct cta_kernel_def NAME`, registered at load time, so
  * the CLI and harnesses find it by name. */
 #define CTA_KERNEL(name, argtype, argname)                                                         \
-	static inline void name##__body(const argtype *argname);                                   \
-	static void name##__threads(const void *cta__a)                                            \
-	{                                                                                          \
-		while (cta__next_thread())                                                         \
-			name##__body((const argtype *)cta__a);                                     \
-	}                                                                                          \
-	CTA_EXPORT const struct cta_kernel_def name = {#name,    name##__threads, sizeof(argtype), \
-	                                               __FILE__, __LINE__,        NULL};           \
+	static inline void name##__body(const argtype *argname, CTA__LANE_PARAM);                  \
+	static void name##__threads(const void *cta__a){CTA__THREAD_LOOP(name##__body(             \
+	    (const argtype *)cta__a, cta__l))} CTA_EXPORT const struct cta_kernel_def name = {     \
+	    #name, name##__threads, sizeof(argtype), __FILE__, __LINE__, NULL};                    \
 	CTA__CONSTRUCTOR(name##__register)                                                         \
 	{                                                                                          \
 		cta_kernel_register(&name);                                                        \
 	}                                                                                          \
-	static inline void name##__body(const argtype *argname)
+	static inline void name##__body(const argtype *argname, CTA__LANE_PARAM)
 
 /* ---- built-in indices --------------------------------------------------
  * threadIdx, blockIdx, blockDim, gridDim as in CUDA. Inside a
@@ -290,10 +313,7 @@ static inline float cta__atomic_add_f32(float *p, float v)
  * cta_globaltimer_ns(): %globaltimer on a GPU; the thread's virtual time.
  * cta_clock64(): clock64() on a GPU; virtual time in ns in the simulator.
  * cta_smid(): %smid, the SM the block runs on. */
-static inline void cta_spin_ns(uint64_t ns)
-{
-	cta__cur->vtime += ns;
-}
+#define cta_spin_ns(ns)               ((void)(cta__cur->vtime += (uint64_t)(ns)))
 static inline uint64_t cta_globaltimer_ns(void)
 {
 	return cta__cur->vtime;

@@ -121,6 +121,8 @@ CTA_EXPORT size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int w
 CTA_EXPORT uint64_t cta_sim_barrier_crossings(const cta_sim *s);
 /* 1 when the run is reproducible byte for byte for any --threads. */
 CTA_EXPORT int cta_sim_deterministic(const cta_sim *s);
+/* Events the engine processed (for benchmarks and tests). */
+CTA_EXPORT uint64_t cta_sim_event_count(const cta_sim *s);
 
 /* Kernel registry: every CTA_KERNEL registers itself here. */
 CTA_EXPORT const struct cta_kernel_def *cta_kernel_find(const char *name);

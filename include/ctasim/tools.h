@@ -172,7 +172,8 @@ struct cta_calib_report {
 };
 
 /* Fits a device model to one or more traces (normally hardware traces of
- * one GPU). Starts from *base and sets: sm_count (as observed),
+ * one GPU). Starts from *base and sets: sm_count (as observed, unless
+ * no kernel filled the GPU; then the base's stays),
  * placement = CTA_PLACE_ORDER with placement_order (the SM order of the
  * first wave, averaged over kernels launched on an idle device),
  * launch_latency_ns, dispatch_latency_ns, block_start_ns (when the traces

@@ -56,6 +56,12 @@ static unsigned lane_rank(const struct cta__lane_x *x)
 	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 }
 
+/* Identifies the thread a lane runs now (lanes run several in turn). */
+static uint64_t thread_key(const struct cta__lane_x *x)
+{
+	return (uint64_t)x->l.cta_rank << 32 | lane_rank(x);
+}
+
 /* ---- mbarrier ------------------------------------------------------------ */
 
 /* Completes the current phase when every arrival and every transaction byte
@@ -159,13 +165,13 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
 	unsigned slot = 0;
 	for (unsigned i = 0; i < 4; i++)
-		if (x->obs_bar[i] == b || x->obs_tseq[i] != x->l.tseq) {
+		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != thread_key(x)) {
 			slot = i;
 			break;
 		}
 	x->obs_bar[slot] = b;
 	x->obs_phase[slot] = b->phase;
-	x->obs_tseq[slot] = x->l.tseq;
+	x->obs_tseq[slot] = thread_key(x);
 	struct cta__cta *c = cta__lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
@@ -326,6 +332,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	uint3 first = {0, 0, 0};
 	if (outcome == CTA_CANCEL_SUCCESS) {
 		r->unit_index = k->next_unit++;
+		if (k->next_unit == k->nunits)
+			s->cand_valid = 0;
 		k->st.stolen += k->csize;
 		first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
 	} else {
@@ -374,7 +382,7 @@ static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_resu
 	}
 	int seen = 0;
 	for (unsigned i = 0; i < 4; i++)
-		seen |= x->obs_bar[i] == sl->bar && x->obs_tseq[i] == x->l.tseq &&
+		seen |= x->obs_bar[i] == sl->bar && x->obs_tseq[i] == thread_key(x) &&
 		        x->obs_phase[i] >= sl->done_phase;
 	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
 	         (seen || (sl->observed && x->bar_gen > sl->observed_gen));

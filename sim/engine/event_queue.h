@@ -1,4 +1,4 @@
-/* The discrete-event queue: a binary min-heap ordered by (time, insertion
+/* The discrete-event queue: a 4-ary min-heap ordered by (time, insertion
  * sequence), so events at the same virtual time run first-in first-out and
  * every run is reproducible. */
 #ifndef CTASIM_EVENT_QUEUE_H
@@ -7,11 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 32 bytes: two events per cache line. */
 struct cta__event {
 	uint64_t t;
 	uint64_t seq;
 	void *p;
-	uint64_t a;
+	uint32_t a;
 	int type;
 };
 

@@ -65,6 +65,7 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 	s->dev = opts->device;
 	s->rng = opts->seed * 0x2545f4914f6cdd1dull + 1;
 	s->deterministic = 1;
+	s->nofit_gen = UINT64_MAX;
 	cta__evq_init(&s->q);
 	s->nsms = s->dev.sm_count;
 	if (opts->sm_limit && opts->sm_limit < s->nsms)
@@ -79,6 +80,10 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		s->sms[i].gpc = s->dev.gpc_of_sm[i];
 	s->nstreams = 1;
 	s->streams[0].priority = s->dev.priority_least;
+	if (cta__sched_init(s) < 0) {
+		cta_sim_free(s);
+		return CTA_ENOMEM;
+	}
 	if (cta__fiber_pool_new(&s->fpool, CTA__LANE_STACK) < 0) {
 		cta_sim_free(s);
 		return CTA_ENOMEM;
@@ -97,17 +102,30 @@ void cta_sim_free(cta_sim *s)
 		struct cta__kernel *k = s->kernels[i];
 		free(k->args);
 		free(k->per_sm);
+		free(k->fit);
 		cta__cover_free(&k->cover);
 		free(k);
 	}
 	free(s->kernels);
+	free(s->cand);
 	free(s->streams);
 	free(s->sms);
 	free(s->ubs);
+	free(s->bucket);
+	free(s->bcount);
+	free(s->gpcmask);
+	while (s->free_lanes) {
+		struct cta__lane_x *x = s->free_lanes;
+		s->free_lanes = x->next_all;
+		free(x);
+	}
 	while (s->free_units) {
 		struct cta__unit *u = s->free_units;
 		s->free_units = u->next_free;
+		for (unsigned i = 0; i < u->cap_ctas; i++)
+			free(u->ctas[i].smem);
 		free(u->ctas);
+		free(u->ret);
 		free(u);
 	}
 	cta__fiber_pool_free(s->fpool);
@@ -228,10 +246,13 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 	if (!rc && s->nkernels == s->kcap) {
 		unsigned cap = s->kcap ? s->kcap * 2 : 8;
 		struct cta__kernel **nk = realloc(s->kernels, cap * sizeof(*nk));
-		if (!nk)
+		struct cta__kernel **nc = nk ? realloc(s->cand, cap * sizeof(*nc)) : NULL;
+		if (nk)
+			s->kernels = nk;
+		if (!nc)
 			rc = CTA_ENOMEM;
 		else {
-			s->kernels = nk;
+			s->cand = nc;
 			s->kcap = cap;
 		}
 	}
@@ -326,8 +347,9 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 		struct cta__cta *c = &u->ctas[i];
 		if (c->done == 1) {
 			c->done = 2;
-			uint64_t t = c->end_t < s->now ? s->now : c->end_t;
-			cta__push(s, t, EV_END, u, i);
+			if (c->end_t < s->now)
+				c->end_t = s->now;
+			cta__push(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
 		}
 	}
 }
@@ -340,20 +362,57 @@ static void run_unit(struct cta_sim *s, struct cta__unit *u)
 	commit_unit(s, u);
 }
 
+static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i);
+
+void cta__ready(struct cta_sim *s, struct cta__unit *u)
+{
+	u->next_ready = NULL;
+	if (s->ready_tail)
+		s->ready_tail->next_ready = u;
+	else {
+		s->ready_head = u;
+		s->ready_min = u->start_t;
+	}
+	s->ready_tail = u;
+	if (u->start_t < s->ready_min)
+		s->ready_min = u->start_t;
+}
+
+/* Runs the bodies of every dispatched unit, in dispatch order. */
+static void run_ready(struct cta_sim *s)
+{
+	struct cta__unit *u = s->ready_head;
+	s->ready_head = s->ready_tail = NULL;
+	while (u) {
+		struct cta__unit *next = u->next_ready;
+		struct cta__kernel *k = u->k;
+		for (unsigned i = 0; i < u->nctas; i++) {
+			struct cta__cta *c = &u->ctas[i];
+			cta__trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical,
+			           c->sm, CTA_TRACE_NONE, 0, NULL);
+			if (k->st.launched == 0)
+				k->st.first_start_ns = u->start_t;
+			k->st.launched++;
+			k->per_sm[c->sm]++;
+			cta__cover_mark(&k->cover, c->logical);
+		}
+		run_unit(s, u);
+		u = next;
+	}
+}
+
+/* A CTA's last thread exited at c->end_t; its slot is free once the
+ * retire latency has passed, which is when this runs. */
 static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 {
 	struct cta__cta *c = &u->ctas[i];
 	struct cta__kernel *k = u->k;
-	cta__trace(s, s->now, CTA_TEV_END, k->id, c->logical, c->logical, c->sm, CTA_TRACE_NONE, 0,
-	           NULL);
-	k->st.busy_ns += s->now - u->start_t;
-	if (s->now > k->st.last_end_ns)
-		k->st.last_end_ns = s->now;
-	if (s->dev.block_retire_ns)
-		cta__push(s, s->now + s->dev.block_retire_ns, EV_FREE, u, i);
-	else {
-		cta__push(s, s->now, EV_FREE, u, i);
-	}
+	cta__trace(s, c->end_t, CTA_TEV_END, k->id, c->logical, c->logical, c->sm, CTA_TRACE_NONE,
+	           0, NULL);
+	k->st.busy_ns += c->end_t - u->start_t;
+	if (c->end_t > k->st.last_end_ns)
+		k->st.last_end_ns = c->end_t;
+	on_free(s, u, i);
 }
 
 static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
@@ -364,8 +423,10 @@ static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
 		k->units_done++;
 		cta__unit_free(s, u);
 	}
-	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE)
+	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE) {
 		cta__sched_kernel_done(s, k);
+		k->st.last_end_ns = k->st.last_end_ns > s->now ? k->st.last_end_ns : s->now;
+	}
 	cta__sched_request(s);
 }
 
@@ -415,9 +476,29 @@ int cta_sim_run(cta_sim *s)
 	for (unsigned i = 0; i < s->nkernels; i++)
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	struct cta__event e;
-	while (!s->aborted && !s->hung && !s->io_error && cta__evq_pop(&s->q, &e)) {
+	while (!s->aborted && !s->hung && !s->io_error) {
+		/* The next thing to happen: the queue's head, or the pending
+		 * dispatch when it comes first in (time, sequence) order. */
+		uint64_t next_t = cta__evq_next_t(&s->q);
+		int disp = s->dispatch_pending &&
+		           (!s->q.n || s->fe_free < next_t ||
+		            (s->fe_free == next_t && s->dispatch_seq < s->q.h[0].seq));
+		if (disp)
+			next_t = s->fe_free;
+		if (s->ready_head && next_t >= s->ready_min) {
+			run_ready(s);
+			continue;
+		}
+		if (disp) {
+			s->now = s->fe_free;
+			s->dispatch_pending = 0;
+			cta__sched_dispatch(s);
+			continue;
+		}
+		if (!cta__evq_pop(&s->q, &e))
+			break;
 		s->now = e.t;
-		if (s->o.max_events && ++s->events > s->o.max_events) {
+		if (++s->events > s->o.max_events && s->o.max_events) {
 			s->hung = 1;
 			cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
 			          s->o.max_events, s->now);
@@ -430,7 +511,10 @@ int cta_sim_run(cta_sim *s)
 				stream_append(s, k);
 			} else {
 				k->state = K_ACTIVE;
+				cta__sched_release(s, k);
 				k->st.launch_ns = s->now;
+				s->room_gen++;
+				s->cand_valid = 0;
 				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
 				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
 				           k->priority, NULL);
@@ -444,26 +528,8 @@ int cta_sim_run(cta_sim *s)
 			s->dispatch_pending = 0;
 			cta__sched_dispatch(s);
 			break;
-		case EV_START: {
-			struct cta__unit *u = e.p;
-			for (unsigned i = 0; i < u->nctas; i++) {
-				struct cta__cta *c = &u->ctas[i];
-				cta__trace(s, s->now, CTA_TEV_START, u->k->id, c->logical,
-				           c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
-				if (u->k->st.launched == 0 && i == 0)
-					u->k->st.first_start_ns = s->now;
-				u->k->st.launched++;
-				u->k->per_sm[c->sm]++;
-				cta__cover_mark(&u->k->cover, c->logical);
-			}
-			run_unit(s, u);
-			break;
-		}
 		case EV_END:
 			on_end(s, e.p, (unsigned)e.a);
-			break;
-		case EV_FREE:
-			on_free(s, e.p, (unsigned)e.a);
 			break;
 		case EV_CANCEL: {
 			struct cta__request *r = e.p;
@@ -567,4 +633,9 @@ uint64_t cta_sim_barrier_crossings(const cta_sim *s)
 int cta_sim_deterministic(const cta_sim *s)
 {
 	return s->deterministic;
+}
+
+uint64_t cta_sim_event_count(const cta_sim *s)
+{
+	return s->events;
 }

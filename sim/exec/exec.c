@@ -5,6 +5,7 @@
  * __syncthreads divergence and barriers that can never complete are
  * reported as UB. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #include "exec/fiber.h"
 #include "internal.h"
 
-_Thread_local struct cta__lane *cta__cur;
+_Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
 
 struct cta__lane_x *cta__lane_self(void)
 {
@@ -60,6 +61,14 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
 	return cta__logical_of_bid(k, unit_cta_bid(k, unit, r));
 }
 
+/* Clears memory through the C library: gcc turns a fixed-size memset of a
+ * few hundred bytes into `rep stos`, whose start-up cost dominated the
+ * creation of a block; libc's vector stores are several times faster. */
+__attribute__((noinline)) static void zero(void *p, size_t n)
+{
+	memset(p, 0, n);
+}
+
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                 const unsigned *sms, uint64_t t)
 {
@@ -99,12 +108,16 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	} else {
 		for (unsigned i = 0; i < k->csize; i++) {
 			unsigned char *m = ctas[i].smem;
-			memset(m, 0, need);
-			memset(&ctas[i], 0, sizeof(ctas[i]));
+			zero(m, need);
+			zero(&ctas[i], offsetof(struct cta__cta, sites));
 			ctas[i].smem = m;
 		}
 	}
-	memset(u, 0, sizeof(*u));
+	struct cta__run *ret = u->ret;
+	unsigned ret_cap = u->ret_cap;
+	zero(u, sizeof(*u));
+	u->ret = ret;
+	u->ret_cap = ret_cap;
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
@@ -134,6 +147,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		cur->idim.z = k->l.block[2];
 	}
 	cur->cta = 0;
+	cur->nret = 0;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	cur->t0 = t;
@@ -150,7 +164,8 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 		 * handle may already belong to another lane. */
 		if (x->abandoned)
 			cta__fiber_release(s->fpool, x->fiber);
-		free(x);
+		x->next_all = s->free_lanes;
+		s->free_lanes = x;
 		x = n;
 	}
 	for (unsigned i = 0; i < u->nctas; i++) {
@@ -171,18 +186,68 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	s->free_units = u;
 }
 
-void cta__lane_enter_cta(struct cta__lane *l)
+static void enter_cta(struct cta__lane *l, unsigned rank)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
-	struct cta__cta *c = &u->ctas[l->cursor->cta];
-	l->cta_rank = l->cursor->cta;
+	struct cta__cta *c = &u->ctas[rank];
+	l->cta_rank = rank;
 	l->bid = c->bid;
 	l->smem = c->smem;
 	l->end_slot = &c->end_t;
 	l->exited = &c->exited;
 	l->steal_depth = 0;
 	x->bar_gen = c->bar_gen;
+}
+
+void cta__lane_enter_cta(struct cta__lane *l)
+{
+	enter_cta(l, l->cursor->cta);
+}
+
+int cta__claim_returned(struct cta__lane *l)
+{
+	struct cta__unit *u = l->unit;
+	struct cta__run *r = &u->ret[--l->cursor->nret];
+	if (r->cta != l->cta_rank || !l->smem)
+		enter_cta(l, r->cta);
+	l->tid = r->tid;
+	l->run_x0 = r->tid.x;
+	l->row_end = r->end;
+	return 1;
+}
+
+/* The lane must wait in the middle of its run: the threads after it go
+ * back to the unit, for a fresh lane to run while this one waits. */
+/* Counts the threads of the lane's run that finished before the current
+ * one (the run loop counts them only when the run ends). */
+static void flush_progress(struct cta__lane *l)
+{
+	*l->exited += l->tid.x - l->run_x0;
+	l->run_x0 = l->tid.x;
+}
+
+static void hand_back_run(struct cta__lane_x *x)
+{
+	struct cta__lane *l = &x->l;
+	flush_progress(l);
+	if (l->tid.x + 1 >= l->row_end)
+		return;
+	struct cta__unit *u = l->unit;
+	if (l->cursor->nret == u->ret_cap) {
+		unsigned cap = u->ret_cap ? u->ret_cap * 2 : 16;
+		struct cta__run *n = realloc(u->ret, cap * sizeof(*n));
+		if (!n)
+			abort(); /* a few bytes per waiting lane; nothing sensible without them */
+		u->ret = n;
+		u->ret_cap = cap;
+	}
+	struct cta__run *r = &u->ret[l->cursor->nret++];
+	r->cta = l->cta_rank;
+	r->tid = l->tid;
+	r->tid.x++;
+	r->end = l->row_end;
+	l->row_end = l->tid.x + 1;
 }
 
 static void lane_main(void *arg)
@@ -195,9 +260,26 @@ static void lane_main(void *arg)
 
 static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 {
-	struct cta__lane_x *x = calloc(1, sizeof(*x));
-	if (!x)
-		return NULL;
+	struct cta__lane_x *x = s->free_lanes;
+	if (x) {
+		s->free_lanes = x->next_all;
+		/* Only what a new lane reads before writing needs clearing. */
+		x->l.steal_depth = 0;
+		x->l.active = 0;
+		x->l.smem = NULL;
+		x->abandoned = 0;
+		x->bar_gen = 0;
+		for (int i = 0; i < 4; i++) {
+			x->obs_bar[i] = NULL;
+			x->obs_tseq[i] = UINT64_MAX;
+		}
+	} else {
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return NULL;
+		for (int i = 0; i < 4; i++)
+			x->obs_tseq[i] = UINT64_MAX;
+	}
 	const struct cta__kernel *k = u->k;
 	x->l.bdim.x = k->l.block[0];
 	x->l.bdim.y = k->l.block[1];
@@ -213,7 +295,8 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	x->l.cta_rank = UINT32_MAX;
 	x->fiber = cta__fiber_start(s->fpool, lane_main, x, u->host);
 	if (!x->fiber) {
-		free(x);
+		x->next_all = s->free_lanes;
+		s->free_lanes = x;
 		return NULL;
 	}
 	x->next_all = u->all;
@@ -236,6 +319,7 @@ void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 
 void cta__lane_block(struct cta__lane_x *x, enum lstate st)
 {
+	hand_back_run(x);
 	x->state = st;
 	cta__fiber_switch(x->fiber, x->l.unit->host);
 	/* Resumed by the scheduler, which has set cta__cur back to us. */
@@ -281,6 +365,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = cta__lane_cta(x);
+	flush_progress(&x->l);
 	s->barrier_crossings++;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
@@ -347,6 +432,7 @@ void cta__cluster_sync(const char *file, int line)
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
+	flush_progress(&x->l);
 	s->barrier_crossings++;
 	u->cbar_arrived++;
 	if (x->l.vtime > u->cbar_max_t)
@@ -478,6 +564,7 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 		}
 	}
 	u->cursor.left = 0;
+	u->cursor.nret = 0;
 	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
 		if (x->state != L_DONE) {
 			x->state = L_DONE;
@@ -494,7 +581,7 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 			u->runq = x->next_run;
 			if (!u->runq)
 				u->runq_tail = NULL;
-		} else if (u->cursor.left) {
+		} else if (u->cursor.left || u->cursor.nret) {
 			x = lane_new(s, u);
 			if (!x) {
 				cta__errf(s, "out of memory for thread stacks");

@@ -347,16 +347,8 @@ int cta__harness_exec_sim(struct cta_harness *h)
 	int prio_stream[64] = {0};
 	for (unsigned i = 0; i < h->nlaunches; i++) {
 		const struct cta__hlaunch *hl = &h->launches[i];
-		struct cta_launch l = {0};
-		l.kernel = hl->kernel;
-		memcpy(l.grid, hl->cfg.grid, sizeof(l.grid));
-		memcpy(l.block, hl->cfg.block, sizeof(l.block));
-		memcpy(l.cluster, hl->cfg.cluster, sizeof(l.cluster));
-		l.smem_static = hl->cfg.smem_static;
-		l.smem_dynamic = hl->cfg.smem_dynamic;
-		l.regs_per_thread = hl->cfg.regs_per_thread;
-		l.release_ns = hl->cfg.release_ns;
-		l.args = hl->args;
+		struct cta_launch l;
+		cta_harness_sim_launch(h, i, &l);
 		/* One stream per distinct non-default priority. */
 		int p = hl->cfg.stream_priority;
 		if (p != 0) {
@@ -395,7 +387,7 @@ __attribute__((weak)) void *cta__cuda_alloc(size_t bytes, char *err, size_t errl
 	return NULL;
 }
 
-int cta_harness_run(struct cta_harness *h)
+int cta_harness_setup(struct cta_harness *h)
 {
 	int rc = h->ki->setup(h);
 	if (h->failed_param)
@@ -404,20 +396,61 @@ int cta_harness_run(struct cta_harness *h)
 		return rc;
 	if (h->nlaunches == 0)
 		return cta_harness_error(h, CTA_EINVAL, "harness %s made no launch", h->ki->name);
+	return 0;
+}
+
+unsigned cta_harness_launch_count(const struct cta_harness *h)
+{
+	return h->nlaunches;
+}
+
+int cta_harness_sim_launch(const struct cta_harness *h, unsigned i, struct cta_launch *l)
+{
+	if (i >= h->nlaunches)
+		return CTA_EINVAL;
+	const struct cta__hlaunch *hl = &h->launches[i];
+	memset(l, 0, sizeof(*l));
+	l->kernel = hl->kernel;
+	memcpy(l->grid, hl->cfg.grid, sizeof(l->grid));
+	memcpy(l->block, hl->cfg.block, sizeof(l->block));
+	memcpy(l->cluster, hl->cfg.cluster, sizeof(l->cluster));
+	l->smem_static = hl->cfg.smem_static;
+	l->smem_dynamic = hl->cfg.smem_dynamic;
+	l->regs_per_thread = hl->cfg.regs_per_thread;
+	l->release_ns = hl->cfg.release_ns;
+	l->args = hl->args;
+	return 0;
+}
+
+int cta_harness_verify(struct cta_harness *h)
+{
+	if (h->opts.sim.timing_only) {
+		h->verdict = CTA_VERDICT_SKIPPED;
+		return 0;
+	}
+	if (!h->ki->verify) {
+		h->verdict = CTA_VERDICT_PASS;
+		return 0;
+	}
+	char saved[sizeof(h->errmsg)];
+	memcpy(saved, h->errmsg, sizeof(saved));
+	int v = h->ki->verify(h);
+	h->verdict = v ? CTA_VERDICT_FAIL : CTA_VERDICT_PASS;
+	if (!v)
+		memcpy(h->errmsg, saved, sizeof(saved));
+	return v;
+}
+
+int cta_harness_run(struct cta_harness *h)
+{
+	int rc = cta_harness_setup(h);
+	if (rc < 0)
+		return rc;
 	int exec = h->opts.backend == CTA_BACKEND_CUDA ? cta__harness_exec_cuda(h)
 	                                               : cta__harness_exec_sim(h);
 	if (exec < 0 && exec != CTA_EUB && exec != CTA_ECOVERAGE)
 		return exec;
-	if (h->opts.sim.timing_only) {
-		h->verdict = CTA_VERDICT_SKIPPED;
-	} else if (h->ki->verify) {
-		char saved[sizeof(h->errmsg)];
-		memcpy(saved, h->errmsg, sizeof(saved));
-		int v = h->ki->verify(h);
-		h->verdict = v ? CTA_VERDICT_FAIL : CTA_VERDICT_PASS;
-		if (!v)
-			memcpy(h->errmsg, saved, sizeof(saved));
-	}
+	cta_harness_verify(h);
 	return exec;
 }
 

@@ -7,11 +7,11 @@
 #include "ctasim/harness.h"
 
 #define CTA__HARNESS_MAX_LAUNCHES 64
-#define CTA__HARNESS_MAX_BUFFERS 64
+#define CTA__HARNESS_MAX_BUFFERS  64
 
 struct cta__hbuf {
 	void *host; /* harness-owned host copy */
-	void *dev; /* device copy (CUDA backend) or == host (simulator) */
+	void *dev;  /* device copy (CUDA backend) or == host (simulator) */
 	size_t bytes;
 };
 
@@ -48,5 +48,18 @@ int cta__harness_exec_cuda(struct cta_harness *h);
 /* Allocates the device copy of a buffer for the CUDA backend (called by
  * cta_harness_alloc when opts.backend is CUDA). Returns NULL on failure. */
 void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen);
+
+/* The CUDA backend's scenario runner, defined in device/ when it is built
+ * (a weak fallback in sim/host/scenario_run.c says this build has none):
+ * runs the launches of the n set-up harnesses hs (scenario kernel i is
+ * hs[i]) on the GPU, one CUDA stream per scenario stream at its priority
+ * (kernels on the default stream on the legacy/default stream), each launch
+ * issued at its kernel's release_ns plus the launch's cfg.release_ns after
+ * the run's start, copies every harness's buffers back, and writes one trace
+ * for all of them (hs[0]->opts.sim.trace_path). Returns 0 or a negative code
+ * with a message in err. */
+struct cta_scenario;
+int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n, const struct cta_scenario *sc,
+                            char *err, size_t errlen);
 
 #endif

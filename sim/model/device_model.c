@@ -1,7 +1,7 @@
 /* Device-model API: preset lookup, the consistency check, and resolving a
  * NAME-or-FILE argument. The model-file reader and writer live in
  * model_file.c. */
-#include <errno.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,6 +154,17 @@ int cta__device_check(const struct cta_device_model *m, char *errbuf, size_t err
 	if (memchr(m->name, '\0', sizeof(m->name)) == NULL || m->name[0] == '\0')
 		FAIL("name", "name must be a non-empty string of at most %d bytes",
 		     CTA_DEVICE_NAME_MAX - 1);
+	/* A model file stores the name as the rest of a line after "name =",
+	 * trimmed and cut at '#', so only such names survive a round trip. */
+	{
+		size_t len = strlen(m->name);
+
+		if (isspace((unsigned char)m->name[0]) ||
+		    isspace((unsigned char)m->name[len - 1]) || strpbrk(m->name, "#\n\r") != NULL)
+			FAIL("name",
+			     "name must not start or end with whitespace nor contain '#' or a "
+			     "line break");
+	}
 	NONZERO(cc_major);
 	if (m->has_clc > 1)
 		FAIL("has_clc", "has_clc must be 0 or 1, not %u", m->has_clc);

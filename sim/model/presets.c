@@ -56,9 +56,76 @@ static const struct cc_limits limits_cc90_100 = {
     .max_cluster_size = 8,
 };
 
-/* Scheduler latencies in nanoseconds. All are estimates (see DEVICES.md). */
+/* Scheduler latencies in nanoseconds; `ctasim calibrate` replaces them with
+ * a fit to hardware traces. */
 struct latencies {
 	uint64_t launch, dispatch, block_start, block_retire, cancel, barrier;
+};
+
+/* Measured on an H100 80GB HBM3 (SXM, 1.98 GHz) with %globaltimer, whose
+ * tick there is 32 ns (docs/DEVICES.md has the method):
+ *  - launch: back-to-back empty kernels in one stream ran at 3.93 us each;
+ *  - dispatch: a first wave of 132 blocks, one per SM, started within one
+ *    32 ns tick, so one block's dispatch costs well under 1 ns: 0;
+ *  - block_start + block_retire: a block ending to the next block starting
+ *    on the same SM took 172-179 ns; how it splits is not observable, we
+ *    give 100 to the start and 75 to the retirement;
+ *  - barrier: __syncthreads in a 256-thread block took 28.6 cycles, 14.5 ns;
+ *  - cancel: sm_90 has no CLC and the backend emulates it with global
+ *    atomics; one dependent global atomicAdd measured 284 cycles (143 ns),
+ *    and the result still has to reach shared memory and its mbarrier:
+ *    200 is an estimate. */
+static const struct latencies lat_h100_sxm = {
+    .launch = 3900,
+    .dispatch = 0,
+    .block_start = 100,
+    .block_retire = 75,
+    .cancel = 200,
+    .barrier = 15,
+};
+
+/* Measured the same way on an H200 (1.98 GHz): 3.34 us per back-to-back
+ * empty kernel, 181-184 ns same-SM turnover, 14.5 ns per barrier. */
+static const struct latencies lat_h200 = {
+    .launch = 3300,
+    .dispatch = 0,
+    .block_start = 105,
+    .block_retire = 77,
+    .cancel = 200,
+    .barrier = 15,
+};
+
+/* B200: not measured; the H100 values, with the cancellation a hardware
+ * CLC round trip through the work distributor, estimated at about two L2
+ * round trips. */
+static const struct latencies lat_b200 = {
+    .launch = 3900,
+    .dispatch = 0,
+    .block_start = 100,
+    .block_retire = 75,
+    .cancel = 300,
+    .barrier = 15,
+};
+
+/* H100 PCIe (1.755 GHz boost) and A100 (1.41 GHz): not measured; the H100
+ * SXM values with the clock-bound ones (start, retire, cancel, barrier)
+ * scaled by the clock ratio. */
+static const struct latencies lat_h100_pcie = {
+    .launch = 3900,
+    .dispatch = 0,
+    .block_start = 113,
+    .block_retire = 85,
+    .cancel = 226,
+    .barrier = 16,
+};
+
+static const struct latencies lat_a100 = {
+    .launch = 3900,
+    .dispatch = 0,
+    .block_start = 140,
+    .block_retire = 105,
+    .cancel = 281,
+    .barrier = 20,
 };
 
 #define MAX_GPCS 16
@@ -69,22 +136,104 @@ struct preset_desc {
 	const struct cc_limits *limits;
 	unsigned gpc_count;
 	unsigned char tpcs_per_gpc[MAX_GPCS]; /* enabled TPCs of each GPC */
-	struct latencies lat;
+	const unsigned char *gpc_of_tpc;      /* measured map, or NULL: round robin */
+	unsigned tpc_count;                   /* entries of gpc_of_tpc */
+	const struct latencies *lat;
 };
 
 /*
- * Layouts. Every part here has 2 SMs per TPC. NVIDIA publishes the full-die
- * shapes and enabled SM counts, not which TPCs a given chip has fused off, so
- * the per-GPC TPC counts below are one realistic harvesting pattern:
- *  - GH100 full die: 8 GPCs x 9 TPCs. H100 SXM5 and H200 enable 66 TPCs;
- *    an SM-to-GPC query on an H100 SXM found 6 GPCs of 16 SMs and 2 of 18,
- *    i.e. TPC counts 9,9,8,8,8,8,8,8.
- *  - H100 PCIe enables 57 TPCs (114 SMs) on 7 or 8 GPCs; we take 8 GPCs,
- *    one of 8 TPCs and seven of 7.
- *  - B200: two dies, each 80 SMs physically with 74 enabled (148 in all).
- *    We take 4 GPCs of 10 TPCs per die, 37 TPCs enabled per die: 10,9,9,9.
- *  - A100 SXM: 7 GPCs, 7 or 8 TPCs each, 54 TPCs (108 SMs): 8,8,8,8,8,7,7.
+ * Layouts. Every part here has 2 SMs per TPC, and SM i is in TPC i / 2.
+ * NVIDIA publishes the full-die shapes and enabled SM counts, not which TPCs
+ * a given chip has fused off nor how %smid numbers them, so:
+ *  - H100 SXM5 (GH100: 8 GPCs x 9 TPCs on the full die, 66 TPCs enabled) uses
+ *    the map we measured on an H100 80GB HBM3 from thread-block-cluster
+ *    co-residence (a cluster never spans GPCs): %smid numbers TPCs round
+ *    robin over the GPCs, so neighbouring TPCs are in different GPCs. GPCs
+ *    1-5 hold 16 SMs, GPCs 6 and 7 hold 18; SMs 124-131 never shared a
+ *    cluster with another TPC and are put in GPC 0, the one GPC left short,
+ *    which matches a published SM-to-GPC query (6 GPCs of 16 SMs, 2 of 18).
+ *  - H200 is the same GH100 with 132 SMs; the same probe on an H200 found
+ *    exactly the same map.
+ *  - The other parts take the same round-robin numbering over per-GPC TPC
+ *    counts chosen as one realistic harvesting pattern:
+ *    H100 PCIe enables 57 TPCs (114 SMs) on 7 or 8 GPCs; we take 8 GPCs, one
+ *    of 8 TPCs and seven of 7.
+ *    B200 has two dies of 80 SMs each, 74 enabled per die (148 in all); we
+ *    take 4 GPCs of 10 TPCs per die with 37 TPCs enabled per die: 10,9,9,9.
+ *    A100 SXM: 7 GPCs of 7 or 8 TPCs, 54 TPCs (108 SMs): 8,8,8,8,8,7,7.
  */
+static const unsigned char h100_sxm_gpc_of_tpc[66] = {
+    /* TPCs 0-31: all eight GPCs in turn. */
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    /* TPCs 32-59: GPCs 1-7 in turn. */
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    /* TPCs 60-61: the ninth TPC of GPCs 6 and 7; 62-65: see above. */
+    6,
+    7,
+    0,
+    0,
+    0,
+    0,
+};
+
 static const struct preset_desc descs[] = {
     {
         .name = "B200",
@@ -93,12 +242,7 @@ static const struct preset_desc descs[] = {
         .limits = &limits_cc90_100,
         .gpc_count = 8,
         .tpcs_per_gpc = {10, 9, 9, 9, 10, 9, 9, 9},
-        .lat = {.launch = 2500,
-                .dispatch = 8,
-                .block_start = 250,
-                .block_retire = 150,
-                .cancel = 400,
-                .barrier = 20},
+        .lat = &lat_b200,
     },
     {
         .name = "H100-SXM",
@@ -106,13 +250,9 @@ static const struct preset_desc descs[] = {
         .cc_minor = 0,
         .limits = &limits_cc90_100,
         .gpc_count = 8,
-        .tpcs_per_gpc = {9, 9, 8, 8, 8, 8, 8, 8},
-        .lat = {.launch = 2500,
-                .dispatch = 8,
-                .block_start = 250,
-                .block_retire = 150,
-                .cancel = 600,
-                .barrier = 20},
+        .gpc_of_tpc = h100_sxm_gpc_of_tpc,
+        .tpc_count = 66,
+        .lat = &lat_h100_sxm,
     },
     {
         .name = "H100-PCIe",
@@ -121,12 +261,7 @@ static const struct preset_desc descs[] = {
         .limits = &limits_cc90_100,
         .gpc_count = 8,
         .tpcs_per_gpc = {8, 7, 7, 7, 7, 7, 7, 7},
-        .lat = {.launch = 3000,
-                .dispatch = 9,
-                .block_start = 280,
-                .block_retire = 170,
-                .cancel = 650,
-                .barrier = 23},
+        .lat = &lat_h100_pcie,
     },
     {
         .name = "H200",
@@ -134,13 +269,9 @@ static const struct preset_desc descs[] = {
         .cc_minor = 0,
         .limits = &limits_cc90_100,
         .gpc_count = 8,
-        .tpcs_per_gpc = {9, 9, 8, 8, 8, 8, 8, 8},
-        .lat = {.launch = 2500,
-                .dispatch = 8,
-                .block_start = 250,
-                .block_retire = 150,
-                .cancel = 600,
-                .barrier = 20},
+        .gpc_of_tpc = h100_sxm_gpc_of_tpc,
+        .tpc_count = 66,
+        .lat = &lat_h200,
     },
     {
         .name = "A100-SXM",
@@ -149,12 +280,7 @@ static const struct preset_desc descs[] = {
         .limits = &limits_cc80,
         .gpc_count = 7,
         .tpcs_per_gpc = {8, 8, 8, 8, 8, 7, 7},
-        .lat = {.launch = 3000,
-                .dispatch = 10,
-                .block_start = 300,
-                .block_retire = 180,
-                .cancel = 700,
-                .barrier = 25},
+        .lat = &lat_a100,
     },
 };
 
@@ -177,15 +303,26 @@ static pthread_once_t models_once = PTHREAD_ONCE_INIT;
 unsigned cta__device_layout(struct cta_device_model *m, const unsigned char *tpcs,
                             unsigned gpc_count)
 {
-	unsigned sm = 0, tpc = 0;
+	unsigned left[CTA_DEVICE_MAX_SMS];
+	unsigned sm = 0, tpc = 0, placed = 1;
 
-	for (unsigned g = 0; g < gpc_count; g++) {
-		for (unsigned t = 0; t < tpcs[g]; t++, tpc++) {
+	for (unsigned g = 0; g < gpc_count; g++)
+		left[g] = tpcs[g];
+	/* Number TPCs round robin over the GPCs that still have one, as %smid
+	 * does on the H100 we measured. */
+	while (placed) {
+		placed = 0;
+		for (unsigned g = 0; g < gpc_count; g++) {
+			if (left[g] == 0)
+				continue;
+			left[g]--;
+			placed = 1;
 			for (unsigned s = 0; s < m->sms_per_tpc && sm < CTA_DEVICE_MAX_SMS; s++) {
 				m->gpc_of_sm[sm] = (uint16_t)g;
 				m->tpc_of_sm[sm] = (uint16_t)tpc;
 				sm++;
 			}
+			tpc++;
 		}
 	}
 	return sm;
@@ -193,22 +330,22 @@ unsigned cta__device_layout(struct cta_device_model *m, const unsigned char *tpc
 
 void cta__device_layout_even(struct cta_device_model *m)
 {
+	unsigned char tpcs[CTA_DEVICE_MAX_SMS];
 	unsigned per_tpc = m->sms_per_tpc ? m->sms_per_tpc : 1;
 	unsigned gpcs = m->gpc_count ? m->gpc_count : 1;
 	unsigned n = m->sm_count < CTA_DEVICE_MAX_SMS ? m->sm_count : CTA_DEVICE_MAX_SMS;
 	unsigned ntpc = (n + per_tpc - 1) / per_tpc;
 
-	for (unsigned i = 0; i < n; i++) {
-		unsigned tpc = i / per_tpc;
-		/* The first ntpc % gpcs GPCs hold one TPC more than the rest. */
-		unsigned base = ntpc / gpcs, extra = ntpc % gpcs;
-		unsigned big = extra * (base + 1);
-		unsigned gpc =
-		    tpc < big ? tpc / (base + 1) : extra + (tpc - big) / (base ? base : 1);
-
-		m->tpc_of_sm[i] = (uint16_t)tpc;
-		m->gpc_of_sm[i] = (uint16_t)(gpc < gpcs ? gpc : gpcs - 1);
+	if (gpcs > CTA_DEVICE_MAX_SMS)
+		gpcs = CTA_DEVICE_MAX_SMS;
+	/* The first ntpc % gpcs GPCs hold one TPC more than the rest. Only a
+	 * model with one GPC and 1 SM per TPC could need more than 255 TPCs per
+	 * GPC; such a model must list its arrays. */
+	for (unsigned g = 0; g < gpcs; g++) {
+		unsigned c = ntpc / gpcs + (g < ntpc % gpcs);
+		tpcs[g] = (unsigned char)(c > 255 ? 255 : c);
 	}
+	cta__device_layout(m, tpcs, gpcs);
 }
 
 static void build_one(struct cta_device_model *m, const struct preset_desc *d)
@@ -223,7 +360,15 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 	m->has_clc = d->cc_major >= 10;
 	m->sms_per_tpc = 2;
 	m->gpc_count = d->gpc_count;
-	m->sm_count = cta__device_layout(m, d->tpcs_per_gpc, d->gpc_count);
+	if (d->gpc_of_tpc) {
+		m->sm_count = d->tpc_count * m->sms_per_tpc;
+		for (unsigned i = 0; i < m->sm_count; i++) {
+			m->tpc_of_sm[i] = (uint16_t)(i / m->sms_per_tpc);
+			m->gpc_of_sm[i] = d->gpc_of_tpc[i / m->sms_per_tpc];
+		}
+	} else {
+		m->sm_count = cta__device_layout(m, d->tpcs_per_gpc, d->gpc_count);
+	}
 
 	m->max_threads_per_sm = l->max_threads_per_sm;
 	m->max_warps_per_sm = l->max_warps_per_sm;
@@ -244,12 +389,12 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 	m->priority_greatest = -5;
 	m->priority_least = 0;
 
-	m->launch_latency_ns = d->lat.launch;
-	m->dispatch_latency_ns = d->lat.dispatch;
-	m->block_start_ns = d->lat.block_start;
-	m->block_retire_ns = d->lat.block_retire;
-	m->cancel_latency_ns = d->lat.cancel;
-	m->barrier_ns = d->lat.barrier;
+	m->launch_latency_ns = d->lat->launch;
+	m->dispatch_latency_ns = d->lat->dispatch;
+	m->block_start_ns = d->lat->block_start;
+	m->block_retire_ns = d->lat->block_retire;
+	m->cancel_latency_ns = d->lat->cancel;
+	m->barrier_ns = d->lat->barrier;
 
 	m->placement = CTA_PLACE_SPREAD;
 	m->placement_order_len = 0;

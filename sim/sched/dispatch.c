@@ -38,6 +38,9 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	    round_up((unsigned)(k->l.smem_static + k->l.smem_dynamic) + d->smem_reserved_per_block,
 	             d->smem_alloc_unit);
 	k->smem_bytes = k->l.smem_static + k->l.smem_dynamic;
+	k->fit = calloc((s->nsms + 63) / 64, sizeof(uint64_t));
+	if (!k->fit)
+		return CTA_ENOMEM;
 	/* Clusters must fit on one GPC at once. */
 	if (k->csize > 1) {
 		unsigned best = 0;
@@ -77,38 +80,119 @@ static void take(struct cta__sm *m, const struct cta__kernel *k)
 	m->smem += k->smem;
 }
 
+static void bucket_move(struct cta_sim *s, unsigned sm, unsigned from, unsigned to)
+{
+	uint64_t bit = 1ull << (sm % 64);
+	s->bucket[(size_t)from * s->bwords + sm / 64] &= ~bit;
+	s->bucket[(size_t)to * s->bwords + sm / 64] |= bit;
+	s->bcount[from]--;
+	s->bcount[to]++;
+	if (to < s->bmin)
+		s->bmin = to;
+	while (s->bmin + 1 < s->nbuckets && !s->bcount[s->bmin])
+		s->bmin++;
+}
+
+int cta__sched_init(struct cta_sim *s)
+{
+	s->bwords = (s->nsms + 63) / 64;
+	s->nbuckets = s->dev.max_blocks_per_sm + 1;
+	s->bucket = calloc((size_t)s->nbuckets * s->bwords, sizeof(uint64_t));
+	s->gpcmask = calloc((size_t)(s->dev.gpc_count + 1) * s->bwords, sizeof(uint64_t));
+	s->bcount = calloc(s->nbuckets, sizeof(unsigned));
+	if (!s->bucket || !s->gpcmask || !s->bcount)
+		return CTA_ENOMEM;
+	s->bcount[0] = s->nsms;
+	s->bmin = 0;
+	for (unsigned i = 0; i < s->nsms; i++) {
+		s->bucket[i / 64] |= 1ull << (i % 64);
+		unsigned g = s->sms[i].gpc <= s->dev.gpc_count ? s->sms[i].gpc : s->dev.gpc_count;
+		s->gpcmask[(size_t)g * s->bwords + i / 64] |= 1ull << (i % 64);
+	}
+	return 0;
+}
+
+static void build_candidates(struct cta_sim *s);
+
+/* Keeps every candidate kernel's fit bitmap true for SM sm. */
+static void refit(struct cta_sim *s, unsigned sm)
+{
+	if (!s->cand_valid)
+		build_candidates(s);
+	uint64_t bit = 1ull << (sm % 64);
+	for (unsigned i = 0; i < s->ncand; i++) {
+		struct cta__kernel *k = s->cand[i];
+		if (fits(s, &s->sms[sm], k))
+			k->fit[sm / 64] |= bit;
+		else
+			k->fit[sm / 64] &= ~bit;
+	}
+}
+
+/* Recomputes a kernel's whole fit bitmap (when it becomes a candidate). */
+static void refit_kernel(struct cta_sim *s, struct cta__kernel *k)
+{
+	for (unsigned w = 0; w < s->bwords; w++)
+		k->fit[w] = 0;
+	for (unsigned i = 0; i < s->nsms; i++)
+		if (fits(s, &s->sms[i], k))
+			k->fit[i / 64] |= 1ull << (i % 64);
+}
+
+static void sm_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k)
+{
+	struct cta__sm *m = &s->sms[sm];
+	bucket_move(s, sm, m->blocks, m->blocks + 1);
+	take(m, k);
+	refit(s, sm);
+}
+
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
 {
 	struct cta__sm *m = &s->sms[sm];
+	bucket_move(s, sm, m->blocks, m->blocks - 1);
 	m->blocks--;
 	m->threads -= k->threads;
 	m->warps -= k->warps;
 	m->regs -= k->regs;
 	m->smem -= k->smem;
 	k->ctas_running--;
+	s->room_gen++;
+	refit(s, sm);
 }
 
 /* Spread-first: the SM with the fewest resident blocks that fits; ties go
- * to the lowest SM id, or are broken by the seed when exploring. */
+ * to the lowest SM id, or are broken by the seed when exploring. The
+ * buckets make this a scan of a few words, not of every SM. */
 static int pick_spread(struct cta_sim *s, const struct cta__kernel *k, int gpc)
 {
-	int best = -1;
-	unsigned best_blocks = UINT32_MAX, nties = 0;
-	for (unsigned i = 0; i < s->nsms; i++) {
-		const struct cta__sm *m = &s->sms[i];
-		if (gpc >= 0 && m->gpc != (unsigned)gpc)
+	const uint64_t *mask = gpc >= 0 ? &s->gpcmask[(size_t)gpc * s->bwords] : NULL;
+	uint64_t anyfit = 0;
+	for (unsigned w = 0; w < s->bwords; w++)
+		anyfit |= k->fit[w] & (mask ? mask[w] : ~0ull);
+	if (!anyfit)
+		return -1;
+	for (unsigned b = s->bmin; b < s->nbuckets; b++) {
+		if (!s->bcount[b])
 			continue;
-		if (m->blocks > best_blocks || !fits(s, m, k))
-			continue;
-		if (m->blocks < best_blocks) {
-			best = (int)i;
-			best_blocks = m->blocks;
-			nties = 1;
-		} else if (s->o.random_tiebreak && cta__rand(s) % ++nties == 0) {
-			best = (int)i;
+		const uint64_t *row = &s->bucket[(size_t)b * s->bwords];
+		int chosen = -1;
+		unsigned nties = 0;
+		for (unsigned w = 0; w < s->bwords; w++) {
+			uint64_t bits = row[w] & k->fit[w] & (mask ? mask[w] : ~0ull);
+			while (bits) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+				bits &= bits - 1;
+				if (!s->o.random_tiebreak)
+					return (int)i;
+				if (cta__rand(s) % ++nties == 0)
+					chosen = (int)i;
+			}
 		}
+		if (chosen >= 0)
+			return chosen;
 	}
-	return best;
+	return -1;
 }
 
 static int pick_round_robin(struct cta_sim *s, const struct cta__kernel *k)
@@ -179,16 +263,7 @@ static int pick_cluster(struct cta_sim *s, const struct cta__kernel *k, unsigned
 		if (sm < 0)
 			return -1; /* cannot happen: room was counted above */
 		sms[r] = (unsigned)sm;
-		take(&s->sms[sm], k);
-	}
-	/* The caller takes the resources again; give them back here. */
-	for (unsigned r = 0; r < k->csize; r++) {
-		struct cta__sm *m = &s->sms[sms[r]];
-		m->blocks--;
-		m->threads -= k->threads;
-		m->warps -= k->warps;
-		m->regs -= k->regs;
-		m->smem -= k->smem;
+		sm_take(s, (unsigned)sm, k);
 	}
 	return 0;
 }
@@ -203,34 +278,55 @@ int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
 	return 0;
 }
 
-/* Kernels in dispatch preference: priority, then launch order. */
-static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after, int *cursor)
+/* k became visible to the dispatcher. Its FIFO key among equal priorities
+ * is the order in which kernels became visible, not the order of the
+ * cta_sim_launch calls: a kernel launched first but released later must not
+ * cut in front of one that is already being dispatched. */
+void cta__sched_release(struct cta_sim *s, struct cta__kernel *k)
 {
-	(void)after;
-	struct cta__kernel *best = NULL;
-	int idx = *cursor;
-	/* cursor counts how many candidates were already tried; pick the
-	 * idx-th best active kernel with pending units. Few kernels run at
-	 * once, so a selection by repeated scans is cheap. */
-	struct cta__kernel *order[64];
+	k->seq = s->activations++;
+	s->cand_valid = 0;
+}
+
+/* Kernels in dispatch preference: priority, then activation order. The list of
+ * active kernels with pending units is rebuilt only when it can have
+ * changed (a kernel activated, finished dispatching, or finished). */
+static void build_candidates(struct cta_sim *s)
+{
 	unsigned n = 0;
-	for (unsigned i = 0; i < s->nkernels && n < 64; i++) {
+	for (unsigned i = 0; i < s->nkernels; i++) {
 		struct cta__kernel *k = s->kernels[i];
 		if (k->state != K_ACTIVE || k->next_unit >= k->nunits)
 			continue;
 		unsigned j = n++;
-		while (j > 0 &&
-		       (order[j - 1]->priority > k->priority ||
-		        (order[j - 1]->priority == k->priority && order[j - 1]->seq > k->seq))) {
-			order[j] = order[j - 1];
+		while (j > 0 && (s->cand[j - 1]->priority > k->priority ||
+		                 (s->cand[j - 1]->priority == k->priority &&
+		                  s->cand[j - 1]->seq > k->seq))) {
+			s->cand[j] = s->cand[j - 1];
 			j--;
 		}
-		order[j] = k;
+		s->cand[j] = k;
 	}
-	if ((unsigned)idx < n)
-		best = order[idx];
-	(*cursor)++;
-	return best;
+	s->ncand = n;
+	s->cand_valid = 1;
+	for (unsigned i = 0; i < n; i++)
+		if (!s->cand[i]->fit_valid) {
+			refit_kernel(s, s->cand[i]);
+			s->cand[i]->fit_valid = 1;
+		}
+}
+
+static struct cta__kernel *next_candidate(struct cta_sim *s, struct cta__kernel *after, int *cursor)
+{
+	(void)after;
+	if (!s->cand_valid)
+		build_candidates(s);
+	while ((unsigned)*cursor < s->ncand) {
+		struct cta__kernel *k = s->cand[(*cursor)++];
+		if (k->state == K_ACTIVE && k->next_unit < k->nunits)
+			return k;
+	}
+	return NULL;
 }
 
 static uint64_t jitter(struct cta_sim *s, uint64_t v)
@@ -245,11 +341,16 @@ static uint64_t jitter(struct cta_sim *s, uint64_t v)
 /* Dispatches one unit if any fits; returns 1 when it did. */
 static int dispatch_one(struct cta_sim *s)
 {
+	/* Nothing fitted at the last try and no room was freed since. */
+	if (s->nofit_gen == s->room_gen)
+		return 0;
 	int cursor = 0;
 	for (;;) {
 		struct cta__kernel *k = next_candidate(s, NULL, &cursor);
-		if (!k)
+		if (!k) {
+			s->nofit_gen = s->room_gen;
 			return 0;
+		}
 		unsigned one, *sms = &one, buf[64];
 		if (k->csize > 1) {
 			sms = k->csize <= 64 ? buf : malloc(k->csize * sizeof(unsigned));
@@ -265,7 +366,11 @@ static int dispatch_one(struct cta_sim *s)
 			one = (unsigned)sm;
 		}
 		uint64_t unit = k->next_unit++;
+		if (k->next_unit == k->nunits)
+			s->cand_valid = 0;
 		uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
+		if (k->csize == 1)
+			sm_take(s, one, k); /* clusters took theirs in pick_cluster */
 		struct cta__unit *u = cta__unit_new(s, k, unit, sms, start);
 		if (!u) {
 			cta__errf(s, "out of memory for blocks");
@@ -273,40 +378,59 @@ static int dispatch_one(struct cta_sim *s)
 			return 0;
 		}
 		for (unsigned r = 0; r < k->csize; r++) {
-			take(&s->sms[sms[r]], k);
 			k->ctas_running++;
 			cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
 			           u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 		}
 		if (sms != &one && sms != buf)
 			free(sms);
-		cta__push(s, start, EV_START, u, 0);
+		cta__ready(s, u);
 		return 1;
 	}
 }
 
 void cta__sched_dispatch(struct cta_sim *s)
 {
-	while (s->fe_free <= s->now) {
+	if (s->fe_free > s->now) {
+		cta__sched_request(s);
+		return;
+	}
+	/* One block per front-end slot; with no dispatch latency, every block
+	 * that fits goes now. A dispatch that finds no room stops here: the
+	 * next retiring block asks again. */
+	do {
 		if (!dispatch_one(s))
 			return;
-		uint64_t lat = jitter(s, s->dev.dispatch_latency_ns);
-		s->fe_free = s->now + lat;
-	}
+		s->fe_free = s->now + jitter(s, s->dev.dispatch_latency_ns);
+	} while (s->fe_free <= s->now);
 	cta__sched_request(s);
 }
 
+/* Asks for a dispatch: at once when the front end is free (a slot that
+ * frees is refilled in the same instant, before later events), otherwise
+ * as an event when the front end becomes free. */
 void cta__sched_request(struct cta_sim *s)
 {
-	if (s->dispatch_pending)
+	if (s->dispatch_pending || s->in_dispatch)
 		return;
+	if (!s->cand_valid)
+		build_candidates(s);
 	int any = 0;
-	for (unsigned i = 0; i < s->nkernels && !any; i++) {
-		const struct cta__kernel *k = s->kernels[i];
-		any = k->state == K_ACTIVE && k->next_unit < k->nunits;
-	}
-	if (!any)
+	for (unsigned i = 0; i < s->ncand && !any; i++)
+		any = s->cand[i]->state == K_ACTIVE && s->cand[i]->next_unit < s->cand[i]->nunits;
+	if (!any) {
+		s->cand_valid = 0;
 		return;
+	}
+	if (s->fe_free <= s->now) {
+		s->in_dispatch = 1;
+		cta__sched_dispatch(s);
+		s->in_dispatch = 0;
+		return;
+	}
+	/* A pseudo-event: it takes a sequence number as a queued event would,
+	 * and the engine runs it in (time, sequence) order, without the cost
+	 * of the heap. */
 	s->dispatch_pending = 1;
-	cta__push(s, s->fe_free > s->now ? s->fe_free : s->now, EV_DISPATCH, NULL, 0);
+	s->dispatch_seq = s->q.seq++;
 }

@@ -289,9 +289,10 @@ int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
 	qsort(x.by_phys, l.nspans, sizeof(*x.by_phys), cmp_pkey);
 
 	const struct cta_trace_header *h = &t->header;
-	fputs(
-	    "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"format\":\"ctasim-trace\",\"backend\":\"",
-	    f);
+	/* No "displayTimeUnit": Perfetto has at times read it as the unit of
+	 * "ts" instead of a display hint (google/perfetto issues 106, 274), so
+	 * timestamps stay in the format's default microseconds. */
+	fputs("{\"otherData\":{\"format\":\"ctasim-trace\",\"backend\":\"", f);
 	cta__put_json_str(f, h->backend);
 	fputs("\",\"device\":\"", f);
 	cta__put_json_str(f, h->device);

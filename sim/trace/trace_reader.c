@@ -23,7 +23,9 @@ static int
 err(struct rd *r, int code, const char *fmt, ...)
 {
 	if (r->errbuf && r->errlen) {
-		int n = snprintf(r->errbuf, r->errlen, "%s:%lu: ", r->path, r->line);
+		/* Line 0: the file as a whole (it cannot be opened or read). */
+		int n = r->line ? snprintf(r->errbuf, r->errlen, "%s:%lu: ", r->path, r->line)
+		                : snprintf(r->errbuf, r->errlen, "%s: ", r->path);
 		if (n >= 0 && (size_t)n < r->errlen) {
 			va_list ap;
 			va_start(ap, fmt);
@@ -504,8 +506,13 @@ static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
 		*nl = 0;
 		if (n && s[n - 1] == '\r')
 			s[--n] = 0;
-		if (memchr(s, 0, n))
-			return err(r, CTA_EPARSE, "NUL byte in line");
+		/* The writer never emits control characters (text turns them into
+		 * spaces), so a file with one was not written by it. Refusing them
+		 * keeps every loadable trace writable again, unchanged. */
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				return err(r, CTA_EPARSE, "control character 0x%02x in line",
+				           (unsigned)(unsigned char)s[i]);
 		if (ph == PH_DONE)
 			return err(r, CTA_EPARSE, "line after the end marker");
 		if (ph == PH_MAGIC) {

@@ -284,6 +284,9 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 		 * squeezed when many SMs would make the picture taller than 2400 px. */
 		double h = 3.0 * l.max_slots + 1;
 		h = h < 6 ? 6 : h > 20 ? 20 : h;
+		/* A handful of SMs get taller lanes rather than a flat strip. */
+		if (h * nsm < 300)
+			h = 300.0 / nsm > 40 ? 40 : 300.0 / nsm;
 		if (h * nsm > 2400)
 			h = 2400.0 / nsm < 2 ? 2 : 2400.0 / nsm;
 		g.lane_h = h;
@@ -353,8 +356,9 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 	char ms[48];
 	fmt_time(ms, sizeof(ms), l.t_max - l.t_min, unit);
 	fprintf(f,
-	        "</text>\n<text x=\"%.1f\" y=\"34\" class=\"sub\">%zu blocks on %u SMs, %" PRIu64
-	        " stolen indices, %" PRIu64 " failed cancels, %" PRIu64 " UB reports, %" PRIu64
+	        "</text>\n<text x=\"%.1f\" y=\"34\" class=\"sub\">%zu physical blocks on %u SMs, "
+	        "%" PRIu64 " stolen indices, %" PRIu64 " failed cancels, %" PRIu64
+	        " UB reports, %" PRIu64
 	        " warnings; time since the first record, makespan %s; tick %g ns</text>\n",
 	        g.left, l.nspans, nsm, stolen, fails, ubs, warns, ms, t->header.tick_ns);
 

@@ -20,8 +20,10 @@
 
 struct cta_trace_writer {
 	int fd;
-	int err; /* first failure; later calls return it */
+	int direct; /* writing straight to a device or pipe: nothing to rename */
+	int err;    /* first failure; later calls return it */
 	uint64_t records;
+	unsigned kernel_count; /* records may name kernels 0 .. kernel_count-1 */
 	char *path;
 	char *tmp_path;
 	size_t len;
@@ -48,6 +50,13 @@ static int fail(cta_trace_writer *w, int code, const char *fmt, const char *a, i
 		memcpy(last_msg, w->msg, sizeof(last_msg));
 	}
 	return code;
+}
+
+/* A rejected record: reported, but the file stays good for later ones. */
+static int fail_soft(cta_trace_writer *w, const char *what)
+{
+	snprintf(w->msg, sizeof(w->msg), "%s: %s", w->path, what);
+	return CTA_EINVAL;
 }
 
 const char *cta_trace_writer_errmsg(const cta_trace_writer *w)
@@ -295,12 +304,30 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 		return fail(NULL, CTA_ENOMEM, "out of memory", path, 0);
 	}
 	memcpy(w->path, path, pl + 1);
+	w->kernel_count = h->kernel_count;
+
+	/* A path that exists and is not a regular file (/dev/null, a pipe, a
+	 * terminal) is written directly: renaming a temporary onto it would
+	 * replace the device node itself, and a stream has no "whole file"
+	 * to protect anyway. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		w->direct = 1;
+		snprintf(w->tmp_path, pl + 48, "%s", path);
+		w->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (w->fd < 0) {
+			int e = errno;
+			fail(NULL, CTA_EIO, "cannot open", path, e);
+			writer_free(w);
+			return CTA_EIO;
+		}
+	}
 
 	/* O_EXCL makes the name ours alone; a second writer in this process
 	 * (or a stale file of a dead process with our pid) moves us on to the
 	 * next suffix instead of sharing a file. */
 	long pid = (long)getpid();
-	for (int attempt = 0;; attempt++) {
+	for (int attempt = 0; !w->direct; attempt++) {
 		if (attempt)
 			snprintf(w->tmp_path, pl + 48, "%s.tmp.%ld-%d", path, pid, attempt);
 		else
@@ -318,7 +345,8 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 	if (write_header(w, h)) {
 		int rc = w->err;
 		close(w->fd);
-		unlink(w->tmp_path);
+		if (!w->direct)
+			unlink(w->tmp_path);
 		writer_free(w);
 		return rc;
 	}
@@ -330,8 +358,15 @@ int cta_trace_writer_add(cta_trace_writer *w, const struct cta_trace_rec *r)
 {
 	if (w->err)
 		return w->err;
+	/* What the reader would reject is refused here, so that every file the
+	 * writer finishes loads again. These do not poison the writer. */
 	if ((unsigned)r->ev >= CTA_TEV__COUNT)
-		return fail(w, CTA_EINVAL, "record with an unknown event", w->path, 0);
+		return fail_soft(w, "record with an unknown event");
+	if (r->kernel != CTA__TRACE_NO_KERNEL && r->kernel >= w->kernel_count)
+		return fail_soft(w, "record names a kernel the header does not declare");
+	if (r->ev == CTA_TEV_CANCEL_DONE &&
+	    (r->code < CTA_CANCEL_SUCCESS || r->code > CTA_CANCEL_FAIL_INJECTED))
+		return fail_soft(w, "cancel_done record with an unknown outcome");
 	if (WBUF_SIZE - w->len < REC_MAX_FIXED && flush_buf(w))
 		return w->err;
 
@@ -376,7 +411,10 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 		memcpy(p, m, ml);
 		p = fmt_u64(p + ml, w->records);
 		*p++ = '\n';
-		if (!put(w, tail, (size_t)(p - tail)) && !flush_buf(w) && fsync(w->fd) != 0)
+		/* fsync fails with EINVAL on pipes and devices, which have nothing
+		 * to make durable. */
+		if (!put(w, tail, (size_t)(p - tail)) && !flush_buf(w) && !w->direct &&
+		    fsync(w->fd) != 0)
 			fail(w, CTA_EIO, "fsync failed", w->tmp_path, errno);
 		rc = w->err;
 	}
@@ -385,9 +423,9 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 	/* An incomplete trace is still renamed: it is marked as such, and a
 	 * failed run is exactly when someone wants to look at it. A trace
 	 * whose writing failed is removed, since its end is unknown. */
-	if (!rc && rename(w->tmp_path, w->path) != 0)
+	if (!rc && !w->direct && rename(w->tmp_path, w->path) != 0)
 		rc = fail(w, CTA_EIO, "cannot rename the temporary file onto it", w->path, errno);
-	if (rc)
+	if (rc && !w->direct)
 		unlink(w->tmp_path);
 	writer_free(w);
 	return rc;

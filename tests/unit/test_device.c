@@ -163,6 +163,47 @@ static void h100_gpcs_hold_16_or_18_sms(void **state)
 	assert_int_equal(n18, 2);
 }
 
+/* The H100 SXM map measured from cluster co-residence: %smid numbers TPCs
+ * round robin over the GPCs. */
+static void h100_sm_ids_interleave_gpcs_as_measured(void **state)
+{
+	const struct cta_device_model *m = cta_device_find("H100-SXM");
+	static const struct {
+		unsigned sm, gpc;
+	} want[] = {
+	    {0, 0},   {1, 0},   {2, 1},   {16, 0},  {48, 0},  {64, 1},  {70, 4},
+	    {112, 4}, {116, 6}, {120, 6}, {122, 7}, {124, 0}, {131, 0}, {106, 1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(m->gpc_of_sm[want[i].sm], want[i].gpc);
+	assert_memory_equal(m->gpc_of_sm, cta_device_find("H200")->gpc_of_sm,
+	                    132 * sizeof(m->gpc_of_sm[0]));
+}
+
+/* The other parts number their TPCs round robin over per-GPC counts. */
+static void b200_tpcs_are_numbered_round_robin_over_gpcs(void **state)
+{
+	const struct cta_device_model *m = cta_device_find("B200");
+	unsigned per_gpc[8] = {0};
+
+	(void)state;
+	for (unsigned s = 0; s < m->sm_count; s++)
+		per_gpc[m->gpc_of_sm[s]]++;
+	assert_int_equal(per_gpc[0], 20);
+	assert_int_equal(per_gpc[1], 18);
+	assert_int_equal(per_gpc[4], 20);
+	assert_int_equal(per_gpc[7], 18);
+	assert_int_equal(m->gpc_of_sm[0], 0);
+	assert_int_equal(m->gpc_of_sm[2], 1);
+	assert_int_equal(m->gpc_of_sm[14], 7);
+	assert_int_equal(m->gpc_of_sm[16], 0);
+	/* The last round holds only the two GPCs with a tenth TPC. */
+	assert_int_equal(m->gpc_of_sm[144], 0);
+	assert_int_equal(m->gpc_of_sm[146], 4);
+}
+
 static void cc90_and_cc100_limits_match_the_programming_guide(void **state)
 {
 	const char *names[] = {"H100-SXM", "B200"};
@@ -232,6 +273,10 @@ static void validate_rejects_inconsistent_models(void **state)
 
 	m = *cta_device_find("H100");
 	m.max_smem_per_block = m.smem_per_sm;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+
+	m = *cta_device_find("H100");
+	snprintf(m.name, sizeof(m.name), "H100 # lab");
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
 
 	m = *cta_device_find("H100");
@@ -515,6 +560,8 @@ int main(void)
 	    cmocka_unit_test(every_preset_validates),
 	    cmocka_unit_test(presets_have_the_published_sm_counts),
 	    cmocka_unit_test(h100_gpcs_hold_16_or_18_sms),
+	    cmocka_unit_test(h100_sm_ids_interleave_gpcs_as_measured),
+	    cmocka_unit_test(b200_tpcs_are_numbered_round_robin_over_gpcs),
 	    cmocka_unit_test(cc90_and_cc100_limits_match_the_programming_guide),
 	    cmocka_unit_test(find_is_case_insensitive_and_knows_aliases),
 	    cmocka_unit_test(validate_rejects_inconsistent_models),

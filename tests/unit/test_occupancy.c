@@ -275,6 +275,50 @@ static void thread_slots_can_bind_before_warp_slots(void **state)
 	assert_int_equal(why, CTA_LIMIT_THREADS);
 }
 
+/* Rows recorded from cudaOccMaxActiveBlocksPerMultiprocessor (the CUDA
+ * toolkit's cuda_occupancy.h) with the device properties of an H100 80GB
+ * HBM3, as compute capability 9.0 and 10.0, with the kernel opted in to the
+ * full 227 KB of dynamic shared memory: every 251st of a 10710-shape sweep
+ * (threads x registers x dynamic shared memory), all of which ctasim
+ * matched. Columns: cc major, threads, registers, dynamic smem, blocks. */
+static const struct {
+	unsigned cc, threads, regs;
+	size_t smem;
+	unsigned blocks;
+} cuda_occupancy_rows[] = {
+    {9, 1, 16, 0, 32},         {9, 1, 255, 116736, 1},   {9, 32, 255, 49152, 4},
+    {9, 33, 255, 4096, 4},     {9, 48, 232, 232449, 0},  {9, 64, 232, 115712, 2},
+    {9, 96, 232, 44544, 2},    {9, 100, 232, 100, 2},    {9, 128, 200, 232448, 1},
+    {9, 160, 200, 100000, 1},  {9, 192, 200, 45666, 1},  {9, 256, 200, 1, 1},
+    {9, 288, 168, 150000, 1},  {9, 320, 168, 65536, 1},  {9, 384, 168, 12288, 1},
+    {9, 416, 168, 0, 0},       {9, 500, 144, 116736, 0}, {9, 512, 144, 49152, 0},
+    {9, 640, 144, 4096, 0},    {9, 768, 128, 232449, 0}, {9, 992, 128, 115712, 0},
+    {9, 1024, 128, 44544, 0},  {10, 1, 128, 100, 16},    {10, 32, 96, 232448, 1},
+    {10, 33, 96, 100000, 2},   {10, 48, 96, 45666, 4},   {10, 64, 96, 1, 10},
+    {10, 96, 80, 150000, 1},   {10, 100, 80, 65536, 3},  {10, 128, 80, 12288, 6},
+    {10, 160, 80, 0, 4},       {10, 192, 72, 116736, 1}, {10, 256, 72, 49152, 3},
+    {10, 288, 72, 4096, 3},    {10, 320, 64, 232449, 0}, {10, 384, 64, 115712, 2},
+    {10, 416, 64, 44544, 2},   {10, 500, 64, 100, 2},    {10, 512, 56, 232448, 1},
+    {10, 640, 56, 100000, 1},  {10, 768, 56, 45666, 1},  {10, 992, 56, 1, 1},
+    {10, 1024, 48, 150000, 1},
+};
+
+static void matches_cuda_occupancy_header_on_recorded_shapes(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cuda_occupancy_rows) / sizeof(cuda_occupancy_rows[0]); i++) {
+		const struct cta_device_model *m = cuda_occupancy_rows[i].cc == 9 ? h100() : b200();
+		unsigned got = occ(m, cuda_occupancy_rows[i].threads, cuda_occupancy_rows[i].regs,
+		                   0, cuda_occupancy_rows[i].smem, NULL);
+
+		if (got != cuda_occupancy_rows[i].blocks)
+			fail_msg("cc %u, %u threads, %u regs, %zu B: got %u, CUDA says %u",
+			         cuda_occupancy_rows[i].cc, cuda_occupancy_rows[i].threads,
+			         cuda_occupancy_rows[i].regs, cuda_occupancy_rows[i].smem, got,
+			         cuda_occupancy_rows[i].blocks);
+	}
+}
+
 static void null_limiter_is_accepted(void **state)
 {
 	(void)state;
@@ -313,6 +357,7 @@ int main(void)
 	    cmocka_unit_test(too_much_shared_memory_per_block_cannot_fit),
 	    cmocka_unit_test(a100_has_smaller_shared_memory),
 	    cmocka_unit_test(thread_slots_can_bind_before_warp_slots),
+	    cmocka_unit_test(matches_cuda_occupancy_header_on_recorded_shapes),
 	    cmocka_unit_test(null_limiter_is_accepted),
 	    cmocka_unit_test(limiter_names_are_readable),
 	};

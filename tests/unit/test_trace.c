@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -225,7 +226,12 @@ static void unclosed_writer_leaves_no_file_at_path(void **state)
 	char tmp[200];
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	assert_int_equal(access(tmp, F_OK), 0);
+	/* With its temporary gone, a late close has nothing to rename: it
+	 * fails and still leaves no file at PATH (and frees the handle). */
 	unlink(tmp);
+	assert_int_equal(cta_trace_writer_close(w, 1), CTA_EIO);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_non_null(strstr(cta_trace_writer_errmsg(NULL), "cannot rename"));
 }
 
 static void two_writers_to_one_path_do_not_share_a_temporary(void **state)
@@ -291,6 +297,34 @@ static void writer_rejects_bad_header(void **state)
 	h.tick_ns = 0;
 	assert_int_equal(cta_trace_writer_open(&w, path_in_dir("bad.trace"), &h), CTA_EINVAL);
 	assert_int_equal(access(path_in_dir("bad.trace"), F_OK), -1);
+}
+
+static void writer_refuses_records_the_reader_would_reject(void **state)
+{
+	struct cta_trace_header h;
+	fill_header(&h);
+	const char *path = path_in_dir("refused.trace");
+	cta_trace_writer *w;
+	assert_int_equal(cta_trace_writer_open(&w, path, &h), 0);
+	struct cta_trace_rec r = {.ev = CTA_TEV_START, .kernel = 2, .block = 0, .phys = 0, .sm = 0};
+	assert_int_equal(cta_trace_writer_add(w, &r), CTA_EINVAL);
+	assert_non_null(strstr(cta_trace_writer_errmsg(w), "does not declare"));
+	r.kernel = 0;
+	r.ev = CTA_TEV_CANCEL_DONE;
+	r.code = 7;
+	assert_int_equal(cta_trace_writer_add(w, &r), CTA_EINVAL);
+	r.ev = (cta_trace_event)CTA_TEV__COUNT;
+	assert_int_equal(cta_trace_writer_add(w, &r), CTA_EINVAL);
+	/* The writer is still usable and the refused records left no trace. */
+	r.ev = CTA_TEV_START;
+	r.code = 0;
+	assert_int_equal(cta_trace_writer_add(w, &r), 0);
+	assert_int_equal(cta_trace_writer_close(w, 1), 0);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	assert_int_equal(t.count, 1);
+	cta_trace_free(&t);
 }
 
 static void writer_reports_unwritable_directory(void **state)
@@ -389,6 +423,8 @@ static const struct bad_case bad_cases[] = {
     {"bad tick", "#ctasim-trace 1\n#tick_ns -1\n", CTA_EPARSE, ":2: ", "tick_ns"},
     {"bad end marker", HDR REC1 "#end 1\n", CTA_EPARSE, ":12: ", "bad end marker"},
     {"empty file", "", CTA_EPARSE, ":1: ", "empty file"},
+    {"control character", HDR "10,ub,0,0,0,3,1,0,a\tb\n#end records=1\n", CTA_EPARSE,
+     ":11: ", "control character 0x09"},
 };
 
 static void reader_rejects_malformed_input_with_line_number(void **state)
@@ -442,6 +478,31 @@ static void names_of_events_and_outcomes(void **state)
 	assert_string_equal(cta_cancel_outcome_name(-1), "?");
 }
 
+static void pipe_path_is_written_in_place_not_replaced(void **state)
+{
+	/* Renaming a temporary onto a FIFO or device would replace the node
+	 * (for /dev/null, for everyone); such paths are written directly. */
+	struct cta_trace_header h;
+	fill_header(&h);
+	const char *fifo = path_in_dir("pipe");
+	const char *out = path_in_dir("pipe.out");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "cat '%s' > '%s'", fifo, out);
+	FILE *reader = popen(cmd, "r");
+	assert_non_null(reader);
+	cta_trace_writer *w;
+	assert_int_equal(cta_trace_writer_open(&w, fifo, &h), 0);
+	struct cta_trace_rec r = {.ev = CTA_TEV_LAUNCH, .kernel = 0, .block = CTA_TRACE_NONE};
+	assert_int_equal(cta_trace_writer_add(w, &r), 0);
+	assert_int_equal(cta_trace_writer_close(w, 1), 0);
+	assert_int_equal(pclose(reader), 0);
+	struct stat st;
+	assert_int_equal(stat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_non_null(strstr(read_all(out), "\n#end records=1\n"));
+}
+
 static void output_depends_only_on_records(void **state)
 {
 	struct cta_trace_header h;
@@ -476,12 +537,14 @@ int main(void)
 	    cmocka_unit_test(two_writers_to_one_path_do_not_share_a_temporary),
 	    cmocka_unit_test(incomplete_close_keeps_records_and_loads_as_incomplete),
 	    cmocka_unit_test(writer_rejects_bad_header),
+	    cmocka_unit_test(writer_refuses_records_the_reader_would_reject),
 	    cmocka_unit_test(writer_reports_unwritable_directory),
 	    cmocka_unit_test(text_control_characters_become_spaces),
 	    cmocka_unit_test(reader_rejects_malformed_input_with_line_number),
 	    cmocka_unit_test(reader_accepts_minimal_hand_written_trace),
 	    cmocka_unit_test(reader_reports_missing_file),
 	    cmocka_unit_test(names_of_events_and_outcomes),
+	    cmocka_unit_test(pipe_path_is_written_in_place_not_replaced),
 	    cmocka_unit_test(output_depends_only_on_records),
 	};
 	return cmocka_run_group_tests(tests, make_dir, remove_dir);

@@ -122,7 +122,9 @@ int synth_make(struct cta_trace *out, const struct synth *in)
 			for (unsigned j = 1; j < nslot; j++)
 				if (free_at[j] < free_at[slot])
 					slot = j;
-			t = free_at[slot] + s.retire_ns;
+			/* A freed slot takes the retire time, then the dispatch-to-start
+			 * time, before the next block starts in it. */
+			t = free_at[slot] + s.retire_ns + s.block_start_ns;
 			if (t < last_start + s.dispatch_ns)
 				t = last_start + s.dispatch_ns;
 		}

@@ -22,4 +22,15 @@ int cli_is(const char *arg, const char *opt);
 /* Loads a user's shared object of kernels (--load). */
 int cli_load(const char *cmd, const char *path);
 
+/* Defined in cmd_run.c, shared with the commands that run harnesses. */
+struct cta_sim;
+/* Parses the run options (see `ctasim run --help`) into o; the first
+ * positional argument goes to *kernel. Returns 0, -1 on error (already
+ * reported), -2 for --help. */
+int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
+                    const char **kernel, const char ***args, int *quiet);
+/* Prints the summary lines of simulator kernel i (launch shape c may be
+ * NULL). */
+void cli_report_kernel(struct cta_sim *s, unsigned i, const struct cta_launch_cfg *c,
+                       unsigned sm_count);
 #endif

@@ -228,6 +228,49 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 	return 0;
 }
 
+/* Prints the summary lines of simulator kernel i (its launch shape c may
+ * be NULL). */
+void cli_report_kernel(cta_sim *s, unsigned i, const struct cta_launch_cfg *c, unsigned sm_count);
+void cli_report_kernel(cta_sim *s, unsigned i, const struct cta_launch_cfg *c, unsigned sm_count)
+{
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, i);
+	printf("kernel      %s", st->label);
+	if (c)
+		printf("  grid %u,%u,%u  block %u,%u,%u", c->grid[0], c->grid[1], c->grid[2],
+		       c->block[0], c->block[1], c->block[2]);
+	if (c && c->cluster[0] * (c->cluster[1] ? c->cluster[1] : 1) > 1)
+		printf("  cluster %u,%u,%u", c->cluster[0], c->cluster[1], c->cluster[2]);
+	printf("\n");
+	printf("blocks      %" PRIu64 " (launched %" PRIu64 ", stolen %" PRIu64 ")\n", st->blocks,
+	       st->launched, st->stolen);
+	printf("SMs used    %u of %u; blocks per SM min %" PRIu64 " / median %" PRIu64
+	       " / max %" PRIu64 "\n",
+	       st->sms_used, sm_count, st->per_sm_min, st->per_sm_median, st->per_sm_max);
+	if (st->cancels)
+		printf("cancels     %" PRIu64 ": %" PRIu64 " stole, %" PRIu64
+		       " failed empty, %" PRIu64 " failed priority, %" PRIu64 " failed injected\n",
+		       st->cancels,
+		       st->cancels - st->cancel_fail[1] - st->cancel_fail[2] - st->cancel_fail[3],
+		       st->cancel_fail[1], st->cancel_fail[2], st->cancel_fail[3]);
+	if (st->coverage_checked) {
+		if (st->coverage_ok)
+			printf("coverage    every block index processed exactly "
+			       "once\n");
+		else {
+			uint64_t ids[8];
+			size_t nl = cta_sim_coverage_list(s, i, 0, ids, 8);
+			printf("coverage    VIOLATED: %" PRIu64 " lost", st->lost);
+			for (size_t j = 0; j < nl && j < 8; j++)
+				printf("%s%" PRIu64, j ? "," : " [", ids[j]);
+			printf("%s, %" PRIu64 " duplicated", nl ? "]" : "", st->duplicated);
+			size_t nd = cta_sim_coverage_list(s, i, 1, ids, 8);
+			for (size_t j = 0; j < nd && j < 8; j++)
+				printf("%s%" PRIu64, j ? "," : " [", ids[j]);
+			printf("%s\n", nd ? "]" : "");
+		}
+	}
+}
+
 /* Prints the summary of a finished simulator run; returns the exit code. */
 int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_info *ki, int rc,
                int quiet);
@@ -251,51 +294,9 @@ int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_i
 	if (rc == CTA_EUB || rc == CTA_ECOVERAGE || rc == CTA_EDEADLOCK)
 		code = CTA_EXIT_FAIL;
 	if (s && !quiet) {
-		for (unsigned i = 0; i < cta_sim_kernel_count(s); i++) {
-			const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, i);
-			const struct cta_launch_cfg *c = cta_harness_launched(h, i);
-			printf("kernel      %s", st->label);
-			if (c)
-				printf("  grid %u,%u,%u  block %u,%u,%u", c->grid[0], c->grid[1],
-				       c->grid[2], c->block[0], c->block[1], c->block[2]);
-			if (c && c->cluster[0] * (c->cluster[1] ? c->cluster[1] : 1) > 1)
-				printf("  cluster %u,%u,%u", c->cluster[0], c->cluster[1],
-				       c->cluster[2]);
-			printf("\n");
-			printf("blocks      %" PRIu64 " (launched %" PRIu64 ", stolen %" PRIu64
-			       ")\n",
-			       st->blocks, st->launched, st->stolen);
-			printf("SMs used    %u of %u; blocks per SM min %" PRIu64
-			       " / median %" PRIu64 " / max %" PRIu64 "\n",
-			       st->sms_used, cta_harness_device(h)->sm_count, st->per_sm_min,
-			       st->per_sm_median, st->per_sm_max);
-			if (st->cancels)
-				printf("cancels     %" PRIu64 ": %" PRIu64 " stole, %" PRIu64
-				       " failed empty, %" PRIu64 " failed priority, %" PRIu64
-				       " failed injected\n",
-				       st->cancels,
-				       st->cancels - st->cancel_fail[1] - st->cancel_fail[2] -
-				           st->cancel_fail[3],
-				       st->cancel_fail[1], st->cancel_fail[2], st->cancel_fail[3]);
-			if (st->coverage_checked) {
-				if (st->coverage_ok)
-					printf("coverage    every block index processed exactly "
-					       "once\n");
-				else {
-					uint64_t ids[8];
-					size_t nl = cta_sim_coverage_list(s, i, 0, ids, 8);
-					printf("coverage    VIOLATED: %" PRIu64 " lost", st->lost);
-					for (size_t j = 0; j < nl && j < 8; j++)
-						printf("%s%" PRIu64, j ? "," : " [", ids[j]);
-					printf("%s, %" PRIu64 " duplicated", nl ? "]" : "",
-					       st->duplicated);
-					size_t nd = cta_sim_coverage_list(s, i, 1, ids, 8);
-					for (size_t j = 0; j < nd && j < 8; j++)
-						printf("%s%" PRIu64, j ? "," : " [", ids[j]);
-					printf("%s\n", nd ? "]" : "");
-				}
-			}
-		}
+		for (unsigned i = 0; i < cta_sim_kernel_count(s); i++)
+			cli_report_kernel(s, i, cta_harness_launched(h, i),
+			                  cta_harness_device(h)->sm_count);
 		printf("makespan    %" PRIu64 " ns (virtual)\n", cta_sim_makespan_ns(s));
 		size_t nub = cta_sim_ub_count(s);
 		if (nub) {

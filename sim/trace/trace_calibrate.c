@@ -1,0 +1,475 @@
+/* Calibration: fits the placement order and the scheduler latencies of a
+ * device model to hardware traces. Every estimator is a median or an
+ * average over many blocks, so a few disturbed samples (a block delayed by
+ * the host, a clock step) do not move the result; docs/TOOLS.md lists them. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctasim/tools.h"
+#include "trace_internal.h"
+
+struct samples {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int push(struct samples *s, uint64_t x)
+{
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 64;
+		uint64_t *nv = realloc(s->v, nc * sizeof(*nv));
+		if (!nv)
+			return CTA_ENOMEM;
+		s->v = nv;
+		s->cap = nc;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* The lower median: a value that was actually observed. */
+static uint64_t median(struct samples *s)
+{
+	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	return s->v[(s->n - 1) / 2];
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int
+fail(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	if (errbuf && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(errbuf, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return CTA_EINVAL;
+}
+
+/* A record reference sortable by a key and then by file order. */
+struct key {
+	uint64_t a, b, t;
+	size_t seq;
+};
+
+static int cmp_key(const void *pa, const void *pb)
+{
+	const struct key *x = pa, *y = pb;
+	if (x->a != y->a)
+		return x->a < y->a ? -1 : 1;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Per-kernel facts of one trace. */
+struct kfacts {
+	int has_start, has_end, has_launch;
+	uint64_t first_start, last_start, first_end, last_end, launch;
+};
+
+static void kernel_facts(struct kfacts *kf, const struct cta_trace *t)
+{
+	memset(kf, 0, CTA_TRACE_MAX_KERNELS * sizeof(*kf));
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel >= t->header.kernel_count)
+			continue;
+		struct kfacts *f = &kf[r->kernel];
+		if (r->ev == CTA_TEV_START) {
+			if (!f->has_start || r->t_ns < f->first_start)
+				f->first_start = r->t_ns;
+			if (!f->has_start || r->t_ns > f->last_start)
+				f->last_start = r->t_ns;
+			f->has_start = 1;
+		} else if (r->ev == CTA_TEV_END) {
+			if (!f->has_end || r->t_ns < f->first_end)
+				f->first_end = r->t_ns;
+			if (!f->has_end || r->t_ns > f->last_end)
+				f->last_end = r->t_ns;
+			f->has_end = 1;
+		} else if (r->ev == CTA_TEV_LAUNCH) {
+			if (!f->has_launch || r->t_ns < f->launch)
+				f->launch = r->t_ns;
+			f->has_launch = 1;
+		}
+	}
+}
+
+/* A kernel saw an idle device when no other kernel was still running at
+ * its first start; only such kernels show the placement order. */
+static int on_idle_device(const struct kfacts *kf, unsigned nk, unsigned k)
+{
+	if (!kf[k].has_start)
+		return 0;
+	for (unsigned j = 0; j < nk; j++) {
+		if (j == k || !kf[j].has_start)
+			continue;
+		if (kf[j].first_start <= kf[k].first_start &&
+		    (!kf[j].has_end || kf[j].last_end > kf[k].first_start))
+			return 0;
+	}
+	return 1;
+}
+
+struct fit {
+	double *pos_sum; /* per SM: sum of first-appearance positions */
+	unsigned observations;
+	/* A kernel filled the GPU: it stacked a second block on an SM in its
+	 * first wave, or had blocks wait for room. Under the spread-first
+	 * placement hardware uses, every SM then ran a block, so the SMs seen
+	 * are all the GPU has. */
+	int filled;
+	struct samples launch, dispatch, block_start, retire, cancel;
+};
+
+/* First wave of kernel k: its starts before its first end, in time order.
+ * Adds each SM's first-appearance position, and one dispatch-interval
+ * sample: the first wave's spread over its size. */
+static int first_wave(struct fit *fit, const struct cta_trace *t, const struct kfacts *f,
+                      unsigned k, unsigned sm_count, uint8_t *seen)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel == k && r->ev == CTA_TEV_START && r->sm != CTA_TRACE_NONE &&
+		    (!f->has_end || r->t_ns < f->first_end))
+			n++;
+	}
+	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	if (!ks)
+		return CTA_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel == k && r->ev == CTA_TEV_START && r->sm != CTA_TRACE_NONE &&
+		    (!f->has_end || r->t_ns < f->first_end))
+			ks[n++] = (struct key){.t = r->t_ns, .seq = i};
+	}
+	qsort(ks, n, sizeof(*ks), cmp_key); /* a = b = 0: by time, then file order */
+	int rc = 0;
+	if (n >= 2)
+		rc = push(&fit->dispatch, (ks[n - 1].t - ks[0].t) / (n - 1));
+	memset(seen, 0, sm_count);
+	unsigned pos = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sm = t->recs[ks[i].seq].sm;
+		if (seen[sm]) {
+			fit->filled = 1;
+			continue;
+		}
+		seen[sm] = 1;
+		fit->pos_sum[sm] += pos++;
+	}
+	/* SMs the kernel never reached rank after every one it did. */
+	for (unsigned s = 0; s < sm_count; s++)
+		if (!seen[s])
+			fit->pos_sum[s] += sm_count;
+	fit->observations++;
+	free(ks);
+	return rc;
+}
+
+/* Pairs events of one kind with the next event of another on the same key:
+ * dispatch->start and cancel->cancel_done by (kernel, phys). */
+static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trace_event from,
+                        cta_trace_event to)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++)
+		if ((t->recs[i].ev == from || t->recs[i].ev == to) &&
+		    t->recs[i].phys != CTA_TRACE_NONE)
+			n++;
+	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	if (!ks)
+		return CTA_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == from || r->ev == to) && r->phys != CTA_TRACE_NONE)
+			ks[n++] =
+			    (struct key){.a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
+	}
+	qsort(ks, n, sizeof(*ks), cmp_key);
+	int rc = 0;
+	for (size_t i = 0; i + 1 < n && !rc; i++) {
+		const struct key *x = &ks[i], *y = &ks[i + 1];
+		if (x->a == y->a && x->b == y->b && t->recs[x->seq].ev == from &&
+		    t->recs[y->seq].ev == to) {
+			rc = push(out, y->t - x->t);
+			i++;
+		}
+	}
+	free(ks);
+	return rc;
+}
+
+/* Retire-to-next-start: on each SM, every start of a kernel after its first
+ * end is paired with the oldest earlier end of that kernel on that SM not
+ * yet paired, since the block that left made the room. */
+static int retire_gaps(struct samples *out, const struct cta_trace *t, const struct kfacts *kf)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->sm != CTA_TRACE_NONE &&
+		    r->kernel < t->header.kernel_count)
+			n++;
+	}
+	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	uint64_t *fifo = malloc((n ? n : 1) * sizeof(*fifo));
+	if (!ks || !fifo) {
+		free(ks);
+		free(fifo);
+		return CTA_ENOMEM;
+	}
+	n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->sm != CTA_TRACE_NONE &&
+		    r->kernel < t->header.kernel_count)
+			ks[n++] = (struct key){.a = r->sm, .b = r->kernel, .t = r->t_ns, .seq = i};
+	}
+	qsort(ks, n, sizeof(*ks), cmp_key);
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc;) {
+		size_t j = i, head = 0, tail = 0;
+		while (j < n && ks[j].a == ks[i].a && ks[j].b == ks[i].b)
+			j++;
+		const struct kfacts *f = &kf[ks[i].b];
+		for (size_t k = i; k < j && !rc; k++) {
+			const struct cta_trace_rec *r = &t->recs[ks[k].seq];
+			if (r->ev == CTA_TEV_END)
+				fifo[tail++] = r->t_ns;
+			else if (f->has_end && r->t_ns >= f->first_end && head < tail)
+				rc = push(out, r->t_ns - fifo[head++]);
+		}
+		i = j;
+	}
+	free(ks);
+	free(fifo);
+	return rc;
+}
+
+static void free_fit(struct fit *f)
+{
+	free(f->pos_sum);
+	free(f->launch.v);
+	free(f->dispatch.v);
+	free(f->block_start.v);
+	free(f->retire.v);
+	free(f->cancel.v);
+}
+
+struct order_ent {
+	double pos;
+	unsigned sm;
+};
+
+static int cmp_order(const void *pa, const void *pb)
+{
+	const struct order_ent *a = pa, *b = pb;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	return a->sm < b->sm ? -1 : a->sm > b->sm;
+}
+
+static void note(struct cta_calib_report *rep, const char *text)
+{
+	size_t l = strlen(rep->note);
+	snprintf(rep->note + l, sizeof(rep->note) - l, "%s%s", l ? "; " : "", text);
+}
+
+int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *report,
+                        const struct cta_device_model *base, const struct cta_trace *const *traces,
+                        size_t n, char *errbuf, size_t errlen)
+{
+	struct cta_calib_report local;
+	struct cta_calib_report *rep = report ? report : &local;
+	memset(rep, 0, sizeof(*rep));
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	if (!n)
+		return fail(errbuf, errlen, "no traces to calibrate from");
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(traces[i]->header.device, traces[0]->header.device))
+			return fail(
+			    errbuf, errlen,
+			    "traces of different devices: '%s' (trace 1) and '%s' (trace %zu)",
+			    traces[0]->header.device, traces[i]->header.device, i + 1);
+
+	uint64_t max_sm = 0;
+	int any = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < traces[i]->count; j++) {
+			const struct cta_trace_rec *r = &traces[i]->recs[j];
+			if (r->ev != CTA_TEV_START || r->sm == CTA_TRACE_NONE)
+				continue;
+			if (r->sm >= CTA_DEVICE_MAX_SMS) {
+				fail(errbuf, errlen,
+				     "SM id %" PRIu64 " exceeds the %d SMs a model can describe",
+				     r->sm, CTA_DEVICE_MAX_SMS);
+				return CTA_ERANGE;
+			}
+			if (r->sm > max_sm)
+				max_sm = r->sm;
+			any = 1;
+		}
+	if (!any)
+		return fail(errbuf, errlen, "the traces hold no block starts");
+	unsigned sm_count = (unsigned)max_sm + 1;
+	/* Positions are kept for the base's SMs too, in case it has more. */
+	unsigned nsm = sm_count > base->sm_count ? sm_count : base->sm_count;
+	if (nsm > CTA_DEVICE_MAX_SMS)
+		nsm = CTA_DEVICE_MAX_SMS;
+
+	struct fit fit = {0};
+	uint8_t *seen = malloc(nsm);
+	fit.pos_sum = calloc(nsm, sizeof(double));
+	struct kfacts *kf = malloc(CTA_TRACE_MAX_KERNELS * sizeof(*kf));
+	int rc = (!seen || !fit.pos_sum || !kf) ? CTA_ENOMEM : 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct cta_trace *t = traces[i];
+		double tick = t->header.tick_ns;
+		if (tick > rep->tick_ns)
+			rep->tick_ns = tick;
+		kernel_facts(kf, t);
+		for (unsigned k = 0; k < t->header.kernel_count && !rc; k++) {
+			/* A kernel launched behind a busy one waits for room, which
+			 * says nothing about launch latency: only idle-device
+			 * kernels give samples. */
+			if (!on_idle_device(kf, t->header.kernel_count, k))
+				continue;
+			if (kf[k].has_launch && kf[k].first_start >= kf[k].launch)
+				rc = push(&fit.launch, kf[k].first_start - kf[k].launch);
+			if (kf[k].has_end && kf[k].last_start >= kf[k].first_end)
+				fit.filled = 1;
+			if (!rc) {
+				rc = first_wave(&fit, t, &kf[k], k, nsm, seen);
+				rep->kernels_used++;
+			}
+		}
+		if (!rc)
+			rc = pair_latency(&fit.block_start, t, CTA_TEV_DISPATCH, CTA_TEV_START);
+		if (!rc)
+			rc = pair_latency(&fit.cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
+		if (!rc)
+			rc = retire_gaps(&fit.retire, t, kf);
+	}
+	free(seen);
+	free(kf);
+	if (rc) {
+		free_fit(&fit);
+		fail(errbuf, errlen, "%s", cta_strerror(rc));
+		return rc;
+	}
+
+	*out = *base;
+	rep->traces = (unsigned)n;
+	rep->sm_count = sm_count;
+	unsigned final_sm = sm_count;
+	if (sm_count < base->sm_count && !fit.filled) {
+		/* A small kernel that never reached every SM says nothing about
+		 * the SMs it missed: the base's count and topology stay. */
+		char msg[200];
+		snprintf(
+		    msg, sizeof(msg),
+		    "only %u of the base's %u SMs started a block and no kernel filled the GPU: "
+		    "sm_count kept, unseen SMs placed last",
+		    sm_count, base->sm_count);
+		note(rep, msg);
+		final_sm = base->sm_count;
+	} else if (sm_count != base->sm_count) {
+		/* The base's TPC/GPC map describes another SM count and cannot be
+		 * cut or stretched consistently: a plain one is built instead
+		 * (TPCs of consecutive SMs, TPCs dealt to GPCs in turn). */
+		unsigned per_tpc = base->sms_per_tpc ? base->sms_per_tpc : 2;
+		unsigned ntpc = (sm_count + per_tpc - 1) / per_tpc;
+		unsigned g = base->gpc_count ? base->gpc_count : 1;
+		if (g > ntpc)
+			g = ntpc;
+		out->sms_per_tpc = per_tpc;
+		out->gpc_count = g;
+		memset(out->tpc_of_sm, 0, sizeof(out->tpc_of_sm));
+		memset(out->gpc_of_sm, 0, sizeof(out->gpc_of_sm));
+		for (unsigned s = 0; s < sm_count; s++) {
+			out->tpc_of_sm[s] = (uint16_t)(s / per_tpc);
+			out->gpc_of_sm[s] = (uint16_t)((s / per_tpc) % g);
+		}
+		char msg[200];
+		snprintf(
+		    msg, sizeof(msg),
+		    "%u SMs observed, the base model has %u: SM topology rebuilt (TPC = SM / %u, "
+		    "%u GPCs in turn); measure the real one for this GPU",
+		    sm_count, base->sm_count, per_tpc, g);
+		note(rep, msg);
+	}
+	out->sm_count = final_sm;
+
+	if (fit.observations) {
+		struct order_ent *ord = malloc(final_sm * sizeof(*ord));
+		if (!ord) {
+			free_fit(&fit);
+			return CTA_ENOMEM;
+		}
+		for (unsigned s = 0; s < final_sm; s++)
+			ord[s] = (struct order_ent){fit.pos_sum[s] / fit.observations, s};
+		qsort(ord, final_sm, sizeof(*ord), cmp_order);
+		out->placement = CTA_PLACE_ORDER;
+		out->placement_order_len = final_sm;
+		for (unsigned s = 0; s < final_sm; s++)
+			out->placement_order[s] = (uint16_t)ord[s].sm;
+		free(ord);
+	} else {
+		note(rep, "no kernel started on an idle device: placement kept from the base");
+	}
+
+	if ((rep->n_launch = fit.launch.n))
+		out->launch_latency_ns = median(&fit.launch);
+	if ((rep->n_dispatch = fit.dispatch.n))
+		out->dispatch_latency_ns = median(&fit.dispatch);
+	if ((rep->n_block_start = fit.block_start.n))
+		out->block_start_ns = median(&fit.block_start);
+	if ((rep->n_retire = fit.retire.n)) {
+		/* The gap also holds the dispatch-to-start time that the model
+		 * adds on its own. */
+		uint64_t g = median(&fit.retire);
+		out->block_retire_ns = g > out->block_start_ns ? g - out->block_start_ns : 0;
+	}
+	if ((rep->n_cancel = fit.cancel.n))
+		out->cancel_latency_ns = median(&fit.cancel);
+
+	const struct {
+		uint64_t n, v;
+		const char *name;
+	} fitted[] = {
+	    {rep->n_launch, out->launch_latency_ns, "launch"},
+	    {rep->n_dispatch, out->dispatch_latency_ns, "dispatch"},
+	    {rep->n_block_start, out->block_start_ns, "block start"},
+	    {rep->n_retire, out->block_retire_ns, "retire"},
+	    {rep->n_cancel, out->cancel_latency_ns, "cancel"},
+	};
+	for (size_t i = 0; i < sizeof(fitted) / sizeof(fitted[0]); i++)
+		if (fitted[i].n && (double)fitted[i].v < rep->tick_ns) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "%s latency is below the timer tick (%g ns)",
+			         fitted[i].name, rep->tick_ns);
+			note(rep, msg);
+		}
+	free_fit(&fit);
+	return 0;
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# Runs every kernel of `ctasim list` on the simulator and pins its outcome:
+# ordinary kernels exit 0; ub_<rule> kernels exit 1 and name their rule;
+# their valid twins (--arg valid=1) exit 0. Also runs the work-stealing
+# kernels with enough blocks that cancellations succeed.
+# Usage: kernels_all.sh [path/to/ctasim]
+set -u
+CTASIM=${1:-./build/tools/ctasim/ctasim}
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+pass=0
+fail=0
+
+# The kernels the issues name: every one must be listed.
+expected="saxpy saxpy_gridstride vecscale_fixed_work vecscale_fixed_blocks block_reduce spin
+vec_add_clc vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks vecscale_clc
+vecscale_clc_cluster clc_two_requests work_steal_queue
+ub_request_after_observed_failure ub_read_failed_index ub_read_before_complete
+ub_result_buffer_in_flight ub_for_each_called_twice ub_for_each_not_all_threads
+ub_leader_count ub_multicast_cluster_not_running ub_divergent_barrier ub_barrier_deadlock
+ub_builtin_blockidx_in_body"
+
+if ! "$CTASIM" list >"$tmp/list" 2>&1; then
+	echo "FAIL: ctasim list"
+	cat "$tmp/list"
+	exit 1
+fi
+# Kernel names are the first word of a line, whatever else list prints.
+listed=$(awk '{print $1}' "$tmp/list" | grep -E '^[a-z][a-z0-9_]*$' | sort -u)
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok   $*"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $*"
+	sed 's/^/     | /' "$tmp/out" | tail -n 15
+}
+
+# expect WANT_RC PATTERN ARGS...: runs `ctasim run ARGS`, checks the exit
+# code and, when PATTERN (an extended regex) is not empty, that the output
+# matches it.
+expect() {
+	want=$1
+	pat=$2
+	shift 2
+	"$CTASIM" run "$@" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		bad "$* (exit $rc, want $want)"
+	elif [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
+		bad "$* (exit $rc, but no '$pat' in the output)"
+	else
+		ok "$* (exit $rc)"
+	fi
+}
+
+for k in $expected; do
+	if ! echo "$listed" | grep -qx "$k"; then
+		fail=$((fail + 1))
+		echo "FAIL $k is not in ctasim list"
+	fi
+done
+
+for k in $listed; do
+	case $k in
+	ub_*)
+		# The summary's count line ("UB  3 reports: rule=3"), not the
+		# note that names the rule the kernel is expected to break.
+		rule="reports?: (.* )?${k#ub_}=[0-9]"
+		expect 1 "$rule" "$k"
+		expect 0 "" "$k" --arg valid=1
+		if [ "$k" = ub_leader_count ]; then
+			expect 1 "$rule" "$k" --arg leaders=2
+		fi
+		if [ "$k" = ub_multicast_cluster_not_running ]; then
+			expect 1 "$rule" "$k" --arg after_exit=1
+		fi
+		;;
+	*)
+		expect 0 "" "$k"
+		;;
+	esac
+done
+
+# With the seeds' N = 10000 every block fits at once and few cancels
+# succeed; these sizes make blocks steal.
+expect 0 "" vec_add_clc --arg n=4194304
+expect 0 "" vec_add_clc_2d --arg nx=2048 --arg ny=2048
+expect 0 "" vec_add_clc_3d --arg nx=160 --arg ny=160 --arg nz=160
+expect 0 "" vec_add_try_cancel_blocks --arg n=4194304
+expect 0 "" clc_two_requests --arg n=4194304
+expect 0 "" vecscale_clc --arg n=16777216
+expect 0 "" vecscale_clc_cluster --arg n=16777216
+# Fault injection: a correct work-stealing kernel still covers every index
+# exactly once, because blocks that were not stolen launch normally.
+for k in vec_add_clc vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks clc_two_requests \
+	vecscale_clc vecscale_clc_cluster; do
+	expect 0 "" $k --cancel-fail-rate 0.5 --seed 7
+	expect 0 "" $k --cancel-fail-after 3
+done
+expect 0 "" vec_add_clc --arg n=1048576 --cancel-fail-rate 0.3 --device B200
+# Imbalance and prologue parameters of the compare family.
+for k in vecscale_fixed_work vecscale_fixed_blocks vecscale_clc; do
+	expect 0 "" $k --arg ns=100 --arg prologue_ns=1000 --arg imbalance=one_in_seven
+	expect 0 "" $k --arg ns=100 --arg imbalance=heavy_tail
+done
+expect 0 "" spin --arg imbalance=heavy_tail --arg grid=100000
+expect 2 "imbalance" spin --arg imbalance=sideways
+# The grid-stride loop is correct on any grid; the monolithic kernel is not.
+expect 0 "" saxpy_gridstride --grid 1 --block 1 --arg n=4096
+expect 1 "y\[" saxpy --grid 1 --arg n=4096
+expect 0 "" work_steal_queue --arg root_queues=1000 --arg imbalance=heavy_tail
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

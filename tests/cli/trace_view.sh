@@ -1,0 +1,38 @@
+#!/bin/sh
+# `ctasim view`: the SVG is well-formed XML with a rectangle per block, a
+# hatched overlay per stolen index, failure and UB markers, axis and legend.
+. "$(dirname "$0")/trace_fixture.sh"
+[ -n "$PYTHON" ] || { echo "python3 not found: skipped"; exit 77; }
+
+write_fixture "$TMP/a.trace"
+expect_rc 0 "$CTASIM" view "$TMP/a.trace" -o "$TMP/a.svg" --title 'fixture <&> "title"'
+"$PYTHON" - "$TMP/a.svg" <<'PY' || fail "SVG checks"
+import sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+rects = root.iter(ns + "rect")
+cls = [r.get("class", "") for r in root.iter(ns + "rect")]
+blocks = [c for c in cls if c.startswith("c")]
+# 6 blocks plus one legend swatch per kernel and one under the steal legend.
+assert len(blocks) == 6 + 2 + 1, cls
+assert cls.count("steal") == 2 + 1, cls
+paths = [p.get("class") for p in root.iter(ns + "path")]
+assert paths.count("fail") == 1 + 1, paths    # the injected failure + legend
+assert paths.count("empty") == 3 + 1, paths   # three fail_empty + legend
+assert paths.count("ub") == 1 + 1, paths
+texts = ["".join(t.itertext()) for t in root.iter(ns + "text")]
+assert 'fixture <&> "title"' in texts, texts[:3]
+assert "SM 0" in texts and "SM 3" in texts, texts
+assert any(t.endswith(" ns") or t.endswith("µs") for t in texts), texts
+assert any('odd "name", here' in t for t in texts), texts
+PY
+if command -v rsvg-convert >/dev/null; then
+	rsvg-convert -o "$TMP/a.png" "$TMP/a.svg" || fail "rsvg-convert could not render the SVG"
+	[ -s "$TMP/a.png" ] || fail "empty PNG"
+fi
+expect_rc 2 "$CTASIM" view "$TMP/a.trace"
+expect_in "$TMP/err" "usage: ctasim view"
+expect_rc 2 "$CTASIM" view "$TMP/a.trace" -o "$TMP/b.svg" --width abc
+expect_in "$TMP/err" "ctasim view: --width needs a number"
+finish

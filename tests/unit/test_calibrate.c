@@ -1,0 +1,277 @@
+/* Tests of the calibration math: synthetic traces made with known latencies
+ * and a known SM order must give those values back, and inconsistent input
+ * is refused with a message, and a model fitted against a preset passes the
+ * model module's validation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctasim/tools.h"
+#include "test_trace_synth.h"
+
+static void base_model(struct cta_device_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	strcpy(m->name, "BASE");
+	m->sm_count = 8;
+	m->sms_per_tpc = 2;
+	m->gpc_count = 2;
+	for (unsigned i = 0; i < 8; i++) {
+		m->tpc_of_sm[i] = (uint16_t)(i / 2);
+		m->gpc_of_sm[i] = (uint16_t)(i / 4);
+	}
+	m->launch_latency_ns = 11;
+	m->dispatch_latency_ns = 22;
+	m->block_start_ns = 33;
+	m->block_retire_ns = 44;
+	m->cancel_latency_ns = 55;
+	m->max_blocks_per_sm = 32;
+}
+
+static const uint16_t order8[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+
+static void synthetic_latencies_and_order_are_recovered(void **state)
+{
+	struct synth s = {.sms = 8,
+	                  .slots = 2,
+	                  .blocks = 200,
+	                  .launch_ns = 4000,
+	                  .dispatch_ns = 25,
+	                  .retire_ns = 300,
+	                  .block_start_ns = 120,
+	                  .dispatch_records = 1,
+	                  .dur_ns = 5000,
+	                  .jitter_ns = 2000,
+	                  .order = order8,
+	                  .seed = 9,
+	                  .t0 = 1000,
+	                  .backend = "cuda"};
+	struct cta_trace t;
+	synth_make(&t, &s);
+	const struct cta_trace *ts[1] = {&t};
+	struct cta_device_model base, m;
+	base_model(&base);
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.sm_count, 8);
+	assert_int_equal(m.placement, CTA_PLACE_ORDER);
+	assert_int_equal(m.placement_order_len, 8);
+	assert_memory_equal(m.placement_order, order8, sizeof(order8));
+	/* Launch: first start minus launch minus nothing else. */
+	assert_int_equal(m.launch_latency_ns, 4000);
+	assert_int_equal(m.dispatch_latency_ns, 25);
+	assert_int_equal(m.block_start_ns, 120);
+	/* The end-to-start gap is retire + block start; the model adds the
+	 * block start itself, so the fitted retire is what the synth used. */
+	assert_int_equal(m.block_retire_ns, 300);
+	/* No cancels in the trace: the base value stays. */
+	assert_int_equal(m.cancel_latency_ns, 55);
+	assert_int_equal(rep.n_cancel, 0);
+	assert_true(rep.n_retire > 100);
+	assert_int_equal(rep.kernels_used, 1);
+	assert_string_equal(m.name, "BASE");
+	assert_int_equal(m.max_blocks_per_sm, 32);
+	synth_free(&t);
+}
+
+static void cancel_round_trip_is_recovered_from_stealing_trace(void **state)
+{
+	struct synth s = {.sms = 8,
+	                  .slots = 1,
+	                  .blocks = 100,
+	                  .steal = 1,
+	                  .cancel_ns = 700,
+	                  .dur_ns = 3000,
+	                  .jitter_ns = 500,
+	                  .seed = 4};
+	struct cta_trace t;
+	synth_make(&t, &s);
+	const struct cta_trace *ts[1] = {&t};
+	struct cta_device_model base, m;
+	base_model(&base);
+	struct cta_calib_report rep;
+	char err[256];
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.cancel_latency_ns, 700);
+	assert_int_equal(rep.n_cancel, 100); /* 92 successful steals and 8 final failures */
+	synth_free(&t);
+}
+
+static void order_is_averaged_over_traces(void **state)
+{
+	/* Two traces that disagree on the first two SMs: A says 0,1,2,3, B
+	 * says 1,0,2,3, a third agrees with A. The average ranks 0 first. */
+	static const uint16_t oa[4] = {0, 1, 2, 3}, ob[4] = {1, 0, 2, 3};
+	struct synth s = {.sms = 4, .slots = 1, .blocks = 16, .dispatch_ns = 10};
+	struct cta_trace a, b, c;
+	s.order = oa;
+	synth_make(&a, &s);
+	synth_make(&c, &s);
+	s.order = ob;
+	synth_make(&b, &s);
+	const struct cta_trace *ts[3] = {&a, &b, &c};
+	struct cta_device_model base, m;
+	base_model(&base);
+	struct cta_calib_report rep;
+	char err[256];
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 3, err, sizeof(err)), 0);
+	assert_int_equal(m.placement_order_len, 4);
+	assert_int_equal(m.placement_order[0], 0);
+	assert_int_equal(m.placement_order[1], 1);
+	assert_int_equal(m.placement_order[2], 2);
+	assert_int_equal(m.placement_order[3], 3);
+	assert_int_equal(rep.traces, 3);
+	assert_int_equal(rep.kernels_used, 3);
+	/* 4 SMs seen, the base had 8: sm_count follows the traces, with a note. */
+	assert_int_equal(m.sm_count, 4);
+	assert_non_null(strstr(rep.note, "4 SMs observed"));
+	synth_free(&a);
+	synth_free(&b);
+	synth_free(&c);
+}
+
+static void sms_beyond_the_base_get_topology(void **state)
+{
+	struct synth s = {.sms = 12, .slots = 1, .blocks = 24};
+	struct cta_trace t;
+	synth_make(&t, &s);
+	const struct cta_trace *ts[1] = {&t};
+	struct cta_device_model base, m;
+	base_model(&base);
+	char err[256];
+	assert_int_equal(cta_trace_calibrate(&m, NULL, &base, ts, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.sm_count, 12);
+	assert_int_equal(m.tpc_of_sm[11], 5);
+	assert_int_equal(m.gpc_of_sm[11], 1);
+	synth_free(&t);
+}
+
+static void sub_tick_latency_is_noted(void **state)
+{
+	struct synth s = {.sms = 4, .slots = 1, .blocks = 16, .launch_ns = 10, .tick_ns = 32};
+	struct cta_trace t;
+	synth_make(&t, &s);
+	const struct cta_trace *ts[1] = {&t};
+	struct cta_device_model base, m;
+	base_model(&base);
+	struct cta_calib_report rep;
+	char err[256];
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+	assert_non_null(strstr(rep.note, "launch latency is below the timer tick (32 ns)"));
+	synth_free(&t);
+}
+
+/* The fitted model must pass the model module's own checks, so that
+ * cta_device_save writes it and `ctasim run --device` loads it. */
+static void fit_against_preset(struct cta_device_model *m, struct cta_calib_report *rep,
+                               const struct synth *s)
+{
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	assert_non_null(h100);
+	struct cta_trace t;
+	synth_make(&t, s);
+	const struct cta_trace *ts[1] = {&t};
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate(m, rep, h100, ts, 1, err, sizeof(err)), 0);
+	if (cta_device_validate(m, err, sizeof(err)) != 0)
+		fail_msg("fitted model does not validate: %s", err);
+	synth_free(&t);
+}
+
+static void full_gpu_trace_gives_a_valid_model(void **state)
+{
+	struct synth s = {.sms = 132,
+	                  .slots = 2,
+	                  .blocks = 1000,
+	                  .dispatch_ns = 3,
+	                  .launch_ns = 2000,
+	                  .retire_ns = 300};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	fit_against_preset(&m, &rep, &s);
+	assert_int_equal(m.sm_count, 132);
+	assert_int_equal(m.placement_order_len, 132);
+	assert_string_equal(rep.note, "");
+}
+
+static void small_kernel_keeps_the_base_sm_count(void **state)
+{
+	/* 40 blocks, one per SM, no second wave: the other 92 SMs were idle,
+	 * not missing. */
+	struct synth s = {.sms = 40, .slots = 1, .blocks = 40, .dispatch_ns = 3};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	fit_against_preset(&m, &rep, &s);
+	assert_int_equal(rep.sm_count, 40);
+	assert_int_equal(m.sm_count, 132);
+	assert_int_equal(m.placement_order_len, 132);
+	for (unsigned i = 0; i < 132; i++)
+		assert_int_equal(m.placement_order[i], i); /* seen in order, then unseen by id */
+	assert_non_null(strstr(rep.note, "only 40 of the base's 132 SMs"));
+}
+
+static void gpu_with_fewer_sms_gets_a_consistent_topology(void **state)
+{
+	/* 1000 blocks over 114 SMs: the GPU was full, so it has 114 SMs (an
+	 * H100 PCIe against the SXM preset). */
+	struct synth s = {.sms = 114, .slots = 2, .blocks = 1000, .dispatch_ns = 3};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	fit_against_preset(&m, &rep, &s);
+	assert_int_equal(m.sm_count, 114);
+	assert_int_equal(m.placement_order_len, 114);
+	assert_non_null(strstr(rep.note, "114 SMs observed, the base model has 132"));
+}
+
+static void inconsistent_input_is_refused(void **state)
+{
+	struct synth s = {.blocks = 16};
+	struct cta_trace a, b;
+	synth_make(&a, &s);
+	s.device = "OTHER-GPU";
+	synth_make(&b, &s);
+	const struct cta_trace *ts[2] = {&a, &b};
+	struct cta_device_model base, m;
+	base_model(&base);
+	char err[256];
+	assert_int_equal(cta_trace_calibrate(&m, NULL, &base, ts, 2, err, sizeof(err)), CTA_EINVAL);
+	assert_non_null(strstr(err, "different devices"));
+	assert_int_equal(cta_trace_calibrate(&m, NULL, &base, ts, 0, err, sizeof(err)), CTA_EINVAL);
+
+	/* A trace without a single block start has nothing to fit. */
+	size_t keep = a.count;
+	a.count = 0;
+	assert_int_equal(cta_trace_calibrate(&m, NULL, &base, ts, 1, err, sizeof(err)), CTA_EINVAL);
+	assert_non_null(strstr(err, "no block starts"));
+	a.count = keep;
+
+	for (size_t i = 0; i < a.count; i++)
+		if (a.recs[i].ev == CTA_TEV_START)
+			a.recs[i].sm = CTA_DEVICE_MAX_SMS;
+	assert_int_equal(cta_trace_calibrate(&m, NULL, &base, ts, 1, err, sizeof(err)), CTA_ERANGE);
+	synth_free(&a);
+	synth_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(synthetic_latencies_and_order_are_recovered),
+	    cmocka_unit_test(cancel_round_trip_is_recovered_from_stealing_trace),
+	    cmocka_unit_test(order_is_averaged_over_traces),
+	    cmocka_unit_test(sms_beyond_the_base_get_topology),
+	    cmocka_unit_test(sub_tick_latency_is_noted),
+	    cmocka_unit_test(full_gpu_trace_gives_a_valid_model),
+	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
+	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
+	    cmocka_unit_test(inconsistent_input_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

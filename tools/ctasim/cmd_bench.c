@@ -1,0 +1,372 @@
+/* `ctasim bench`: the speed and memory targets, each measured as a ratio or
+ * rate within one run (these machines are noisy; absolute times drift).
+ * Prints one line per figure, `name value unit target`, and exits 1 when a
+ * figure misses its target. docs/PERFORMANCE.md records the results. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "cmd.h"
+#include "ctasim/harness.h"
+#include "ctasim/sim.h"
+
+/* Provided by bench_sched.c when the scheduler benchmarks are built. */
+__attribute__((weak)) int cta_bench_scenario(double *multi_bps, double *single_bps);
+int cta_bench_scenario(double *multi_bps, double *single_bps)
+{
+	(void)multi_bps;
+	(void)single_bps;
+	return -1;
+}
+
+static int misses;
+static int quick;
+
+static double now_cpu(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double now_wall(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Prints a figure; `cmp` is "<=" or ">=" against target. */
+static void figure(const char *name, double v, const char *unit, const char *cmp, double target)
+{
+	int ok = !strcmp(cmp, "<=") ? v <= target : v >= target;
+	printf("%-34s %14.3f %-16s %s%g%s\n", name, v, unit, cmp, target, ok ? "" : "  MISSED");
+	fflush(stdout);
+	misses += !ok;
+}
+
+static void info(const char *name, double v, const char *unit)
+{
+	printf("%-34s %14.3f %-16s -\n", name, v, unit);
+	fflush(stdout);
+}
+
+/* Sets up a harness with the given args and returns a simulator holding
+ * its launches, ready to run. */
+static cta_sim *prepare(const char *kernel, const char *const *args, size_t nargs,
+                        struct cta_sim_opts so, struct cta_harness **hout)
+{
+	const struct cta_kernel_info *ki = cta_harness_find(kernel);
+	if (!ki) {
+		fprintf(stderr, "ctasim bench: kernel %s is missing from this build\n", kernel);
+		return NULL;
+	}
+	struct cta_harness_opts o;
+	memset(&o, 0, sizeof(o));
+	o.version = CTA_HARNESS_OPTS_VERSION;
+	o.sim = so;
+	o.args = args;
+	o.nargs = nargs;
+	struct cta_harness *h;
+	if (cta_harness_new(&h, ki, &o) < 0 || cta_harness_setup(h) < 0) {
+		fprintf(stderr, "ctasim bench: %s: %s\n", kernel, cta_harness_errmsg(h));
+		cta_harness_free(h);
+		return NULL;
+	}
+	cta_sim *s;
+	if (cta_sim_new(&s, &so) < 0) {
+		cta_harness_free(h);
+		return NULL;
+	}
+	for (unsigned i = 0; i < cta_harness_launch_count(h); i++) {
+		struct cta_launch l;
+		cta_harness_sim_launch(h, i, &l);
+		if (cta_sim_launch(s, &l, NULL) < 0) {
+			fprintf(stderr, "ctasim bench: %s: %s\n", kernel, cta_sim_errmsg(s));
+			cta_sim_free(s);
+			cta_harness_free(h);
+			return NULL;
+		}
+	}
+	*hout = h;
+	return s;
+}
+
+/* Runs a prepared simulator; returns CPU seconds of the calling thread
+ * (wall seconds when the run uses more than one host thread). */
+static double timed_run(cta_sim *s, const struct cta_sim_opts *so)
+{
+	int multi = so->threads != 1;
+	double t0 = multi ? now_wall() : now_cpu();
+	int rc = cta_sim_run(s);
+	double t1 = multi ? now_wall() : now_cpu();
+	if (rc < 0)
+		fprintf(stderr, "ctasim bench: run failed: %s\n", cta_sim_errmsg(s));
+	return t1 - t0;
+}
+
+static struct cta_sim_opts base_opts(void)
+{
+	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
+	char err[256];
+	cta_device_resolve(&so.device, "H100-SXM", err, sizeof(err));
+	so.threads = 1;
+	return so;
+}
+
+__attribute__((noinline)) static void plain_saxpy(int n, float a, const float *x, float *y)
+{
+	for (int i = 0; i < n; ++i)
+		y[i] = a * x[i] + y[i];
+}
+
+/* (a) barrier-free saxpy over 2^24 elements against a plain C loop. */
+static void bench_saxpy(void)
+{
+	int n = quick ? 1 << 20 : 1 << 24;
+	char narg[32];
+	snprintf(narg, sizeof(narg), "n=%d", n);
+	const char *args[] = {narg};
+	struct cta_sim_opts so = base_opts();
+	float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
+	if (!x || !y)
+		return;
+	for (int i = 0; i < n; i++)
+		x[i] = (float)i, y[i] = 1.0f;
+	double best_loop = 1e30, best_sim = 1e30;
+	for (int rep = 0; rep < 3; rep++) {
+		double t0 = now_cpu();
+		plain_saxpy(n, 2.0f, x, y);
+		double t = now_cpu() - t0;
+		best_loop = t < best_loop ? t : best_loop;
+		struct cta_harness *h;
+		cta_sim *s = prepare("saxpy", args, 1, so, &h);
+		if (!s)
+			return;
+		t = timed_run(s, &so);
+		best_sim = t < best_sim ? t : best_sim;
+		cta_sim_free(s);
+		cta_harness_free(h);
+	}
+	free(x);
+	free(y);
+	info("saxpy_loop_ms", best_loop * 1e3, "ms");
+	info("saxpy_sim_ms", best_sim * 1e3, "ms");
+	figure("saxpy_sim_over_loop", best_sim / best_loop, "ratio", "<=", 2.0);
+}
+
+/* (b) shared-memory reduction: barrier crossings per second per core. */
+static void bench_barriers(void)
+{
+	const char *args[] = {quick ? "n=262144" : "n=4194304"};
+	struct cta_sim_opts so = base_opts();
+	struct cta_harness *h;
+	cta_sim *s = prepare("block_reduce", args, 1, so, &h);
+	if (!s)
+		return;
+	double t = timed_run(s, &so);
+	double c = (double)cta_sim_barrier_crossings(s);
+	cta_sim_free(s);
+	cta_harness_free(h);
+	figure("barrier_crossings_per_s_per_core", c / t / 1e6, "M/s", ">=", 20);
+}
+
+static double spin_rate(uint64_t blocks, struct cta_sim_opts so, double *cpu)
+{
+	char g[48];
+	snprintf(g, sizeof(g), "grid=%" PRIu64, blocks);
+	const char *args[] = {g, "ns=10000"};
+	so.timing_only = 1;
+	struct cta_harness *h;
+	cta_sim *s = prepare("spin", args, 2, so, &h);
+	if (!s)
+		return 0;
+	double t = timed_run(s, &so);
+	cta_sim_free(s);
+	cta_harness_free(h);
+	if (cpu)
+		*cpu = t;
+	return (double)blocks / t;
+}
+
+/* Peak RSS of a child that runs a timing-only grid of `blocks` blocks. */
+static long child_rss_kib(uint64_t blocks)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		spin_rate(blocks, base_opts(), NULL);
+		_exit(0);
+	}
+	int st;
+	struct rusage ru;
+	if (wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st))
+		return -1;
+	return ru.ru_maxrss;
+}
+
+/* (c) timing-only grid: blocks per second per core, and memory that does
+ * not grow with the grid. */
+static void bench_timing(int full)
+{
+	double rate = spin_rate(quick ? 1000000 : 4000000, base_opts(), NULL);
+	figure("timing_only_blocks_per_s_per_core", rate / 1e6, "M/s", ">=", 10);
+	long small = child_rss_kib(1u << 20);
+	uint64_t bign = full ? 2147483647ull : (quick ? 1u << 22 : 1u << 26);
+	long big = child_rss_kib(bign);
+	char name[64];
+	info("peak_rss_2^20_blocks", (double)small, "KiB");
+	snprintf(name, sizeof(name), "peak_rss_%" PRIu64 "_blocks", bign);
+	info(name, (double)big, "KiB");
+	figure("peak_rss_growth", (double)big / (double)small, "ratio", "<=", 1.1);
+}
+
+/* CLC: cancel requests per second per core in timing-only mode, and the
+ * UB checker's overhead against a run with checking off. */
+static void bench_clc(void)
+{
+	struct cta_sim_opts so = base_opts();
+	so.timing_only = 1;
+	const char *args[] = {quick ? "n=67108864" : "n=536870912"};
+	struct cta_harness *h;
+	cta_sim *s = prepare("vecscale_clc", args, 1, so, &h);
+	if (!s)
+		return;
+	double t = timed_run(s, &so);
+	uint64_t cancels = 0;
+	for (unsigned i = 0; i < cta_sim_kernel_count(s); i++)
+		cancels += cta_sim_kernel_stats(s, i)->cancels;
+	cta_sim_free(s);
+	cta_harness_free(h);
+	figure("clc_requests_per_s_per_core", (double)cancels / t / 1e6, "M/s", ">=", 10);
+
+	const char *a2[] = {quick ? "n=262144" : "n=2097152"};
+	double best[2] = {1e30, 1e30};
+	for (int rep = 0; rep < 3; rep++)
+		for (int off = 0; off < 2; off++) {
+			struct cta_sim_opts o2 = base_opts();
+			o2.ub_mode = off ? CTA_UB_OFF : CTA_UB_REPORT;
+			s = prepare("vec_add_clc", a2, 1, o2, &h);
+			if (!s)
+				return;
+			double tt = timed_run(s, &o2);
+			best[off] = tt < best[off] ? tt : best[off];
+			cta_sim_free(s);
+			cta_harness_free(h);
+		}
+	figure("ub_checker_overhead", best[0] / best[1], "ratio", "<=", 1.10);
+}
+
+static void bench_sched(void)
+{
+	double multi, single;
+	if (cta_bench_scenario(&multi, &single) < 0) {
+		printf("%-34s %14s %-16s %s\n", "scenario_16k6p_vs_single", "n/a", "ratio",
+		       "(scheduler benchmark not in this build)");
+		return;
+	}
+	info("scenario_16k6p_blocks_per_s", multi / 1e6, "M/s");
+	info("single_kernel_blocks_per_s", single / 1e6, "M/s");
+	figure("scenario_slowdown_vs_single", single / multi, "ratio", "<=", 2.0);
+}
+
+/* Parallel execution: speed-up of N threads over 1 on the same run. */
+static void bench_threads(unsigned n)
+{
+	const char *heavy[] = {"n=4194304", "ns=1", "work=64"};
+	const char *reduce[] = {"n=4194304"};
+	struct {
+		const char *name, *kernel;
+		const char *const *args;
+		size_t nargs;
+		double target;
+		int timing;
+	} cases[] = {
+	    {"speedup_compute_heavy", "saxpy", heavy, 1, 12, 0},
+	    {"speedup_block_reduce", "block_reduce", reduce, 1, 8, 0},
+	    {"speedup_timing_only", "spin", NULL, 0, 1.0, 1},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		double t[2];
+		for (int pass = 0; pass < 2; pass++) {
+			struct cta_sim_opts so = base_opts();
+			so.threads = pass ? n : 1;
+			so.timing_only = cases[c].timing;
+			struct cta_harness *h;
+			const char *sp[] = {"grid=1000000"};
+			cta_sim *s = prepare(cases[c].kernel, cases[c].timing ? sp : cases[c].args,
+			                     cases[c].timing ? 1 : cases[c].nargs, so, &h);
+			if (!s)
+				return;
+			double t0 = now_wall();
+			cta_sim_run(s);
+			t[pass] = now_wall() - t0;
+			cta_sim_free(s);
+			cta_harness_free(h);
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "%s_%ut", cases[c].name, n);
+		double target = n >= 16 ? cases[c].target : (cases[c].target > 1 ? 0 : 1.0);
+		if (target > 0)
+			figure(name, t[0] / t[1], "x", ">=", target);
+		else
+			info(name, t[0] / t[1], "x");
+	}
+}
+
+int cta_cmd_bench(int argc, char **argv)
+{
+	int full = 0;
+	unsigned threads = 0;
+	const char *only = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf(
+			    "usage: ctasim bench [--quick] [--full] [--only NAME] [--threads N]\n\n"
+			    "Measures the speed and memory targets (docs/PERFORMANCE.md); each "
+			    "line is\n`name value unit target`. Exit 1 when a target is missed.\n"
+			    "  --quick      smaller sizes (a smoke test, figures less stable)\n"
+			    "  --full       include the 2^31-1-block timing-only launch\n"
+			    "  --only NAME  saxpy, barriers, timing, clc, sched or threads\n"
+			    "  --threads N  also measure N host threads against 1\n");
+			return CTA_EXIT_OK;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--full")) {
+			full = 1;
+		} else if (cli_is(argv[i], "--only")) {
+			if (!(only = cli_value("bench", argc, argv, &i, "--only")))
+				return CTA_EXIT_USAGE;
+		} else if (cli_is(argv[i], "--threads")) {
+			const char *v = cli_value("bench", argc, argv, &i, "--threads");
+			uint64_t n;
+			if (!v || cli_parse_u64("bench", "--threads", v, &n) < 0 || n == 0)
+				return CTA_EXIT_USAGE;
+			threads = (unsigned)n;
+		} else {
+			fprintf(stderr, "ctasim bench: unexpected argument '%s'\n", argv[i]);
+			return CTA_EXIT_USAGE;
+		}
+	}
+	printf("%-34s %14s %-16s %s\n", "# figure", "value", "unit", "target");
+#define RUN(name, call)                                                                            \
+	if (!only || !strcmp(only, name))                                                          \
+		call;
+	RUN("saxpy", bench_saxpy());
+	RUN("barriers", bench_barriers());
+	RUN("timing", bench_timing(full));
+	RUN("clc", bench_clc());
+	RUN("sched", bench_sched());
+	if (threads)
+		RUN("threads", bench_threads(threads));
+#undef RUN
+	return misses ? CTA_EXIT_FAIL : CTA_EXIT_OK;
+}

@@ -1,0 +1,127 @@
+/* `ctasim calibrate HWTRACE... -o MODEL`: fits a device model's placement
+ * order and scheduler latencies to hardware traces and writes it as a model
+ * file that `ctasim run --device MODEL` loads. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "ctasim/device.h"
+#include "ctasim/tools.h"
+#include "ctasim/trace.h"
+
+static const char usage_text[] =
+    "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE]\n"
+    "\n"
+    "Fits a device model to one or more (hardware) traces of one GPU: the SM\n"
+    "count, the first-wave placement order (placement = order) and the launch,\n"
+    "dispatch, block start, retire and cancel latencies (docs/TOOLS.md gives the\n"
+    "estimators). Everything else comes from the base model.\n"
+    "\n"
+    "  -o MODEL         model file to write\n"
+    "  --base DEVICE    preset name or model file to start from\n"
+    "                   (default: the device named in the first trace)\n";
+
+int cta_cmd_calibrate(int argc, char **argv)
+{
+	const char *out = NULL, *base_name = NULL;
+	const char **paths = calloc((size_t)argc, sizeof(*paths));
+	size_t n = 0;
+	int ret = CTA_EXIT_USAGE;
+	struct cta_trace *traces = NULL;
+	const struct cta_trace **tp = NULL;
+	struct cta_device_model *base = NULL, *m = NULL;
+	char err[512];
+	if (!paths)
+		return CTA_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			free(paths);
+			return CTA_EXIT_OK;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (++i >= argc)
+				goto usage;
+			out = argv[i];
+		} else if (!strcmp(a, "--base")) {
+			if (++i >= argc)
+				goto usage;
+			base_name = argv[i];
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ctasim calibrate: unknown option '%s'\n", a);
+			goto usage;
+		} else {
+			paths[n++] = a;
+		}
+	}
+	if (!n || !out)
+		goto usage;
+
+	traces = calloc(n, sizeof(*traces));
+	tp = calloc(n, sizeof(*tp));
+	base = malloc(sizeof(*base));
+	m = malloc(sizeof(*m));
+	if (!traces || !tp || !base || !m) {
+		fprintf(stderr, "ctasim calibrate: out of memory\n");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (cta_trace_read(&traces[i], paths[i], err, sizeof(err))) {
+			fprintf(stderr, "ctasim calibrate: %s\n", err);
+			goto done;
+		}
+		tp[i] = &traces[i];
+		if (strcmp(traces[i].header.backend, "cuda"))
+			fprintf(stderr,
+			        "ctasim calibrate: %s: note: a %s trace, not a hardware one\n",
+			        paths[i], traces[i].header.backend);
+	}
+	const char *bn = base_name ? base_name : traces[0].header.device;
+	if (cta_device_resolve(base, bn, err, sizeof(err))) {
+		fprintf(stderr, "ctasim calibrate: base model '%s': %s%s\n", bn, err,
+		        base_name ? "" : " (name one with --base)");
+		goto done;
+	}
+	struct cta_calib_report rep;
+	int rc = cta_trace_calibrate(m, &rep, base, tp, n, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "ctasim calibrate: %s\n", err);
+		goto done;
+	}
+	if (cta_device_save(m, out, err, sizeof(err))) {
+		fprintf(stderr, "ctasim calibrate: %s\n", err);
+		goto done;
+	}
+	printf("calibrated %s from %u trace(s), base %s\n", out, rep.traces, bn);
+	printf("  sm_count             %u\n", m->sm_count);
+	printf("  placement order      from %u kernel(s) on an idle device%s\n", rep.kernels_used,
+	       rep.kernels_used ? "" : " (kept from the base)");
+	printf("  launch_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->launch_latency_ns,
+	       rep.n_launch);
+	printf("  dispatch_latency_ns  %" PRIu64 " (%" PRIu64 " samples)\n", m->dispatch_latency_ns,
+	       rep.n_dispatch);
+	printf("  block_start_ns       %" PRIu64 " (%" PRIu64 " samples)\n", m->block_start_ns,
+	       rep.n_block_start);
+	printf("  block_retire_ns      %" PRIu64 " (%" PRIu64 " samples)\n", m->block_retire_ns,
+	       rep.n_retire);
+	printf("  cancel_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->cancel_latency_ns,
+	       rep.n_cancel);
+	if (rep.note[0])
+		printf("  note: %s\n", rep.note);
+	ret = CTA_EXIT_OK;
+	goto done;
+usage:
+	fputs(usage_text, stderr);
+done:
+	if (traces)
+		for (size_t i = 0; i < n; i++)
+			cta_trace_free(&traces[i]);
+	free(traces);
+	free(tp);
+	free(base);
+	free(m);
+	free(paths);
+	return ret;
+}

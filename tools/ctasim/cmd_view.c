@@ -1,0 +1,137 @@
+/* `ctasim view TRACE -o FILE.svg`: draws a trace as an SVG timeline, one
+ * lane per SM, blocks as rectangles coloured by kernel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "ctasim/tools.h"
+#include "ctasim/trace.h"
+
+static const char usage_text[] =
+    "usage: ctasim view TRACE -o FILE.svg [--width PX] [--lane-height PX] [--title TEXT]\n"
+    "\n"
+    "Draws TRACE as an SVG timeline: one lane per SM, blocks as rectangles coloured\n"
+    "by kernel, time on stolen indices hatched, failed cancels, UB and warnings\n"
+    "marked. Convert to PNG with e.g. 'rsvg-convert -o out.png FILE.svg'.\n"
+    "\n"
+    "  -o FILE            output file ('-': standard output)\n"
+    "  --width PX         picture width (default 1600)\n"
+    "  --lane-height PX   height of one SM lane (default: from the SM count)\n"
+    "  --title TEXT       title line (default: device and backend)\n";
+
+static int parse_px(const char *opt, const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || v == 0 || v > 100000) {
+		fprintf(stderr, "ctasim view: %s needs a number of pixels (1..100000), not '%s'\n",
+		        opt, s);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+int cta_cmd_view(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	struct cta_svg_opts opts = CTA_SVG_OPTS_INIT;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			return CTA_EXIT_OK;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (++i >= argc)
+				goto usage;
+			out = argv[i];
+		} else if (!strcmp(a, "--width")) {
+			if (++i >= argc || parse_px(a, argv[i], &opts.width))
+				return CTA_EXIT_USAGE;
+		} else if (!strcmp(a, "--lane-height")) {
+			if (++i >= argc || parse_px(a, argv[i], &opts.lane_height))
+				return CTA_EXIT_USAGE;
+		} else if (!strcmp(a, "--title")) {
+			if (++i >= argc)
+				goto usage;
+			opts.title = argv[i];
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ctasim view: unknown option '%s'\n", a);
+			goto usage;
+		} else if (!in) {
+			in = a;
+		} else {
+			fprintf(stderr, "ctasim view: more than one trace given\n");
+			goto usage;
+		}
+	}
+	if (!in || !out)
+		goto usage;
+
+	struct cta_trace t;
+	char err[512];
+	int rc = cta_trace_read(&t, in, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "ctasim view: %s\n", err);
+		return CTA_EXIT_USAGE;
+	}
+	/* Devices and pipes (-o /dev/stdout, a fifo) are written in place:
+	 * renaming a temporary file onto them would replace the node. */
+	struct stat st;
+	int to_stdout = !strcmp(out, "-");
+	int direct = !to_stdout && stat(out, &st) == 0 && !S_ISREG(st.st_mode);
+	char *tmp = NULL;
+	FILE *f = stdout;
+	if (direct) {
+		f = fopen(out, "w");
+		if (!f) {
+			perror(out);
+			cta_trace_free(&t);
+			return CTA_EXIT_USAGE;
+		}
+	} else if (!to_stdout) {
+		/* Written aside and renamed, so a failure leaves no half picture. */
+		size_t n = strlen(out) + 32;
+		tmp = malloc(n);
+		if (!tmp) {
+			cta_trace_free(&t);
+			return CTA_EXIT_USAGE;
+		}
+		snprintf(tmp, n, "%s.tmp.%ld", out, (long)getpid());
+		f = fopen(tmp, "w");
+		if (!f) {
+			perror(tmp);
+			free(tmp);
+			cta_trace_free(&t);
+			return CTA_EXIT_USAGE;
+		}
+	}
+	rc = cta_trace_render_svg(&t, f, &opts);
+	cta_trace_free(&t);
+	if (direct) {
+		if (fclose(f) && !rc)
+			rc = CTA_EIO;
+	} else if (!to_stdout) {
+		if (fclose(f) && !rc)
+			rc = CTA_EIO;
+		if (!rc && rename(tmp, out))
+			rc = CTA_EIO;
+		if (rc)
+			remove(tmp);
+	} else if (fflush(stdout) && !rc) {
+		rc = CTA_EIO;
+	}
+	free(tmp);
+	if (rc) {
+		fprintf(stderr, "ctasim view: %s: %s\n", to_stdout ? "<stdout>" : out,
+		        cta_strerror(rc));
+		return CTA_EXIT_USAGE;
+	}
+	return CTA_EXIT_OK;
+usage:
+	fputs(usage_text, stderr);
+	return CTA_EXIT_USAGE;
+}

@@ -1,0 +1,86 @@
+#!/bin/sh
+# The two commands of the README: `tools/quickstart.sh demo` builds ctasim
+# and runs the demo; `tools/quickstart.sh test` builds and runs every test
+# (plain, ASan+UBSan, format check, fuzz smoke) and ends with one
+# "N passed, N failed" line. Both install what a fresh Debian 12 lacks.
+set -eu
+cd "$(dirname "$0")/.."
+
+install_deps() {
+	need=""
+	command -v cc >/dev/null 2>&1 || need="$need gcc libc6-dev"
+	command -v meson >/dev/null 2>&1 || need="$need meson"
+	command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
+	command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+	[ -f /usr/include/cmocka.h ] || need="$need libcmocka-dev"
+	command -v python3 >/dev/null 2>&1 || need="$need python3"
+	if [ "${1:-}" = test ]; then
+		command -v clang >/dev/null 2>&1 || need="$need clang"
+		command -v clang-format >/dev/null 2>&1 || need="$need clang-format"
+		command -v rsvg-convert >/dev/null 2>&1 || need="$need librsvg2-bin"
+	fi
+	[ -z "$need" ] && return 0
+	echo "quickstart: installing:$need"
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq >/dev/null
+	# shellcheck disable=SC2086
+	$SUDO apt-get install -y -qq $need >/dev/null
+}
+
+configure() { # dir, extra meson args...
+	dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || {
+			cat "$dir.setup.log"
+			exit 2
+		}
+		rm -f "$dir.setup.log"
+	fi
+}
+
+case "${1:-}" in
+demo)
+	install_deps demo
+	configure build -Dbuildtype=release
+	ninja -C build >/dev/null
+	mkdir -p out
+	B=build/tools/ctasim/ctasim
+	echo "== ctasim run vecscale_clc: the CUDA guide's work-stealing kernel (section 4.12) on an H100 model"
+	$B run vecscale_clc --arg n=262144 --trace out/demo.trace
+	echo
+	echo "== the same kernel with every cancellation after the first 50 forced to fail"
+	$B run vecscale_clc --arg n=262144 --cancel-fail-after 50 --quiet
+	echo
+	echo "== the guide's invalid code: a request after observing a failure"
+	$B run ub_request_after_observed_failure || true
+	if $B view out/demo.trace -o out/demo.svg >/dev/null 2>&1; then
+		echo
+		echo "timeline: out/demo.svg (trace: out/demo.trace)"
+	fi
+	;;
+test)
+	install_deps test
+	fail=0
+	configure build -Dwerror=true
+	ninja -C build >/dev/null || exit 1
+	meson test -C build --print-errorlogs --num-processes 2 || fail=1
+	# Sanitizers: the whole unit suite under ASan+UBSan, no recovery.
+	configure build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dbuildtype=debug -Dcuda=disabled \
+		-Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
+	ninja -C build-asan >/dev/null || exit 1
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit || fail=1
+	sh tools/check-format.sh || fail=1
+	[ -x tests/fuzz/run.sh ] && { sh tests/fuzz/run.sh 20 || fail=1; }
+	python3 tools/test-summary.py build build-asan
+	exit $fail
+	;;
+*)
+	echo "usage: tools/quickstart.sh demo|test" >&2
+	exit 2
+	;;
+esac
