@@ -304,7 +304,7 @@ uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
                 uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
-void cta__errf(struct cta_sim *s, const char *fmt, ...);
+void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* sched */
 int cta__sched_init(struct cta_sim *s);
@@ -357,6 +357,7 @@ enum cta__ub_rule {
 };
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
-             const char *file, int line, const char *causefmt, ...);
+             const char *file, int line, const char *causefmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
 #endif

@@ -451,12 +451,11 @@ void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c
 	for (unsigned i = 0; u->nctas > 1 && i < u->nctas; i++)
 		for (const struct cta__request *r = u->ctas[i].reqs; r; r = r->next)
 			if (r->multicast && r->issue_t > c->end_t)
-				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file,
-				        r->line,
-				        "CTA %u of the cluster (block %" PRIu64
-				        ") exited at t=%" PRIu64
-				        " ns, before this multicast cancel (t=%" PRIu64 " ns)",
-				        (unsigned)(c - u->ctas), c->logical, c->end_t, r->issue_t);
+				cta__ub(
+				    s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file, r->line,
+				    "CTA %u of the cluster (block %" PRIu64 ") exited at t=%" PRIu64
+				    " ns, before this multicast cancel (t=%" PRIu64 " ns)",
+				    (unsigned)(c - u->ctas), c->logical, c->end_t, r->issue_t);
 	if (c->foreach_calls && c->foreach_calls < c->nthreads && !c->foreach_checked) {
 		c->foreach_checked = 1;
 		cta__ub(s, UB_FOR_EACH_NOT_ALL_THREADS, u, NULL, c->foreach_file, c->foreach_line,

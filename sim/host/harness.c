@@ -87,7 +87,8 @@ const struct cta_kernel_info *cta_harness_find(const char *name)
 
 /* ---- messages -------------------------------------------------------------- */
 
-static int vfail(struct cta_harness *h, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int vfail(struct cta_harness *h, int code,
+                                                       const char *fmt, va_list ap)
 {
 	/* A parameter that did not parse already said so; a later check of
 	 * its placeholder value (0) must not replace that message. */
