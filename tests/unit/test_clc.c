@@ -63,6 +63,19 @@ CTA_KERNEL(clc_fe_count, struct fe_args, p)
 	cta_for_each_canceled_block(1, fe_body, (void *)p);
 }
 
+/* try_cancel_blocks led by the last thread of the block, not thread 0. */
+static void tcb_body(dim3 b, void *arg)
+{
+	const struct fe_args *p = (const struct fe_args *)arg;
+	if (cta_thread_rank() == 0)
+		atomicAdd(&p->count[b.x], 1u);
+	cta_spin_ns(p->ns);
+}
+CTA_KERNEL(clc_tcb_last_leads, struct fe_args, p)
+{
+	cta_try_cancel_blocks(1, cta_thread_rank() == blockDim.x - 1, tcb_body, (void *)p);
+}
+
 /* Cluster kernel for the multicast rule's timing. After a cluster sync,
  * mode 0: CTA 1 runs 1 ms while CTA 0 cancels at once (valid); mode 1:
  * CTA 1 exits at once and CTA 0's thread 0 cancels 10 us later (UB); mode
@@ -329,6 +342,41 @@ static void clc_leader_count_reports_how_many_leaders(void **state)
 	assert_int_equal(st_run_harness(&h, "ub_leader_count", &o, two), CTA_EUB);
 	assert_non_null(strstr(cta_sim_ub_report(cta_harness_sim(h), 0)->cause, "2 threads"));
 	cta_harness_free(h);
+}
+
+static void clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid(void **state)
+{
+	(void)state;
+	/* In timing-only mode thread 0 alone runs, so the leader never does:
+	 * that must not read as a missing leader. */
+	for (int timing = 0; timing <= 1; timing++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.timing_only = timing;
+		enum { NB = 64 };
+		unsigned count[NB] = {0};
+		struct fe_args a = {count, 1000};
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = {0};
+		l.kernel = &clc_tcb_last_leads;
+		l.grid[0] = NB;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 64;
+		l.block[1] = l.block[2] = 1;
+		l.args = &a;
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		int rc = cta_sim_run(s);
+		if (cta_sim_ub_count(s))
+			fail_msg("timing_only=%d: %s: %s", timing, cta_sim_ub_report(s, 0)->rule,
+			         cta_sim_ub_report(s, 0)->cause);
+		assert_int_equal(rc, 0);
+		const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+		assert_true(st->stolen > 0);
+		for (int i = 0; i < NB; i++)
+			assert_int_equal(count[i], 1);
+		cta_sim_free(s);
+	}
 }
 
 static void every_ub_rule_has_a_test_case(void **state)
@@ -742,6 +790,7 @@ int main(void)
 	    cmocka_unit_test(clc_multicast_while_every_cta_still_runs_is_not_flagged),
 	    cmocka_unit_test(clc_observed_failure_report_names_where_it_was_observed),
 	    cmocka_unit_test(clc_leader_count_reports_how_many_leaders),
+	    cmocka_unit_test(clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid),
 	    cmocka_unit_test(every_ub_rule_has_a_test_case),
 	    cmocka_unit_test(guides_valid_code_two_requests_is_not_flagged),
 	    cmocka_unit_test(clc_kernels_cover_every_index_once_under_fault_injection),
