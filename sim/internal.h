@@ -185,8 +185,8 @@ struct cta__cta {
 	unsigned nrslots;
 	/* Everything above is reset for each new block; the arrays below are
 	 * only read up to their counts. */
-	const void *sites[16];
-	size_t site_off[16];
+	const void *sites[64];
+	size_t site_off[64];
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;

@@ -641,7 +641,12 @@ void *cta__shared(const struct cta__smem_site *site)
 		/* The launch declared less static shared memory than the body
 		 * uses: this is an input error of the harness, stop cleanly. */
 		struct cta_sim *s = x->l.unit->sim;
-		if (!s->hung)
+		if (!s->hung && c->nsites == sizeof(c->sites) / sizeof(c->sites[0]))
+			cta__errf(s,
+			          "kernel %s: shared variable '%s': more than %zu shared-memory "
+			          "declarations in one block (the simulator's limit)",
+			          k->label, site->name, sizeof(c->sites) / sizeof(c->sites[0]));
+		else if (!s->hung)
 			cta__errf(s,
 			          "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
 			          "%zu bytes of shared memory its launch declares (smem_static + "

@@ -153,6 +153,28 @@ CTA_KERNEL(ex_mbar_phase, struct ex_mbar_args, p)
 	p->t_seen[cta_thread_rank()] = cta_globaltimer_ns() - t0;
 }
 
+/* Many shared variables, each holding its own number. */
+struct ex_sites_args {
+	int *sum;
+};
+#define EX_S(n)                                                                                    \
+	CTA_SHARED(int, v##n);                                                                     \
+	*v##n = n;
+#define EX_S8(a)                                                                                   \
+	EX_S(a##0) EX_S(a##1) EX_S(a##2) EX_S(a##3) EX_S(a##4) EX_S(a##5) EX_S(a##6) EX_S(a##7)
+CTA_KERNEL(ex_sites_17, struct ex_sites_args, p)
+{
+	EX_S8(1) EX_S8(2) EX_S(30) __syncthreads();
+	if (cta_thread_rank() == 0)
+		atomicAdd(p->sum, *v10 + *v17 + *v20 + *v27 + *v30);
+}
+CTA_KERNEL(ex_sites_65, struct ex_sites_args, p)
+{
+	EX_S8(1)
+	EX_S8(2) EX_S8(3) EX_S8(4) EX_S8(5) EX_S8(6) EX_S8(7) EX_S8(8)
+	    EX_S(90) if (cta_thread_rank() == 0) atomicAdd(p->sum, *v10 + *v90);
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 static cta_sim *run_launch(const struct cta_sim_opts *o, const struct cta_kernel_def *k,
@@ -471,6 +493,29 @@ static void body_using_more_shared_memory_than_declared_stops_with_a_message(voi
 	cta_sim_free(s);
 }
 
+static void blocks_may_declare_many_shared_variables(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	int sum = 0;
+	struct ex_sites_args a = {&sum};
+	const unsigned grid[3] = {3, 1, 1}, block[3] = {32, 1, 1};
+	int rc;
+	/* 17 declarations: more than the 16 an earlier version allowed. */
+	cta_sim *s = run_launch(&o, &ex_sites_17, &a, grid, block, 17 * sizeof(int), &rc);
+	if (rc)
+		fail_msg("rc %d: %s", rc, cta_sim_errmsg(s));
+	assert_int_equal(sum, 3 * (10 + 17 + 20 + 27 + 30));
+	cta_sim_free(s);
+	/* Past the simulator's limit the message says so, rather than that
+	 * 4 bytes do not fit. */
+	s = run_launch(&o, &ex_sites_65, &a, grid, block, 4096, &rc);
+	assert_true(rc < 0);
+	assert_non_null(strstr(cta_sim_errmsg(s), "shared-memory declarations"));
+	assert_null(strstr(cta_sim_errmsg(s), "does not fit"));
+	cta_sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(mbarrier_no_one_arrives_at_is_a_deadlock),
 	    cmocka_unit_test(deadlock_is_reported_even_with_checking_off),
 	    cmocka_unit_test(body_using_more_shared_memory_than_declared_stops_with_a_message),
+	    cmocka_unit_test(blocks_may_declare_many_shared_variables),
 	};
 	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
 	if (getenv("CMOCKA_TEST_FILTER"))
