@@ -159,23 +159,36 @@ struct ex_sites_args {
 };
 #define EX_S(n)                                                                                    \
 	CTA_SHARED(int, v##n);                                                                     \
-	*v##n = n;
+	*v##n = n
 #define EX_S8(a)                                                                                   \
-	EX_S(a##0) EX_S(a##1) EX_S(a##2) EX_S(a##3) EX_S(a##4) EX_S(a##5) EX_S(a##6) EX_S(a##7)
+	EX_S(a##0);                                                                                \
+	EX_S(a##1);                                                                                \
+	EX_S(a##2);                                                                                \
+	EX_S(a##3);                                                                                \
+	EX_S(a##4);                                                                                \
+	EX_S(a##5);                                                                                \
+	EX_S(a##6);                                                                                \
+	EX_S(a##7)
 CTA_KERNEL(ex_sites_17, struct ex_sites_args, p)
 {
-	/* clang-format off */
-	EX_S8(1) EX_S8(2) EX_S(30)
-	/* clang-format on */
+	EX_S8(1);
+	EX_S8(2);
+	EX_S(30);
 	__syncthreads();
 	if (cta_thread_rank() == 0)
 		atomicAdd(p->sum, *v10 + *v17 + *v20 + *v27 + *v30);
 }
 CTA_KERNEL(ex_sites_65, struct ex_sites_args, p)
 {
-	/* clang-format off */
-	EX_S8(1) EX_S8(2) EX_S8(3) EX_S8(4) EX_S8(5) EX_S8(6) EX_S8(7) EX_S8(8) EX_S(90)
-	/* clang-format on */
+	EX_S8(1);
+	EX_S8(2);
+	EX_S8(3);
+	EX_S8(4);
+	EX_S8(5);
+	EX_S8(6);
+	EX_S8(7);
+	EX_S8(8);
+	EX_S(90);
 	if (cta_thread_rank() == 0)
 		atomicAdd(p->sum, *v10 + *v90);
 }
