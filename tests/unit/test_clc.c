@@ -672,7 +672,8 @@ static void ub_abort_mode_does_not_stop_on_a_warning(void **state)
 	(void)state;
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.ub_mode = CTA_UB_ABORT;
-	const char *args[] = {"n=65536", NULL};
+	o.sm_limit = 2;
+	const char *args[] = {"n=16384", NULL};
 	struct cta_harness *h;
 	assert_int_equal(st_run_harness(&h, "ub_builtin_blockidx_in_body", &o, args), 0);
 	cta_sim *s = cta_harness_sim(h);
