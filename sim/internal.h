@@ -18,6 +18,9 @@
 struct cta__fiber;
 struct cta__fiber_pool;
 
+/* mbarriers a thread remembers observing (struct cta__lane_x). */
+#define CTA__OBS_MAX 8
+
 /* Stack of each simulated thread that has to wait (a barrier, an mbarrier). */
 #define CTA__LANE_STACK (64 * 1024)
 
@@ -138,10 +141,12 @@ struct cta__lane_x {
 	struct cta__mbar *wait_bar;
 	unsigned wait_parity;
 	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
-	/* mbarrier phases this thread observed complete (for read_before_complete) */
-	struct cta__mbar *obs_bar[4];
-	unsigned obs_phase[4];
-	uint64_t obs_tseq[4];
+	/* mbarrier phases this thread observed complete (for read_before_complete):
+	 * as many as a CTA has result slots, so a thread that waits on every
+	 * request it has in flight keeps every observation. */
+	struct cta__mbar *obs_bar[CTA__OBS_MAX];
+	unsigned obs_phase[CTA__OBS_MAX];
+	uint64_t obs_tseq[CTA__OBS_MAX];
 	struct cta__lane_x *next_run;
 	struct cta__lane_x *next_all;
 };

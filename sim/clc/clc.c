@@ -164,7 +164,7 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
 	unsigned slot = 0;
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
 		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != thread_key(x)) {
 			slot = i;
 			break;
@@ -381,7 +381,7 @@ static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_resu
 		return NULL;
 	}
 	int seen = 0;
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
 		seen |= x->obs_bar[i] == sl->bar && x->obs_tseq[i] == thread_key(x) &&
 		        x->obs_phase[i] >= sl->done_phase;
 	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&

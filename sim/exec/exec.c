@@ -269,7 +269,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 		x->l.smem = NULL;
 		x->abandoned = 0;
 		x->bar_gen = 0;
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < CTA__OBS_MAX; i++) {
 			x->obs_bar[i] = NULL;
 			x->obs_tseq[i] = UINT64_MAX;
 		}
@@ -277,7 +277,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 		x = calloc(1, sizeof(*x));
 		if (!x)
 			return NULL;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < CTA__OBS_MAX; i++)
 			x->obs_tseq[i] = UINT64_MAX;
 	}
 	const struct cta__kernel *k = u->k;

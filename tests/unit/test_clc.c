@@ -76,6 +76,33 @@ CTA_KERNEL(clc_tcb_last_leads, struct fe_args, p)
 	cta_try_cancel_blocks(1, cta_thread_rank() == blockDim.x - 1, tcb_body, (void *)p);
 }
 
+/* Thread 0 issues nreq requests on their own results and mbarriers, waits
+ * for all, then decodes all: valid for any nreq (up to 8 here). */
+struct many_args {
+	int nreq;
+	unsigned *count;
+};
+CTA_KERNEL(clc_many_requests, struct many_args, p)
+{
+	CTA_SHARED_ARRAY(cta_clc_result, res, 8);
+	CTA_SHARED_ARRAY(uint64_t, bars, 8);
+	if (cta_thread_rank() != 0)
+		return;
+	atomicAdd(&p->count[blockIdx.x], 1u);
+	for (int i = 0; i < p->nreq; i++)
+		cta_mbarrier_init(&bars[i], 1);
+	for (int i = 0; i < p->nreq; i++) {
+		cta_clc_try_cancel(&res[i], &bars[i]);
+		cta_mbarrier_arrive_expect_tx(&bars[i], sizeof(cta_clc_result));
+	}
+	for (int i = 0; i < p->nreq; i++)
+		while (!cta_mbarrier_try_wait_parity(&bars[i], 0)) {
+		}
+	for (int i = 0; i < p->nreq; i++)
+		if (cta_clc_query_cancel_is_canceled(&res[i]))
+			atomicAdd(&p->count[cta_clc_query_cancel_get_first_ctaid_x(&res[i])], 1u);
+}
+
 /* Cluster kernel for the multicast rule's timing. After a cluster sync,
  * mode 0: CTA 1 runs 1 ms while CTA 0 cancels at once (valid); mode 1:
  * CTA 1 exits at once and CTA 0's thread 0 cancels 10 us later (UB); mode
@@ -373,6 +400,38 @@ static void clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid(void **s
 		assert_int_equal(rc, 0);
 		const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
 		assert_true(st->stolen > 0);
+		for (int i = 0; i < NB; i++)
+			assert_int_equal(count[i], 1);
+		cta_sim_free(s);
+	}
+}
+
+static void clc_up_to_eight_requests_in_flight_from_one_thread_are_valid(void **state)
+{
+	(void)state;
+	for (int nreq = 1; nreq <= 8; nreq++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		enum { NB = 256 };
+		unsigned count[NB] = {0};
+		struct many_args a = {nreq, count};
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = {0};
+		l.kernel = &clc_many_requests;
+		l.grid[0] = NB;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 32;
+		l.block[1] = l.block[2] = 1;
+		l.smem_static = 8 * 16 + 8 * 8;
+		l.args = &a;
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		int rc = cta_sim_run(s);
+		if (cta_sim_ub_count(s))
+			fail_msg("%d requests: %s: %s", nreq, cta_sim_ub_report(s, 0)->rule,
+			         cta_sim_ub_report(s, 0)->cause);
+		assert_int_equal(rc, 0);
+		assert_true(cta_sim_kernel_stats(s, 0)->stolen > 0);
 		for (int i = 0; i < NB; i++)
 			assert_int_equal(count[i], 1);
 		cta_sim_free(s);
@@ -792,6 +851,7 @@ int main(void)
 	    cmocka_unit_test(clc_observed_failure_report_names_where_it_was_observed),
 	    cmocka_unit_test(clc_leader_count_reports_how_many_leaders),
 	    cmocka_unit_test(clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid),
+	    cmocka_unit_test(clc_up_to_eight_requests_in_flight_from_one_thread_are_valid),
 	    cmocka_unit_test(every_ub_rule_has_a_test_case),
 	    cmocka_unit_test(guides_valid_code_two_requests_is_not_flagged),
 	    cmocka_unit_test(clc_kernels_cover_every_index_once_under_fault_injection),
