@@ -495,6 +495,41 @@ static void makespan_of_one_block_is_launch_start_body_and_retire_latency(void *
 	cta_sim_free(s);
 }
 
+/* ---- trace order ----------------------------------------------------------- */
+
+static void simulator_trace_records_are_in_virtual_time_order(void **state)
+{
+	(void)state;
+	/* BUG (reported, not fixed here): traces/FORMAT.md says the simulator
+	 * writes records in virtual-time order, but records a body produces
+	 * (cancel, steal, ub, warn) carry the thread's virtual time, which runs
+	 * ahead of the engine, and cancel_done carries the completion time at
+	 * the moment the request is resolved. `ctasim run vec_add_clc
+	 * --sm-limit 1 --trace t` has about 35 inversions. Fixing it needs a
+	 * reorder buffer in the trace path (or FORMAT.md saying otherwise). */
+	skip();
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "order.trace");
+	o.trace_path = path;
+	const char *args[] = {"n=20000", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "vec_add_clc", &o, args), 0);
+	cta_harness_free(h);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	for (size_t i = 1; i < t.count; i++)
+		if (t.recs[i].t_ns < t.recs[i - 1].t_ns)
+			fail_msg("record %zu (%s at %llu) after one at %llu", i,
+			         cta_trace_event_name(t.recs[i].ev),
+			         (unsigned long long)t.recs[i].t_ns,
+			         (unsigned long long)t.recs[i - 1].t_ns);
+	cta_trace_free(&t);
+	remove(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +549,7 @@ int main(void)
 	    cmocka_unit_test(block_that_fits_on_no_sm_names_the_limiting_resource),
 	    cmocka_unit_test(launch_after_the_run_is_refused),
 	    cmocka_unit_test(makespan_of_one_block_is_launch_start_body_and_retire_latency),
+	    cmocka_unit_test(simulator_trace_records_are_in_virtual_time_order),
 	};
 	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
 	if (getenv("CMOCKA_TEST_FILTER"))
