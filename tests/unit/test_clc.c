@@ -650,6 +650,18 @@ static void cancel_failures_are_counted_by_reason(void **state)
 		}
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(seen[i], counts[i]);
+	/* FORMAT.md's coverage rule holds on the trace alone: every index in
+	 * exactly one start or steal record. */
+	uint64_t nblocks = (uint64_t)t.header.kernels[0].grid[0];
+	unsigned char *hits = calloc(nblocks, 1);
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_START || t.recs[i].ev == CTA_TEV_STEAL) {
+			assert_true(t.recs[i].block < nblocks);
+			hits[t.recs[i].block]++;
+		}
+	for (uint64_t i = 0; i < nblocks; i++)
+		assert_int_equal(hits[i], 1);
+	free(hits);
 	cta_trace_free(&t);
 	remove(path);
 }
