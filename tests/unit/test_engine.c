@@ -457,6 +457,75 @@ static void block_that_fits_on_no_sm_names_the_limiting_resource(void **state)
 	assert_non_null(strstr(msg, "registers"));
 }
 
+static void cluster_launch_errors_name_the_problem(void **state)
+{
+	(void)state;
+	struct eng_spin_args a = {0};
+	char msg[512];
+	/* The grid must be a whole number of clusters. */
+	struct cta_launch l = launch_of(&eng_spin, &a, 5, 1, 1, 32);
+	l.cluster[0] = 2;
+	assert_int_equal(bad_launch(&l, msg, sizeof(msg)), CTA_EINVAL);
+	assert_non_null(strstr(msg, "grid.x (5) is not a multiple of cluster.x (2)"));
+	/* H100's portable cluster limit is 8 blocks. */
+	l = launch_of(&eng_spin, &a, 16, 1, 1, 32);
+	l.cluster[0] = 16;
+	assert_int_equal(bad_launch(&l, msg, sizeof(msg)), CTA_ERANGE);
+	assert_non_null(strstr(msg, "cluster of 16 blocks"));
+
+	/* A cluster of 8 blocks that each need a whole SM, on 4 SMs: it can
+	 * never be co-scheduled on one GPC. */
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 4;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	l = launch_of(&eng_spin, &a, 8, 1, 1, 32);
+	l.cluster[0] = 8;
+	l.smem_dynamic = 200000;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), CTA_ERESOURCES);
+	assert_non_null(strstr(cta_sim_errmsg(s), "cannot be co-scheduled"));
+	cta_sim_free(s);
+}
+
+static void cluster_ctas_start_together_on_one_gpc(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.timing_only = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "cluster.trace");
+	o.trace_path = path;
+	struct eng_spin_args a = {5000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = launch_of(&eng_spin, &a, 512, 1, 1, 256);
+	l.cluster[0] = 4;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	const uint16_t *gpc = o.device.gpc_of_sm;
+	cta_sim_free(s);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	uint64_t start_t[512], sm[512];
+	unsigned n = 0;
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_START) {
+			assert_true(t.recs[i].block < 512);
+			start_t[t.recs[i].block] = t.recs[i].t_ns;
+			sm[t.recs[i].block] = t.recs[i].sm;
+			n++;
+		}
+	assert_int_equal(n, 512);
+	for (unsigned c = 0; c < 128; c++)
+		for (unsigned r = 1; r < 4; r++) {
+			assert_int_equal(start_t[4 * c + r], start_t[4 * c]);
+			assert_int_equal(gpc[sm[4 * c + r]], gpc[sm[4 * c]]);
+		}
+	cta_trace_free(&t);
+	remove(path);
+}
+
 static void launch_after_the_run_is_refused(void **state)
 {
 	(void)state;
@@ -547,6 +616,8 @@ int main(void)
 	    cmocka_unit_test(launch_over_1024_threads_per_block_is_rejected),
 	    cmocka_unit_test(launch_over_the_grid_limits_is_rejected),
 	    cmocka_unit_test(block_that_fits_on_no_sm_names_the_limiting_resource),
+	    cmocka_unit_test(cluster_launch_errors_name_the_problem),
+	    cmocka_unit_test(cluster_ctas_start_together_on_one_gpc),
 	    cmocka_unit_test(launch_after_the_run_is_refused),
 	    cmocka_unit_test(makespan_of_one_block_is_launch_start_body_and_retire_latency),
 	    cmocka_unit_test(simulator_trace_records_are_in_virtual_time_order),
