@@ -297,7 +297,7 @@ struct cta_sim {
 	int ran;
 	int deterministic;
 	int io_error;
-	int bad_smem; /* a body used more shared memory than declared */
+	int bad_smem;         /* a body used more shared memory than declared */
 	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
