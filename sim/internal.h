@@ -206,6 +206,32 @@ struct cta__cta {
 	} rslots[8];
 };
 
+/* What a unit's segment produced that touches shared state. Segments may
+ * run on several host threads at once; the engine applies each outbox when
+ * it commits the unit, in dispatch order, so the result does not depend on
+ * the number of threads. */
+struct cta__outbox {
+	struct cta_trace_rec *recs;
+	size_t nrecs, caprecs;
+	char *text; /* record texts, back to back; recs[i].text holds an offset + 1 */
+	size_t ntext, captext;
+	struct cta_ub_report *ubs;
+	size_t nubs, capubs;
+	unsigned ubcount[16];
+	uint64_t *marks; /* logical blocks processed (coverage) */
+	size_t nmarks, capmarks;
+	uint64_t crossings;
+	int comm;  /* a global atomic ran */
+	int error; /* errmsg holds a message that stops the run */
+	char errmsg[256];
+};
+
+/* Per host thread: its fiber pool and spare lanes. */
+struct cta__worker {
+	struct cta__fiber_pool *fpool;
+	struct cta__lane_x *free_lanes;
+};
+
 /* A run of threads a waiting lane handed back: x from tid.x to end-1. */
 struct cta__run {
 	unsigned cta;
@@ -222,6 +248,7 @@ struct cta__unit {
 	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
 	size_t cap_smem;   /* allocated shared memory per CTA */
 	struct cta__cursor cursor;
+	struct cta__outbox out;
 	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
 	unsigned ret_cap;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
@@ -276,9 +303,14 @@ struct cta_sim {
 	uint64_t barrier_crossings;
 	uint64_t lanes_started; /* lanes (fibers) started: one per unit without waits */
 	uint64_t events;
-	struct cta__fiber_pool *fpool;
+	struct cta__pool *pool; /* NULL when running on one host thread */
+	struct cta__worker *workers;
+	unsigned nworkers;
+	double seg_ns; /* running estimate of one segment's host cost, ns */
+	uint64_t batches;
+	struct cta__unit **batch;
+	size_t batch_cap;
 	struct cta__unit *free_units;
-	struct cta__lane_x *free_lanes;
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */
@@ -301,10 +333,15 @@ struct cta_sim {
 	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
-/* Current simulator of the calling host thread (set while a segment runs). */
-extern _Thread_local struct cta_sim *cta__sim_cur __attribute__((tls_model("initial-exec")));
+/* Set on the host thread that runs a segment: the worker, and the unit. */
+extern _Thread_local struct cta__worker *cta__seg_worker __attribute__((tls_model("initial-exec")));
+extern _Thread_local struct cta__unit *cta__seg_unit __attribute__((tls_model("initial-exec")));
+void cta__out_error(struct cta__unit *u, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cta__out_mark(struct cta__unit *u, uint64_t logical);
 
 /* engine */
+extern struct cta_sim *volatile cta__running_sim;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,

@@ -104,6 +104,7 @@ struct cta__lane {
 	uint64_t vtime;        /* this thread's virtual clock, ns */
 	unsigned steal_depth;  /* > 0 while inside a work-stealing body */
 	int active;            /* a thread is bound to this lane */
+	int comm;              /* a global atomic ran: blocks may communicate */
 	unsigned row_end;      /* the claimed run is threads tid.x .. row_end-1 of a row */
 	unsigned run_x0;       /* first thread of the run not yet counted as exited */
 	struct cta__cursor *cursor;
@@ -252,19 +253,23 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 #define CTA__ATOMIC_INT_OPS(sfx, T)                                                                \
 	static inline T cta__atomic_add_##sfx(T *p, T v)                                           \
 	{                                                                                          \
+		cta__cur->comm = 1;                                                                \
 		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                 \
 	}                                                                                          \
 	static inline T cta__atomic_exch_##sfx(T *p, T v)                                          \
 	{                                                                                          \
+		cta__cur->comm = 1;                                                                \
 		return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                                \
 	}                                                                                          \
 	static inline T cta__atomic_cas_##sfx(T *p, T cmp, T v)                                    \
 	{                                                                                          \
+		cta__cur->comm = 1;                                                                \
 		__atomic_compare_exchange_n(p, &cmp, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);    \
 		return cmp;                                                                        \
 	}                                                                                          \
 	static inline T cta__atomic_min_##sfx(T *p, T v)                                           \
 	{                                                                                          \
+		cta__cur->comm = 1;                                                                \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
 		                                               __ATOMIC_RELAXED))                  \
@@ -273,6 +278,7 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 	}                                                                                          \
 	static inline T cta__atomic_max_##sfx(T *p, T v)                                           \
 	{                                                                                          \
+		cta__cur->comm = 1;                                                                \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
 		                                               __ATOMIC_RELAXED))                  \
@@ -284,6 +290,7 @@ CTA__ATOMIC_INT_OPS(u32, unsigned)
 CTA__ATOMIC_INT_OPS(u64, unsigned long long)
 static inline float cta__atomic_add_f32(float *p, float v)
 {
+	cta__cur->comm = 1;
 	union {
 		float f;
 		uint32_t u;

@@ -124,6 +124,13 @@ CTA_EXPORT int cta_sim_deterministic(const cta_sim *s);
 /* Events the engine processed (for benchmarks and tests). */
 CTA_EXPORT uint64_t cta_sim_event_count(const cta_sim *s);
 
+/* For a fatal-signal handler (the library installs none): describes the
+ * kernel, block and thread whose body was running on the calling thread
+ * into buf (a line for stderr), and closes the running simulator's trace
+ * as incomplete. Only for the crash path: nothing may run afterwards. */
+CTA_EXPORT int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr);
+CTA_EXPORT void cta_sim_crash_finish_trace(void);
+
 /* Kernel registry: every CTA_KERNEL registers itself here. */
 CTA_EXPORT const struct cta_kernel_def *cta_kernel_find(const char *name);
 

@@ -88,6 +88,9 @@ typedef struct cta_trace_writer cta_trace_writer;
 CTA_EXPORT int cta_trace_writer_open(cta_trace_writer **out, const char *path,
                                      const struct cta_trace_header *h);
 CTA_EXPORT int cta_trace_writer_add(cta_trace_writer *w, const struct cta_trace_rec *r);
+/* Changes the header's #deterministic value (fixed in place at close): a
+ * run can learn only while running that it was not reproducible. */
+CTA_EXPORT void cta_trace_writer_set_deterministic(cta_trace_writer *w, int deterministic);
 /* Finishes the file. complete=0 keeps what was written, marked incomplete. */
 CTA_EXPORT int cta_trace_writer_close(cta_trace_writer *w, int complete);
 CTA_EXPORT const char *cta_trace_writer_errmsg(const cta_trace_writer *w);

@@ -216,7 +216,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	struct cta_sim *s = u->sim;
 	struct cta__kernel *k = u->k;
 	struct cta__cta *c = cta__lane_cta(x);
-	k->uses_clc = 1;
+	__atomic_store_n(&k->uses_clc, 1, __ATOMIC_RELAXED);
 	size_t roff = smem_off(c, result), boff = smem_off(c, bar);
 
 	if (c->observed_failure && c->observed_failure_t <= x->l.vtime)
@@ -257,7 +257,6 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	struct cta__request *r = calloc(1, sizeof(*r));
 	if (!r)
 		abort(); /* a few bytes per request; nothing sensible to do without them */
-	r->id = s->request_seq++;
 	r->unit = u;
 	r->k = k;
 	r->cta = x->l.cta_rank;
@@ -433,7 +432,7 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 	if (!sl->consumed) {
 		sl->consumed = 1;
 		uint64_t logical = cta__unit_logical(k, r->unit_index, x->l.cta_rank);
-		cta__cover_mark(&k->cover, logical);
+		cta__out_mark(u, logical);
 		c->steal_current = logical;
 		cta__trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical, c->sm,
 		           CTA_TRACE_NONE, 0, NULL);
@@ -484,7 +483,7 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = cta__lane_cta(x);
 	unsigned me = lane_rank(x);
-	u->k->uses_clc = 1;
+	__atomic_store_n(&u->k->uses_clc, 1, __ATOMIC_RELAXED);
 	if (!c->foreach_file) {
 		c->foreach_file = file;
 		c->foreach_line = line;

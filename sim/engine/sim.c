@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "exec/fiber.h"
 #include "internal.h"
 
-_Thread_local struct cta_sim *cta__sim_cur;
+#include "exec/pool.h"
 
 void cta__errf(struct cta_sim *s, const char *fmt, ...)
 {
@@ -38,11 +40,59 @@ void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a)
 	}
 }
 
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, n * elem);
+	if (!q)
+		abort(); /* the run cannot continue without its outputs */
+	*cap = n;
+	return q;
+}
+
+void cta__out_error(struct cta__unit *u, const char *fmt, ...)
+{
+	if (u->out.error)
+		return;
+	u->out.error = 1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(u->out.errmsg, sizeof(u->out.errmsg), fmt, ap);
+	va_end(ap);
+}
+
+void cta__out_mark(struct cta__unit *u, uint64_t logical)
+{
+	struct cta__outbox *o = &u->out;
+	o->marks = grow(o->marks, &o->capmarks, o->nmarks + 1, sizeof(*o->marks));
+	o->marks[o->nmarks++] = logical;
+}
+
 void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
                 uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text)
 {
 	if (!s->tw || s->io_error)
 		return;
+	struct cta__unit *u = cta__seg_unit;
+	if (u) {
+		/* Inside a segment: kept until the unit is committed. */
+		struct cta__outbox *o = &u->out;
+		o->recs = grow(o->recs, &o->caprecs, o->nrecs + 1, sizeof(*o->recs));
+		struct cta_trace_rec *r = &o->recs[o->nrecs++];
+		*r = (struct cta_trace_rec){t, ev, kernel, block, phys, sm, arg, code, NULL};
+		if (text) {
+			size_t n = strlen(text) + 1;
+			o->text = grow(o->text, &o->captext, o->ntext + n, 1);
+			memcpy(o->text + o->ntext, text, n);
+			r->text = (const char *)(uintptr_t)(o->ntext + 1);
+			o->ntext += n;
+		}
+		return;
+	}
 	struct cta_trace_rec r = {t, ev, kernel, block, phys, sm, arg, code, text};
 	if (cta_trace_writer_add(s->tw, &r) < 0) {
 		s->io_error = 1;
@@ -84,10 +134,26 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		cta_sim_free(s);
 		return CTA_ENOMEM;
 	}
-	if (cta__fiber_pool_new(&s->fpool, CTA__LANE_STACK) < 0) {
+	unsigned nw = opts->threads;
+	if (nw == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		nw = n > 0 ? (unsigned)n : 1;
+	}
+	if (nw > 1 && cta__pool_new(&s->pool, nw) < 0) {
 		cta_sim_free(s);
 		return CTA_ENOMEM;
 	}
+	s->nworkers = s->pool ? cta__pool_size(s->pool) : 1;
+	s->workers = calloc(s->nworkers, sizeof(*s->workers));
+	if (!s->workers) {
+		cta_sim_free(s);
+		return CTA_ENOMEM;
+	}
+	for (unsigned i = 0; i < s->nworkers; i++)
+		if (cta__fiber_pool_new(&s->workers[i].fpool, CTA__LANE_STACK) < 0) {
+			cta_sim_free(s);
+			return CTA_ENOMEM;
+		}
 	*out = s;
 	return 0;
 }
@@ -114,11 +180,14 @@ void cta_sim_free(cta_sim *s)
 	free(s->bucket);
 	free(s->bcount);
 	free(s->gpcmask);
-	while (s->free_lanes) {
-		struct cta__lane_x *x = s->free_lanes;
-		s->free_lanes = x->next_all;
-		free(x);
+	for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
+		while (s->workers[i].free_lanes) {
+			struct cta__lane_x *x = s->workers[i].free_lanes;
+			s->workers[i].free_lanes = x->next_all;
+			free(x);
+		}
 	}
+	free(s->batch);
 	while (s->free_units) {
 		struct cta__unit *u = s->free_units;
 		s->free_units = u->next_free;
@@ -126,9 +195,16 @@ void cta_sim_free(cta_sim *s)
 			free(u->ctas[i].smem);
 		free(u->ctas);
 		free(u->ret);
+		free(u->out.recs);
+		free(u->out.text);
+		free(u->out.ubs);
+		free(u->out.marks);
 		free(u);
 	}
-	cta__fiber_pool_free(s->fpool);
+	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
+		cta__fiber_pool_free(s->workers[i].fpool);
+	free(s->workers);
+	cta__pool_free(s->pool);
 	cta__evq_free(&s->q);
 	free(s);
 }
@@ -335,10 +411,67 @@ void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 		cta__push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, st->head, 1);
 }
 
+/* Applies what a segment produced, in the order it produced it. */
+static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__outbox *o = &u->out;
+	for (size_t i = 0; i < o->nrecs; i++) {
+		struct cta_trace_rec *r = &o->recs[i];
+		if (r->text)
+			r->text = o->text + ((uintptr_t)r->text - 1);
+		if (s->tw && !s->io_error && cta_trace_writer_add(s->tw, r) < 0) {
+			s->io_error = 1;
+			cta__errf(s, "writing trace: %s", cta_trace_writer_errmsg(s->tw));
+		}
+	}
+	o->nrecs = o->ntext = 0;
+	/* After an abort, later outboxes of the same batch add nothing. */
+	int drop = s->o.ub_mode == CTA_UB_ABORT && s->aborted;
+	for (size_t i = 0; i < o->nubs && !drop; i++) {
+		if (s->nubs == s->ubcap) {
+			size_t cap = s->ubcap ? s->ubcap * 2 : 16;
+			struct cta_ub_report *n = realloc(s->ubs, cap * sizeof(*n));
+			if (!n)
+				break;
+			s->ubs = n;
+			s->ubcap = cap;
+		}
+		s->ubs[s->nubs++] = o->ubs[i];
+	}
+	o->nubs = 0;
+	for (unsigned r = 0; r < UB__COUNT; r++) {
+		s->ub_counts[r] += drop ? 0 : o->ubcount[r];
+		if (o->ubcount[r] && r != UB_BUILTIN_BLOCKIDX_IN_BODY &&
+		    s->o.ub_mode == CTA_UB_ABORT)
+			s->aborted = 1;
+		o->ubcount[r] = 0;
+	}
+	for (size_t i = 0; i < o->nmarks; i++)
+		cta__cover_mark(&u->k->cover, o->marks[i]);
+	o->nmarks = 0;
+	s->barrier_crossings += o->crossings;
+	o->crossings = 0;
+	if (o->comm && s->nworkers > 1 && s->deterministic) {
+		/* Blocks communicated through global memory while running on
+		 * several host threads: results stay right, but the order of
+		 * their atomics (and so the trace) may differ between runs. */
+		s->deterministic = 0;
+		if (s->tw)
+			cta_trace_writer_set_deterministic(s->tw, 0);
+	}
+	if (o->error && !s->hung) {
+		cta__errf(s, "%s", o->errmsg);
+		s->hung = 1;
+	}
+	o->error = 0;
+}
+
 static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 {
+	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
+		r->id = s->request_seq++;
 		uint64_t t = r->issue_t < s->now ? s->now : r->issue_t;
 		cta__push(s, t, EV_CANCEL, r, 0);
 	}
@@ -354,12 +487,25 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 	}
 }
 
+static void run_segment(struct cta_sim *s, struct cta__unit *u, unsigned worker)
+{
+	cta__seg_worker = &s->workers[worker];
+	cta__seg_unit = u;
+	cta__unit_run(s, u);
+	cta__seg_unit = NULL;
+	cta__seg_worker = NULL;
+}
+
 static void run_unit(struct cta_sim *s, struct cta__unit *u)
 {
-	cta__sim_cur = s;
-	cta__unit_run(s, u);
-	cta__sim_cur = NULL;
+	run_segment(s, u, 0);
 	commit_unit(s, u);
+}
+
+static void segment_task(void *ctx, size_t i, unsigned worker)
+{
+	struct cta_sim *s = ctx;
+	run_segment(s, s->batch[i], worker);
 }
 
 static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i);
@@ -378,11 +524,13 @@ void cta__ready(struct cta_sim *s, struct cta__unit *u)
 		s->ready_min = u->start_t;
 }
 
-/* Runs the bodies of every dispatched unit, in dispatch order. */
+/* Runs the bodies of every dispatched unit: on the pool's host threads when
+ * there are several, then commits them in dispatch order. */
 static void run_ready(struct cta_sim *s)
 {
 	struct cta__unit *u = s->ready_head;
 	s->ready_head = s->ready_tail = NULL;
+	size_t n = 0;
 	while (u) {
 		struct cta__unit *next = u->next_ready;
 		struct cta__kernel *k = u->k;
@@ -396,9 +544,40 @@ static void run_ready(struct cta_sim *s)
 			k->per_sm[c->sm]++;
 			cta__cover_mark(&k->cover, c->logical);
 		}
-		run_unit(s, u);
+		s->batch = grow(s->batch, &s->batch_cap, n + 1, sizeof(*s->batch));
+		s->batch[n++] = u;
 		u = next;
 	}
+	/* Waking the pool costs microseconds, and a block whose body costs less
+	 * than a couple of microseconds loses more to moving its memory between
+	 * cores than it gains: such batches (timing-only grids, tiny kernels)
+	 * run on this thread. The
+	 * estimate of a body's cost is a running average of measured batches;
+	 * the choice changes only speed, never results. */
+	double est = s->seg_ns * (double)n;
+	uint64_t b = s->batches++;
+	/* Every 64th batch runs on this thread, timed, to keep the estimate
+	 * true; the first one goes to the pool (nothing is known yet). */
+	int sample = s->pool && b > 0 && (b & 63) == 1;
+	int parallel =
+	    s->pool && n > 1 && !sample && (b == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
+	struct timespec t0, t1;
+	if (sample)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (parallel)
+		cta__pool_run(s->pool, segment_task, s, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			run_segment(s, s->batch[i], 0);
+	if (sample && n) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double ns =
+		    (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+		double per = ns / (double)n;
+		s->seg_ns = s->seg_ns == 0 ? per : 0.5 * s->seg_ns + 0.5 * per;
+	}
+	for (size_t i = 0; i < n; i++)
+		commit_unit(s, s->batch[i]);
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the
@@ -473,6 +652,7 @@ int cta_sim_run(cta_sim *s)
 	int rc = open_trace(s);
 	if (rc < 0)
 		return rc;
+	cta__running_sim = s;
 	for (unsigned i = 0; i < s->nkernels; i++)
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	struct cta__event e;
@@ -555,6 +735,7 @@ int cta_sim_run(cta_sim *s)
 				break;
 			}
 	}
+	cta__running_sim = NULL;
 	finish_stats(s);
 	if (s->hung && !result)
 		result = CTA_EDEADLOCK;

@@ -14,6 +14,8 @@
 #include "internal.h"
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
+_Thread_local struct cta__worker *cta__seg_worker __attribute__((tls_model("initial-exec")));
+_Thread_local struct cta__unit *cta__seg_unit __attribute__((tls_model("initial-exec")));
 
 struct cta__lane_x *cta__lane_self(void)
 {
@@ -115,9 +117,19 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	}
 	struct cta__run *ret = u->ret;
 	unsigned ret_cap = u->ret_cap;
+	struct cta__outbox out = u->out;
 	zero(u, sizeof(*u));
 	u->ret = ret;
 	u->ret_cap = ret_cap;
+	/* Keep the outbox's buffers; empty it. */
+	u->out.recs = out.recs;
+	u->out.caprecs = out.caprecs;
+	u->out.text = out.text;
+	u->out.captext = out.captext;
+	u->out.ubs = out.ubs;
+	u->out.capubs = out.capubs;
+	u->out.marks = out.marks;
+	u->out.capmarks = out.capmarks;
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
@@ -151,7 +163,6 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	cur->t0 = t;
-	u->host = cta__fiber_host(s->fpool);
 	return u;
 }
 
@@ -163,9 +174,9 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 		/* Only abandoned lanes still own their stack: a finished fiber's
 		 * handle may already belong to another lane. */
 		if (x->abandoned)
-			cta__fiber_release(s->fpool, x->fiber);
-		x->next_all = s->free_lanes;
-		s->free_lanes = x;
+			cta__fiber_release(cta__fiber_pool_of(x->fiber), x->fiber);
+		x->next_all = s->workers[0].free_lanes;
+		s->workers[0].free_lanes = x;
 		x = n;
 	}
 	for (unsigned i = 0; i < u->nctas; i++) {
@@ -260,9 +271,10 @@ static void lane_main(void *arg)
 
 static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 {
-	struct cta__lane_x *x = s->free_lanes;
+	struct cta__worker *w = cta__seg_worker;
+	struct cta__lane_x *x = w->free_lanes;
 	if (x) {
-		s->free_lanes = x->next_all;
+		w->free_lanes = x->next_all;
 		/* Only what a new lane reads before writing needs clearing. */
 		x->l.steal_depth = 0;
 		x->l.active = 0;
@@ -293,16 +305,16 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	x->l.cursor = &u->cursor;
 	x->l.unit = u;
 	x->l.cta_rank = UINT32_MAX;
-	x->fiber = cta__fiber_start(s->fpool, lane_main, x, u->host);
+	x->fiber = cta__fiber_start(w->fpool, lane_main, x, u->host);
 	if (!x->fiber) {
-		x->next_all = s->free_lanes;
-		s->free_lanes = x;
+		x->next_all = w->free_lanes;
+		w->free_lanes = x;
 		return NULL;
 	}
 	x->next_all = u->all;
 	u->all = x;
 	u->live_lanes++;
-	s->lanes_started++;
+	__atomic_fetch_add(&s->lanes_started, 1, __ATOMIC_RELAXED);
 	return x;
 }
 
@@ -366,7 +378,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = cta__lane_cta(x);
 	flush_progress(&x->l);
-	s->barrier_crossings++;
+	u->out.crossings++;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;
@@ -433,7 +445,7 @@ void cta__cluster_sync(const char *file, int line)
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
 	flush_progress(&x->l);
-	s->barrier_crossings++;
+	u->out.crossings++;
 	u->cbar_arrived++;
 	if (x->l.vtime > u->cbar_max_t)
 		u->cbar_max_t = x->l.vtime;
@@ -575,6 +587,12 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 
 void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 {
+	/* The scheduler context is this host thread's; lanes left waiting by
+	 * an earlier segment (possibly on another thread) return here now. */
+	u->host = cta__fiber_host(cta__seg_worker->fpool);
+	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
+		if (x->state != L_DONE)
+			cta__fiber_set_ret(x->fiber, u->host);
 	for (;;) {
 		struct cta__lane_x *x = u->runq;
 		if (x) {
@@ -584,8 +602,7 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 		} else if (u->cursor.left || u->cursor.nret) {
 			x = lane_new(s, u);
 			if (!x) {
-				cta__errf(s, "out of memory for thread stacks");
-				s->hung = 1;
+				cta__out_error(u, "out of memory for thread stacks");
 				return;
 			}
 		} else if (settle_barriers(s, u)) {
@@ -597,15 +614,16 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 		cta__cur = &x->l;
 		cta__fiber_switch(u->host, x->fiber);
 		cta__cur = NULL;
+		if (x->l.comm)
+			u->out.comm = 1;
 		if (x->state == L_DONE) {
 			u->live_lanes--;
-			if (cta__fiber_overflowed(x->fiber) && !s->hung) {
-				cta__errf(s,
-				          "kernel %s: a thread overflowed its %zu KiB stack (large "
-				          "local arrays or deep recursion in the body)",
-				          u->k->label, (size_t)CTA__LANE_STACK / 1024);
-				s->hung = 1;
-			}
+			if (cta__fiber_overflowed(x->fiber))
+				cta__out_error(
+				    u,
+				    "kernel %s: a thread overflowed its %zu KiB stack (large "
+				    "local arrays or deep recursion in the body)",
+				    u->k->label, (size_t)CTA__LANE_STACK / 1024);
 		}
 	}
 	if (u->live_lanes && !unit_waits_for_engine(u)) {
@@ -640,21 +658,20 @@ void *cta__shared(const struct cta__smem_site *site)
 	    off + site->size > k->smem_bytes) {
 		/* The launch declared less static shared memory than the body
 		 * uses: this is an input error of the harness, stop cleanly. */
-		struct cta_sim *s = x->l.unit->sim;
-		if (!s->hung && c->nsites == sizeof(c->sites) / sizeof(c->sites[0]))
-			cta__errf(s,
-			          "kernel %s: shared variable '%s': more than %zu shared-memory "
-			          "declarations in one block (the simulator's limit)",
-			          k->label, site->name, sizeof(c->sites) / sizeof(c->sites[0]));
-		else if (!s->hung)
-			cta__errf(s,
-			          "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
-			          "%zu bytes of shared memory its launch declares (smem_static + "
-			          "smem_dynamic)",
-			          k->label, site->name, site->size, k->smem_bytes);
-		s->hung = 1;
-		s->bad_smem = 1;
-		static unsigned char scratch[1 << 16] __attribute__((aligned(64)));
+		if (c->nsites == sizeof(c->sites) / sizeof(c->sites[0]))
+			cta__out_error(
+			    x->l.unit,
+			    "kernel %s: shared variable '%s': more than %zu shared-memory "
+			    "declarations in one block (the simulator's limit)",
+			    k->label, site->name, sizeof(c->sites) / sizeof(c->sites[0]));
+		else
+			cta__out_error(
+			    x->l.unit,
+			    "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
+			    "%zu bytes of shared memory its launch declares (smem_static + "
+			    "smem_dynamic)",
+			    k->label, site->name, site->size, k->smem_bytes);
+		static _Thread_local unsigned char scratch[1 << 16] __attribute__((aligned(64)));
 		return site->size <= sizeof(scratch) ? scratch : NULL;
 	}
 	c->sites[c->nsites] = site;

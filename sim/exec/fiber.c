@@ -73,7 +73,7 @@ struct slab {
 };
 
 #define SLAB_STACKS 64
-#define CANARY 0x5ca1ab1ec0ffee00ull
+#define CANARY      0x5ca1ab1ec0ffee00ull
 
 struct cta__fiber_pool {
 	struct cta__fiber host;
@@ -364,6 +364,16 @@ void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f)
 	f->in_pool = 1;
 	f->next_free = p->free_list;
 	p->free_list = f;
+}
+
+void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret)
+{
+	f->ret = ret;
+}
+
+struct cta__fiber_pool *cta__fiber_pool_of(const struct cta__fiber *f)
+{
+	return f->pool;
 }
 
 int cta__fiber_finished(const struct cta__fiber *f)

@@ -56,6 +56,11 @@ void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f);
 
 /* Nonzero once fn has returned. */
 int cta__fiber_finished(const struct cta__fiber *f);
+/* Where a started fiber switches when its function returns (a unit resumed
+ * on another host thread has a different scheduler context). */
+void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret);
+/* The pool a fiber's stack came from. */
+struct cta__fiber_pool *cta__fiber_pool_of(const struct cta__fiber *f);
 /* 1 when a body overran the fiber's stack (its canary was overwritten). */
 int cta__fiber_overflowed(const struct cta__fiber *f);
 

@@ -80,4 +80,8 @@ void cta__put_xml_str(FILE *f, const char *s);
 /* Logical blocks in a kernel's grid. */
 uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k);
 
+/* Closes a writer from a fatal-signal handler: flushes, marks the trace
+ * "#incomplete records=N WHY", renames; only async-signal-safe calls. */
+void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
+
 #endif

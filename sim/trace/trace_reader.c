@@ -566,6 +566,13 @@ static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
 				           "'#end records=N')",
 				           shown(n), s);
 			size_t pl = n - (size_t)(p - s);
+			/* "#incomplete records=N REASON": the reason (a crash, say)
+			 * is for people; the count is what is checked. */
+			if (inc) {
+				const char *sp = memchr(p, ' ', pl);
+				if (sp)
+					pl = (size_t)(sp - p);
+			}
 			if (pl < 9 || memcmp(p, "records=", 8) ||
 			    parse_u64(p + 8, pl - 8, &marker_count))
 				return err(r, CTA_EPARSE,

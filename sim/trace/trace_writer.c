@@ -27,6 +27,10 @@ struct cta_trace_writer {
 	char *path;
 	char *tmp_path;
 	size_t len;
+	uint64_t flushed; /* bytes already written to fd */
+	uint64_t det_off; /* file offset of the #deterministic digit */
+	int det_header;   /* the digit the header carries */
+	int det;          /* the digit it must carry at close */
 	char buf[WBUF_SIZE];
 	char msg[512];
 };
@@ -76,6 +80,7 @@ static int flush_buf(cta_trace_writer *w)
 		}
 		off += (size_t)n;
 	}
+	w->flushed += w->len;
 	w->len = 0;
 	return 0;
 }
@@ -267,6 +272,8 @@ static int write_header(cta_trace_writer *w, const struct cta_trace_header *h)
 	put(w, num, cta__trace_fmt_double(num, sizeof(num), h->tick_ns));
 	puts_(w, "\n#clc ");
 	puts_(w, h->clc);
+	w->det_off = w->flushed + w->len + strlen("\n#deterministic ");
+	w->det_header = w->det = h->deterministic ? 1 : 0;
 	puts_(w, h->deterministic ? "\n#deterministic 1\n" : "\n#deterministic 0\n");
 	puts_(w, "#ctasim_version ");
 	puts_(w, h->ctasim_version);
@@ -399,6 +406,12 @@ int cta_trace_writer_add(cta_trace_writer *w, const struct cta_trace_rec *r)
 	return 0;
 }
 
+void cta_trace_writer_set_deterministic(cta_trace_writer *w, int deterministic)
+{
+	if (w)
+		w->det = deterministic ? 1 : 0;
+}
+
 int cta_trace_writer_close(cta_trace_writer *w, int complete)
 {
 	if (!w)
@@ -413,8 +426,13 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 		*p++ = '\n';
 		/* fsync fails with EINVAL on pipes and devices, which have nothing
 		 * to make durable. */
-		if (!put(w, tail, (size_t)(p - tail)) && !flush_buf(w) && !w->direct &&
-		    fsync(w->fd) != 0)
+		/* The run learnt after the header was written that it was not
+		 * reproducible: correct the one digit in place. */
+		if (!put(w, tail, (size_t)(p - tail)) && !flush_buf(w) && w->det != w->det_header &&
+		    !w->direct && pwrite(w->fd, w->det ? "1" : "0", 1, (off_t)w->det_off) != 1)
+			fail(w, CTA_EIO, "cannot update the #deterministic header", w->tmp_path,
+			     errno);
+		if (!w->err && !w->direct && fsync(w->fd) != 0)
 			fail(w, CTA_EIO, "fsync failed", w->tmp_path, errno);
 		rc = w->err;
 	}
@@ -429,4 +447,37 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 		unlink(w->tmp_path);
 	writer_free(w);
 	return rc;
+}
+
+/* Called from a fatal-signal handler: only write(2), close(2) and rename(2),
+ * no allocation. Whatever the buffer holds goes out, then the marker that
+ * says the trace stops early, and the file takes its final name. */
+void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why)
+{
+	if (!w || w->err)
+		return;
+	const char *m = "#incomplete records=";
+	char tail[160], *p = tail;
+	size_t ml = strlen(m);
+	memcpy(p, m, ml);
+	p = fmt_u64(p + ml, w->records);
+	*p++ = ' ';
+	size_t wl = strlen(why);
+	if (wl > 100)
+		wl = 100;
+	memcpy(p, why, wl);
+	p += wl;
+	*p++ = '\n';
+	size_t off = 0;
+	while (off < w->len) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+		if (n <= 0)
+			return;
+		off += (size_t)n;
+	}
+	if (write(w->fd, tail, (size_t)(p - tail)) < 0)
+		return;
+	close(w->fd);
+	if (!w->direct)
+		rename(w->tmp_path, w->path);
 }

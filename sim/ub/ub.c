@@ -38,49 +38,50 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 {
 	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK)
 		return;
-	/* Abort mode keeps only the first UB: threads of the segment that
-	 * was running when it hit still finish, and must not add more. */
 	if (s->aborted)
 		return;
 	int warning = rule == UB_BUILTIN_BLOCKIDX_IN_BODY;
-	s->ub_counts[rule]++;
+	/* Reports go to the unit's outbox: the engine adds them to the run's
+	 * list in commit order, so they do not depend on host threads. */
+	struct cta__outbox *o = &u->out;
+	/* Abort mode keeps only the first UB: the threads of the segment that
+	 * hit it still run to their next wait, and must not add more. */
 	if (s->o.ub_mode == CTA_UB_ABORT && !warning)
-		s->aborted = 1;
-	if (s->nubs >= MAX_STORED)
+		for (unsigned r = 0; r < UB__COUNT; r++)
+			if (r != UB_BUILTIN_BLOCKIDX_IN_BODY && o->ubcount[r])
+				return;
+	o->ubcount[rule]++;
+	if (s->nubs + o->nubs >= MAX_STORED)
 		return;
-	if (s->nubs == s->ubcap) {
-		size_t cap = s->ubcap ? s->ubcap * 2 : 16;
-		struct cta_ub_report *n = realloc(s->ubs, cap * sizeof(*n));
+	if (o->nubs == o->capubs) {
+		size_t cap = o->capubs ? o->capubs * 2 : 8;
+		struct cta_ub_report *n = realloc(o->ubs, cap * sizeof(*n));
 		if (!n)
 			return;
-		s->ubs = n;
-		s->ubcap = cap;
+		o->ubs = n;
+		o->capubs = cap;
 	}
-	struct cta_ub_report *r = &s->ubs[s->nubs++];
+	struct cta_ub_report *r = &o->ubs[o->nubs++];
 	memset(r, 0, sizeof(*r));
 	r->rule = rule_names[rule];
 	r->warning = warning;
 	r->file = file ? file : "?";
 	r->line = line;
-	r->kernel = u ? u->k->id : 0;
-	struct cta__cta *c = NULL;
-	if (x)
-		c = cta__lane_cta(x);
-	else if (u)
-		c = &u->ctas[0];
-	if (file && u && !x)
+	r->kernel = u->k->id;
+	struct cta__cta *c = x ? cta__lane_cta(x) : &u->ctas[0];
+	if (file && !x)
 		for (unsigned i = 0; i < u->nctas; i++)
 			if (u->ctas[i].foreach_file == file)
 				c = &u->ctas[i];
-	r->block = c ? c->steal_current : 0;
-	r->phys = c ? c->logical : 0;
+	r->block = c->steal_current;
+	r->phys = c->logical;
 	if (x) {
 		const struct cta__lane *l = &x->l;
 		r->thread = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 		r->t_ns = l->vtime;
 	} else {
 		r->thread = 0;
-		r->t_ns = s->now;
+		r->t_ns = c->end_t;
 	}
 	va_list ap;
 	va_start(ap, causefmt);
@@ -89,5 +90,5 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 	char text[400];
 	snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line, r->cause);
 	cta__trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block, r->phys,
-	           c ? c->sm : CTA_TRACE_NONE, r->thread, 0, text);
+	           c->sm, r->thread, 0, text);
 }

@@ -766,6 +766,9 @@ static void ub_checking_off_reports_nothing(void **state)
 
 /* ---- determinism ------------------------------------------------------------------ */
 
+/* Host threads for the next trace_of (0: all cores, the default). */
+static unsigned trace_threads;
+
 static char *trace_of(const char *kernel, const char *const *args, uint64_t seed, double rate,
                       uint64_t jitter, size_t *len)
 {
@@ -777,6 +780,7 @@ static char *trace_of(const char *kernel, const char *const *args, uint64_t seed
 	o.cancel_fail_rate = rate;
 	o.jitter_ns = jitter;
 	o.trace_path = path;
+	o.threads = trace_threads;
 	struct cta_harness *h;
 	int rc = st_run_harness(&h, kernel, &o, args);
 	if (rc)
@@ -813,6 +817,34 @@ static void same_seed_gives_a_byte_identical_trace(void **state)
 		assert_int_equal(la, lb);
 		if (memcmp(a, b, la))
 			fail_msg("%s: two runs with seed 42 differ", runs[i].k);
+		free(a);
+		free(b);
+	}
+}
+
+static void trace_does_not_depend_on_the_number_of_host_threads(void **state)
+{
+	(void)state;
+	/* Kernels without atomics: byte-identical for 1 and 2 host threads. */
+	const char *vargs[] = {"n=20000", "ns=500", NULL};
+	const char *sargs[] = {"n=100000", NULL};
+	struct {
+		const char *k;
+		const char *const *args;
+		double rate;
+	} runs[] = {
+	    {"vec_add_clc", vargs, 0.3}, {"clc_two_requests", vargs, 0.3}, {"saxpy", sargs, 0}};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		size_t la, lb;
+		trace_threads = 1;
+		char *a = trace_of(runs[i].k, runs[i].args, 5, runs[i].rate, 100, &la);
+		trace_threads = 2;
+		char *b = trace_of(runs[i].k, runs[i].args, 5, runs[i].rate, 100, &lb);
+		trace_threads = 0;
+		assert_non_null(strstr(a, "#deterministic 1"));
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: traces with 1 and 2 host threads differ", runs[i].k);
 		free(a);
 		free(b);
 	}
@@ -875,6 +907,7 @@ int main(void)
 	    cmocka_unit_test(ub_abort_mode_does_not_stop_on_a_warning),
 	    cmocka_unit_test(ub_checking_off_reports_nothing),
 	    cmocka_unit_test(same_seed_gives_a_byte_identical_trace),
+	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
 	};
 	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */

@@ -347,6 +347,39 @@ static void fifo_follows_arrival_not_listing_order(void **state)
 	run_free(&r);
 }
 
+/* Only a HIGHER priority makes a cancel fail: with an equal-priority kernel
+ * waiting on another stream, the CLC kernel keeps stealing (it is ahead in
+ * FIFO order), and the other kernel gets slots only as CLC blocks exit. */
+static void clc_cancel_succeeds_while_equal_priority_kernel_waits(void **state)
+{
+	(void)state;
+	struct run r;
+	run_text(&r, "{\"device\": \"B200\", \"sm_limit\": 2,"
+	             " \"streams\": [{\"name\": \"a\"}, {\"name\": \"b\"}],"
+	             " \"kernels\": ["
+	             "  {\"label\": \"clc\", \"harness\": \"vecscale_clc\", \"stream\": \"a\","
+	             "   \"args\": {\"n\": 32768, \"ns\": 2000}},"
+	             "  {\"label\": \"other\", \"harness\": \"spin\", \"stream\": \"b\","
+	             "   \"release_ns\": 1000, \"grid\": 4, \"args\": {\"ns\": 1000, \"smem\": "
+	             "100000}}]}");
+	size_t launch = find(&r, 0, CTA_TEV_LAUNCH, 1);
+	size_t other_first = find(&r, 0, CTA_TEV_DISPATCH, 1);
+	assert_true(launch < other_first);
+	/* While "other" waited, cancels resolved and none failed for priority;
+	 * some succeeded. */
+	size_t ok = 0;
+	for (size_t i = launch; i < other_first; i++)
+		if (r.r[i].ev == CTA_TEV_CANCEL_DONE) {
+			assert_int_not_equal(r.r[i].code, CTA_CANCEL_FAIL_PRIORITY);
+			ok += r.r[i].code == CTA_CANCEL_SUCCESS;
+		}
+	assert_true(ok > 0);
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(cta_scenario_exec_sim(r.x), 0);
+	assert_int_equal(st->cancel_fail[CTA_CANCEL_FAIL_PRIORITY], 0);
+	assert_true(st->coverage_checked && st->coverage_ok);
+	run_free(&r);
+}
+
 /* A high-priority kernel is found however many kernels are active: 70
  * equal-priority kernels fill the dispatcher's list, and one launched
  * after them at priority -5 still takes the next free slot. */
@@ -413,6 +446,7 @@ int main(void)
 	    cmocka_unit_test(kernels_in_one_stream_run_in_order),
 	    cmocka_unit_test(fifo_follows_arrival_not_listing_order),
 	    cmocka_unit_test(priority_wins_among_many_active_kernels),
+	    cmocka_unit_test(clc_cancel_succeeds_while_equal_priority_kernel_waits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

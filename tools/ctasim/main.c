@@ -1,10 +1,14 @@
 /* The ctasim command line: dispatches `ctasim VERB ...` to cmd_VERB.c.
  * Every subcommand is built over the public API only. */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "ctasim/export.h"
+#include "ctasim/sim.h"
 
 struct command {
 	const char *verb;
@@ -28,8 +32,39 @@ static void usage(FILE *f)
 	        "exit codes: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
 }
 
+/* A kernel body that faults (an out-of-bounds write, say) must not kill the
+ * simulator silently: say which kernel, block and thread it was, keep the
+ * trace written so far (marked incomplete), and exit 1. */
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	char buf[1024];
+	int n = cta_sim_crash_describe(buf, sizeof(buf), sig, si ? si->si_addr : NULL);
+	if (n > 0 && write(2, buf, (size_t)n) < 0)
+		n = 0;
+	cta_sim_crash_finish_trace();
+	_exit(CTA_EXIT_FAIL);
+}
+
+static void install_crash_handlers(void)
+{
+	/* An alternate stack, so that a stack overflow can be reported too. */
+	static char altstack[64 * 1024];
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
+	sigaltstack(&ss, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
+	install_crash_handlers();
 	if (argc < 2) {
 		usage(stderr);
 		return CTA_EXIT_USAGE;
