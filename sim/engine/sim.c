@@ -180,6 +180,10 @@ void cta_sim_free(cta_sim *s)
 	free(s->bucket);
 	free(s->bcount);
 	free(s->gpcmask);
+	/* Units of a run that stopped early; their suspended lanes' stacks
+	 * go with the fiber pools below. */
+	while (s->live_units && s->workers)
+		cta__unit_free(s, s->live_units);
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
 		while (s->workers[i].free_lanes) {
 			struct cta__lane_x *x = s->workers[i].free_lanes;
@@ -333,6 +337,7 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		}
 	}
 	if (rc) {
+		free(k->fit);
 		free(k->per_sm);
 		free(k->args);
 		free(k);

@@ -133,6 +133,10 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
+	u->live_next = s->live_units;
+	if (s->live_units)
+		s->live_units->live_prev = u;
+	s->live_units = u;
 	u->k = k;
 	u->sim = s;
 	u->index = index;
@@ -168,6 +172,13 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 {
+	if (u->live_prev)
+		u->live_prev->live_next = u->live_next;
+	else
+		s->live_units = u->live_next;
+	if (u->live_next)
+		u->live_next->live_prev = u->live_prev;
+	u->live_prev = u->live_next = NULL;
 	struct cta__lane_x *x = u->all;
 	while (x) {
 		struct cta__lane_x *n = x->next_all;
@@ -191,6 +202,8 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 			c->reqs = r->next;
 			free(r);
 		}
+		free(c->fe_bits); /* still set when the CTA never ended */
+		c->fe_bits = NULL;
 	}
 	u->all = NULL;
 	u->next_free = s->free_units;
