@@ -568,6 +568,58 @@ static void clc_coverage_holds_for_many_seeds_at_half_failure_rate(void **state)
 	}
 }
 
+static void cancels_hand_out_the_next_pending_block_in_dispatch_order(void **state)
+{
+	(void)state;
+	/* In the order the engine produced them, dispatch records and
+	 * successful cancel_done records together hand out 0, 1, 2, ...:
+	 * a cancel takes the next block not yet started, and that block is
+	 * never dispatched on its own. */
+	static const char *const kernels[] = {"vec_add_clc", "vecscale_clc",
+	                                      "vecscale_clc_cluster"};
+	static const unsigned csize[] = {1, 1, 2};
+	static const char *const vargs[] = {"n=20000", "ns=500", NULL};
+	static const char *const sargs[] = {"n=32768", "ns=500", NULL};
+	for (int i = 0; i < 3; i++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "handout.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 2;
+		o.cancel_fail_rate = 0.3;
+		o.seed = 11;
+		o.trace_path = path;
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, kernels[i], &o, i ? sargs : vargs), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		uint64_t next = 0, stolen = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			uint64_t got, n = 1;
+			if (r->ev == CTA_TEV_DISPATCH) {
+				got = r->block;
+			} else if (r->ev == CTA_TEV_CANCEL_DONE && r->code == CTA_CANCEL_SUCCESS) {
+				got = r->arg;
+				n = csize[i]; /* a whole cluster */
+				stolen++;
+			} else {
+				continue;
+			}
+			if (got != next)
+				fail_msg("%s: record %zu hands out block %llu, expected %llu",
+				         kernels[i], j, (unsigned long long)got,
+				         (unsigned long long)next);
+			next += n;
+		}
+		assert_int_equal(next, (uint64_t)t.header.kernels[0].grid[0]);
+		assert_true(stolen > 0);
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
 static void kernel_that_drops_a_stolen_index_violates_coverage(void **state)
 {
 	(void)state;
@@ -900,6 +952,7 @@ int main(void)
 	    cmocka_unit_test(guides_valid_code_two_requests_is_not_flagged),
 	    cmocka_unit_test(clc_kernels_cover_every_index_once_under_fault_injection),
 	    cmocka_unit_test(clc_coverage_holds_for_many_seeds_at_half_failure_rate),
+	    cmocka_unit_test(cancels_hand_out_the_next_pending_block_in_dispatch_order),
 	    cmocka_unit_test(kernel_that_drops_a_stolen_index_violates_coverage),
 	    cmocka_unit_test(cancel_failures_are_counted_by_reason),
 	    cmocka_unit_test(cancel_fails_while_a_higher_priority_kernel_waits),
