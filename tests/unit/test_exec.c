@@ -193,6 +193,25 @@ CTA_KERNEL(ex_sites_65, struct ex_sites_args, p)
 		atomicAdd(p->sum, *v10 + *v90);
 }
 
+/* CTA r of each cluster spends r microseconds before the cluster barrier;
+ * every thread records when it left the barrier and its cluster rank. */
+struct ex_cl_args {
+	unsigned long long *t_after; /* per global thread */
+	unsigned long long *t_start; /* per block */
+	unsigned *rank;              /* per block */
+};
+CTA_KERNEL(ex_cluster_sync, struct ex_cl_args, p)
+{
+	unsigned blk = blockIdx.x;
+	if (cta_thread_rank() == 0) {
+		p->t_start[blk] = cta_globaltimer_ns();
+		p->rank[blk] = cta_cluster_block_rank();
+	}
+	cta_spin_ns(1000ull * cta_cluster_block_rank());
+	cta_cluster_sync();
+	p->t_after[blk * blockDim.x + threadIdx.x] = cta_globaltimer_ns();
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 static cta_sim *run_launch(const struct cta_sim_opts *o, const struct cta_kernel_def *k,
@@ -534,6 +553,39 @@ static void blocks_may_declare_many_shared_variables(void **state)
 	cta_sim_free(s);
 }
 
+static void cluster_sync_releases_every_thread_of_the_cluster_together(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	enum { B = 8, T = 32, C = 4 };
+	unsigned long long t_after[B * T], t_start[B];
+	unsigned rank[B];
+	struct ex_cl_args a = {t_after, t_start, rank};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &ex_cluster_sync;
+	l.grid[0] = B;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = T;
+	l.block[1] = l.block[2] = 1;
+	l.cluster[0] = C;
+	l.cluster[1] = l.cluster[2] = 1;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	for (unsigned b = 0; b < B; b++) {
+		assert_int_equal(rank[b], b % C);
+		unsigned first = b - b % C;
+		assert_int_equal(t_start[b], t_start[first]); /* co-scheduled */
+		for (unsigned t = 0; t < T; t++)
+			assert_int_equal(t_after[b * T + t],
+			                 t_start[first] + 1000 * (C - 1) + o.device.barrier_ns);
+	}
+	cta_sim_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,6 +594,7 @@ int main(void)
 	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
 	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
 	    cmocka_unit_test(mbarrier_waiters_continue_at_the_phase_completion_time),
+	    cmocka_unit_test(cluster_sync_releases_every_thread_of_the_cluster_together),
 	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
