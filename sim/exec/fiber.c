@@ -318,6 +318,14 @@ struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn,
 	struct cta__fiber *f = p->free_list;
 	if (f) {
 		p->free_list = f->next_free;
+#ifdef CTA__FIBER_TSAN
+		/* A finished fiber never returned through its entry frames, so
+		 * TSan still holds them; a fresh TSan fiber per use keeps its
+		 * shadow call stack from growing without bound. We run on a
+		 * host context here, never on f. */
+		__tsan_destroy_fiber(f->tsan);
+		f->tsan = __tsan_create_fiber(0);
+#endif
 #ifdef CTA__FIBER_ASAN
 		/* An abandoned run can leave poisoned redzones anywhere on the
 		 * stack; the next user must start from clean shadow memory. */

@@ -381,6 +381,20 @@ __attribute__((weak)) int cta__harness_exec_cuda(struct cta_harness *h)
 	    "CUDA toolkit)");
 }
 
+__attribute__((weak)) int cta__cuda_select_device(int ordinal, char *err, size_t errlen)
+{
+	(void)ordinal;
+	snprintf(err, errlen,
+	         "this build of ctasim has no CUDA backend (nvcc was not found when it was "
+	         "built; rebuild with -Dcuda=enabled on a machine with the CUDA toolkit)");
+	return CTA_EUNSUPPORTED;
+}
+
+__attribute__((weak)) void cta__cuda_free(void *dev)
+{
+	(void)dev;
+}
+
 __attribute__((weak)) void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen)
 {
 	(void)bytes;
@@ -390,6 +404,13 @@ __attribute__((weak)) void *cta__cuda_alloc(size_t bytes, char *err, size_t errl
 
 int cta_harness_setup(struct cta_harness *h)
 {
+	if (h->opts.backend == CTA_BACKEND_CUDA) {
+		/* Say "no GPU" (or "no backend") now, not as a failed allocation
+		 * inside the harness's setup. */
+		int rc = cta__cuda_select_device(h->opts.cuda_device, h->errmsg, sizeof(h->errmsg));
+		if (rc < 0)
+			return rc;
+	}
 	int rc = h->ki->setup(h);
 	if (h->failed_param)
 		return CTA_EINVAL;
@@ -469,8 +490,11 @@ void cta_harness_free(struct cta_harness *h)
 {
 	if (!h)
 		return;
-	for (unsigned i = 0; i < h->nbufs; i++)
+	for (unsigned i = 0; i < h->nbufs; i++) {
+		if (h->bufs[i].dev && h->bufs[i].dev != h->bufs[i].host)
+			cta__cuda_free(h->bufs[i].dev);
 		free(h->bufs[i].host);
+	}
 	for (unsigned i = 0; i < h->nlaunches; i++)
 		free(h->launches[i].args);
 	cta_sim_free(h->sim);

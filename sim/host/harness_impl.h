@@ -48,6 +48,10 @@ int cta__harness_exec_cuda(struct cta_harness *h);
 /* Allocates the device copy of a buffer for the CUDA backend (called by
  * cta_harness_alloc when opts.backend is CUDA). Returns NULL on failure. */
 void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen);
+/* Makes GPU `ordinal` current (before setup allocates), checking there is
+ * one; and frees a device copy. Weak fallbacks say there is no backend. */
+int cta__cuda_select_device(int ordinal, char *err, size_t errlen);
+void cta__cuda_free(void *dev);
 
 /* The CUDA backend's scenario runner, defined in device/ when it is built
  * (a weak fallback in sim/host/scenario_run.c says this build has none):

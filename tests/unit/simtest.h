@@ -17,10 +17,13 @@
 #include "ctasim/harness.h"
 #include "ctasim/sim.h"
 
-/* Simulator options for the named preset, everything else default. */
+/* Simulator options for the named preset, everything else default but the
+ * host threads: one, so tests that look at the host order of bodies see
+ * dispatch order (tests of parallel runs set threads themselves). */
 static inline struct cta_sim_opts st_opts(const char *device)
 {
 	struct cta_sim_opts o = CTA_SIM_OPTS_INIT;
+	o.threads = 1;
 	const struct cta_device_model *m = cta_device_find(device);
 	if (!m) {
 		fprintf(stderr, "no device preset %s\n", device);

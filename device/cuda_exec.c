@@ -1,0 +1,777 @@
+/* Host side of the CUDA backend: the kernel registry, device buffers, and
+ * running a harness's launches on a GPU (clusters, stream priorities,
+ * release delays), choosing hardware or emulated CLC, measuring the timer
+ * tick, aligning %globaltimer with host time, and writing the trace. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* kernel.h's C mapping (pulled in by the harness headers) defines uint3,
+ * dim3 and the index macros that the CUDA headers define too. This file
+ * uses none of them: rename the types and drop the macros before the CUDA
+ * runtime header comes in. */
+#define uint3 cta__c_uint3
+#define dim3  cta__c_dim3
+#include "ctasim/trace.h"
+#include "host/harness_impl.h"
+#undef uint3
+#undef dim3
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+#undef __syncthreads
+
+#define CTA__CUDA_ABI_ONLY
+#include "ctasim/kernel_cuda.h"
+
+#include <cuda_runtime_api.h>
+
+#include "cuda_backend.h"
+
+/* The trace writer lives in sim/trace. Weak references keep the backend
+ * linkable into programs without it (the GPU self-test of an early tree);
+ * a run that asks for a trace there fails with a message. */
+#pragma weak cta_trace_writer_open
+#pragma weak cta_trace_writer_add
+#pragma weak cta_trace_writer_close
+#pragma weak cta_trace_writer_errmsg
+
+int cta__cuda_launch_tick_probe(unsigned long long *dev_out, unsigned iters);
+int cta__cuda_launch_clock_probe(unsigned long long *dev_flag, cudaStream_t s);
+
+/* ---- kernel registry -------------------------------------------------- */
+
+struct cuda_kernel {
+	const char *name;
+	const void *fn[2]; /* [0] instrumented, [1] uninstrumented */
+	size_t args_size;
+	const char *file;
+	int line;
+};
+
+#define MAX_KERNELS 512
+static struct cuda_kernel registry[MAX_KERNELS];
+static unsigned nregistry;
+
+int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_plain,
+                       size_t args_size, const char *file, int line)
+{
+	/* Static initializers run before main: nothing to report to yet, so a
+	 * full table is reported when a kernel is not found. */
+	if (nregistry < MAX_KERNELS) {
+		struct cuda_kernel *k = &registry[nregistry++];
+		k->name = name;
+		k->fn[0] = fn_instr;
+		k->fn[1] = fn_plain;
+		k->args_size = args_size;
+		k->file = file;
+		k->line = line;
+	}
+	return 0;
+}
+
+static const struct cuda_kernel *find_kernel(const char *name)
+{
+	for (unsigned i = 0; i < nregistry; i++)
+		if (strcmp(registry[i].name, name) == 0)
+			return &registry[i];
+	return NULL;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static struct cta__cuda_stats stats;
+
+const struct cta__cuda_stats *cta__cuda_last_stats(void)
+{
+	return &stats;
+}
+
+static uint64_t host_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void wait_until(uint64_t t)
+{
+	for (;;) {
+		uint64_t now = host_ns();
+		if (now >= t)
+			return;
+		/* Sleep while far away, spin for the last 100 us. */
+		if (t - now > 200000) {
+			struct timespec ts = {0, (long)(t - now - 100000)};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int fail(struct cta_harness *h, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int fail(struct cta_harness *h, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			rc = fail(h, CTA_ECUDA, "CUDA backend: %s failed: %s (%s)", #call,         \
+			          cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
+			goto out;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+int cta__cuda_select_device(int ordinal, char *err, size_t errlen)
+{
+	cudaError_t e = cudaSetDevice(ordinal);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "CUDA device %d: %s", ordinal, cudaGetErrorString(e));
+		return e == cudaErrorInvalidDevice ? CTA_ENOTFOUND : CTA_ECUDA;
+	}
+	return 0;
+}
+
+void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen)
+{
+	void *p = NULL;
+	/* Plain device memory: managed memory can hang a shared GPU when
+	 * oversubscribed, and it would hide copy costs from the timings. */
+	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "cudaMalloc(%zu bytes): %s", bytes, cudaGetErrorString(e));
+		return NULL;
+	}
+	return p;
+}
+
+void cta__cuda_free(void *dev)
+{
+	if (dev)
+		cudaFree(dev);
+}
+
+/* ---- timer probes ----------------------------------------------------- */
+
+static int measure_tick(struct cta_harness *h)
+{
+	int rc = 0;
+	unsigned long long *d = NULL, out[2] = {0, 0};
+	CK(cudaMalloc((void **)&d, sizeof out));
+	CK((cudaError_t)cta__cuda_launch_tick_probe(d, 200000));
+	CK(cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost));
+	if (out[1] == 0) {
+		rc = fail(h, CTA_ECUDA,
+		          "CUDA backend: %%globaltimer did not advance in 200000 reads");
+		goto out;
+	}
+	stats.tick_ns = (double)out[0];
+	stats.tick_steps = out[1];
+out:
+	cudaFree(d);
+	return rc;
+}
+
+/* Pairs host CLOCK_MONOTONIC with %globaltimer: a one-thread kernel keeps
+ * writing the timer into mapped host memory; the host reads it many times
+ * between two clock reads. The value read was written before the host's
+ * second read, so gpu - host_after is a lower bound of the offset; the
+ * largest bound over all samples is the tightest. The error is the PCIe
+ * write latency plus one tick. */
+static int align_clocks(struct cta_harness *h, int64_t *offset)
+{
+	int rc = 0;
+	volatile unsigned long long *flag = NULL;
+	unsigned long long *dflag = NULL;
+	cudaStream_t s = NULL;
+	CK(cudaHostAlloc((void **)&flag, 2 * sizeof *flag, cudaHostAllocMapped));
+	flag[0] = 0;
+	flag[1] = 0;
+	CK(cudaHostGetDevicePointer((void **)&dflag, (void *)flag, 0));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK((cudaError_t)cta__cuda_launch_clock_probe(dflag, s));
+	uint64_t deadline = host_ns() + 5000000000ull;
+	while (flag[0] == 0) {
+		if (host_ns() > deadline) {
+			flag[1] = 1;
+			rc = fail(h, CTA_ECUDA, "CUDA backend: clock probe kernel did not start");
+			goto out;
+		}
+	}
+	int64_t best = INT64_MIN, best_span = 0;
+	for (int i = 0; i < 4000; i++) {
+		uint64_t h0 = host_ns();
+		unsigned long long g = flag[0];
+		uint64_t h1 = host_ns();
+		int64_t o = (int64_t)(g - h1);
+		if (o > best) {
+			best = o;
+			best_span = (int64_t)(h1 - h0);
+		}
+	}
+	flag[1] = 1;
+	CK(cudaStreamSynchronize(s));
+	*offset = best;
+	stats.align_err_ns = (double)best_span + stats.tick_ns + 2000.0;
+out:
+	if (s)
+		cudaStreamDestroy(s);
+	if (flag)
+		cudaFreeHost((void *)flag);
+	return rc;
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+struct launch_state {
+	const struct cuda_kernel *k;
+	struct cta__cuda_ctx hctx; /* host copy of the context */
+	struct cta__cuda_ctx *dctx;
+	struct cta__cuda_rec *drecs;
+	struct cta__cuda_slot *dslots;
+	unsigned int *dclaims;
+	cudaEvent_t ev0, ev1;
+	uint64_t host_launch; /* host time of the launch call */
+	int stream, priority;
+	unsigned long long blocks;
+	size_t smem_static;
+	int clc;
+};
+
+struct trec {
+	struct cta_trace_rec r;
+	uint64_t seq;
+};
+
+static int trec_cmp(const void *a, const void *b)
+{
+	const struct trec *x = a, *y = b;
+	if (x->r.t_ns != y->r.t_ns)
+		return x->r.t_ns < y->r.t_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static unsigned dim_or_1(unsigned v)
+{
+	return v ? v : 1u;
+}
+
+/* Sizes the record buffer of a launch: start/end slots for every block
+ * when the grid is at most 2^24 blocks (1.3 GB of records), plus counted
+ * records: per stolen index a cancel, its result and a steal, and each
+ * block's final failed cancel and its result. */
+static void record_sizes(unsigned long long blocks, int clc, unsigned long long *fixed,
+                         unsigned long long *cap)
+{
+	const char *env = getenv("CTASIM_CUDA_RECORD_CAP"); /* test knob: force overflow */
+	if (env && *env) {
+		*fixed = 0;
+		*cap = strtoull(env, NULL, 10);
+		return;
+	}
+	*fixed = blocks <= (1ull << 24) ? blocks : 0;
+	unsigned long long c = (*fixed ? 0 : 2 * blocks) + (clc ? 5 * blocks : 0) + 4096;
+	*cap = c > (1ull << 25) ? (1ull << 25) : c;
+}
+
+int cta__harness_exec_cuda(struct cta_harness *h)
+{
+	int rc = 0;
+	struct launch_state ls[CTA__HARNESS_MAX_LAUNCHES];
+	cudaStream_t streams[CTA__HARNESS_MAX_LAUNCHES];
+	int stream_prio[CTA__HARNESS_MAX_LAUNCHES];
+	unsigned nstreams = 0;
+	struct trec *all = NULL;
+	size_t nall = 0;
+	cta_trace_writer *w = NULL;
+	unsigned char *seen = NULL;
+	const int instr = !h->opts.cuda_uninstrumented;
+	const int uses_clc = h->ki && (h->ki->flags & CTA_KI_CLC);
+	struct cudaDeviceProp prop;
+	int64_t offset = 0;
+
+	memset(ls, 0, sizeof ls);
+	memset(&stats, 0, sizeof stats);
+	if (h->nlaunches > CTA__CUDA_MAX_LAUNCHES)
+		return fail(h, CTA_ERANGE, "CUDA backend: %u launches (at most %d)", h->nlaunches,
+		            CTA__CUDA_MAX_LAUNCHES);
+
+	int ndev = 0;
+	cudaError_t de = cudaGetDeviceCount(&ndev);
+	if (de != cudaSuccess || ndev == 0)
+		return fail(h, CTA_EUNSUPPORTED, "CUDA backend: no usable GPU (%s)",
+		            de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
+	if (h->opts.cuda_device < 0 || h->opts.cuda_device >= ndev)
+		return fail(h, CTA_ENOTFOUND, "CUDA backend: device %d does not exist (%d found)",
+		            h->opts.cuda_device, ndev);
+	CK(cudaSetDevice(h->opts.cuda_device));
+	CK(cudaGetDeviceProperties(&prop, h->opts.cuda_device));
+	stats.sm_major = prop.major;
+	stats.sm_minor = prop.minor;
+
+	/* Resolve kernels, and which code the driver loaded for this GPU: the
+	 * hardware CLC path exists only in the sm_100a SASS. */
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		const struct cta__hlaunch *l = &h->launches[i];
+		ls[i].k = find_kernel(l->kernel->name);
+		if (!ls[i].k)
+			return fail(
+			    h, CTA_ENOTFOUND,
+			    "CUDA backend: kernel '%s' is not built into this binary (add its "
+			    "*_body.h to device/kernels.cu)%s",
+			    l->kernel->name,
+			    nregistry == MAX_KERNELS ? "; the registry is full" : "");
+		if (ls[i].k->args_size != l->args_size)
+			return fail(
+			    h, CTA_EINVAL,
+			    "CUDA backend: kernel '%s' takes %zu argument bytes, launch gave %zu",
+			    l->kernel->name, ls[i].k->args_size, l->args_size);
+		struct cudaFuncAttributes fa;
+		CK(cudaFuncGetAttributes(&fa, ls[i].k->fn[instr ? 0 : 1]));
+		stats.binary_version = fa.binaryVersion;
+		ls[i].smem_static = fa.sharedSizeBytes;
+	}
+	int hw_clc = stats.binary_version >= 100;
+	if (h->opts.clc == CTA_CLC_HARDWARE && !hw_clc)
+		return fail(
+		    h, CTA_EUNSUPPORTED,
+		    "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
+		    "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
+		    "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
+		    h->opts.cuda_device, prop.name, prop.major, prop.minor, stats.binary_version);
+	if (h->opts.clc == CTA_CLC_EMULATE)
+		hw_clc = 0;
+	stats.clc = uses_clc ? (hw_clc ? 2 : 1) : 0;
+
+	/* Timer tick first (the trace header needs it), then the clock pairing. */
+	if ((rc = measure_tick(h)) < 0)
+		goto out;
+	if ((rc = align_clocks(h, &offset)) < 0)
+		goto out;
+
+	/* Buffers in. They were allocated during setup, on the device current
+	 * then: it must be the one this run uses. */
+	for (unsigned i = 0; i < h->nbufs; i++) {
+		struct cudaPointerAttributes pa;
+		if (!h->bufs[i].dev) {
+			rc = fail(h, CTA_ESTATE, "CUDA backend: buffer %u has no device copy", i);
+			goto out;
+		}
+		if (cudaPointerGetAttributes(&pa, h->bufs[i].dev) == cudaSuccess &&
+		    pa.type == cudaMemoryTypeDevice && pa.device != h->opts.cuda_device) {
+			rc = fail(
+			    h, CTA_ESTATE,
+			    "CUDA backend: buffer %u lives on device %d, but the run uses device "
+			    "%d (call cta__cuda_select_device before the harness's setup)",
+			    i, pa.device, h->opts.cuda_device);
+			goto out;
+		}
+		CK(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
+		              cudaMemcpyHostToDevice));
+	}
+
+	/* Streams: one per distinct priority, non-blocking so that they never
+	 * serialize with the legacy default stream. */
+	int least = 0, greatest = 0;
+	CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		int want = h->launches[i].cfg.stream_priority;
+		unsigned s;
+		for (s = 0; s < nstreams; s++)
+			if (stream_prio[s] == want)
+				break;
+		if (s == nstreams) {
+			int p = want < greatest ? greatest : want > least ? least : want;
+			CK(cudaStreamCreateWithPriority(&streams[s], cudaStreamNonBlocking, p));
+			stream_prio[s] = want;
+			nstreams++;
+		}
+		ls[i].stream = (int)s;
+		ls[i].priority = want < greatest ? greatest : want > least ? least : want;
+	}
+
+	/* Contexts, claim maps and record buffers, all before the first launch
+	 * so that no allocation lands between released launches. */
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		const struct cta__hlaunch *l = &h->launches[i];
+		struct launch_state *s = &ls[i];
+		struct cta__cuda_ctx *c = &s->hctx;
+		unsigned cd[3];
+		memset(c, 0, sizeof *c);
+		s->blocks = 1;
+		for (int d = 0; d < 3; d++) {
+			unsigned g = dim_or_1(l->cfg.grid[d]);
+			cd[d] = dim_or_1(l->cfg.cluster[d]);
+			if (g % cd[d]) {
+				rc = fail(
+				    h, CTA_EINVAL,
+				    "CUDA backend: launch %u of '%s': grid %u is not a multiple of "
+				    "cluster %u in dimension %c",
+				    i, l->kernel->name, g, cd[d], "xyz"[d]);
+				goto out;
+			}
+			c->cdim[d] = cd[d];
+			c->ucount[d] = g / cd[d];
+			s->blocks *= g;
+		}
+		c->units = (unsigned long long)c->ucount[0] * c->ucount[1] * c->ucount[2];
+		s->clc = uses_clc;
+		c->flags = (instr ? CTA__CUDA_F_INSTR : 0) |
+		           (uses_clc ? (hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
+		if (instr) {
+			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
+			if (var && *var)
+				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
+			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
+			CK(cudaMalloc((void **)&s->drecs,
+			              (c->cap ? c->cap : 1) * sizeof *s->drecs));
+			c->recs = s->drecs;
+			if (c->fixed) {
+				size_t sb = (size_t)(2 * c->fixed) * sizeof *s->dslots;
+				CK(cudaMalloc((void **)&s->dslots, sb));
+				/* 0xff bytes: an unwritten slot reads as ev 0xffffffff. */
+				CK(cudaMemset(s->dslots, 0xff, sb));
+				c->slots = s->dslots;
+			}
+		}
+		if (c->flags & CTA__CUDA_F_CLC_EMU) {
+			size_t words = (size_t)((c->units + 15) / 16);
+			CK(cudaMalloc((void **)&s->dclaims, words * sizeof(unsigned)));
+			CK(cudaMemset(s->dclaims, 0, words * sizeof(unsigned)));
+			c->claims = s->dclaims;
+		}
+		CK(cudaMalloc((void **)&s->dctx, sizeof *s->dctx));
+		CK(cudaMemcpy(s->dctx, c, sizeof *c, cudaMemcpyHostToDevice));
+		CK(cudaEventCreate(&s->ev0));
+		CK(cudaEventCreate(&s->ev1));
+		const void *fn = s->k->fn[instr ? 0 : 1];
+		if (l->cfg.smem_dynamic > 48 * 1024)
+			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+			                        (int)l->cfg.smem_dynamic));
+		if (cd[0] * cd[1] * cd[2] > 8)
+			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed,
+			                        1));
+	}
+	CK(cudaDeviceSynchronize());
+
+	/* Launch in order; release_ns is a host-side delay from the origin. */
+	uint64_t origin = host_ns();
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		const struct cta__hlaunch *l = &h->launches[i];
+		struct launch_state *s = &ls[i];
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute at[1];
+		memset(&cfg, 0, sizeof cfg);
+		memset(at, 0, sizeof at);
+		cfg.gridDim.x = dim_or_1(l->cfg.grid[0]);
+		cfg.gridDim.y = dim_or_1(l->cfg.grid[1]);
+		cfg.gridDim.z = dim_or_1(l->cfg.grid[2]);
+		cfg.blockDim.x = dim_or_1(l->cfg.block[0]);
+		cfg.blockDim.y = dim_or_1(l->cfg.block[1]);
+		cfg.blockDim.z = dim_or_1(l->cfg.block[2]);
+		cfg.dynamicSmemBytes = l->cfg.smem_dynamic;
+		cfg.stream = streams[s->stream];
+		if (s->hctx.cdim[0] * s->hctx.cdim[1] * s->hctx.cdim[2] > 1) {
+			at[0].id = cudaLaunchAttributeClusterDimension;
+			at[0].val.clusterDim.x = s->hctx.cdim[0];
+			at[0].val.clusterDim.y = s->hctx.cdim[1];
+			at[0].val.clusterDim.z = s->hctx.cdim[2];
+			cfg.attrs = at;
+			cfg.numAttrs = 1;
+		}
+		void *args[2] = {l->args, &s->dctx};
+		if (l->cfg.release_ns)
+			wait_until(origin + l->cfg.release_ns);
+		CK(cudaEventRecord(s->ev0, cfg.stream));
+		s->host_launch = host_ns();
+		cudaError_t e = cudaLaunchKernelExC(&cfg, s->k->fn[instr ? 0 : 1], args);
+		if (e != cudaSuccess) {
+			rc = fail(h,
+			          e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue
+			              ? CTA_EINVAL
+			              : CTA_ECUDA,
+			          "CUDA backend: launch %u of '%s' (grid %u,%u,%u block %u,%u,%u "
+			          "cluster %u,%u,%u): %s",
+			          i, l->kernel->name, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z,
+			          cfg.blockDim.x, cfg.blockDim.y, cfg.blockDim.z, s->hctx.cdim[0],
+			          s->hctx.cdim[1], s->hctx.cdim[2], cudaGetErrorString(e));
+			goto out;
+		}
+		CK(cudaEventRecord(s->ev1, cfg.stream));
+	}
+	{
+		cudaError_t e = cudaDeviceSynchronize();
+		if (e != cudaSuccess) {
+			rc = fail(h, CTA_ECUDA,
+			          "CUDA backend: a kernel of this run failed on %s: %s", prop.name,
+			          cudaGetErrorString(e));
+			goto out;
+		}
+	}
+
+	/* Buffers out. */
+	for (unsigned i = 0; i < h->nbufs; i++)
+		CK(cudaMemcpy(h->bufs[i].host, h->bufs[i].dev, h->bufs[i].bytes,
+		              cudaMemcpyDeviceToHost));
+
+	/* Counters and records back; build the trace. */
+	stats.nlaunches = h->nlaunches;
+	size_t total = 0;
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		struct launch_state *s = &ls[i];
+		struct cta__cuda_ctx back;
+		CK(cudaMemcpy(&back, s->dctx, sizeof back, cudaMemcpyDeviceToHost));
+		CK(cudaEventElapsedTime(&stats.launch_ms[i], s->ev0, s->ev1));
+		s->hctx.nrec = back.nrec;
+		s->hctx.errors = back.errors;
+		stats.skipped[i] = back.skipped;
+		if (back.errors & CTA__CUDA_ERR_CLC_OFF) {
+			rc = fail(
+			    h, CTA_EINVAL,
+			    "CUDA backend: kernel '%s' issued a cancel, but its harness does not "
+			    "declare CTA_KI_CLC, so it ran without CLC (cancels failed)",
+			    h->launches[i].kernel->name);
+			goto out;
+		}
+		unsigned long long got = back.nrec < s->hctx.cap ? back.nrec : s->hctx.cap;
+		stats.records += back.nrec + 2 * s->hctx.fixed;
+		stats.lost_records += back.nrec - got;
+		total += (size_t)(2 * s->hctx.fixed + got) + 2;
+	}
+	all = calloc(total ? total : 1, sizeof *all);
+	if (!all) {
+		rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for %zu trace records", total);
+		goto out;
+	}
+	const uint64_t gpu_origin = (uint64_t)((int64_t)origin + offset);
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		struct launch_state *s = &ls[i];
+		unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
+		uint64_t launch_t = s->host_launch - origin, kend = launch_t;
+		struct trec *lr = &all[nall++];
+		lr->r = (struct cta_trace_rec){launch_t,
+		                               CTA_TEV_LAUNCH,
+		                               i,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               (uint64_t)s->stream,
+		                               s->priority,
+		                               NULL};
+		lr->seq = nall;
+		if (got) {
+			struct cta__cuda_rec *hr = malloc(got * sizeof *hr);
+			if (!hr) {
+				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for records");
+				goto out;
+			}
+			cudaError_t e =
+			    cudaMemcpy(hr, s->drecs, got * sizeof *hr, cudaMemcpyDeviceToHost);
+			if (e != cudaSuccess) {
+				free(hr);
+				CK(e);
+			}
+			for (unsigned long long k = 0; k < got; k++) {
+				struct trec *t = &all[nall++];
+				int64_t rel = (int64_t)(hr[k].t - gpu_origin);
+				if (rel < 0) {
+					stats.clamped++;
+					rel = 0;
+				}
+				t->r.t_ns = (uint64_t)rel;
+				t->r.ev = (cta_trace_event)hr[k].ev;
+				t->r.kernel = i;
+				t->r.block = hr[k].block;
+				t->r.phys = hr[k].phys;
+				t->r.sm = hr[k].sm;
+				t->r.arg = hr[k].arg;
+				t->r.code = hr[k].code;
+				t->r.text = NULL;
+				t->seq = nall;
+				if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
+					kend = t->r.t_ns;
+			}
+			free(hr);
+		}
+		if (s->hctx.fixed) {
+			size_t ns = (size_t)(2 * s->hctx.fixed);
+			struct cta__cuda_slot *hs = malloc(ns * sizeof *hs);
+			if (!hs) {
+				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for records");
+				goto out;
+			}
+			cudaError_t e =
+			    cudaMemcpy(hs, s->dslots, ns * sizeof *hs, cudaMemcpyDeviceToHost);
+			if (e != cudaSuccess) {
+				free(hs);
+				CK(e);
+			}
+			for (size_t k = 0; k < ns; k++) {
+				if (hs[k].ev == 0xffffffffu)
+					continue; /* a block that exited at once: no start, no end
+					           */
+				struct trec *t = &all[nall++];
+				int64_t rel = (int64_t)(hs[k].t - gpu_origin);
+				if (rel < 0) {
+					stats.clamped++;
+					rel = 0;
+				}
+				t->r = (struct cta_trace_rec){(uint64_t)rel,
+				                              (cta_trace_event)hs[k].ev,
+				                              i,
+				                              k / 2,
+				                              k / 2,
+				                              hs[k].sm,
+				                              CTA_TRACE_NONE,
+				                              0,
+				                              NULL};
+				t->seq = nall;
+				if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
+					kend = t->r.t_ns;
+			}
+			free(hs);
+		}
+		if (!got && !s->hctx.fixed)
+			kend = launch_t + (uint64_t)(stats.launch_ms[i] * 1e6);
+		struct trec *ke = &all[nall++];
+		ke->r = (struct cta_trace_rec){kend,
+		                               CTA_TEV_KERNEL_END,
+		                               i,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               CTA_TRACE_NONE,
+		                               0,
+		                               NULL};
+		ke->seq = nall;
+	}
+	qsort(all, nall, sizeof *all, trec_cmp);
+
+	/* Exactly-once coverage of CLC kernels, from the records: every
+	 * logical index in exactly one start or steal. */
+	if (uses_clc && instr && stats.lost_records == 0) {
+		for (unsigned i = 0; i < h->nlaunches; i++) {
+			unsigned long long n = ls[i].blocks, lost = 0, dup = 0, first_bad = 0;
+			if (n > (1ull << 30))
+				continue;
+			free(seen);
+			seen = calloc((size_t)n, 1);
+			if (!seen) {
+				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for coverage");
+				goto out;
+			}
+			for (size_t k = 0; k < nall; k++) {
+				const struct cta_trace_rec *r = &all[k].r;
+				if (r->kernel == i &&
+				    (r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
+				    r->block < n && seen[r->block] < 255)
+					seen[r->block]++;
+			}
+			for (unsigned long long b = 0; b < n; b++) {
+				if (seen[b] != 1 && !lost && !dup)
+					first_bad = b;
+				lost += seen[b] == 0;
+				dup += seen[b] > 1;
+			}
+			if (lost || dup) {
+				rc = fail(h, CTA_ECOVERAGE,
+				          "CUDA backend: kernel %u ('%s'): %llu logical blocks "
+				          "never ran, "
+				          "%llu ran more than once (first: block %llu)",
+				          i, h->launches[i].kernel->name, lost, dup, first_bad);
+				/* Keep going: the trace shows what happened. */
+			}
+		}
+	}
+
+	if (h->opts.sim.trace_path && !cta_trace_writer_open) {
+		rc = fail(h, CTA_EUNSUPPORTED, "CUDA backend: this build has no trace writer");
+		goto out;
+	}
+	if (h->opts.sim.trace_path) {
+		struct cta_trace_header th;
+		memset(&th, 0, sizeof th);
+		th.version = CTA_TRACE_VERSION;
+		snprintf(th.backend, sizeof th.backend, "cuda");
+		snprintf(th.device, sizeof th.device, "%.63s", prop.name);
+		snprintf(th.ctasim_version, sizeof th.ctasim_version, "%s", CTA_VERSION_STRING);
+		th.seed = h->opts.sim.seed;
+		th.tick_ns = stats.tick_ns;
+		snprintf(th.clc, sizeof th.clc, "%s",
+		         stats.clc == 2   ? "hardware"
+		         : stats.clc == 1 ? "emulated"
+		                          : "none");
+		th.deterministic = 0;
+		th.kernel_count = h->nlaunches;
+		for (unsigned i = 0; i < h->nlaunches && i < CTA_TRACE_MAX_KERNELS; i++) {
+			const struct cta__hlaunch *l = &h->launches[i];
+			struct cta_trace_kernel *tk = &th.kernels[i];
+			snprintf(tk->name, sizeof tk->name, "%.63s", l->kernel->name);
+			for (int d = 0; d < 3; d++) {
+				tk->grid[d] = dim_or_1(l->cfg.grid[d]);
+				tk->block[d] = dim_or_1(l->cfg.block[d]);
+				tk->cluster[d] = ls[i].hctx.cdim[d];
+			}
+			tk->smem_bytes = ls[i].smem_static + l->cfg.smem_dynamic;
+			tk->stream = ls[i].stream;
+			tk->priority = ls[i].priority;
+			tk->release_ns = l->cfg.release_ns;
+		}
+		int wrc = cta_trace_writer_open(&w, h->opts.sim.trace_path, &th);
+		if (wrc < 0) {
+			rc = fail(h, wrc, "CUDA backend: trace %s: %s", h->opts.sim.trace_path,
+			          w ? cta_trace_writer_errmsg(w) : cta_strerror(wrc));
+			goto out;
+		}
+		for (size_t k = 0; k < nall && wrc >= 0; k++)
+			wrc = cta_trace_writer_add(w, &all[k].r);
+		int complete = wrc >= 0 && stats.lost_records == 0;
+		int crc = cta_trace_writer_close(w, complete);
+		if (wrc >= 0)
+			wrc = crc;
+		if (wrc < 0) {
+			rc = fail(h, wrc, "CUDA backend: writing trace %s failed",
+			          h->opts.sim.trace_path);
+			w = NULL;
+			goto out;
+		}
+		w = NULL;
+	}
+	if (stats.lost_records && rc == 0)
+		rc = fail(
+		    h, CTA_ERANGE,
+		    "CUDA backend: the instrumentation buffer overflowed: %llu of %llu records "
+		    "lost; the trace is marked incomplete",
+		    stats.lost_records, stats.records);
+
+out:
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		cudaFree(ls[i].dctx);
+		cudaFree(ls[i].drecs);
+		cudaFree(ls[i].dslots);
+		cudaFree(ls[i].dclaims);
+		if (ls[i].ev0)
+			cudaEventDestroy(ls[i].ev0);
+		if (ls[i].ev1)
+			cudaEventDestroy(ls[i].ev1);
+	}
+	for (unsigned s = 0; s < nstreams; s++)
+		cudaStreamDestroy(streams[s]);
+	free(all);
+	free(seen);
+	return rc;
+}
