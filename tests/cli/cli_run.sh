@@ -135,6 +135,23 @@ expect 0 out "coverage    every block index processed exactly once" \
 expect 0 out "failed injected" "injected failures are counted" -- \
 	run vec_add_clc --cancel-fail-after 3 --sm-limit 2
 
+# ---- explore ------------------------------------------------------------------------------
+expect 0 out "5 schedules explored: all passed" "explore: a correct kernel passes every schedule" \
+	-- explore vec_add_clc --schedules 5 --arg n=20000
+expect 1 out "reproduce:" "explore: a UB kernel fails and prints a reproducer" -- \
+	explore ub_read_failed_index --schedules 3
+repro=$(sed -n 's/^reproduce: *ctasim //p' "$TMP/out")
+if [ -n "$repro" ] && eval "\"\$CTASIM\" $repro" >"$TMP/out" 2>"$TMP/err"; then
+	not_ok "explore: the reproducer fails again" "it exited 0: ctasim $repro"
+elif [ -n "$repro" ] && grep -qF "read_failed_index" "$TMP/out"; then
+	ok "explore: the reproducer fails again with the same rule"
+else
+	not_ok "explore: the reproducer fails again" "reproducer: '$repro'"
+fi
+expect 2 err "--schedules must be at least 1" "explore --schedules 0" -- \
+	explore vec_add_clc --schedules 0
+expect 2 err "unknown kernel 'nosuch'" "explore: unknown kernel" -- explore nosuch
+
 # ---- determinism -------------------------------------------------------------------------
 det() {
 	desc=$1
