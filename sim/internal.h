@@ -18,6 +18,9 @@
 struct cta__fiber;
 struct cta__fiber_pool;
 
+/* mbarriers a thread remembers observing (struct cta__lane_x). */
+#define CTA__OBS_MAX 8
+
 /* Stack of each simulated thread that has to wait (a barrier, an mbarrier). */
 #define CTA__LANE_STACK (64 * 1024)
 
@@ -138,10 +141,12 @@ struct cta__lane_x {
 	struct cta__mbar *wait_bar;
 	unsigned wait_parity;
 	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
-	/* mbarrier phases this thread observed complete (for read_before_complete) */
-	struct cta__mbar *obs_bar[4];
-	unsigned obs_phase[4];
-	uint64_t obs_tseq[4];
+	/* mbarrier phases this thread observed complete (for read_before_complete):
+	 * as many as a CTA has result slots, so a thread that waits on every
+	 * request it has in flight keeps every observation. */
+	struct cta__mbar *obs_bar[CTA__OBS_MAX];
+	unsigned obs_phase[CTA__OBS_MAX];
+	uint64_t obs_tseq[CTA__OBS_MAX];
 	struct cta__lane_x *next_run;
 	struct cta__lane_x *next_all;
 };
@@ -185,8 +190,8 @@ struct cta__cta {
 	unsigned nrslots;
 	/* Everything above is reset for each new block; the arrays below are
 	 * only read up to their counts. */
-	const void *sites[16];
-	size_t site_off[16];
+	const void *sites[64];
+	size_t site_off[64];
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
@@ -236,6 +241,9 @@ struct cta__run {
 
 struct cta__unit {
 	struct cta__kernel *k;
+	/* In the simulator's list of dispatched, not yet freed units, so that
+	 * a run that stops early (hang, abort) frees them too. */
+	struct cta__unit *live_prev, *live_next;
 	uint64_t index; /* unit (cluster) index in the kernel */
 	uint64_t start_t;
 	unsigned nctas;
@@ -307,6 +315,7 @@ struct cta_sim {
 	struct cta__unit **batch;
 	size_t batch_cap;
 	struct cta__unit *free_units;
+	struct cta__unit *live_units; /* dispatched, not yet freed */
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */

@@ -164,7 +164,7 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
 	unsigned slot = 0;
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
 		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != thread_key(x)) {
 			slot = i;
 			break;
@@ -225,10 +225,18 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		        c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
 	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	if (multicast && u->nctas > 1) {
-		/* Whether a CTA had exited by the request's time is checked when
-		 * the request resolves: the CTAs' threads run one after another
-		 * on the host, so here a CTA that exits earlier in virtual time
-		 * may not have run yet. */
+		/* Exited in virtual time: a CTA whose threads all ended before
+		 * the request. A CTA not yet retired by the executor (done) is
+		 * checked when it is (cta__clc_cta_end), whatever the host
+		 * order of its threads and this request. */
+		for (unsigned i = 0; i < u->nctas; i++)
+			if (u->ctas[i].done && u->ctas[i].end_t < x->l.vtime) {
+				cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
+				        "CTA %u of the cluster (block %" PRIu64
+				        ") has exited before this multicast cancel",
+				        i, u->ctas[i].logical);
+				break;
+			}
 		if (u->cbar_gen == 0)
 			cta__ub(s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, x, file, line,
 			        "no cluster barrier completed before this multicast cancel, so not "
@@ -350,19 +358,6 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		cta__mbar_check(u, b);
 	}
 	struct cta__cta *c = &u->ctas[r->cta];
-	if (r->multicast && u->nctas > 1 && s->o.ub_mode != CTA_UB_OFF)
-		for (unsigned i = 0; i < u->nctas; i++) {
-			struct cta__cta *o = &u->ctas[i];
-			if (o->exited >= o->nthreads && o->end_t <= r->issue_t) {
-				cta__ub(
-				    s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file, r->line,
-				    "CTA %u of the cluster (block %" PRIu64 ") exited at t=%" PRIu64
-				    " ns, before this multicast cancel by thread %u of CTA %u at "
-				    "t=%" PRIu64 " ns",
-				    i, o->logical, o->end_t, r->thread, r->cta, r->issue_t);
-				break;
-			}
-		}
 	cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
 	           outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
 	                                         : CTA_TRACE_NONE,
@@ -385,7 +380,7 @@ static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_resu
 		return NULL;
 	}
 	int seen = 0;
-	for (unsigned i = 0; i < 4; i++)
+	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
 		seen |= x->obs_bar[i] == sl->bar && x->obs_tseq[i] == thread_key(x) &&
 		        x->obs_phase[i] >= sl->done_phase;
 	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
@@ -450,6 +445,16 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c)
 {
+	/* Multicast requests issued earlier in host order but after this CTA
+	 * ended in virtual time (see cta__clc_try_cancel). */
+	for (unsigned i = 0; u->nctas > 1 && i < u->nctas; i++)
+		for (const struct cta__request *r = u->ctas[i].reqs; r; r = r->next)
+			if (r->multicast && r->issue_t > c->end_t)
+				cta__ub(
+				    s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file, r->line,
+				    "CTA %u of the cluster (block %" PRIu64 ") exited at t=%" PRIu64
+				    " ns, before this multicast cancel (t=%" PRIu64 " ns)",
+				    (unsigned)(c - u->ctas), c->logical, c->end_t, r->issue_t);
 	if (c->foreach_calls && c->foreach_calls < c->nthreads && !c->foreach_checked) {
 		c->foreach_checked = 1;
 		cta__ub(s, UB_FOR_EACH_NOT_ALL_THREADS, u, NULL, c->foreach_file, c->foreach_line,
@@ -512,7 +517,9 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);
 	unsigned leader = 0;
 	if (leader_mode) {
-		if (c->leaders != 1 && me == 0)
+		/* Timing-only runs execute thread 0 alone: the leader may be a
+		 * thread that never runs, so the count says nothing there. */
+		if (c->leaders != 1 && me == 0 && !s->o.timing_only)
 			cta__ub(s, UB_LEADER_COUNT, u, x, file, line,
 			        "%u threads of the block passed is_leader=true; exactly one must",
 			        c->leaders);

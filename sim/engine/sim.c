@@ -180,6 +180,10 @@ void cta_sim_free(cta_sim *s)
 	free(s->bucket);
 	free(s->bcount);
 	free(s->gpcmask);
+	/* Units of a run that stopped early; their suspended lanes' stacks
+	 * go with the fiber pools below. */
+	while (s->live_units && s->workers)
+		cta__unit_free(s, s->live_units);
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
 		while (s->workers[i].free_lanes) {
 			struct cta__lane_x *x = s->workers[i].free_lanes;
@@ -333,6 +337,7 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		}
 	}
 	if (rc) {
+		free(k->fit);
 		free(k->per_sm);
 		free(k->args);
 		free(k);
@@ -425,7 +430,9 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 		}
 	}
 	o->nrecs = o->ntext = 0;
-	for (size_t i = 0; i < o->nubs; i++) {
+	/* After an abort, later outboxes of the same batch add nothing. */
+	int drop = s->o.ub_mode == CTA_UB_ABORT && s->aborted;
+	for (size_t i = 0; i < o->nubs && !drop; i++) {
 		if (s->nubs == s->ubcap) {
 			size_t cap = s->ubcap ? s->ubcap * 2 : 16;
 			struct cta_ub_report *n = realloc(s->ubs, cap * sizeof(*n));
@@ -438,7 +445,7 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	}
 	o->nubs = 0;
 	for (unsigned r = 0; r < UB__COUNT; r++) {
-		s->ub_counts[r] += o->ubcount[r];
+		s->ub_counts[r] += drop ? 0 : o->ubcount[r];
 		if (o->ubcount[r] && r != UB_BUILTIN_BLOCKIDX_IN_BODY &&
 		    s->o.ub_mode == CTA_UB_ABORT)
 			s->aborted = 1;

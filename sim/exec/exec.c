@@ -133,6 +133,10 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
+	u->live_next = s->live_units;
+	if (s->live_units)
+		s->live_units->live_prev = u;
+	s->live_units = u;
 	u->k = k;
 	u->sim = s;
 	u->index = index;
@@ -168,6 +172,13 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 {
+	if (u->live_prev)
+		u->live_prev->live_next = u->live_next;
+	else
+		s->live_units = u->live_next;
+	if (u->live_next)
+		u->live_next->live_prev = u->live_prev;
+	u->live_prev = u->live_next = NULL;
 	struct cta__lane_x *x = u->all;
 	while (x) {
 		struct cta__lane_x *n = x->next_all;
@@ -191,6 +202,8 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 			c->reqs = r->next;
 			free(r);
 		}
+		free(c->fe_bits); /* still set when the CTA never ended */
+		c->fe_bits = NULL;
 	}
 	u->all = NULL;
 	u->next_free = s->free_units;
@@ -281,7 +294,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 		x->l.smem = NULL;
 		x->abandoned = 0;
 		x->bar_gen = 0;
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < CTA__OBS_MAX; i++) {
 			x->obs_bar[i] = NULL;
 			x->obs_tseq[i] = UINT64_MAX;
 		}
@@ -289,7 +302,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 		x = calloc(1, sizeof(*x));
 		if (!x)
 			return NULL;
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < CTA__OBS_MAX; i++)
 			x->obs_tseq[i] = UINT64_MAX;
 	}
 	const struct cta__kernel *k = u->k;
@@ -658,11 +671,19 @@ void *cta__shared(const struct cta__smem_site *site)
 	    off + site->size > k->smem_bytes) {
 		/* The launch declared less static shared memory than the body
 		 * uses: this is an input error of the harness, stop cleanly. */
-		cta__out_error(x->l.unit,
-		               "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
-		               "%zu bytes of shared memory its launch declares (smem_static + "
-		               "smem_dynamic)",
-		               k->label, site->name, site->size, k->smem_bytes);
+		if (c->nsites == sizeof(c->sites) / sizeof(c->sites[0]))
+			cta__out_error(
+			    x->l.unit,
+			    "kernel %s: shared variable '%s': more than %zu shared-memory "
+			    "declarations in one block (the simulator's limit)",
+			    k->label, site->name, sizeof(c->sites) / sizeof(c->sites[0]));
+		else
+			cta__out_error(
+			    x->l.unit,
+			    "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
+			    "%zu bytes of shared memory its launch declares (smem_static + "
+			    "smem_dynamic)",
+			    k->label, site->name, site->size, k->smem_bytes);
 		static _Thread_local unsigned char scratch[1 << 16] __attribute__((aligned(64)));
 		return site->size <= sizeof(scratch) ? scratch : NULL;
 	}

@@ -90,7 +90,10 @@ const struct cta_kernel_info *cta_harness_find(const char *name)
 __attribute__((format(printf, 3, 0))) static int vfail(struct cta_harness *h, int code,
                                                        const char *fmt, va_list ap)
 {
-	vsnprintf(h->errmsg, sizeof(h->errmsg), fmt, ap);
+	/* A parameter that did not parse already said so; a later check of
+	 * its placeholder value (0) must not replace that message. */
+	if (!h->failed_param)
+		vsnprintf(h->errmsg, sizeof(h->errmsg), fmt, ap);
 	return code;
 }
 

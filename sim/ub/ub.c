@@ -38,10 +38,18 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 {
 	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK)
 		return;
+	if (s->aborted)
+		return;
 	int warning = rule == UB_BUILTIN_BLOCKIDX_IN_BODY;
 	/* Reports go to the unit's outbox: the engine adds them to the run's
 	 * list in commit order, so they do not depend on host threads. */
 	struct cta__outbox *o = &u->out;
+	/* Abort mode keeps only the first UB: the threads of the segment that
+	 * hit it still run to their next wait, and must not add more. */
+	if (s->o.ub_mode == CTA_UB_ABORT && !warning)
+		for (unsigned r = 0; r < UB__COUNT; r++)
+			if (r != UB_BUILTIN_BLOCKIDX_IN_BODY && o->ubcount[r])
+				return;
 	o->ubcount[rule]++;
 	if (s->nubs + o->nubs >= MAX_STORED)
 		return;

@@ -1,8 +1,970 @@
-/* placeholder */
+/* Tests of cluster launch control and the UB checker (sim/clc, sim/ub):
+ * each rule's ub_<rule> kernel is reported under that rule at the line of
+ * its offending call and its valid twin is not; exactly-once coverage holds
+ * under fault injection and catches a kernel that loses an index; failure
+ * reasons are counted; --ub=abort stops at the first UB; runs are
+ * reproducible by seed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
-int main(void);
-int main(void) { return 0; }
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctasim/trace.h"
+#include "internal.h"
+#include "simtest.h"
+
+#define UB_BODY "kernels/ub_body.h"
+
+/* ---- test kernels ------------------------------------------------------- */
+
+/* The guide's low-level loop with a bug: after a successful cancel the
+ * block stops without reading the stolen index, so that block is lost. */
+struct lose_args {
+	unsigned *done; /* per block: tiles done */
+};
+CTA_KERNEL(clc_lose_index, struct lose_args, p)
+{
+	CTA_SHARED(cta_clc_result, result);
+	CTA_SHARED(uint64_t, bar);
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_init(bar, 1);
+	__syncthreads();
+	if (cta_thread_rank() == 0) {
+		atomicAdd(&p->done[blockIdx.x], 1u);
+		cta_clc_try_cancel(result, bar);
+		cta_mbarrier_arrive_expect_tx(bar, sizeof(cta_clc_result));
+	}
+	while (!cta_mbarrier_try_wait_parity(bar, 0)) {
+	}
+	/* The bug: success or not, the block exits. */
+	(void)cta_clc_query_cancel_is_canceled(result);
+}
+
+/* A for_each work-stealing kernel that records how often each logical
+ * block was processed, for the priority test. */
+struct fe_args {
+	unsigned *count; /* per logical block */
+	unsigned long long ns;
+};
+static void fe_body(dim3 b, void *arg)
+{
+	const struct fe_args *p = (const struct fe_args *)arg;
+	if (cta_thread_rank() == 0)
+		atomicAdd(&p->count[b.x], 1u);
+	cta_spin_ns(p->ns);
+}
+CTA_KERNEL(clc_fe_count, struct fe_args, p)
+{
+	cta_for_each_canceled_block(1, fe_body, (void *)p);
+}
+
+/* try_cancel_blocks led by the last thread of the block, not thread 0. */
+static void tcb_body(dim3 b, void *arg)
+{
+	const struct fe_args *p = (const struct fe_args *)arg;
+	if (cta_thread_rank() == 0)
+		atomicAdd(&p->count[b.x], 1u);
+	cta_spin_ns(p->ns);
+}
+CTA_KERNEL(clc_tcb_last_leads, struct fe_args, p)
+{
+	cta_try_cancel_blocks(1, cta_thread_rank() == blockDim.x - 1, tcb_body, (void *)p);
+}
+
+/* Thread 0 issues nreq requests on their own results and mbarriers, waits
+ * for all, then decodes all: valid for any nreq (up to 8 here). */
+struct many_args {
+	int nreq;
+	unsigned *count;
+};
+CTA_KERNEL(clc_many_requests, struct many_args, p)
+{
+	CTA_SHARED_ARRAY(cta_clc_result, res, 8);
+	CTA_SHARED_ARRAY(uint64_t, bars, 8);
+	if (cta_thread_rank() != 0)
+		return;
+	atomicAdd(&p->count[blockIdx.x], 1u);
+	for (int i = 0; i < p->nreq; i++)
+		cta_mbarrier_init(&bars[i], 1);
+	for (int i = 0; i < p->nreq; i++) {
+		cta_clc_try_cancel(&res[i], &bars[i]);
+		cta_mbarrier_arrive_expect_tx(&bars[i], sizeof(cta_clc_result));
+	}
+	for (int i = 0; i < p->nreq; i++)
+		while (!cta_mbarrier_try_wait_parity(&bars[i], 0)) {
+		}
+	for (int i = 0; i < p->nreq; i++)
+		if (cta_clc_query_cancel_is_canceled(&res[i]))
+			atomicAdd(&p->count[cta_clc_query_cancel_get_first_ctaid_x(&res[i])], 1u);
+}
+
+/* Cluster kernel for the multicast rule's timing. After a cluster sync,
+ * mode 0: CTA 1 runs 1 ms while CTA 0 cancels at once (valid); mode 1:
+ * CTA 1 exits at once and CTA 0's thread 0 cancels 10 us later (UB); mode
+ * 2: the same, but CTA 0 first waits for an ordinary cancel of its own, so
+ * the simulator has retired CTA 1 before the multicast is issued (UB).
+ * Host order of CTA 1's exit and the request differs between the modes;
+ * only virtual time may matter. */
+struct mc_args {
+	int mode;
+};
+CTA_KERNEL(clc_mc_timing, struct mc_args, p)
+{
+	CTA_SHARED(cta_clc_result, result);
+	CTA_SHARED(uint64_t, bar);
+	CTA_SHARED(cta_clc_result, result0);
+	CTA_SHARED(uint64_t, bar0);
+	if (cta_thread_rank() == 0) {
+		cta_mbarrier_init(bar, 1);
+		cta_mbarrier_init(bar0, 1);
+	}
+	cta_cluster_sync();
+	if (cta_cluster_block_rank() != 0) {
+		if (p->mode == 0)
+			cta_spin_ns(1000000);
+		return;
+	}
+	if (p->mode == 2 && cta_thread_rank() == 0) {
+		cta_clc_try_cancel(result0, bar0);
+		cta_mbarrier_arrive_expect_tx(bar0, sizeof(cta_clc_result));
+		while (!cta_mbarrier_try_wait_parity(bar0, 0)) {
+		}
+	}
+	__syncthreads();
+	if (cta_cluster_thread_rank() == 0) {
+		cta_spin_ns(p->mode ? 10000 : 100);
+		cta_clc_try_cancel_multicast(result, bar); /* MARK:mc_cancel */
+	}
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_arrive_expect_tx(bar, sizeof(cta_clc_result));
+	while (!cta_mbarrier_try_wait_parity(bar, 0)) {
+	}
+	if (cta_clc_query_cancel_is_canceled(result))
+		(void)cta_clc_query_cancel_get_first_ctaid_x(result);
+}
+
+/* ---- UB rules: one kernel each, and its valid twin ---------------------- */
+
+struct ub_case {
+	const char *rule;
+	const char *harness;
+	const char *arg;  /* extra NAME=VALUE for the invalid form, or NULL */
+	const char *size; /* NAME=VALUE for both forms (the problem size), or NULL */
+	unsigned sm_limit;
+	const char *anchor, *needle;
+	/* A second location the rule may be reported at (barrier_deadlock is
+	 * reported at whichever of its two waits it finds first), or NULL. */
+	const char *anchor2, *needle2;
+	/* A rule that follows from this one and may also be reported, or
+	 * NULL: see the test below for why each is a consequence. */
+	const char *also;
+	int warning;
+};
+
+static const struct ub_case ub_cases[] = {
+    {"request_after_observed_failure", "ub_request_after_observed_failure", NULL, NULL, 0,
+     "// Second request - after", "cta_clc_try_cancel(result1, bar1)", NULL, NULL, NULL, 0},
+    {"read_failed_index", "ub_read_failed_index", NULL, NULL, 0, "// The bug: decoding the index",
+     "cta_clc_query_cancel_get_first_ctaid_x(result)", NULL, NULL, NULL, 0},
+    {"read_before_complete", "ub_read_before_complete", NULL, NULL, 0, "// The bug: peeking",
+     "cta_clc_query_cancel_is_canceled(result)", NULL, NULL, NULL, 0},
+    /* The first wait-and-read of result0 then reads a buffer that the
+     * second request (completing on bar1, not yet waited for) overwrites:
+     * that read is itself read_before_complete. */
+    {"result_buffer_in_flight", "ub_result_buffer_in_flight", NULL, NULL, 0,
+     "CTA_KERNEL(ub_result_buffer_in_flight", "cta_clc_try_cancel(second, bar1)", NULL, NULL,
+     "read_before_complete", 0},
+    /* The second loop's first request comes after the first loop observed
+     * its failed cancellation: request_after_observed_failure. */
+    {"for_each_called_twice", "ub_for_each_called_twice", NULL, NULL, 0,
+     "// The bug: a second call", "cta_for_each_canceled_block", NULL, NULL,
+     "request_after_observed_failure", 0},
+    {"for_each_not_all_threads", "ub_for_each_not_all_threads", NULL, NULL, 0,
+     "CTA_KERNEL(ub_for_each_not_all_threads", "cta_for_each_canceled_block", NULL, NULL, NULL, 0},
+    {"leader_count", "ub_leader_count", "leaders=0", NULL, 0, "CTA_KERNEL(ub_leader_count",
+     "cta_try_cancel_blocks", NULL, NULL, NULL, 0},
+    {"leader_count", "ub_leader_count", "leaders=2", NULL, 0, "CTA_KERNEL(ub_leader_count",
+     "cta_try_cancel_blocks", NULL, NULL, NULL, 0},
+    {"multicast_cluster_not_running", "ub_multicast_cluster_not_running", NULL, NULL, 0,
+     "CTA_KERNEL(ub_multicast_cluster_not_running", "cta_clc_try_cancel_multicast", NULL, NULL,
+     NULL, 0},
+    {"divergent_barrier", "ub_divergent_barrier", NULL, NULL, 0, "// The bug: only even threads",
+     "__syncthreads()", NULL, NULL, NULL, 0},
+    {"barrier_deadlock", "ub_barrier_deadlock", NULL, NULL, 0, "cta_mbarrier_arrive(bar);",
+     "__syncthreads()", "CTA_KERNEL(ub_barrier_deadlock", "cta_mbarrier_try_wait_parity(bar, 0)",
+     NULL, 0},
+    /* 256 blocks on 4 SMs (32 resident): blocks steal, as with the
+     * default 8192 blocks on a whole GPU, in a fraction of the time. */
+    {"builtin_blockidx_in_body", "ub_builtin_blockidx_in_body", NULL, "n=65536", 4,
+     "// The bug: blockIdx is the running block", "blockIdx.x", NULL, NULL, NULL, 1},
+};
+#define N_UB_CASES (sizeof(ub_cases) / sizeof(ub_cases[0]))
+
+static void check_ub_case(const struct ub_case *c)
+{
+	int line = st_find_line(UB_BODY, c->anchor, c->needle);
+	int line2 = c->anchor2 ? st_find_line(UB_BODY, c->anchor2, c->needle2) : -1;
+	if (line <= 0 || line2 == 0)
+		fail_msg("%s: cannot find the offending line in %s", c->rule, UB_BODY);
+
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = c->sm_limit;
+	const char *args[3] = {c->size, NULL, NULL};
+	args[c->size ? 1 : 0] = c->arg;
+	struct cta_harness *h;
+	int rc = st_run_harness(&h, c->harness, &o, args);
+	cta_sim *s = cta_harness_sim(h);
+	assert_non_null(s);
+	if (c->warning)
+		assert_int_equal(rc, 0); /* a warning alone is not a rule violation */
+	else
+		assert_int_equal(rc, CTA_EUB);
+	size_t n = cta_sim_ub_count(s);
+	assert_true(n >= 1);
+	/* The rule is the first thing reported. */
+	assert_string_equal(cta_sim_ub_report(s, 0)->rule, c->rule);
+	size_t mine = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+		if (strcmp(r->rule, c->rule)) {
+			/* Only the documented consequence may come with it. */
+			if (!c->also || strcmp(r->rule, c->also))
+				fail_msg("%s: unexpected report %s at %s:%d: %s", c->rule, r->rule,
+				         r->file, r->line, r->cause);
+			continue;
+		}
+		mine++;
+		assert_int_equal(r->warning, c->warning);
+		if (!st_same_file(r->file, UB_BODY))
+			fail_msg("%s reported in %s", c->rule, r->file);
+		if (r->line != line && r->line != line2)
+			fail_msg("%s reported at line %d, expected %d", c->rule, r->line, line);
+		assert_int_equal(r->kernel, 0);
+		assert_true(r->cause[0] != 0);
+	}
+	assert_true(mine >= 1);
+	cta_harness_free(h);
+
+	/* The valid twin: same code shape, rule respected, nothing reported,
+	 * right result. */
+	const char *vargs[3] = {c->size, NULL, NULL};
+	vargs[c->size ? 1 : 0] = "valid=1";
+	rc = st_run_harness(&h, c->harness, &o, vargs);
+	s = cta_harness_sim(h);
+	assert_int_equal(rc, 0);
+	if (cta_sim_ub_count(s)) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+		fail_msg("valid twin of %s flagged: %s at %s:%d: %s", c->rule, r->rule, r->file,
+		         r->line, r->cause);
+	}
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	cta_harness_free(h);
+}
+
+#define UB_TEST(fn, idx)                                                                           \
+	static void fn(void **state)                                                               \
+	{                                                                                          \
+		(void)state;                                                                       \
+		check_ub_case(&ub_cases[idx]);                                                     \
+	}
+UB_TEST(clc_request_after_observed_failure_is_reported, 0)
+UB_TEST(clc_reading_the_index_of_a_failed_cancel_is_reported, 1)
+UB_TEST(clc_reading_a_result_before_its_phase_completed_is_reported, 2)
+UB_TEST(clc_two_requests_in_flight_on_one_result_buffer_are_reported, 3)
+UB_TEST(clc_for_each_called_twice_is_reported, 4)
+UB_TEST(clc_for_each_not_called_by_all_threads_is_reported, 5)
+UB_TEST(clc_try_cancel_blocks_without_a_leader_is_reported, 6)
+UB_TEST(clc_try_cancel_blocks_with_two_leaders_is_reported, 7)
+UB_TEST(clc_multicast_without_the_whole_cluster_running_is_reported, 8)
+UB_TEST(divergent_barrier_in_ub_kernel_is_reported, 9)
+UB_TEST(barrier_deadlock_in_ub_kernel_is_reported, 10)
+UB_TEST(builtin_blockidx_in_a_stealing_body_is_a_warning, 11)
+
+static cta_sim *run_mc_timing(int mode, int *rc)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct mc_args a = {mode};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &clc_mc_timing;
+	l.grid[0] = 4;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 32;
+	l.block[1] = l.block[2] = 1;
+	l.cluster[0] = 2;
+	l.cluster[1] = l.cluster[2] = 1;
+	l.smem_static = 64;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	*rc = cta_sim_run(s);
+	return s;
+}
+
+static void clc_multicast_after_a_cta_exited_in_virtual_time_is_reported(void **state)
+{
+	(void)state;
+	int line = st_find_line("tests/unit/test_clc.c", "MARK:mc_cancel", "try_cancel_multicast");
+	for (int mode = 1; mode <= 2; mode++) {
+		int rc;
+		cta_sim *s = run_mc_timing(mode, &rc);
+		assert_int_equal(rc, CTA_EUB);
+		/* One report per cluster, at the cancel. */
+		assert_int_equal(cta_sim_ub_count(s), 2);
+		for (size_t i = 0; i < 2; i++) {
+			const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+			assert_string_equal(r->rule, "multicast_cluster_not_running");
+			assert_int_equal(r->line, line);
+			assert_non_null(strstr(r->cause, "CTA 1"));
+		}
+		cta_sim_free(s);
+	}
+}
+
+static void clc_multicast_while_every_cta_still_runs_is_not_flagged(void **state)
+{
+	(void)state;
+	int rc;
+	cta_sim *s = run_mc_timing(0, &rc);
+	if (cta_sim_ub_count(s))
+		fail_msg("flagged: %s", cta_sim_ub_report(s, 0)->cause);
+	assert_int_equal(rc, 0);
+	cta_sim_free(s);
+}
+
+static void clc_observed_failure_report_names_where_it_was_observed(void **state)
+{
+	(void)state;
+	int seen = st_find_line(UB_BODY, "CTA_KERNEL(ub_request_after_observed_failure",
+	                        "cta_clc_query_cancel_is_canceled(result0)");
+	assert_true(seen > 0);
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "ub_request_after_observed_failure", &o, NULL),
+	                 CTA_EUB);
+	const struct cta_ub_report *r = cta_sim_ub_report(cta_harness_sim(h), 0);
+	char where[64];
+	snprintf(where, sizeof(where), "ub_body.h:%d", seen);
+	assert_non_null(strstr(r->cause, where));
+	assert_int_equal(r->thread, 0);
+	assert_int_equal(r->block, 0);
+	assert_true(r->t_ns > 0);
+	cta_harness_free(h);
+}
+
+static void clc_leader_count_reports_how_many_leaders(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct cta_harness *h;
+	const char *zero[] = {"leaders=0", NULL}, *two[] = {"leaders=2", NULL};
+	assert_int_equal(st_run_harness(&h, "ub_leader_count", &o, zero), CTA_EUB);
+	assert_non_null(strstr(cta_sim_ub_report(cta_harness_sim(h), 0)->cause, "0 threads"));
+	cta_harness_free(h);
+	assert_int_equal(st_run_harness(&h, "ub_leader_count", &o, two), CTA_EUB);
+	assert_non_null(strstr(cta_sim_ub_report(cta_harness_sim(h), 0)->cause, "2 threads"));
+	cta_harness_free(h);
+}
+
+static void clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid(void **state)
+{
+	(void)state;
+	/* In timing-only mode thread 0 alone runs, so the leader never does:
+	 * that must not read as a missing leader. */
+	for (int timing = 0; timing <= 1; timing++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.timing_only = timing;
+		enum { NB = 64 };
+		unsigned count[NB] = {0};
+		struct fe_args a = {count, 1000};
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = {0};
+		l.kernel = &clc_tcb_last_leads;
+		l.grid[0] = NB;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 64;
+		l.block[1] = l.block[2] = 1;
+		l.args = &a;
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		int rc = cta_sim_run(s);
+		if (cta_sim_ub_count(s))
+			fail_msg("timing_only=%d: %s: %s", timing, cta_sim_ub_report(s, 0)->rule,
+			         cta_sim_ub_report(s, 0)->cause);
+		assert_int_equal(rc, 0);
+		const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+		assert_true(st->stolen > 0);
+		for (int i = 0; i < NB; i++)
+			assert_int_equal(count[i], 1);
+		cta_sim_free(s);
+	}
+}
+
+static void clc_up_to_eight_requests_in_flight_from_one_thread_are_valid(void **state)
+{
+	(void)state;
+	for (int nreq = 1; nreq <= 8; nreq++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		enum { NB = 256 };
+		unsigned count[NB] = {0};
+		struct many_args a = {nreq, count};
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = {0};
+		l.kernel = &clc_many_requests;
+		l.grid[0] = NB;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 32;
+		l.block[1] = l.block[2] = 1;
+		l.smem_static = 8 * 16 + 8 * 8;
+		l.args = &a;
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		int rc = cta_sim_run(s);
+		if (cta_sim_ub_count(s))
+			fail_msg("%d requests: %s: %s", nreq, cta_sim_ub_report(s, 0)->rule,
+			         cta_sim_ub_report(s, 0)->cause);
+		assert_int_equal(rc, 0);
+		assert_true(cta_sim_kernel_stats(s, 0)->stolen > 0);
+		for (int i = 0; i < NB; i++)
+			assert_int_equal(count[i], 1);
+		cta_sim_free(s);
+	}
+}
+
+static void every_ub_rule_has_a_test_case(void **state)
+{
+	(void)state;
+	const char *const *names = cta_ub_rule_names();
+	for (size_t i = 0; names[i]; i++) {
+		int found = 0;
+		for (size_t j = 0; j < N_UB_CASES; j++)
+			found |= !strcmp(ub_cases[j].rule, names[i]);
+		if (!found)
+			fail_msg("UB rule %s has no ub_<rule> test case", names[i]);
+		/* And a kernel that demonstrates it. */
+		char kname[96];
+		snprintf(kname, sizeof(kname), "ub_%s", names[i]);
+		const struct cta_kernel_info *ki = cta_harness_find(kname);
+		assert_non_null(ki);
+		assert_true(ki->flags & CTA_KI_EXPECT_UB);
+		assert_string_equal(ki->expect_ub, names[i]);
+	}
+}
+
+static void guides_valid_code_two_requests_is_not_flagged(void **state)
+{
+	(void)state;
+	/* Few SMs so that blocks steal; with and without injected failures
+	 * (a failed first request with a second still in flight is the case
+	 * the guide calls valid). */
+	static const double rates[] = {0, 0.5, 1.0};
+	for (size_t i = 0; i < 3; i++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 2;
+		o.cancel_fail_rate = rates[i];
+		o.seed = 7 + i;
+		const char *args[] = {"n=20000", "ns=500", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "clc_two_requests", &o, args), 0);
+		cta_sim *s = cta_harness_sim(h);
+		assert_int_equal(cta_sim_ub_count(s), 0);
+		assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+		const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+		assert_true(st->coverage_checked && st->coverage_ok);
+		if (rates[i] == 0)
+			assert_true(st->stolen > 0);
+		cta_harness_free(h);
+	}
+}
+
+/* ---- coverage under fault injection --------------------------------------- */
+
+struct cov_kernel {
+	const char *name;
+	const char *args[5];
+	unsigned sm_limit;
+	unsigned csize;
+};
+static const struct cov_kernel cov_kernels[] = {
+    /* Sizes and SM counts chosen so that at most half the blocks are
+     * resident at once: the rest are stolen or launched later. */
+    {"vec_add_clc", {"n=8192", "ns=500", NULL}, 1, 1},
+    {"vec_add_clc_2d", {"nx=64", "ny=64", "ns=500"}, 1, 1},
+    {"vec_add_clc_3d", {"nx=16", "ny=16", "nz=16", "ns=500"}, 1, 1},
+    {"vec_add_try_cancel_blocks", {"n=8192", "ns=500", NULL}, 1, 1},
+    {"vecscale_clc", {"n=16384", "ns=500", NULL}, 2, 1},
+    {"vecscale_clc_cluster", {"n=16384", "ns=500", NULL}, 2, 2},
+};
+
+struct fault {
+	double rate;
+	int64_t after;
+};
+static const struct fault faults[] = {{0, -1}, {0.5, -1}, {1.0, -1}, {0, 0}, {0, 1}, {0, 5}};
+
+static void check_coverage(const struct cov_kernel *k, const struct fault *f, uint64_t seed)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = k->sm_limit;
+	o.cancel_fail_rate = f->rate;
+	o.cancel_fail_after = f->after;
+	o.seed = seed;
+	struct cta_harness *h;
+	int rc = st_run_harness(&h, k->name, &o, k->args);
+	cta_sim *s = cta_harness_sim(h);
+	if (rc != 0)
+		fail_msg("%s rate %g after %lld: rc %d (%s)", k->name, f->rate, (long long)f->after,
+		         rc, cta_harness_errmsg(h));
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	if (cta_harness_verdict(h) != CTA_VERDICT_PASS)
+		fail_msg("%s rate %g after %lld: %s", k->name, f->rate, (long long)f->after,
+		         cta_harness_errmsg(h));
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+	assert_true(st->coverage_checked);
+	assert_true(st->coverage_ok);
+	assert_int_equal(st->lost, 0);
+	assert_int_equal(st->duplicated, 0);
+	/* Every logical block either started on its own or was stolen. */
+	assert_int_equal(st->launched + st->stolen, st->blocks);
+	assert_true(st->cancels > 0);
+	uint64_t failed = st->cancel_fail[1] + st->cancel_fail[2] + st->cancel_fail[3];
+	assert_int_equal((st->cancels - failed) * k->csize, st->stolen);
+	if (f->rate == 0 && f->after < 0) {
+		/* The setup must make stealing happen, or this proves nothing. */
+		assert_true(st->stolen > 0);
+		assert_int_equal(st->cancel_fail[CTA_CANCEL_FAIL_INJECTED], 0);
+	}
+	if (f->rate == 1.0 || f->after == 0) {
+		assert_int_equal(st->stolen, 0);
+		assert_true(st->cancel_fail[CTA_CANCEL_FAIL_INJECTED] > 0);
+	}
+	if (f->after > 0)
+		assert_true(st->stolen <= (uint64_t)f->after * k->csize);
+	cta_harness_free(h);
+}
+
+static void clc_kernels_cover_every_index_once_under_fault_injection(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cov_kernels) / sizeof(cov_kernels[0]); i++)
+		for (size_t j = 0; j < sizeof(faults) / sizeof(faults[0]); j++)
+			check_coverage(&cov_kernels[i], &faults[j], 1 + j);
+}
+
+static void clc_coverage_holds_for_many_seeds_at_half_failure_rate(void **state)
+{
+	(void)state;
+	struct fault f = {0.5, -1};
+	for (uint64_t seed = 100; seed < 106; seed++) {
+		check_coverage(&cov_kernels[0], &f, seed);
+		check_coverage(&cov_kernels[5], &f, seed);
+	}
+}
+
+static void cancels_hand_out_the_next_pending_block_in_dispatch_order(void **state)
+{
+	(void)state;
+	/* In the order the engine produced them, dispatch records and
+	 * successful cancel_done records together hand out 0, 1, 2, ...:
+	 * a cancel takes the next block not yet started, and that block is
+	 * never dispatched on its own. */
+	static const char *const kernels[] = {"vec_add_clc", "vecscale_clc",
+	                                      "vecscale_clc_cluster"};
+	static const unsigned csize[] = {1, 1, 2};
+	static const char *const vargs[] = {"n=20000", "ns=500", NULL};
+	static const char *const sargs[] = {"n=32768", "ns=500", NULL};
+	for (int i = 0; i < 3; i++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "handout.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 2;
+		o.cancel_fail_rate = 0.3;
+		o.seed = 11;
+		o.trace_path = path;
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, kernels[i], &o, i ? sargs : vargs), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		uint64_t next = 0, stolen = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			uint64_t got, n = 1;
+			if (r->ev == CTA_TEV_DISPATCH) {
+				got = r->block;
+			} else if (r->ev == CTA_TEV_CANCEL_DONE && r->code == CTA_CANCEL_SUCCESS) {
+				got = r->arg;
+				n = csize[i]; /* a whole cluster */
+				stolen++;
+			} else {
+				continue;
+			}
+			if (got != next)
+				fail_msg("%s: record %zu hands out block %llu, expected %llu",
+				         kernels[i], j, (unsigned long long)got,
+				         (unsigned long long)next);
+			next += n;
+		}
+		assert_int_equal(next, (uint64_t)t.header.kernels[0].grid[0]);
+		assert_true(stolen > 0);
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
+static void kernel_that_drops_a_stolen_index_violates_coverage(void **state)
+{
+	(void)state;
+	/* Two blocks, one SM that holds one of them: block 0 steals block 1
+	 * and exits without doing it. */
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	unsigned done[2] = {0, 0};
+	struct lose_args a = {done};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &clc_lose_index;
+	l.grid[0] = 2;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 32;
+	l.block[1] = l.block[2] = 1;
+	l.smem_static = 32;
+	l.smem_dynamic = 200000;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), CTA_ECOVERAGE);
+	assert_non_null(strstr(cta_sim_errmsg(s), "coverage"));
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+	assert_true(st->coverage_checked);
+	assert_false(st->coverage_ok);
+	assert_int_equal(st->stolen, 1);
+	assert_int_equal(st->lost, 1);
+	assert_int_equal(st->duplicated, 0);
+	uint64_t lost[4];
+	assert_int_equal(cta_sim_coverage_list(s, 0, 0, lost, 4), 1);
+	assert_int_equal(lost[0], 1);
+	assert_int_equal(done[0], 1);
+	assert_int_equal(done[1], 0);
+	cta_sim_free(s);
+}
+
+/* ---- failure reasons ---------------------------------------------------------- */
+
+static void cancel_failures_are_counted_by_reason(void **state)
+{
+	(void)state;
+	char path[256];
+	st_tmpname(path, sizeof(path), "reasons.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2;
+	o.cancel_fail_rate = 0.5;
+	o.seed = 3;
+	o.trace_path = path;
+	const char *args[] = {"n=20000", "ns=500", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "vec_add_clc", &o, args), 0);
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(cta_harness_sim(h), 0);
+	/* Each started block ends its loop at its first failure: some find
+	 * nothing pending, some are injected; none here is a priority one. */
+	assert_true(st->cancel_fail[CTA_CANCEL_FAIL_EMPTY] > 0);
+	assert_true(st->cancel_fail[CTA_CANCEL_FAIL_INJECTED] > 0);
+	assert_int_equal(st->cancel_fail[CTA_CANCEL_FAIL_PRIORITY], 0);
+	assert_int_equal(st->cancel_fail[CTA_CANCEL_FAIL_EMPTY] +
+	                     st->cancel_fail[CTA_CANCEL_FAIL_INJECTED],
+	                 st->launched);
+	uint64_t counts[4] = {st->cancels - st->cancel_fail[1] - st->cancel_fail[3],
+	                      st->cancel_fail[1], st->cancel_fail[2], st->cancel_fail[3]};
+	cta_harness_free(h);
+
+	/* The trace's cancel_done records carry the same reasons. */
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	uint64_t seen[4] = {0};
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_CANCEL_DONE) {
+			assert_true(t.recs[i].code >= 0 && t.recs[i].code < 4);
+			seen[t.recs[i].code]++;
+			if (t.recs[i].code == CTA_CANCEL_SUCCESS)
+				assert_true(t.recs[i].arg != CTA_TRACE_NONE);
+			else
+				assert_true(t.recs[i].arg == CTA_TRACE_NONE);
+		}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(seen[i], counts[i]);
+	/* FORMAT.md's coverage rule holds on the trace alone: every index in
+	 * exactly one start or steal record. */
+	uint64_t nblocks = (uint64_t)t.header.kernels[0].grid[0];
+	unsigned char *hits = calloc(nblocks, 1);
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_START || t.recs[i].ev == CTA_TEV_STEAL) {
+			assert_true(t.recs[i].block < nblocks);
+			hits[t.recs[i].block]++;
+		}
+	for (uint64_t i = 0; i < nblocks; i++)
+		assert_int_equal(hits[i], 1);
+	free(hits);
+	cta_trace_free(&t);
+	remove(path);
+}
+
+static void cancel_fails_while_a_higher_priority_kernel_waits(void **state)
+{
+	(void)state;
+	/* A low-priority stealing kernel fills 2 SMs; a high-priority one is
+	 * released while it still has pending blocks. Its cancels must then
+	 * fail for priority, and both kernels still cover every index once. */
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	int hi;
+	assert_int_equal(cta_sim_stream_new(s, &hi, o.device.priority_greatest), 0);
+	enum { NB = 200 };
+	unsigned lo_count[NB] = {0}, hi_count[NB] = {0};
+	struct fe_args lo_a = {lo_count, 2000}, hi_a = {hi_count, 2000};
+	struct cta_launch l = {0};
+	l.kernel = &clc_fe_count;
+	l.grid[0] = NB;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 256;
+	l.block[1] = l.block[2] = 1;
+	l.args = &lo_a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	l.args = &hi_a;
+	l.stream = hi;
+	l.release_ns = 20000;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	assert_int_equal(cta_sim_ub_count(s), 0);
+	const struct cta_kernel_stats *lo = cta_sim_kernel_stats(s, 0);
+	const struct cta_kernel_stats *hs = cta_sim_kernel_stats(s, 1);
+	assert_true(lo->cancel_fail[CTA_CANCEL_FAIL_PRIORITY] > 0);
+	assert_int_equal(hs->cancel_fail[CTA_CANCEL_FAIL_PRIORITY], 0);
+	assert_true(lo->coverage_ok && hs->coverage_ok);
+	for (int i = 0; i < NB; i++) {
+		assert_int_equal(lo_count[i], 1);
+		assert_int_equal(hi_count[i], 1);
+	}
+	/* The high-priority kernel finished first. */
+	assert_true(hs->last_end_ns < lo->last_end_ns);
+	cta_sim_free(s);
+}
+
+/* ---- abort mode ----------------------------------------------------------------- */
+
+static void ub_abort_mode_stops_at_the_first_report(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct cta_harness *h;
+	/* In report mode every thread's bad read is reported... */
+	assert_int_equal(st_run_harness(&h, "ub_read_failed_index", &o, NULL), CTA_EUB);
+	assert_true(cta_sim_ub_count(cta_harness_sim(h)) > 1);
+	cta_harness_free(h);
+	/* ...in abort mode the run stops at the first. */
+	o.ub_mode = CTA_UB_ABORT;
+	assert_int_equal(st_run_harness(&h, "ub_read_failed_index", &o, NULL), CTA_EUB);
+	cta_sim *s = cta_harness_sim(h);
+	assert_int_equal(cta_sim_ub_count(s), 1);
+	assert_string_equal(cta_sim_ub_report(s, 0)->rule, "read_failed_index");
+	cta_harness_free(h);
+
+	/* A many-block kernel stops before finishing its grid. */
+	const char *args[] = {"n=262144", NULL};
+	o.sm_limit = 2;
+	assert_int_equal(st_run_harness(&h, "ub_for_each_called_twice", &o, args), CTA_EUB);
+	s = cta_harness_sim(h);
+	assert_int_equal(cta_sim_ub_count(s), 1);
+	assert_true(s->kernels[0]->state != K_DONE);
+	cta_harness_free(h);
+}
+
+static void ub_abort_mode_does_not_stop_on_a_warning(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.ub_mode = CTA_UB_ABORT;
+	o.sm_limit = 2;
+	const char *args[] = {"n=16384", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "ub_builtin_blockidx_in_body", &o, args), 0);
+	cta_sim *s = cta_harness_sim(h);
+	assert_true(cta_sim_ub_count(s) > 1);
+	assert_int_equal(s->kernels[0]->state, K_DONE);
+	cta_harness_free(h);
+}
+
+static void ub_checking_off_reports_nothing(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.ub_mode = CTA_UB_OFF;
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "ub_request_after_observed_failure", &o, NULL), 0);
+	assert_int_equal(cta_sim_ub_count(cta_harness_sim(h)), 0);
+	cta_harness_free(h);
+}
+
+/* ---- determinism ------------------------------------------------------------------ */
+
+/* Host threads for the next trace_of (0: all cores, the default). */
+static unsigned trace_threads;
+
+static char *trace_of(const char *kernel, const char *const *args, uint64_t seed, double rate,
+                      uint64_t jitter, size_t *len)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "det.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 4;
+	o.seed = seed;
+	o.cancel_fail_rate = rate;
+	o.jitter_ns = jitter;
+	o.trace_path = path;
+	o.threads = trace_threads;
+	struct cta_harness *h;
+	int rc = st_run_harness(&h, kernel, &o, args);
+	if (rc)
+		fail_msg("%s: rc %d: %s", kernel, rc, cta_harness_errmsg(h));
+	cta_harness_free(h);
+	char *text = st_slurp(path, len);
+	assert_non_null(text);
+	remove(path);
+	return text;
+}
+
+static void same_seed_gives_a_byte_identical_trace(void **state)
+{
+	(void)state;
+	const char *vargs[] = {"n=20000", "ns=500", NULL};
+	const char *cargs[] = {"n=65536", "ns=500", NULL};
+	const char *sargs[] = {"n=100000", NULL};
+	struct {
+		const char *k;
+		const char *const *args;
+		double rate;
+		uint64_t jitter;
+	} runs[] = {
+	    {"vec_add_clc", vargs, 0.3, 100},
+	    {"vecscale_clc_cluster", cargs, 0.3, 100},
+	    {"clc_two_requests", vargs, 0.3, 0},
+	    {"saxpy", sargs, 0, 100},
+	};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		size_t la, lb;
+		char *a = trace_of(runs[i].k, runs[i].args, 42, runs[i].rate, runs[i].jitter, &la);
+		char *b = trace_of(runs[i].k, runs[i].args, 42, runs[i].rate, runs[i].jitter, &lb);
+		assert_true(la > 1000);
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: two runs with seed 42 differ", runs[i].k);
+		free(a);
+		free(b);
+	}
+}
+
+static void trace_does_not_depend_on_the_number_of_host_threads(void **state)
+{
+	(void)state;
+	/* Kernels without atomics: byte-identical for 1 and 2 host threads. */
+	const char *vargs[] = {"n=20000", "ns=500", NULL};
+	const char *sargs[] = {"n=100000", NULL};
+	struct {
+		const char *k;
+		const char *const *args;
+		double rate;
+	} runs[] = {
+	    {"vec_add_clc", vargs, 0.3}, {"clc_two_requests", vargs, 0.3}, {"saxpy", sargs, 0}};
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		size_t la, lb;
+		trace_threads = 1;
+		char *a = trace_of(runs[i].k, runs[i].args, 5, runs[i].rate, 100, &la);
+		trace_threads = 2;
+		char *b = trace_of(runs[i].k, runs[i].args, 5, runs[i].rate, 100, &lb);
+		trace_threads = 0;
+		assert_non_null(strstr(a, "#deterministic 1"));
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: traces with 1 and 2 host threads differ", runs[i].k);
+		free(a);
+		free(b);
+	}
+}
+
+/* Drops the header lines (which name the seed) so only events compare. */
+static const char *events_of(const char *trace)
+{
+	const char *p = strstr(trace, "\nt_ns,");
+	return p ? p : trace;
+}
+
+static void different_seeds_with_injected_failures_give_different_traces(void **state)
+{
+	(void)state;
+	const char *vargs[] = {"n=20000", "ns=500", NULL};
+	size_t la, lb;
+	char *a = trace_of("vec_add_clc", vargs, 1, 0.5, 0, &la);
+	char *b = trace_of("vec_add_clc", vargs, 2, 0.5, 0, &lb);
+	assert_true(strcmp(events_of(a), events_of(b)) != 0);
+	free(a);
+	free(b);
+	/* Without any randomness the seed changes nothing but the header. */
+	a = trace_of("vec_add_clc", vargs, 1, 0, 0, &la);
+	b = trace_of("vec_add_clc", vargs, 2, 0, 0, &lb);
+	assert_string_equal(events_of(a), events_of(b));
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(clc_request_after_observed_failure_is_reported),
+	    cmocka_unit_test(clc_reading_the_index_of_a_failed_cancel_is_reported),
+	    cmocka_unit_test(clc_reading_a_result_before_its_phase_completed_is_reported),
+	    cmocka_unit_test(clc_two_requests_in_flight_on_one_result_buffer_are_reported),
+	    cmocka_unit_test(clc_for_each_called_twice_is_reported),
+	    cmocka_unit_test(clc_for_each_not_called_by_all_threads_is_reported),
+	    cmocka_unit_test(clc_try_cancel_blocks_without_a_leader_is_reported),
+	    cmocka_unit_test(clc_try_cancel_blocks_with_two_leaders_is_reported),
+	    cmocka_unit_test(clc_multicast_without_the_whole_cluster_running_is_reported),
+	    cmocka_unit_test(divergent_barrier_in_ub_kernel_is_reported),
+	    cmocka_unit_test(barrier_deadlock_in_ub_kernel_is_reported),
+	    cmocka_unit_test(builtin_blockidx_in_a_stealing_body_is_a_warning),
+	    cmocka_unit_test(clc_multicast_after_a_cta_exited_in_virtual_time_is_reported),
+	    cmocka_unit_test(clc_multicast_while_every_cta_still_runs_is_not_flagged),
+	    cmocka_unit_test(clc_observed_failure_report_names_where_it_was_observed),
+	    cmocka_unit_test(clc_leader_count_reports_how_many_leaders),
+	    cmocka_unit_test(clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid),
+	    cmocka_unit_test(clc_up_to_eight_requests_in_flight_from_one_thread_are_valid),
+	    cmocka_unit_test(every_ub_rule_has_a_test_case),
+	    cmocka_unit_test(guides_valid_code_two_requests_is_not_flagged),
+	    cmocka_unit_test(clc_kernels_cover_every_index_once_under_fault_injection),
+	    cmocka_unit_test(clc_coverage_holds_for_many_seeds_at_half_failure_rate),
+	    cmocka_unit_test(cancels_hand_out_the_next_pending_block_in_dispatch_order),
+	    cmocka_unit_test(kernel_that_drops_a_stolen_index_violates_coverage),
+	    cmocka_unit_test(cancel_failures_are_counted_by_reason),
+	    cmocka_unit_test(cancel_fails_while_a_higher_priority_kernel_waits),
+	    cmocka_unit_test(ub_abort_mode_stops_at_the_first_report),
+	    cmocka_unit_test(ub_abort_mode_does_not_stop_on_a_warning),
+	    cmocka_unit_test(ub_checking_off_reports_nothing),
+	    cmocka_unit_test(same_seed_gives_a_byte_identical_trace),
+	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
+	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
+	};
+	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
+	if (getenv("CMOCKA_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

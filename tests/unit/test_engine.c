@@ -28,21 +28,19 @@ CTA_KERNEL(eng_spin, struct eng_spin_args, p)
 	cta_spin_ns(p->ns);
 }
 
-/* Thread 0 of each block appends the block's linear index (x fastest) to
- * order[] when the block starts. */
+/* Thread 0 of each block records the virtual time its block started at,
+ * by the block's linear index (x fastest). Blocks may run on several host
+ * threads, so only virtual time says in which order they were started. */
 struct eng_order_args {
-	unsigned *ctr;
-	unsigned long long *order;
+	unsigned long long *t_start;
 	unsigned long long ns;
 };
 CTA_KERNEL(eng_order, struct eng_order_args, p)
 {
-	if (cta_thread_rank() == 0) {
-		unsigned k = atomicAdd(p->ctr, 1u);
-		p->order[k] =
-		    blockIdx.x + (unsigned long long)gridDim.x *
-		                     (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-	}
+	if (cta_thread_rank() == 0)
+		p->t_start[blockIdx.x + (unsigned long long)gridDim.x *
+		                            (blockIdx.y + (unsigned long long)gridDim.y *
+		                                              blockIdx.z)] = cta_globaltimer_ns();
 	cta_spin_ns(p->ns);
 }
 
@@ -128,19 +126,24 @@ static void blocks_dispatch_in_linear_order_x_fastest(void **state)
 	 * for 200000 bytes of shared memory): 15 waves, so the order holds
 	 * across waves, not just within the first. */
 	o.sm_limit = 4;
-	unsigned ctr = 0;
-	unsigned long long order[60];
-	memset(order, 0xff, sizeof(order));
-	struct eng_order_args a = {&ctr, order, 1000};
+	unsigned long long t_start[60];
+	memset(t_start, 0xff, sizeof(t_start));
+	struct eng_order_args a = {t_start, 1000};
 	cta_sim *s;
 	assert_int_equal(cta_sim_new(&s, &o), 0);
 	struct cta_launch l = launch_of(&eng_order, &a, 5, 4, 3, 64);
 	l.smem_dynamic = 200000;
 	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
 	assert_int_equal(cta_sim_run(s), 0);
-	assert_int_equal(ctr, 60);
-	for (unsigned i = 0; i < 60; i++)
-		assert_int_equal(order[i], i);
+	/* Every block ran, and a block with a higher linear index never
+	 * started before one with a lower index. */
+	for (unsigned i = 0; i < 60; i++) {
+		assert_true(t_start[i] != ~0ull);
+		if (i)
+			assert_true(t_start[i] >= t_start[i - 1]);
+	}
+	/* 15 waves of 4: block 4 waits for a slot that block 0 frees. */
+	assert_true(t_start[4] >= t_start[0] + 1000);
 	cta_sim_free(s);
 
 	struct cta_trace t;
@@ -462,6 +465,75 @@ static void block_that_fits_on_no_sm_names_the_limiting_resource(void **state)
 	assert_non_null(strstr(msg, "registers"));
 }
 
+static void cluster_launch_errors_name_the_problem(void **state)
+{
+	(void)state;
+	struct eng_spin_args a = {0};
+	char msg[512];
+	/* The grid must be a whole number of clusters. */
+	struct cta_launch l = launch_of(&eng_spin, &a, 5, 1, 1, 32);
+	l.cluster[0] = 2;
+	assert_int_equal(bad_launch(&l, msg, sizeof(msg)), CTA_EINVAL);
+	assert_non_null(strstr(msg, "grid.x (5) is not a multiple of cluster.x (2)"));
+	/* H100's portable cluster limit is 8 blocks. */
+	l = launch_of(&eng_spin, &a, 16, 1, 1, 32);
+	l.cluster[0] = 16;
+	assert_int_equal(bad_launch(&l, msg, sizeof(msg)), CTA_ERANGE);
+	assert_non_null(strstr(msg, "cluster of 16 blocks"));
+
+	/* A cluster of 8 blocks that each need a whole SM, on 4 SMs: it can
+	 * never be co-scheduled on one GPC. */
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 4;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	l = launch_of(&eng_spin, &a, 8, 1, 1, 32);
+	l.cluster[0] = 8;
+	l.smem_dynamic = 200000;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), CTA_ERESOURCES);
+	assert_non_null(strstr(cta_sim_errmsg(s), "cannot be co-scheduled"));
+	cta_sim_free(s);
+}
+
+static void cluster_ctas_start_together_on_one_gpc(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.timing_only = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "cluster.trace");
+	o.trace_path = path;
+	struct eng_spin_args a = {5000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = launch_of(&eng_spin, &a, 512, 1, 1, 256);
+	l.cluster[0] = 4;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	const uint16_t *gpc = o.device.gpc_of_sm;
+	cta_sim_free(s);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	uint64_t start_t[512], sm[512];
+	unsigned n = 0;
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_START) {
+			assert_true(t.recs[i].block < 512);
+			start_t[t.recs[i].block] = t.recs[i].t_ns;
+			sm[t.recs[i].block] = t.recs[i].sm;
+			n++;
+		}
+	assert_int_equal(n, 512);
+	for (unsigned c = 0; c < 128; c++)
+		for (unsigned r = 1; r < 4; r++) {
+			assert_int_equal(start_t[4 * c + r], start_t[4 * c]);
+			assert_int_equal(gpc[sm[4 * c + r]], gpc[sm[4 * c]]);
+		}
+	cta_trace_free(&t);
+	remove(path);
+}
+
 static void launch_after_the_run_is_refused(void **state)
 {
 	(void)state;
@@ -500,6 +572,41 @@ static void makespan_of_one_block_is_launch_start_body_and_retire_latency(void *
 	cta_sim_free(s);
 }
 
+/* ---- trace order ----------------------------------------------------------- */
+
+static void simulator_trace_records_are_in_virtual_time_order(void **state)
+{
+	(void)state;
+	/* BUG (reported, not fixed here): traces/FORMAT.md says the simulator
+	 * writes records in virtual-time order, but records a body produces
+	 * (cancel, steal, ub, warn) carry the thread's virtual time, which runs
+	 * ahead of the engine, and cancel_done carries the completion time at
+	 * the moment the request is resolved. `ctasim run vec_add_clc
+	 * --sm-limit 1 --trace t` has about 35 inversions. Fixing it needs a
+	 * reorder buffer in the trace path (or FORMAT.md saying otherwise). */
+	skip();
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "order.trace");
+	o.trace_path = path;
+	const char *args[] = {"n=20000", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "vec_add_clc", &o, args), 0);
+	cta_harness_free(h);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	for (size_t i = 1; i < t.count; i++)
+		if (t.recs[i].t_ns < t.recs[i - 1].t_ns)
+			fail_msg("record %zu (%s at %llu) after one at %llu", i,
+			         cta_trace_event_name(t.recs[i].ev),
+			         (unsigned long long)t.recs[i].t_ns,
+			         (unsigned long long)t.recs[i - 1].t_ns);
+	cta_trace_free(&t);
+	remove(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,8 +624,14 @@ int main(void)
 	    cmocka_unit_test(launch_over_1024_threads_per_block_is_rejected),
 	    cmocka_unit_test(launch_over_the_grid_limits_is_rejected),
 	    cmocka_unit_test(block_that_fits_on_no_sm_names_the_limiting_resource),
+	    cmocka_unit_test(cluster_launch_errors_name_the_problem),
+	    cmocka_unit_test(cluster_ctas_start_together_on_one_gpc),
 	    cmocka_unit_test(launch_after_the_run_is_refused),
 	    cmocka_unit_test(makespan_of_one_block_is_launch_start_body_and_retire_latency),
+	    cmocka_unit_test(simulator_trace_records_are_in_virtual_time_order),
 	};
+	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
+	if (getenv("CMOCKA_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

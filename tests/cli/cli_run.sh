@@ -1,0 +1,186 @@
+#!/bin/sh
+# Pins `ctasim` exit codes and stderr messages for bad input (unknown names,
+# malformed or over-limit dimensions, blocks that fit nowhere, broken model
+# files), the success and rule-violation exits, and that two runs with the
+# same seed write byte-identical traces. Usage: cli_run.sh PATH/TO/ctasim
+set -u
+CTASIM=${1:?usage: cli_run.sh CTASIM}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ctasim-cli.XXXXXX") || exit 99
+trap 'rm -rf "$TMP"' EXIT
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for line in "$@"; do echo "# $line"; done
+	sed 's/^/# stderr: /' "$TMP/err"
+	sed 's/^/# stdout: /' "$TMP/out" | head -20
+}
+
+# expect CODE STREAM PATTERN DESC -- ARGS...: runs ctasim ARGS, checks the
+# exit code and that STREAM (out|err) contains the fixed string PATTERN.
+expect() {
+	code=$1 stream=$2 pattern=$3 desc=$4
+	shift 5
+	"$CTASIM" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		not_ok "$desc" "exit $rc, expected $code: ctasim $*"
+	elif [ -n "$pattern" ] && ! grep -qF -- "$pattern" "$TMP/$stream"; then
+		not_ok "$desc" "std$stream lacks '$pattern': ctasim $*"
+	else
+		ok "$desc"
+	fi
+}
+
+# ---- unknown names -----------------------------------------------------------
+expect 2 err "unknown kernel 'nosuch'" "unknown kernel" -- run nosuch
+expect 2 err "'NoSuch' is neither a device preset" "unknown device" -- run saxpy --device NoSuch
+expect 2 err "unknown argument 'bogus' for kernel saxpy (its parameters: n, a, ns)" \
+	"unknown --arg name lists the kernel's parameters" -- run saxpy --arg bogus=1
+expect 2 err "argument 'n': expected NAME=VALUE" "--arg without a value" -- run saxpy --arg n
+expect 2 err "argument n=abc: not an integer" "--arg value that is not a number" -- \
+	run saxpy --arg n=abc
+expect 2 err "unknown command 'bogus'" "unknown command" -- bogus
+expect 2 err "unknown option '--bogus'" "unknown option" -- run saxpy --bogus
+expect 2 err "usage: ctasim" "no command prints usage to stderr" --
+expect 2 err "which kernel?" "run without a kernel" -- run
+
+# ---- malformed and over-limit dimensions ----------------------------------------
+expect 2 err "grid.x is 0: every dimension must be at least 1" "--grid 0" -- run saxpy --grid 0
+expect 2 err "grid.y is 0" "--grid 4,0" -- run saxpy --grid 4,0
+expect 2 err "--grid '-4': expected X[,Y[,Z]] with positive integers" "--grid negative" -- \
+	run saxpy --grid -4
+expect 2 err "--grid 'abc': expected X[,Y[,Z]]" "--grid text" -- run saxpy --grid abc
+expect 2 err "--grid '4,,2': expected X[,Y[,Z]]" "--grid empty field" -- run saxpy --grid 4,,2
+expect 2 err "--block '32x': expected X[,Y[,Z]]" "--block trailing separator" -- \
+	run saxpy --block 32x
+expect 2 err "block.x is 2048: the limit is 1024" "--block 2048" -- run saxpy --block 2048
+expect 2 err "block of 2048 threads: the limit is 1024 threads per block" \
+	"--block over 1024 threads in all" -- run saxpy --block 32,32,2
+expect 2 err "grid.y is 65536: the limit is 65535" "grid.y over 65535" -- \
+	run saxpy --grid 1,65536
+expect 2 err "grid.z is 65536: the limit is 65535" "grid.z over 65535" -- \
+	run saxpy --grid 1,1,65536
+expect 2 err "grid.x is 2147483648: the limit is 2147483647" "grid.x over 2^31-1" -- \
+	run saxpy --grid 2147483648
+expect 2 err "too many resources requested for launch" "block that fits on no SM" -- \
+	run spin --arg smem=300000
+expect 2 err "the limiting resource is shared memory" "...names the limiting resource" -- \
+	run spin --arg smem=300000
+expect 0 out "result      PASS" "1024 threads per block is fine" -- \
+	run saxpy --block 1024 --arg n=5000 --quiet
+
+# ---- other bad options ------------------------------------------------------------
+expect 2 err "--seed 'x': expected a non-negative integer" "--seed text" -- run saxpy --seed x
+expect 2 err "--ub 'sometimes': expected report, abort or off" "--ub bad mode" -- \
+	run saxpy --ub sometimes
+expect 2 err "expected a probability in [0, 1]" "--cancel-fail-rate over 1" -- \
+	run vec_add_clc --cancel-fail-rate 2
+expect 2 err "--sm-limit must be at least 1" "--sm-limit 0" -- run saxpy --sm-limit 0
+expect 2 err "device H100-SXM has 132 SMs" "--sm-limit over the SM count" -- \
+	run saxpy --sm-limit 500
+expect 2 err "option --trace needs a value" "--trace without a file" -- run saxpy --trace
+
+# ---- model files ----------------------------------------------------------------------
+printf 'base = H100-SXM\n# a comment\nsm_count = 64\nthis line is broken\n' >"$TMP/bad.model"
+expect 2 err "$TMP/bad.model:4: expected 'key = value'" "model file syntax error names file:line" \
+	-- run saxpy --device "$TMP/bad.model"
+printf 'base = H100-SXM\nsm_count = abc\n' >"$TMP/badnum.model"
+expect 2 err "$TMP/badnum.model:2: bad number 'abc' for 'sm_count'" \
+	"model file bad number names file:line" -- run saxpy --device "$TMP/badnum.model"
+printf 'base = H100-SXM\nname = Half-H100\nsm_count = 64\n' >"$TMP/good.model"
+expect 0 out "of 64" "a valid model file is used" -- \
+	run saxpy --device "$TMP/good.model" --arg n=100000
+
+# ---- help and version ------------------------------------------------------------------
+expect 0 out "usage: ctasim" "--help exits 0" -- --help
+expect 0 out "usage: ctasim run KERNEL" "run --help exits 0" -- run --help
+expect 0 out "ctasim " "--version exits 0" -- --version
+if grep -qE '^ctasim [0-9]+\.[0-9]+\.[0-9]+$' "$TMP/out"; then
+	ok "--version prints 'ctasim X.Y.Z'"
+else
+	not_ok "--version prints 'ctasim X.Y.Z'"
+fi
+expect 0 out "block_reduce" "list names the kernels" -- list
+for k in saxpy saxpy_gridstride vecscale_fixed_work vecscale_fixed_blocks block_reduce \
+	vec_add_clc vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks vecscale_clc \
+	vecscale_clc_cluster clc_two_requests; do
+	if grep -qE "^  $k " "$TMP/out"; then ok "list has $k"; else not_ok "list has $k"; fi
+done
+
+# ---- results and rule violations -------------------------------------------------------
+expect 0 out "result      PASS" "a correct kernel exits 0" -- run vecscale_fixed_work --quiet
+expect 1 out "UB          1 report: request_after_observed_failure=1" \
+	"a UB kernel exits 1 and counts its rule" -- run ub_request_after_observed_failure
+expect 0 out "result      PASS" "its valid twin exits 0" -- \
+	run ub_request_after_observed_failure --arg valid=1
+expect 1 out "read_failed_index=1" "--ub=abort stops at the first UB" -- \
+	run ub_read_failed_index --ub=abort
+expect 1 out "read_failed_index=256" "--ub report reports every thread" -- \
+	run ub_read_failed_index
+expect 1 out "barrier_deadlock=1" "a deadlocked kernel ends and exits 1" -- \
+	run ub_barrier_deadlock
+expect 1 out "result      FAIL" "a wrong result exits 1" -- run ub_divergent_barrier
+expect 0 out "coverage    every block index processed exactly once" \
+	"all cancels failing still covers every index" -- \
+	run vec_add_clc --cancel-fail-rate 1 --sm-limit 2
+expect 0 out "failed injected" "injected failures are counted" -- \
+	run vec_add_clc --cancel-fail-after 3 --sm-limit 2
+
+# ---- explore ------------------------------------------------------------------------------
+expect 0 out "5 schedules explored: all passed" "explore: a correct kernel passes every schedule" \
+	-- explore vec_add_clc --schedules 5 --arg n=20000
+expect 1 out "reproduce:" "explore: a UB kernel fails and prints a reproducer" -- \
+	explore ub_read_failed_index --schedules 3
+repro=$(sed -n 's/^reproduce: *ctasim //p' "$TMP/out")
+if [ -n "$repro" ] && eval "\"\$CTASIM\" $repro" >"$TMP/out" 2>"$TMP/err"; then
+	not_ok "explore: the reproducer fails again" "it exited 0: ctasim $repro"
+elif [ -n "$repro" ] && grep -qF "read_failed_index" "$TMP/out"; then
+	ok "explore: the reproducer fails again with the same rule"
+else
+	not_ok "explore: the reproducer fails again" "reproducer: '$repro'"
+fi
+expect 2 err "--schedules must be at least 1" "explore --schedules 0" -- \
+	explore vec_add_clc --schedules 0
+expect 2 err "unknown kernel 'nosuch'" "explore: unknown kernel" -- explore nosuch
+
+# ---- determinism -------------------------------------------------------------------------
+det() {
+	desc=$1
+	shift
+	"$CTASIM" "$@" --trace "$TMP/a.trace" --quiet >"$TMP/out" 2>"$TMP/err" &&
+		"$CTASIM" "$@" --trace "$TMP/b.trace" --quiet >"$TMP/out" 2>"$TMP/err" &&
+		cmp -s "$TMP/a.trace" "$TMP/b.trace"
+}
+if det x run vec_add_clc --seed 9 --cancel-fail-rate 0.3 --jitter 50 --sm-limit 4; then
+	ok "same seed, same CLC trace (cmp)"
+else
+	not_ok "same seed, same CLC trace (cmp)"
+fi
+if det x run saxpy --seed 9 --jitter 50 --arg n=200000; then
+	ok "same seed, same saxpy trace (cmp)"
+else
+	not_ok "same seed, same saxpy trace (cmp)"
+fi
+"$CTASIM" run vec_add_clc --seed 1 --cancel-fail-rate 0.5 --sm-limit 4 --trace "$TMP/s1.trace" \
+	--quiet >"$TMP/out" 2>"$TMP/err"
+"$CTASIM" run vec_add_clc --seed 2 --cancel-fail-rate 0.5 --sm-limit 4 --trace "$TMP/s2.trace" \
+	--quiet >"$TMP/out" 2>"$TMP/err"
+if ! cmp -s "$TMP/s1.trace" "$TMP/s2.trace" && [ -s "$TMP/s1.trace" ] && [ -s "$TMP/s2.trace" ]
+then
+	ok "different seeds with injected failures, different traces"
+else
+	not_ok "different seeds with injected failures, different traces"
+fi
+
+echo "1..$n"
+echo "# $((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
