@@ -476,7 +476,8 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 			free(sm);
 			int have = 0; /* one wave per (grid size, wave length) */
 			for (unsigned o = 0; o < out->wave_order_count; o++)
-				have |= out->wave_order[o].grid == grid && out->wave_order[o].len == len;
+				have |= out->wave_order[o].grid == grid &&
+				        out->wave_order[o].len == len;
 			if (len && !have) {
 				w->grid = grid;
 				w->len = len;

@@ -292,7 +292,8 @@ static void validate_checks_the_placement_order(void **state)
 	(void)state;
 	m.placement = CTA_PLACE_ORDER;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
-	assert_string_equal(err, "placement 'order' needs a non-empty placement_order or wave_order");
+	assert_string_equal(err,
+	                    "placement 'order' needs a non-empty placement_order or wave_order");
 	m.placement_order_len = 3;
 	m.placement_order[0] = 4;
 	m.placement_order[1] = 0;
