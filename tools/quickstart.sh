@@ -79,7 +79,7 @@ test)
 		-Dbuildtype=debugoptimized -Dcuda=disabled
 	ninja -C build-tsan >/dev/null || exit 1
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(pwd)/tests/tsan.supp" \
-		meson test -C build-tsan --print-errorlogs --num-processes 1 --suite unit || fail=1
+		meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 --suite unit || fail=1
 	sh tools/check-format.sh || fail=1
 	[ -x tests/fuzz/run.sh ] && { sh tests/fuzz/run.sh 20 || fail=1; }
 	python3 tools/test-summary.py build build-asan build-tsan

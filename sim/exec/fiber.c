@@ -143,6 +143,10 @@ static inline void raw_switch(struct cta__fiber *from, struct cta__fiber *to)
 #endif
 }
 
+#ifdef CTA__FIBER_TSAN
+void __tsan_func_exit(void);
+#endif
+
 static void fiber_main(void *p)
 {
 	struct cta__fiber *f = p;
@@ -157,6 +161,13 @@ static void fiber_main(void *p)
 	f->pool->free_list = f;
 	struct cta__fiber *ret = f->ret;
 	assert(ret && ret != f && !ret->in_pool);
+#ifdef CTA__FIBER_TSAN
+	/* This function never returns (the stack is reused by the next fiber
+	 * started on it): pop its frame from TSan's shadow call stack by hand,
+	 * or one frame per reuse accumulates until TSan's stack depot
+	 * overflows. */
+	__tsan_func_exit();
+#endif
 	before_switch(f, ret, 1);
 	raw_switch(f, ret);
 	abort(); /* nothing resumes a finished fiber */
@@ -318,14 +329,6 @@ struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn,
 	struct cta__fiber *f = p->free_list;
 	if (f) {
 		p->free_list = f->next_free;
-#ifdef CTA__FIBER_TSAN
-		/* A finished fiber never returned through its entry frames, so
-		 * TSan still holds them; a fresh TSan fiber per use keeps its
-		 * shadow call stack from growing without bound. We run on a
-		 * host context here, never on f. */
-		__tsan_destroy_fiber(f->tsan);
-		f->tsan = __tsan_create_fiber(0);
-#endif
 #ifdef CTA__FIBER_ASAN
 		/* An abandoned run can leave poisoned redzones anywhere on the
 		 * stack; the next user must start from clean shadow memory. */

@@ -200,8 +200,9 @@ static const struct ub_case ub_cases[] = {
      NULL, 0},
     /* 256 blocks on 4 SMs (32 resident): blocks steal, as with the
      * default 8192 blocks on a whole GPU, in a fraction of the time. */
-    {"builtin_blockidx_in_body", "ub_builtin_blockidx_in_body", NULL, "n=65536", 4,
-     "// The bug: blockIdx is the running block", "blockIdx.x", NULL, NULL, NULL, 1},
+    {"builtin_blockidx_in_body", "ub_builtin_blockidx_in_body", NULL, "n=65536",
+     ST_TSAN_SMALL(4, 2), "// The bug: blockIdx is the running block", "blockIdx.x", NULL, NULL,
+     NULL, 1},
 };
 #define N_UB_CASES (sizeof(ub_cases) / sizeof(ub_cases[0]))
 
@@ -578,8 +579,10 @@ static void cancels_hand_out_the_next_pending_block_in_dispatch_order(void **sta
 	static const char *const kernels[] = {"vec_add_clc", "vecscale_clc",
 	                                      "vecscale_clc_cluster"};
 	static const unsigned csize[] = {1, 1, 2};
-	static const char *const vargs[] = {"n=20000", "ns=500", NULL};
-	static const char *const sargs[] = {"n=32768", "ns=500", NULL};
+	static const char *const vargs[] = {ST_TSAN_SMALL("n=20000", "n=8192"), "ns=500", NULL};
+	/* (ThreadSanitizer counts every waiting thread's stack as a thread and
+	 * stops at 8128: smaller clusters of blocks there.) */
+	static const char *const sargs[] = {ST_TSAN_SMALL("n=32768", "n=16384"), "ns=500", NULL};
 	for (int i = 0; i < 3; i++) {
 		char path[256];
 		st_tmpname(path, sizeof(path), "handout.trace");
@@ -847,8 +850,8 @@ static char *trace_of(const char *kernel, const char *const *args, uint64_t seed
 static void same_seed_gives_a_byte_identical_trace(void **state)
 {
 	(void)state;
-	const char *vargs[] = {"n=20000", "ns=500", NULL};
-	const char *cargs[] = {"n=65536", "ns=500", NULL};
+	const char *vargs[] = {ST_TSAN_SMALL("n=20000", "n=4096"), "ns=500", NULL};
+	const char *cargs[] = {ST_TSAN_SMALL("n=65536", "n=4096"), "ns=500", NULL};
 	const char *sargs[] = {"n=100000", NULL};
 	struct {
 		const char *k;
@@ -865,7 +868,7 @@ static void same_seed_gives_a_byte_identical_trace(void **state)
 		size_t la, lb;
 		char *a = trace_of(runs[i].k, runs[i].args, 42, runs[i].rate, runs[i].jitter, &la);
 		char *b = trace_of(runs[i].k, runs[i].args, 42, runs[i].rate, runs[i].jitter, &lb);
-		assert_true(la > 1000);
+		assert_true(la > ST_TSAN_SMALL(1000, 300));
 		assert_int_equal(la, lb);
 		if (memcmp(a, b, la))
 			fail_msg("%s: two runs with seed 42 differ", runs[i].k);
@@ -878,7 +881,7 @@ static void trace_does_not_depend_on_the_number_of_host_threads(void **state)
 {
 	(void)state;
 	/* Kernels without atomics: byte-identical for 1 and 2 host threads. */
-	const char *vargs[] = {"n=20000", "ns=500", NULL};
+	const char *vargs[] = {ST_TSAN_SMALL("n=20000", "n=4096"), "ns=500", NULL};
 	const char *sargs[] = {"n=100000", NULL};
 	struct {
 		const char *k;
@@ -912,6 +915,12 @@ static const char *events_of(const char *trace)
 static void different_seeds_with_injected_failures_give_different_traces(void **state)
 {
 	(void)state;
+#if defined(__SANITIZE_THREAD__)
+	/* Seeds matter only when blocks steal, which on a whole H100 needs more
+	 * waiting threads than ThreadSanitizer's 8128-thread limit allows. The
+	 * plain and ASan builds run this test. */
+	skip();
+#endif
 	const char *vargs[] = {"n=20000", "ns=500", NULL};
 	size_t la, lb;
 	char *a = trace_of("vec_add_clc", vargs, 1, 0.5, 0, &la);
