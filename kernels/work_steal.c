@@ -55,13 +55,14 @@ static int wsq_setup(struct cta_harness *h)
 		size += level;
 		if (d < depth)
 			internal += level;
-		level *= fanout;
-		if (size * roots > INT32_MAX || level > INT32_MAX)
+		if (size * roots > INT32_MAX)
 			return cta_harness_error(h, CTA_EINVAL,
 			                         "%lld trees of fanout %lld and depth %lld: more "
 			                         "than 2^31-1 tasks",
 			                         (long long)roots, (long long)fanout,
 			                         (long long)depth);
+		/* size <= 2^31 here, so the next level fits in 64 bits. */
+		level *= fanout;
 	}
 	struct wsq_state *S = cta__kstate_new(h, sizeof *S);
 	if (!S)

@@ -21,13 +21,8 @@
 #include "ctasim/kernel.h"
 #include "imbalance.h"
 
-/* Orders the queue accesses of a critical section against its lock.
- * kernel.h has no __threadfence yet, hence the backend test here. */
-#if defined(__CUDACC__)
+/* Orders the queue accesses of a critical section against its lock. */
 #define WSQ_FENCE() __threadfence()
-#else
-#define WSQ_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#endif
 
 /* Tasks form `roots` complete trees of the given fanout and depth, numbered
  * breadth-first within each tree: task t is node t % tree_size of tree

@@ -311,6 +311,7 @@ struct cta_sim {
 	unsigned nworkers;
 	double seg_ns; /* running estimate of one segment's host cost, ns */
 	uint64_t batches;
+	uint64_t batch_cpu_ns; /* CPU time of the segments of a parallel batch */
 	struct cta__unit **batch;
 	size_t batch_cap;
 	struct cta__unit *free_units;

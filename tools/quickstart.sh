@@ -74,9 +74,15 @@ test)
 	ninja -C build-asan >/dev/null || exit 1
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit || fail=1
+	# ThreadSanitizer: the unit suite with several host threads per run.
+	configure build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+		-Dbuildtype=debugoptimized -Dcuda=disabled
+	ninja -C build-tsan >/dev/null || exit 1
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(pwd)/tests/tsan.supp" \
+		meson test -C build-tsan --print-errorlogs --num-processes 1 --suite unit || fail=1
 	sh tools/check-format.sh || fail=1
 	[ -x tests/fuzz/run.sh ] && { sh tests/fuzz/run.sh 20 || fail=1; }
-	python3 tools/test-summary.py build build-asan
+	python3 tools/test-summary.py build build-asan build-tsan
 	exit $fail
 	;;
 *)

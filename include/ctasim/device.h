@@ -24,6 +24,18 @@ typedef enum cta_placement {
 	CTA_PLACE_ORDER = 2,       /* a calibrated SM order (placement_order), then spread */
 } cta_placement;
 
+/* A measured first wave: the SM that block i of a grid of `grid` blocks
+ * started on, for the blocks that started before any ended. Hardware
+ * placement depends on the grid size (docs/FIDELITY.md), so a calibrated
+ * model keeps one per measured size. */
+#define CTA_DEVICE_MAX_WAVE        2048
+#define CTA_DEVICE_MAX_WAVE_ORDERS 16
+struct cta_wave_order {
+	uint64_t grid;
+	unsigned len;
+	uint16_t sm[CTA_DEVICE_MAX_WAVE];
+};
+
 /* Everything the simulator knows of a GPU. Values are plain numbers so a
  * model file can set each of them; see docs/DEVICES.md for every field and
  * the source of each preset value. */
@@ -72,6 +84,12 @@ struct cta_device_model {
 	cta_placement placement;
 	unsigned placement_order_len;
 	uint16_t placement_order[CTA_DEVICE_MAX_SMS];
+
+	/* Measured first waves by grid size (placement = order): a launch of
+	 * exactly a measured size follows its wave; other sizes use the largest
+	 * measured size below theirs, then placement_order, then spread. */
+	unsigned wave_order_count;
+	struct cta_wave_order wave_order[CTA_DEVICE_MAX_WAVE_ORDERS];
 };
 
 /* Resources one block of a launch asks for. */

@@ -288,6 +288,7 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 CTA__ATOMIC_INT_OPS(i32, int)
 CTA__ATOMIC_INT_OPS(u32, unsigned)
 CTA__ATOMIC_INT_OPS(u64, unsigned long long)
+CTA__ATOMIC_INT_OPS(ul, unsigned long) /* uint64_t on LP64 systems */
 static inline float cta__atomic_add_f32(float *p, float v)
 {
 	cta__cur->comm = 1;
@@ -304,14 +305,33 @@ static inline float cta__atomic_add_f32(float *p, float v)
 }
 #define CTA__ATOMIC_SEL(op, p)                                                                     \
 	_Generic((p), int *: cta__atomic_##op##_i32, unsigned *: cta__atomic_##op##_u32,           \
-		 unsigned long long *: cta__atomic_##op##_u64)
+		 unsigned long long *: cta__atomic_##op##_u64, unsigned long *: cta__atomic_##op##_ul)
 #define atomicAdd(p, v)                                                                            \
 	_Generic((p), float *: cta__atomic_add_f32, int *: cta__atomic_add_i32,                    \
-		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64)(p, v)
-#define atomicExch(p, v)              CTA__ATOMIC_SEL(exch, p)(p, v)
-#define atomicCAS(p, c, v)            CTA__ATOMIC_SEL(cas, p)(p, c, v)
-#define atomicMin(p, v)               CTA__ATOMIC_SEL(min, p)(p, v)
-#define atomicMax(p, v)               CTA__ATOMIC_SEL(max, p)(p, v)
+		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64,         \
+		 unsigned long *: cta__atomic_add_ul)(p, v)
+#define atomicExch(p, v)   CTA__ATOMIC_SEL(exch, p)(p, v)
+#define atomicCAS(p, c, v) CTA__ATOMIC_SEL(cas, p)(p, c, v)
+#define atomicMin(p, v)    CTA__ATOMIC_SEL(min, p)(p, v)
+#define atomicMax(p, v)    CTA__ATOMIC_SEL(max, p)(p, v)
+
+/* __threadfence(): this thread's global-memory accesses before it are seen
+ * by every thread of the device before those after it. (ThreadSanitizer
+ * does not model fences; under it the fence is a sequentially consistent
+ * read-modify-write, which it does.) */
+#if defined(__SANITIZE_THREAD__)
+static inline void cta__threadfence(void)
+{
+	static int order;
+	__atomic_fetch_add(&order, 0, __ATOMIC_SEQ_CST);
+}
+#else
+static inline void cta__threadfence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+#endif
+#define __threadfence()               cta__threadfence()
 
 /* ---- time, cost and placement -----------------------------------------
  * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Event kinds. The text name of each is the second column of a record. */
 #define CTA_TRACE_EVENT_MAP(X)                                                                     \
-	X(LAUNCH, "launch")           /* a kernel became visible to the scheduler */               \
+	X(LAUNCH, "launch")           /* the host enqueued a kernel (launch call) */               \
 	X(DISPATCH, "dispatch")       /* the scheduler chose an SM for a block */                  \
 	X(START, "start")             /* first instruction of a block */                           \
 	X(END, "end")                 /* last thread of a block exited */                          \

@@ -507,10 +507,19 @@ static void run_unit(struct cta_sim *s, struct cta__unit *u)
 	commit_unit(s, u);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void segment_task(void *ctx, size_t i, unsigned worker)
 {
 	struct cta_sim *s = ctx;
+	uint64_t t0 = thread_cpu_ns();
 	run_segment(s, s->batch[i], worker);
+	__atomic_fetch_add(&s->batch_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 }
 
 static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i);
@@ -561,24 +570,23 @@ static void run_ready(struct cta_sim *s)
 	 * the choice changes only speed, never results. */
 	double est = s->seg_ns * (double)n;
 	uint64_t b = s->batches++;
-	/* Every 64th batch runs on this thread, timed, to keep the estimate
-	 * true; the first one goes to the pool (nothing is known yet). */
-	int sample = s->pool && b > 0 && (b & 63) == 1;
 	int parallel =
-	    s->pool && n > 1 && !sample && (b == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
-	struct timespec t0, t1;
-	if (sample)
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (parallel)
+	    s->pool && n > 1 && (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
+	/* Parallel batches measure the CPU time of their segments; while the
+	 * estimate keeps batches here, every 64th is timed to notice when
+	 * bodies become expensive. */
+	int sample = s->pool && !parallel && (b & 63) == 1;
+	uint64_t t0 = sample ? thread_cpu_ns() : 0;
+	if (parallel) {
+		s->batch_cpu_ns = 0;
 		cta__pool_run(s->pool, segment_task, s, n);
-	else
+	} else {
 		for (size_t i = 0; i < n; i++)
 			run_segment(s, s->batch[i], 0);
-	if (sample && n) {
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double ns =
-		    (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-		double per = ns / (double)n;
+	}
+	if ((parallel || sample) && n) {
+		double per =
+		    (double)(parallel ? s->batch_cpu_ns : thread_cpu_ns() - t0) / (double)n;
 		s->seg_ns = s->seg_ns == 0 ? per : 0.5 * s->seg_ns + 0.5 * per;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -693,6 +701,12 @@ int cta_sim_run(cta_sim *s)
 		case EV_RELEASE: {
 			struct cta__kernel *k = e.p;
 			if (!e.a) {
+				/* The host enqueues the launch now, as a hardware trace's
+				 * launch record says; it reaches the dispatcher after the
+				 * launch latency (and its stream's predecessors). */
+				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
+				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
+				           k->priority, NULL);
 				stream_append(s, k);
 			} else {
 				k->state = K_ACTIVE;
@@ -700,9 +714,6 @@ int cta_sim_run(cta_sim *s)
 				k->st.launch_ns = s->now;
 				s->room_gen++;
 				s->cand_valid = 0;
-				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
-				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
-				           k->priority, NULL);
 				if (k->nunits == 0)
 					cta__sched_kernel_done(s, k);
 				cta__sched_request(s);

@@ -123,8 +123,21 @@ static int check_placement(const struct cta_device_model *m, char *errbuf, size_
 	if (m->placement_order_len > m->sm_count)
 		FAIL("placement_order", "placement_order has %u entries, more than sm_count (%u)",
 		     m->placement_order_len, m->sm_count);
-	if (m->placement == CTA_PLACE_ORDER && m->placement_order_len == 0)
-		FAIL("placement", "placement 'order' needs a non-empty placement_order");
+	if (m->placement == CTA_PLACE_ORDER && m->placement_order_len == 0 &&
+	    m->wave_order_count == 0)
+		FAIL("placement",
+		     "placement 'order' needs a non-empty placement_order or wave_order");
+	if (m->wave_order_count > CTA_DEVICE_MAX_WAVE_ORDERS)
+		FAIL("wave_order", "more than %d wave orders", CTA_DEVICE_MAX_WAVE_ORDERS);
+	for (unsigned i = 0; i < m->wave_order_count; i++)
+		for (unsigned j = 0; j < m->wave_order[i].len; j++)
+			if (m->wave_order[i].sm[j] >= m->sm_count)
+				FAIL("wave_order",
+				     "wave_order for grid %llu: entry %u is SM %u, not below "
+				     "sm_count "
+				     "(%u)",
+				     (unsigned long long)m->wave_order[i].grid, j,
+				     m->wave_order[i].sm[j], m->sm_count);
 	memset(seen, 0, sizeof(seen));
 	for (unsigned i = 0; i < m->placement_order_len; i++) {
 		unsigned sm = m->placement_order[i];

@@ -317,6 +317,47 @@ static int parse_base(struct loader *ld, unsigned line, const char *val)
 	return 0;
 }
 
+/* "wave_order = GRID SM SM ...": one line per measured grid size. */
+static int parse_wave(struct loader *ld, unsigned line, char *v)
+{
+	struct cta_device_model *m = &ld->m;
+	if (m->wave_order_count == CTA_DEVICE_MAX_WAVE_ORDERS)
+		return fail(ld, line, "more than %d wave_order lines", CTA_DEVICE_MAX_WAVE_ORDERS);
+	struct cta_wave_order *w = &m->wave_order[m->wave_order_count];
+	char *end;
+	errno = 0;
+	unsigned long long g = strtoull(v, &end, 10);
+	if (errno || end == v || g == 0)
+		return fail(ld, line, "wave_order: expected the grid size (blocks) first, got '%s'",
+		            v);
+	w->grid = g;
+	w->len = 0;
+	for (char *p = end;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		unsigned long sm = strtoul(p, &end, 10);
+		if (end == p)
+			return fail(ld, line, "wave_order: '%s' is not an SM number", p);
+		if (w->len == CTA_DEVICE_MAX_WAVE)
+			return fail(ld, line, "wave_order: more than %d entries",
+			            CTA_DEVICE_MAX_WAVE);
+		if (sm >= CTA_DEVICE_MAX_SMS)
+			return fail(ld, line, "wave_order: SM %lu is out of range", sm);
+		w->sm[w->len++] = (uint16_t)sm;
+		p = end;
+	}
+	if (!w->len)
+		return fail(ld, line, "wave_order for grid %llu lists no SM", g);
+	for (unsigned i = 0; i < m->wave_order_count; i++)
+		if (m->wave_order[i].grid == g && m->wave_order[i].len == w->len)
+			return fail(ld, line, "second wave_order for grid %llu with %u entries", g,
+			            w->len);
+	m->wave_order_count++;
+	return 0;
+}
+
 static int parse_line(struct loader *ld, unsigned line, char *text)
 {
 	char *hash = strchr(text, '#');
@@ -338,6 +379,8 @@ static int parse_line(struct loader *ld, unsigned line, char *text)
 		return fail(ld, line, "missing key before '='");
 	if (strcmp(k, "base") == 0)
 		return parse_base(ld, line, v);
+	if (strcmp(k, "wave_order") == 0)
+		return parse_wave(ld, line, v);
 	ki = key_index(k);
 	if (ki == NKEYS) {
 		const char *s = suggest(k);
@@ -515,6 +558,13 @@ static void write_model(FILE *f, const struct cta_device_model *m)
 			                                         : m->sm_count);
 			break;
 		}
+	}
+	for (unsigned i = 0; i < m->wave_order_count; i++) {
+		const struct cta_wave_order *w = &m->wave_order[i];
+		fprintf(f, "wave_order = %llu", (unsigned long long)w->grid);
+		for (unsigned j = 0; j < w->len; j++)
+			fprintf(f, " %u", w->sm[j]);
+		fprintf(f, "\n");
 	}
 }
 

@@ -212,6 +212,29 @@ static int pick_round_robin(struct cta_sim *s, const struct cta__kernel *k)
 static int pick_order(struct cta_sim *s, const struct cta__kernel *k)
 {
 	uint64_t i = k->next_unit;
+	/* A measured first wave of this grid size (or the largest below it). */
+	/* The first wave's length tells launches of one grid size apart that
+	 * fit differently (one block per SM, or eight): prefer that match. */
+	uint64_t wave = (uint64_t)k->occupancy * s->nsms;
+	if (wave > k->nblocks)
+		wave = k->nblocks;
+	const struct cta_wave_order *w = NULL;
+	for (unsigned j = 0; j < s->dev.wave_order_count; j++) {
+		const struct cta_wave_order *c = &s->dev.wave_order[j];
+		if (c->grid > k->nblocks)
+			continue;
+		if (!w || c->grid > w->grid ||
+		    (c->grid == w->grid && c->len == wave && w->len != wave))
+			w = c;
+	}
+	if (w) {
+		if (i < w->len) {
+			unsigned sm = w->sm[i];
+			if (sm < s->nsms && fits(s, &s->sms[sm], k))
+				return (int)sm;
+		}
+		return pick_spread(s, k, -1);
+	}
 	if (i < s->dev.placement_order_len) {
 		unsigned sm = s->dev.placement_order[i];
 		if (sm < s->nsms && fits(s, &s->sms[sm], k))
@@ -403,7 +426,21 @@ void cta__sched_dispatch(struct cta_sim *s)
 			return;
 		s->fe_free = s->now + jitter(s, s->dev.dispatch_latency_ns);
 	} while (s->fe_free <= s->now);
-	cta__sched_request(s);
+	/* The front end is busy for a while: come back when it is free (a
+	 * pseudo-event, see cta__sched_request). Called from that function,
+	 * which guards against recursion, so it is done here directly. */
+	if (!s->dispatch_pending) {
+		if (!s->cand_valid)
+			build_candidates(s);
+		int any = 0;
+		for (unsigned i = 0; i < s->ncand && !any; i++)
+			any = s->cand[i]->state == K_ACTIVE &&
+			      s->cand[i]->next_unit < s->cand[i]->nunits;
+		if (any) {
+			s->dispatch_pending = 1;
+			s->dispatch_seq = s->q.seq++;
+		}
+	}
 }
 
 /* Asks for a dispatch: at once when the front end is free (a slot that

@@ -438,6 +438,55 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 		note(rep, "no kernel started on an idle device: placement kept from the base");
 	}
 
+	/* The measured first waves, by grid size: block i of the grid started
+	 * on wave[i], for the prefix of blocks that started before any block of
+	 * the kernel ended. Hardware placement depends on the grid size. */
+	out->wave_order_count = 0;
+	for (size_t ti = 0; ti < n; ti++) {
+		const struct cta_trace *t = traces[ti];
+		for (unsigned kk = 0; kk < t->header.kernel_count; kk++) {
+			const struct cta_trace_kernel *kd = &t->header.kernels[kk];
+			uint64_t grid = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
+			if (out->wave_order_count == CTA_DEVICE_MAX_WAVE_ORDERS)
+				continue;
+			uint64_t first_end = UINT64_MAX;
+			for (size_t r = 0; r < t->count; r++)
+				if (t->recs[r].ev == CTA_TEV_END && t->recs[r].kernel == kk &&
+				    t->recs[r].t_ns < first_end)
+					first_end = t->recs[r].t_ns;
+			struct cta_wave_order *w = &out->wave_order[out->wave_order_count];
+			unsigned cap =
+			    grid < CTA_DEVICE_MAX_WAVE ? (unsigned)grid : CTA_DEVICE_MAX_WAVE;
+			int *sm = malloc(cap * sizeof(int));
+			if (!sm)
+				continue;
+			for (unsigned b = 0; b < cap; b++)
+				sm[b] = -1;
+			for (size_t r = 0; r < t->count; r++) {
+				const struct cta_trace_rec *rec = &t->recs[r];
+				if (rec->ev == CTA_TEV_START && rec->kernel == kk &&
+				    rec->block < cap && rec->t_ns < first_end && rec->sm < final_sm)
+					sm[rec->block] = (int)rec->sm;
+			}
+			unsigned len = 0;
+			while (len < cap && sm[len] >= 0) {
+				w->sm[len] = (uint16_t)sm[len];
+				len++;
+			}
+			free(sm);
+			int have = 0; /* one wave per (grid size, wave length) */
+			for (unsigned o = 0; o < out->wave_order_count; o++)
+				have |= out->wave_order[o].grid == grid &&
+				        out->wave_order[o].len == len;
+			if (len && !have) {
+				w->grid = grid;
+				w->len = len;
+				out->wave_order_count++;
+				out->placement = CTA_PLACE_ORDER;
+			}
+		}
+	}
+
 	if ((rep->n_launch = fit.launch.n))
 		out->launch_latency_ns = median(&fit.launch);
 	if ((rep->n_dispatch = fit.dispatch.n))

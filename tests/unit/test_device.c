@@ -292,7 +292,8 @@ static void validate_checks_the_placement_order(void **state)
 	(void)state;
 	m.placement = CTA_PLACE_ORDER;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
-	assert_string_equal(err, "placement 'order' needs a non-empty placement_order");
+	assert_string_equal(err,
+	                    "placement 'order' needs a non-empty placement_order or wave_order");
 	m.placement_order_len = 3;
 	m.placement_order[0] = 4;
 	m.placement_order[1] = 0;
@@ -492,7 +493,7 @@ static void inconsistent_file_points_at_the_blamed_key(void **state)
 	expect_error("base = B200\nplacement = order\nplacement_order = 3 1 3\n", 3,
 	             "placement_order lists SM 3 twice");
 	expect_error("base = B200\nplacement = order\n", 2,
-	             "placement 'order' needs a non-empty placement_order");
+	             "placement 'order' needs a non-empty placement_order or wave_order");
 	expect_error("base = H100\nwarp_size = 0\n", 2, "warp_size must not be 0");
 	expect_error("base = H100\n"
 	             "sm_count = 4\n"

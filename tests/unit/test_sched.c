@@ -122,6 +122,20 @@ static size_t find(const struct run *r, size_t from, cta_trace_event ev, int k)
 	return r->n;
 }
 
+/* The launch record is the host's enqueue; kernel k reaches the dispatcher
+ * launch_latency_ns later (H100 preset). Returns the index of the first
+ * record at or after that instant. */
+static size_t visible(const struct run *r, int k)
+{
+	size_t l = find(r, 0, CTA_TEV_LAUNCH, k);
+	assert_true(l < r->n);
+	uint64_t t = r->r[l].t_ns + cta_device_find("H100-SXM")->launch_latency_ns;
+	size_t i = l;
+	while (i < r->n && r->r[i].t_ns < t)
+		i++;
+	return i;
+}
+
 static size_t find_last(const struct run *r, cta_trace_event ev, int k)
 {
 	for (size_t i = r->n; i-- > 0;)
@@ -226,7 +240,8 @@ static void lower_priority_cuts_ahead_when_the_head_cannot_fit(void **state)
 	assert_true(big_launch < small_launch);
 	/* ...but small ran entirely ahead of it, at once. */
 	assert_true(small_last < big_first);
-	assert_int_equal(r.r[find(&r, 0, CTA_TEV_DISPATCH, 2)].t_ns, r.r[small_launch].t_ns);
+	assert_int_equal(r.r[find(&r, 0, CTA_TEV_DISPATCH, 2)].t_ns,
+	                 r.r[small_launch].t_ns + cta_device_find("H100-SXM")->launch_latency_ns);
 	/* big starts only once filler's blocks are gone. */
 	assert_true(find_last(&r, CTA_TEV_END, 0) < big_first);
 	assert_int_equal(count(&r, 0, r.n, CTA_TEV_DISPATCH, 1), 2);
@@ -239,7 +254,7 @@ static void clc_cancel_fails_on_priority_then_resumes(void **state)
 	(void)state;
 	struct run r;
 	run_file(&r, "clc_priority.json");
-	size_t launch = find(&r, 0, CTA_TEV_LAUNCH, 1);
+	size_t launch = visible(&r, 1);
 	assert_true(launch < r.n);
 	/* Before the urgent kernel, cancels succeed. */
 	size_t ok = find(&r, 0, CTA_TEV_CANCEL_DONE, 0);
@@ -316,9 +331,12 @@ static void kernels_in_one_stream_run_in_order(void **state)
 	             "   \"grid\": 8, \"args\": {\"ns\": 3000}},"
 	             "  {\"label\": \"b\", \"harness\": \"spin\", \"stream\": \"s\","
 	             "   \"grid\": 4, \"args\": {\"ns\": 1000}}]}");
+	/* The launch record is the host's enqueue (at once); the dispatcher
+	 * sees b only once a has retired. */
 	size_t a_end = find(&r, 0, CTA_TEV_KERNEL_END, 0);
 	size_t b_launch = find(&r, 0, CTA_TEV_LAUNCH, 1);
-	assert_true(a_end < b_launch);
+	assert_true(b_launch < a_end);
+	assert_true(a_end < find(&r, 0, CTA_TEV_DISPATCH, 1));
 	assert_true(find_last(&r, CTA_TEV_END, 0) < find(&r, 0, CTA_TEV_DISPATCH, 1));
 	/* b waited for a although the SMs had room for both. */
 	assert_true(find(&r, 0, CTA_TEV_DISPATCH, 1) > b_launch);

@@ -5,8 +5,8 @@
 
 /* Named exit codes of the command line. */
 enum cta_exit {
-	CTA_EXIT_OK = 0, /* success */
-	CTA_EXIT_FAIL = 1, /* wrong result, rule violation, or differences beyond tolerance */
+	CTA_EXIT_OK = 0,    /* success */
+	CTA_EXIT_FAIL = 1,  /* wrong result, rule violation, or differences beyond tolerance */
 	CTA_EXIT_USAGE = 2, /* usage error or bad input */
 };
 

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Measures how closely the simulator matches the recorded H100 traces.
+
+Calibrates a device model on the first run of each recorded placement grid
+(`ctasim calibrate`), then simulates every held-out trace (runs 2 and 3 of
+the same grids; and, with a model fitted without them, grids of 33 and 132
+blocks) with the same kernel and launch, and compares the two with
+`ctasim diff --json`: first-wave SM placement agreement and makespan ratio.
+Prints a Markdown report (docs/FIDELITY.md quotes it).
+
+Usage: tools/fidelity.py CTASIM TRACE_DIR
+TRACE_DIR holds the traces of traces/reference/h100 (gunzipped).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ct, tdir = sys.argv[1], sys.argv[2]
+work = tempfile.mkdtemp(prefix="ctasim-fidelity-")
+
+
+def sh(*args):
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def placement_args(name):
+    m = re.match(r"placement_(natural|onepersm)_g(\d+)", name)
+    kind, g = m.group(1), int(m.group(2))
+    args = ["spin", "--arg", f"grid={g}", "--arg", "ns=20000"]
+    if kind == "onepersm":
+        args += ["--arg", "smem=200000"]
+    return args
+
+
+def approach_args(name):
+    m = re.match(r"(vecscale_\w+?)_(none|one_in_seven)$", name)
+    return [m.group(1), "--arg", "n=1048576", "--arg", "ns=2", "--arg",
+            "prologue_ns=2000", "--arg", f"imbalance={m.group(2)}"]
+
+
+def calibrate(model, traces):
+    r = sh(ct, "calibrate", *traces, "-o", model, "--base", "H100-SXM")
+    if r.returncode:
+        sys.exit("calibrate failed: " + r.stderr)
+
+
+def compare(model, trace, args):
+    out = os.path.join(work, "sim.trace")
+    r = sh(ct, "run", *args, "--device", model, "--trace", out, "--quiet")
+    if r.returncode:
+        return None
+    d = sh(ct, "diff", "--json", trace, out)
+    try:
+        j = json.loads(d.stdout)
+    except ValueError:
+        return None
+    k = j["kernels"][0]
+    return k["first_wave_same"], k["first_wave_n"][0], j["makespan_ratio"]
+
+
+names = sorted({re.sub(r"\.r\d\.trace$", "", f) for f in os.listdir(tdir)
+                if f.endswith(".trace")})
+placement = [n for n in names if n.startswith("placement_")]
+approaches = [n for n in names if n.startswith("vecscale_")]
+
+model_all = os.path.join(work, "h100_r1.model")
+calibrate(model_all, [os.path.join(tdir, n + ".r1.trace") for n in placement])
+held_sizes = {"33", "132"}
+model_part = os.path.join(work, "h100_partial.model")
+calibrate(model_part, [os.path.join(tdir, n + ".r1.trace") for n in placement
+                       if re.search(r"_g(\d+)$", n).group(1) not in held_sizes])
+
+
+def table(title, rows):
+    print(f"\n### {title}\n")
+    print("| trace | first wave on the same SM | makespan sim/hw |")
+    print("|---|---|---|")
+    same = total = 0
+    worst = 0.0
+    for name, res in rows:
+        if res is None:
+            print(f"| {name} | run failed | |")
+            continue
+        s, n, ratio = res
+        same += s
+        total += n
+        worst = max(worst, abs(ratio - 1))
+        print(f"| {name} | {s}/{n} | {ratio:.3f} |")
+    share = same / total if total else 0
+    print(f"\nall: {same}/{total} first-wave blocks on the same SM ({100 * share:.2f}%), "
+          f"worst makespan error {100 * worst:.1f}%")
+    return share, worst
+
+
+print("## Held-out runs (model fitted on run 1 of every grid)")
+rows = []
+for n in placement:
+    for rep in (2, 3):
+        t = os.path.join(tdir, f"{n}.r{rep}.trace")
+        if os.path.exists(t):
+            rows.append((f"{n}.r{rep}", compare(model_all, t, placement_args(n))))
+table("Placement grids, spin kernel (20 us per block)", rows)
+
+rows = []
+for n in placement:
+    if re.search(r"_g(\d+)$", n).group(1) in held_sizes:
+        for rep in (1, 2, 3):
+            t = os.path.join(tdir, f"{n}.r{rep}.trace")
+            rows.append((f"{n}.r{rep}", compare(model_part, t, placement_args(n))))
+print("\n## Held-out grid sizes (model fitted without grids of 33 and 132 blocks)")
+table("Grids of 33 and 132 blocks", rows)
+
+rows = []
+for n in approaches:
+    for rep in (1, 2, 3):
+        t = os.path.join(tdir, f"{n}.r{rep}.trace")
+        if os.path.exists(t):
+            rows.append((f"{n}.r{rep}", compare(model_all, t, approach_args(n))))
+print("\n## The guide's three approaches (model fitted on placement traces only)")
+table("vecscale kernels, 1M elements, 2 ns per element, 2 us prologue", rows)
