@@ -134,6 +134,7 @@ struct cta__lane_x {
 	struct cta__fiber *fiber;
 	enum lstate state;
 	int abandoned;    /* retired by the deadlock handler while suspended */
+	unsigned worker;  /* the host thread whose spare lanes it returns to */
 	unsigned rank;    /* thread rank in its CTA */
 	uint64_t bar_gen; /* CTA barrier generation at its last crossing */
 	const char *wait_file;

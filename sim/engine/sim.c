@@ -135,6 +135,10 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		return CTA_ENOMEM;
 	}
 	unsigned nw = opts->threads;
+	/* A timing-only run executes one thread per block whose body only
+	 * advances a clock: more host threads cannot make that faster. */
+	if (opts->timing_only)
+		nw = 1;
 	if (nw == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		nw = n > 0 ? (unsigned)n : 1;

@@ -186,8 +186,11 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 		 * handle may already belong to another lane. */
 		if (x->abandoned)
 			cta__fiber_release(cta__fiber_pool_of(x->fiber), x->fiber);
-		x->next_all = s->workers[0].free_lanes;
-		s->workers[0].free_lanes = x;
+		/* Back to the worker that made it (the pool is idle while units
+		 * are freed): a barrier-heavy block needs a lane per thread, and
+		 * fresh memory on every block would cost more than the block. */
+		x->next_all = s->workers[x->worker].free_lanes;
+		s->workers[x->worker].free_lanes = x;
 		x = n;
 	}
 	for (unsigned i = 0; i < u->nctas; i++) {
@@ -315,6 +318,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	x->l.cdim.x = k->l.cluster[0];
 	x->l.cdim.y = k->l.cluster[1];
 	x->l.cdim.z = k->l.cluster[2];
+	x->worker = (unsigned)(w - s->workers);
 	x->l.cursor = &u->cursor;
 	x->l.unit = u;
 	x->l.cta_rank = UINT32_MAX;
