@@ -134,6 +134,22 @@ CTA_KERNEL(clc_last_thread_issues, struct last_args, p)
 	}
 }
 
+/* A work-stealing body with a __syncthreads that only the first warp
+ * reaches: a divergent barrier inside the loop (every thread does call
+ * the loop). */
+static void div_body(dim3 b, void *arg)
+{
+	const struct fe_args *p = (const struct fe_args *)arg;
+	if (threadIdx.x < 32)
+		__syncthreads(); /* MARK:body_div */
+	if (cta_thread_rank() == 0)
+		atomicAdd(&p->count[b.x], 1u);
+}
+CTA_KERNEL(clc_fe_divergent_body, struct fe_args, p)
+{
+	cta_for_each_canceled_block(1, div_body, (void *)p);
+}
+
 /* Cluster kernel for the multicast rule's timing. After a cluster sync,
  * mode 0: CTA 1 runs 1 ms while CTA 0 cancels at once (valid); mode 1:
  * CTA 1 exits at once and CTA 0's thread 0 cancels 10 us later (UB); mode
@@ -508,6 +524,39 @@ static void timing_only_run_of_a_kernel_whose_issuer_is_not_thread_0_completes(v
 			assert_int_equal(count[i], 1);
 		cta_sim_free(s);
 	}
+}
+
+static void divergent_barrier_in_a_stealing_body_is_not_a_missing_caller(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	unsigned count[8] = {0};
+	struct fe_args a = {count, 0};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &clc_fe_divergent_body;
+	l.grid[0] = 8;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 64;
+	l.block[1] = l.block[2] = 1;
+	l.smem_dynamic = 200000; /* one block at a time: blocks steal */
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), CTA_EUB);
+	/* Reported as a divergent barrier naming the body's __syncthreads;
+	 * the loop was called by every thread. (The loop then cannot go on:
+	 * a barrier_deadlock may follow.) */
+	int line = st_find_line("tests/unit/test_clc.c", "MARK:body_div", "__syncthreads()");
+	char where[64];
+	snprintf(where, sizeof(where), "test_clc.c:%d", line);
+	const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+	assert_non_null(r);
+	assert_string_equal(r->rule, "divergent_barrier");
+	assert_true(strstr(r->cause, where) != NULL || r->line == line);
+	assert_int_equal(st_ub_count(s, "for_each_not_all_threads"), 0);
+	cta_sim_free(s);
 }
 
 static void every_ub_rule_has_a_test_case(void **state)
@@ -1023,6 +1072,7 @@ int main(void)
 	    cmocka_unit_test(clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid),
 	    cmocka_unit_test(clc_up_to_eight_requests_in_flight_from_one_thread_are_valid),
 	    cmocka_unit_test(timing_only_run_of_a_kernel_whose_issuer_is_not_thread_0_completes),
+	    cmocka_unit_test(divergent_barrier_in_a_stealing_body_is_not_a_missing_caller),
 	    cmocka_unit_test(every_ub_rule_has_a_test_case),
 	    cmocka_unit_test(guides_valid_code_two_requests_is_not_flagged),
 	    cmocka_unit_test(clc_kernels_cover_every_index_once_under_fault_injection),
