@@ -402,7 +402,13 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	} else if ((c->bar_line != line || strcmp(c->bar_file, file)) &&
 	           !c->bar_divergent_reported) {
 		c->bar_divergent_reported = 1;
-		cta__ub(s, (enum cta__ub_rule)rule, u, x, file, line,
+		/* Threads at two different barriers are a divergent barrier
+		 * whichever of them is a work-stealing loop's own: a thread
+		 * only reaches the loop's barriers after calling the loop, so
+		 * this is not a missing caller (those are reported when the
+		 * block ends) but, say, a __syncthreads in the body that part
+		 * of the block skips. */
+		cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
 		        "other threads of the block wait at the __syncthreads at %s:%d",
 		        c->bar_file, c->bar_line);
 	}

@@ -3,8 +3,11 @@
 # malformed or over-limit dimensions, blocks that fit nowhere, broken model
 # files), the success and rule-violation exits, and that two runs with the
 # same seed write byte-identical traces. Usage: cli_run.sh PATH/TO/ctasim
+# [PATH/TO/cli_lose_index.so] (a user kernel for --load; its tests are
+# skipped without it).
 set -u
-CTASIM=${1:?usage: cli_run.sh CTASIM}
+CTASIM=${1:?usage: cli_run.sh CTASIM [LOSE_INDEX_MODULE]}
+LOSE=${2:-}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ctasim-cli.XXXXXX") || exit 99
 trap 'rm -rf "$TMP"' EXIT
 n=0
@@ -134,6 +137,20 @@ expect 0 out "coverage    every block index processed exactly once" \
 	run vec_add_clc --cancel-fail-rate 1 --sm-limit 2
 expect 0 out "failed injected" "injected failures are counted" -- \
 	run vec_add_clc --cancel-fail-after 3 --sm-limit 2
+
+# ---- a user kernel (--load) that loses a stolen index ---------------------------------------
+if [ -n "$LOSE" ]; then
+	expect 1 out "coverage    VIOLATED: 1 lost [1], 0 duplicated" \
+		"a lost index fails coverage, exits 1 and is listed" -- \
+		run cli_lose_index --load "$LOSE" --sm-limit 1
+	expect 1 out "coverage    VIOLATED: 4 lost [1,3,5,7]" "...every lost index is listed" -- \
+		run cli_lose_index --load "$LOSE" --sm-limit 1 --arg blocks=8
+	expect 0 out "coverage    every block index processed exactly once" \
+		"...and with every cancel failing nothing is lost" -- \
+		run cli_lose_index --load "$LOSE" --sm-limit 1 --cancel-fail-rate 1
+	expect 2 err "--load /nonexistent.so" "--load of a missing file" -- \
+		run saxpy --load /nonexistent.so
+fi
 
 # ---- explore ------------------------------------------------------------------------------
 expect 0 out "5 schedules explored: all passed" "explore: a correct kernel passes every schedule" \
