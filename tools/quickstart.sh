@@ -48,11 +48,14 @@ demo)
 	ninja -C build >/dev/null
 	mkdir -p out
 	B=build/tools/ctasim/ctasim
-	echo "== ctasim run vecscale_clc: the CUDA guide's work-stealing kernel (section 4.12) on an H100 model"
-	$B run vecscale_clc --arg n=262144 --trace out/demo.trace
+	demo="vecscale_clc --arg n=262144 --arg ns=2 --arg prologue_ns=2000 --sm-limit 16"
+	echo "== ctasim run $demo"
+	echo "   the CUDA guide's work-stealing kernel (section 4.12) on 16 SMs of an H100 model"
+	$B run $demo --trace out/demo.trace
 	echo
-	echo "== the same kernel with every cancellation after the first 50 forced to fail"
-	$B run vecscale_clc --arg n=262144 --cancel-fail-after 50 --quiet
+	echo "== the same, with every cancellation after the first 50 forced to fail:"
+	echo "   unstolen blocks launch normally, so every index is still processed once"
+	$B run $demo --cancel-fail-after 50 | grep -E "^(blocks|cancels|coverage|result)"
 	echo
 	echo "== the guide's invalid code: a request after observing a failure"
 	$B run ub_request_after_observed_failure || true
