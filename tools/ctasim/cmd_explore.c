@@ -63,11 +63,12 @@ int cta_cmd_explore(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (cli_is(argv[i], "--schedules")) {
 			const char *v = cli_value("explore", argc, argv, &i, "--schedules");
-			if (!v || cli_parse_u64("explore", "--schedules", v, &nsched) < 0 ||
-			    nsched == 0) {
-				if (v)
-					fprintf(stderr,
-					        "ctasim explore: --schedules must be at least 1\n");
+			int bad = !v || cli_parse_u64("explore", "--schedules", v, &nsched) < 0;
+			if (!bad && nsched == 0) {
+				fprintf(stderr, "ctasim explore: --schedules must be at least 1\n");
+				bad = 1;
+			}
+			if (bad) {
 				free(rest);
 				return CTA_EXIT_USAGE;
 			}
