@@ -123,6 +123,8 @@ CTA_EXPORT uint64_t cta_sim_barrier_crossings(const cta_sim *s);
 CTA_EXPORT int cta_sim_deterministic(const cta_sim *s);
 /* Events the engine processed (for benchmarks and tests). */
 CTA_EXPORT uint64_t cta_sim_event_count(const cta_sim *s);
+/* SMs the run uses (the model's, or fewer with sm_limit). */
+CTA_EXPORT unsigned cta_sim_sm_count(const cta_sim *s);
 
 /* For a fatal-signal handler (the library installs none): describes the
  * kernel, block and thread whose body was running on the calling thread

@@ -840,3 +840,8 @@ uint64_t cta_sim_event_count(const cta_sim *s)
 {
 	return s->events;
 }
+
+unsigned cta_sim_sm_count(const cta_sim *s)
+{
+	return s->nsms;
+}

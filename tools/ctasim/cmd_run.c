@@ -233,6 +233,8 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 void cli_report_kernel(cta_sim *s, unsigned i, const struct cta_launch_cfg *c, unsigned sm_count);
 void cli_report_kernel(cta_sim *s, unsigned i, const struct cta_launch_cfg *c, unsigned sm_count)
 {
+	if (cta_sim_sm_count(s) < sm_count)
+		sm_count = cta_sim_sm_count(s); /* --sm-limit */
 	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, i);
 	printf("kernel      %s", st->label);
 	if (c)
