@@ -895,15 +895,17 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 }
 
 /* Issue order of a scenario's jobs: by release time, file order on ties. */
-static const struct cuda_job *sort_jobs;
+struct issue {
+	uint64_t release_ns;
+	unsigned job;
+};
 
-static int order_cmp(const void *a, const void *b)
+static int issue_cmp(const void *a, const void *b)
 {
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-	uint64_t rx = sort_jobs[x].release_ns, ry = sort_jobs[y].release_ns;
-	if (rx != ry)
-		return rx < ry ? -1 : 1;
-	return x < y ? -1 : x > y;
+	const struct issue *x = a, *y = b;
+	if (x->release_ns != y->release_ns)
+		return x->release_ns < y->release_ns ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
 }
 
 int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n, const struct cta_scenario *sc,
@@ -939,8 +941,9 @@ int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n, const struct ct
 	struct cuda_slot *slots = calloc(sc->nstreams + 1, sizeof *slots);
 	struct cuda_job *jobs = calloc(total ? total : 1, sizeof *jobs);
 	unsigned *order = calloc(total ? total : 1, sizeof *order);
+	struct issue *iss = calloc(total ? total : 1, sizeof *iss);
 	char(*names)[CTA_SCENARIO_LABEL_MAX + 16] = calloc(total ? total : 1, sizeof *names);
-	if (!slots || !jobs || !order || !names) {
+	if (!slots || !jobs || !order || !iss || !names) {
 		snprintf(err, errlen, "CUDA backend: out of memory");
 		rc = CTA_ENOMEM;
 		goto out;
@@ -963,12 +966,12 @@ int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n, const struct ct
 			    hs[i], l, names[nj],
 			    k->stream == CTA_SCENARIO_DEFAULT_STREAM ? 0 : k->stream + 1,
 			    k->release_ns + l->cfg.release_ns};
-			order[nj] = nj;
+			iss[nj] = (struct issue){jobs[nj].release_ns, nj};
 		}
 	}
-	sort_jobs = jobs;
-	qsort(order, nj, sizeof *order, order_cmp);
-	sort_jobs = NULL;
+	qsort(iss, nj, sizeof *iss, issue_cmp);
+	for (unsigned i = 0; i < nj; i++)
+		order[i] = iss[i].job;
 	const struct cuda_run r = {.opts = o,
 	                           .hs = hs,
 	                           .nh = n,
@@ -991,6 +994,7 @@ out:
 	free(slots);
 	free(jobs);
 	free(order);
+	free(iss);
 	free(names);
 	return rc;
 }
