@@ -15,6 +15,7 @@
  * runtime header comes in. */
 #define uint3 cta__c_uint3
 #define dim3  cta__c_dim3
+#include "ctasim/scenario.h"
 #include "ctasim/trace.h"
 #include "host/harness_impl.h"
 #undef uint3
@@ -112,16 +113,23 @@ static void wait_until(uint64_t t)
 	}
 }
 
-static int fail(struct cta_harness *h, int code, const char *fmt, ...)
+/* Where a run's error message goes: a harness's errmsg, or the scenario
+ * runner's buffer. */
+struct errbuf {
+	char *buf;
+	size_t len;
+};
+
+static int fail(struct errbuf *eb, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-static int fail(struct cta_harness *h, int code, const char *fmt, ...)
+static int fail(struct errbuf *eb, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+	vsnprintf(eb->buf, eb->len, fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -130,7 +138,7 @@ static int fail(struct cta_harness *h, int code, const char *fmt, ...)
 	do {                                                                                       \
 		cudaError_t e_ = (call);                                                           \
 		if (e_ != cudaSuccess) {                                                           \
-			rc = fail(h, CTA_ECUDA, "CUDA backend: %s failed: %s (%s)", #call,         \
+			rc = fail(eb, CTA_ECUDA, "CUDA backend: %s failed: %s (%s)", #call,        \
 			          cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
 			goto out;                                                                  \
 		}                                                                                  \
@@ -167,7 +175,7 @@ void cta__cuda_free(void *dev)
 
 /* ---- timer probes ----------------------------------------------------- */
 
-static int measure_tick(struct cta_harness *h)
+static int measure_tick(struct errbuf *eb)
 {
 	int rc = 0;
 	unsigned long long *d = NULL, out[2] = {0, 0};
@@ -175,7 +183,7 @@ static int measure_tick(struct cta_harness *h)
 	CK((cudaError_t)cta__cuda_launch_tick_probe(d, 200000));
 	CK(cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost));
 	if (out[1] == 0) {
-		rc = fail(h, CTA_ECUDA,
+		rc = fail(eb, CTA_ECUDA,
 		          "CUDA backend: %%globaltimer did not advance in 200000 reads");
 		goto out;
 	}
@@ -192,7 +200,7 @@ out:
  * second read, so gpu - host_after is a lower bound of the offset; the
  * largest bound over all samples is the tightest. The error is the PCIe
  * write latency plus one tick. */
-static int align_clocks(struct cta_harness *h, int64_t *offset)
+static int align_clocks(struct errbuf *eb, int64_t *offset)
 {
 	int rc = 0;
 	volatile unsigned long long *flag = NULL;
@@ -208,7 +216,7 @@ static int align_clocks(struct cta_harness *h, int64_t *offset)
 	while (flag[0] == 0) {
 		if (host_ns() > deadline) {
 			flag[1] = 1;
-			rc = fail(h, CTA_ECUDA, "CUDA backend: clock probe kernel did not start");
+			rc = fail(eb, CTA_ECUDA, "CUDA backend: clock probe kernel did not start");
 			goto out;
 		}
 	}
@@ -250,6 +258,7 @@ struct launch_state {
 	unsigned long long blocks;
 	size_t smem_static;
 	int clc;
+	float ms; /* GPU time of the launch (events) */
 };
 
 struct trec {
@@ -288,56 +297,107 @@ static void record_sizes(unsigned long long blocks, int clc, unsigned long long 
 	*cap = c > (1ull << 25) ? (1ull << 25) : c;
 }
 
-int cta__harness_exec_cuda(struct cta_harness *h)
+/* One launch of a run: which harness and launch, its name in the trace,
+ * its stream slot and when to issue it. A run's trace kernel ids are the
+ * indexes of its jobs. */
+struct cuda_job {
+	const struct cta_harness *h; /* whose kernel info (CLC) applies */
+	const struct cta__hlaunch *l;
+	const char *name;
+	unsigned slot;       /* index into cuda_run.slots; the trace's stream id */
+	uint64_t release_ns; /* host delay from the run's origin */
+};
+
+/* A stream of a run: a new non-blocking stream at priority `want`
+ * (clamped to the GPU's range), or the legacy default stream. */
+struct cuda_slot {
+	int want;
+	int legacy;
+	cudaStream_t s; /* set by exec_run */
+	int prio;       /* the priority it runs at; set by exec_run */
+};
+
+/* Everything a run needs: the options (GPU, CLC mode, instrumentation,
+ * trace path and seed) come from one harness; the buffers of every harness
+ * in hs are copied in before and out after. */
+struct cuda_run {
+	const struct cta_harness_opts *opts;
+	struct cta_harness *const *hs;
+	unsigned nh;
+	const struct cuda_job *jobs;
+	unsigned njobs;
+	const unsigned *order; /* issue order of the jobs; NULL: as listed */
+	struct cuda_slot *slots;
+	unsigned nslots;
+	int notes; /* print a note when a priority is clamped */
+	char *err;
+	size_t errlen;
+};
+
+#define FAIL_OUT(...)                                                                              \
+	do {                                                                                       \
+		rc = fail(__VA_ARGS__);                                                            \
+		goto out;                                                                          \
+	} while (0)
+
+/* Runs the jobs on the GPU: copies buffers in, launches each job at its
+ * release time on its slot's stream, instrumented unless the options say
+ * otherwise, copies buffers out, checks CLC coverage and writes one trace
+ * for all jobs. Returns 0 or a negative code with the message in r->err. */
+static int exec_run(const struct cuda_run *r)
 {
 	int rc = 0;
-	struct launch_state ls[CTA__HARNESS_MAX_LAUNCHES];
-	cudaStream_t streams[CTA__HARNESS_MAX_LAUNCHES];
-	int stream_prio[CTA__HARNESS_MAX_LAUNCHES];
-	unsigned nstreams = 0;
+	struct errbuf ebuf = {r->err, r->errlen}, *eb = &ebuf;
+	struct launch_state *ls = NULL;
+	unsigned nstreams = 0; /* slots whose stream has been created */
 	struct trec *all = NULL;
 	size_t nall = 0;
 	cta_trace_writer *w = NULL;
 	unsigned char *seen = NULL;
-	const int instr = !h->opts.cuda_uninstrumented;
-	const int uses_clc = h->ki && (h->ki->flags & CTA_KI_CLC);
+	const int instr = !r->opts->cuda_uninstrumented;
+	int any_clc = 0;
 	struct cudaDeviceProp prop;
 	int64_t offset = 0;
 
-	memset(ls, 0, sizeof ls);
 	memset(&stats, 0, sizeof stats);
-	if (h->nlaunches > CTA__CUDA_MAX_LAUNCHES)
-		return fail(h, CTA_ERANGE, "CUDA backend: %u launches (at most %d)", h->nlaunches,
-		            CTA__CUDA_MAX_LAUNCHES);
+	/* The trace header describes each kernel, and a trace that names
+	 * kernels it does not describe would not read back. */
+	if (r->opts->sim.trace_path && r->njobs > CTA_TRACE_MAX_KERNELS)
+		return fail(eb, CTA_ERANGE,
+		            "CUDA backend: the run launches %u kernels; a trace describes at "
+		            "most %d (run it without a trace)",
+		            r->njobs, CTA_TRACE_MAX_KERNELS);
+	ls = calloc(r->njobs ? r->njobs : 1, sizeof *ls);
+	if (!ls)
+		FAIL_OUT(eb, CTA_ENOMEM, "CUDA backend: no memory for %u launches", r->njobs);
 
 	int ndev = 0;
 	cudaError_t de = cudaGetDeviceCount(&ndev);
 	if (de != cudaSuccess || ndev == 0)
-		return fail(h, CTA_EUNSUPPORTED, "CUDA backend: no usable GPU (%s)",
-		            de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
-	if (h->opts.cuda_device < 0 || h->opts.cuda_device >= ndev)
-		return fail(h, CTA_ENOTFOUND, "CUDA backend: device %d does not exist (%d found)",
-		            h->opts.cuda_device, ndev);
-	CK(cudaSetDevice(h->opts.cuda_device));
-	CK(cudaGetDeviceProperties(&prop, h->opts.cuda_device));
+		FAIL_OUT(eb, CTA_EUNSUPPORTED, "CUDA backend: no usable GPU (%s)",
+		         de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
+	if (r->opts->cuda_device < 0 || r->opts->cuda_device >= ndev)
+		FAIL_OUT(eb, CTA_ENOTFOUND, "CUDA backend: device %d does not exist (%d found)",
+		         r->opts->cuda_device, ndev);
+	CK(cudaSetDevice(r->opts->cuda_device));
+	CK(cudaGetDeviceProperties(&prop, r->opts->cuda_device));
 	stats.sm_major = prop.major;
 	stats.sm_minor = prop.minor;
 
 	/* Resolve kernels, and which code the driver loaded for this GPU: the
 	 * hardware CLC path exists only in the sm_100a SASS. */
-	for (unsigned i = 0; i < h->nlaunches; i++) {
-		const struct cta__hlaunch *l = &h->launches[i];
+	for (unsigned i = 0; i < r->njobs; i++) {
+		const struct cta__hlaunch *l = r->jobs[i].l;
 		ls[i].k = find_kernel(l->kernel->name);
 		if (!ls[i].k)
-			return fail(
-			    h, CTA_ENOTFOUND,
-			    "CUDA backend: kernel '%s' is not built into this binary (add its "
-			    "*_body.h to device/kernels.cu)%s",
-			    l->kernel->name,
-			    nregistry == MAX_KERNELS ? "; the registry is full" : "");
+			FAIL_OUT(eb, CTA_ENOTFOUND,
+			         "CUDA backend: kernel '%s' is not built into this binary (add its "
+			         "*_body.h to device/kernels.cu)%s",
+			         l->kernel->name,
+			         nregistry == MAX_KERNELS ? "; the registry is full" : "");
 		if (ls[i].k->args_size != l->args_size)
-			return fail(
-			    h, CTA_EINVAL,
+			FAIL_OUT(
+			    eb, CTA_EINVAL,
 			    "CUDA backend: kernel '%s' takes %zu argument bytes, launch gave %zu",
 			    l->kernel->name, ls[i].k->args_size, l->args_size);
 		struct cudaFuncAttributes fa;
@@ -346,68 +406,81 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		ls[i].smem_static = fa.sharedSizeBytes;
 	}
 	int hw_clc = stats.binary_version >= 100;
-	if (h->opts.clc == CTA_CLC_HARDWARE && !hw_clc)
-		return fail(
-		    h, CTA_EUNSUPPORTED,
-		    "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
-		    "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
-		    "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
-		    h->opts.cuda_device, prop.name, prop.major, prop.minor, stats.binary_version);
-	if (h->opts.clc == CTA_CLC_EMULATE)
+	if (r->opts->clc == CTA_CLC_HARDWARE && !hw_clc)
+		FAIL_OUT(eb, CTA_EUNSUPPORTED,
+		         "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
+		         "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
+		         "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
+		         r->opts->cuda_device, prop.name, prop.major, prop.minor,
+		         stats.binary_version);
+	if (r->opts->clc == CTA_CLC_EMULATE)
 		hw_clc = 0;
-	stats.clc = uses_clc ? (hw_clc ? 2 : 1) : 0;
+	for (unsigned i = 0; i < r->njobs; i++) {
+		const struct cta_harness *h = r->jobs[i].h;
+		ls[i].clc = h->ki && (h->ki->flags & CTA_KI_CLC);
+		any_clc |= ls[i].clc;
+	}
+	stats.clc = any_clc ? (hw_clc ? 2 : 1) : 0;
 
 	/* Timer tick first (the trace header needs it), then the clock pairing. */
-	if ((rc = measure_tick(h)) < 0)
+	if ((rc = measure_tick(eb)) < 0)
 		goto out;
-	if ((rc = align_clocks(h, &offset)) < 0)
+	if ((rc = align_clocks(eb, &offset)) < 0)
 		goto out;
 
 	/* Buffers in. They were allocated during setup, on the device current
 	 * then: it must be the one this run uses. */
-	for (unsigned i = 0; i < h->nbufs; i++) {
-		struct cudaPointerAttributes pa;
-		if (!h->bufs[i].dev) {
-			rc = fail(h, CTA_ESTATE, "CUDA backend: buffer %u has no device copy", i);
-			goto out;
+	for (unsigned hi = 0; hi < r->nh; hi++) {
+		struct cta_harness *h = r->hs[hi];
+		for (unsigned i = 0; i < h->nbufs; i++) {
+			struct cudaPointerAttributes pa;
+			if (!h->bufs[i].dev)
+				FAIL_OUT(eb, CTA_ESTATE,
+				         "CUDA backend: harness %s: buffer %u has no device copy",
+				         h->ki->name, i);
+			if (cudaPointerGetAttributes(&pa, h->bufs[i].dev) == cudaSuccess &&
+			    pa.type == cudaMemoryTypeDevice && pa.device != r->opts->cuda_device)
+				FAIL_OUT(
+				    eb, CTA_ESTATE,
+				    "CUDA backend: harness %s: buffer %u lives on device %d, but "
+				    "the run uses device %d (call cta__cuda_select_device before "
+				    "the harness's setup)",
+				    h->ki->name, i, pa.device, r->opts->cuda_device);
+			CK(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
+			              cudaMemcpyHostToDevice));
 		}
-		if (cudaPointerGetAttributes(&pa, h->bufs[i].dev) == cudaSuccess &&
-		    pa.type == cudaMemoryTypeDevice && pa.device != h->opts.cuda_device) {
-			rc = fail(
-			    h, CTA_ESTATE,
-			    "CUDA backend: buffer %u lives on device %d, but the run uses device "
-			    "%d (call cta__cuda_select_device before the harness's setup)",
-			    i, pa.device, h->opts.cuda_device);
-			goto out;
-		}
-		CK(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
-		              cudaMemcpyHostToDevice));
 	}
 
-	/* Streams: one per distinct priority, non-blocking so that they never
-	 * serialize with the legacy default stream. */
+	/* Streams: one per slot, non-blocking so that they never serialize
+	 * with the legacy default stream (which a "legacy" slot uses). */
 	int least = 0, greatest = 0;
 	CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-	for (unsigned i = 0; i < h->nlaunches; i++) {
-		int want = h->launches[i].cfg.stream_priority;
-		unsigned s;
-		for (s = 0; s < nstreams; s++)
-			if (stream_prio[s] == want)
-				break;
-		if (s == nstreams) {
-			int p = want < greatest ? greatest : want > least ? least : want;
-			CK(cudaStreamCreateWithPriority(&streams[s], cudaStreamNonBlocking, p));
-			stream_prio[s] = want;
-			nstreams++;
+	for (unsigned s = 0; s < r->nslots; s++) {
+		struct cuda_slot *sl = &r->slots[s];
+		int want = sl->want;
+		sl->prio = want < greatest ? greatest : want > least ? least : want;
+		if (sl->legacy) {
+			sl->s = cudaStreamLegacy;
+			sl->prio = 0;
+		} else {
+			CK(cudaStreamCreateWithPriority(&sl->s, cudaStreamNonBlocking, sl->prio));
 		}
-		ls[i].stream = (int)s;
-		ls[i].priority = want < greatest ? greatest : want > least ? least : want;
+		nstreams = s + 1;
+		if (r->notes && sl->prio != want)
+			fprintf(stderr,
+			        "ctasim: note: CUDA backend: stream %u asks for priority %d; this "
+			        "GPU's range is [%d, %d] (lower is higher), so it runs at %d\n",
+			        s, want, greatest, least, sl->prio);
+	}
+	for (unsigned i = 0; i < r->njobs; i++) {
+		ls[i].stream = (int)r->jobs[i].slot;
+		ls[i].priority = r->slots[r->jobs[i].slot].prio;
 	}
 
 	/* Contexts, claim maps and record buffers, all before the first launch
 	 * so that no allocation lands between released launches. */
-	for (unsigned i = 0; i < h->nlaunches; i++) {
-		const struct cta__hlaunch *l = &h->launches[i];
+	for (unsigned i = 0; i < r->njobs; i++) {
+		const struct cta__hlaunch *l = r->jobs[i].l;
 		struct launch_state *s = &ls[i];
 		struct cta__cuda_ctx *c = &s->hctx;
 		unsigned cd[3];
@@ -418,7 +491,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			cd[d] = dim_or_1(l->cfg.cluster[d]);
 			if (g % cd[d]) {
 				rc = fail(
-				    h, CTA_EINVAL,
+				    eb, CTA_EINVAL,
 				    "CUDA backend: launch %u of '%s': grid %u is not a multiple of "
 				    "cluster %u in dimension %c",
 				    i, l->kernel->name, g, cd[d], "xyz"[d]);
@@ -429,14 +502,13 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			s->blocks *= g;
 		}
 		c->units = (unsigned long long)c->ucount[0] * c->ucount[1] * c->ucount[2];
-		s->clc = uses_clc;
 		c->flags = (instr ? CTA__CUDA_F_INSTR : 0) |
-		           (uses_clc ? (hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
+		           (s->clc ? (hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
 		if (instr) {
 			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
-			record_sizes(s->blocks, uses_clc, &c->fixed, &c->cap);
+			record_sizes(s->blocks, s->clc, &c->fixed, &c->cap);
 			CK(cudaMalloc((void **)&s->drecs,
 			              (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;
@@ -468,10 +540,12 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	}
 	CK(cudaDeviceSynchronize());
 
-	/* Launch in order; release_ns is a host-side delay from the origin. */
+	/* Launch in issue order; release_ns is a host-side delay from the
+	 * origin. */
 	uint64_t origin = host_ns();
-	for (unsigned i = 0; i < h->nlaunches; i++) {
-		const struct cta__hlaunch *l = &h->launches[i];
+	for (unsigned oi = 0; oi < r->njobs; oi++) {
+		const unsigned i = r->order ? r->order[oi] : oi;
+		const struct cta__hlaunch *l = r->jobs[i].l;
 		struct launch_state *s = &ls[i];
 		cudaLaunchConfig_t cfg;
 		cudaLaunchAttribute at[1];
@@ -484,7 +558,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		cfg.blockDim.y = dim_or_1(l->cfg.block[1]);
 		cfg.blockDim.z = dim_or_1(l->cfg.block[2]);
 		cfg.dynamicSmemBytes = l->cfg.smem_dynamic;
-		cfg.stream = streams[s->stream];
+		cfg.stream = r->slots[s->stream].s;
 		if (s->hctx.cdim[0] * s->hctx.cdim[1] * s->hctx.cdim[2] > 1) {
 			at[0].id = cudaLaunchAttributeClusterDimension;
 			at[0].val.clusterDim.x = s->hctx.cdim[0];
@@ -494,13 +568,13 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			cfg.numAttrs = 1;
 		}
 		void *args[2] = {l->args, &s->dctx};
-		if (l->cfg.release_ns)
-			wait_until(origin + l->cfg.release_ns);
+		if (r->jobs[i].release_ns)
+			wait_until(origin + r->jobs[i].release_ns);
 		CK(cudaEventRecord(s->ev0, cfg.stream));
 		s->host_launch = host_ns();
 		cudaError_t e = cudaLaunchKernelExC(&cfg, s->k->fn[instr ? 0 : 1], args);
 		if (e != cudaSuccess) {
-			rc = fail(h,
+			rc = fail(eb,
 			          e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue
 			              ? CTA_EINVAL
 			              : CTA_ECUDA,
@@ -516,7 +590,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	{
 		cudaError_t e = cudaDeviceSynchronize();
 		if (e != cudaSuccess) {
-			rc = fail(h, CTA_ECUDA,
+			rc = fail(eb, CTA_ECUDA,
 			          "CUDA backend: a kernel of this run failed on %s: %s", prop.name,
 			          cudaGetErrorString(e));
 			goto out;
@@ -524,27 +598,33 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	}
 
 	/* Buffers out. */
-	for (unsigned i = 0; i < h->nbufs; i++)
-		CK(cudaMemcpy(h->bufs[i].host, h->bufs[i].dev, h->bufs[i].bytes,
-		              cudaMemcpyDeviceToHost));
+	for (unsigned hi = 0; hi < r->nh; hi++) {
+		struct cta_harness *hv = r->hs[hi];
+		for (unsigned i = 0; i < hv->nbufs; i++)
+			CK(cudaMemcpy(hv->bufs[i].host, hv->bufs[i].dev, hv->bufs[i].bytes,
+			              cudaMemcpyDeviceToHost));
+	}
 
 	/* Counters and records back; build the trace. */
-	stats.nlaunches = h->nlaunches;
+	stats.nlaunches = r->njobs;
 	size_t total = 0;
-	for (unsigned i = 0; i < h->nlaunches; i++) {
+	for (unsigned i = 0; i < r->njobs; i++) {
 		struct launch_state *s = &ls[i];
 		struct cta__cuda_ctx back;
 		CK(cudaMemcpy(&back, s->dctx, sizeof back, cudaMemcpyDeviceToHost));
-		CK(cudaEventElapsedTime(&stats.launch_ms[i], s->ev0, s->ev1));
+		CK(cudaEventElapsedTime(&s->ms, s->ev0, s->ev1));
 		s->hctx.nrec = back.nrec;
 		s->hctx.errors = back.errors;
-		stats.skipped[i] = back.skipped;
+		if (i < CTA__CUDA_MAX_LAUNCHES) {
+			stats.launch_ms[i] = s->ms;
+			stats.skipped[i] = back.skipped;
+		}
 		if (back.errors & CTA__CUDA_ERR_CLC_OFF) {
 			rc = fail(
-			    h, CTA_EINVAL,
+			    eb, CTA_EINVAL,
 			    "CUDA backend: kernel '%s' issued a cancel, but its harness does not "
 			    "declare CTA_KI_CLC, so it ran without CLC (cancels failed)",
-			    h->launches[i].kernel->name);
+			    r->jobs[i].l->kernel->name);
 			goto out;
 		}
 		unsigned long long got = back.nrec < s->hctx.cap ? back.nrec : s->hctx.cap;
@@ -554,11 +634,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	}
 	all = calloc(total ? total : 1, sizeof *all);
 	if (!all) {
-		rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for %zu trace records", total);
+		rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for %zu trace records", total);
 		goto out;
 	}
 	const uint64_t gpu_origin = (uint64_t)((int64_t)origin + offset);
-	for (unsigned i = 0; i < h->nlaunches; i++) {
+	for (unsigned i = 0; i < r->njobs; i++) {
 		struct launch_state *s = &ls[i];
 		unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
 		uint64_t launch_t = s->host_launch - origin, kend = launch_t;
@@ -576,7 +656,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		if (got) {
 			struct cta__cuda_rec *hr = malloc(got * sizeof *hr);
 			if (!hr) {
-				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for records");
+				rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for records");
 				goto out;
 			}
 			cudaError_t e =
@@ -611,7 +691,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			size_t ns = (size_t)(2 * s->hctx.fixed);
 			struct cta__cuda_slot *hs = malloc(ns * sizeof *hs);
 			if (!hs) {
-				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for records");
+				rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for records");
 				goto out;
 			}
 			cudaError_t e =
@@ -646,7 +726,7 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			free(hs);
 		}
 		if (!got && !s->hctx.fixed)
-			kend = launch_t + (uint64_t)(stats.launch_ms[i] * 1e6);
+			kend = launch_t + (uint64_t)(s->ms * 1e6);
 		struct trec *ke = &all[nall++];
 		ke->r = (struct cta_trace_rec){kend,
 		                               CTA_TEV_KERNEL_END,
@@ -663,23 +743,25 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 
 	/* Exactly-once coverage of CLC kernels, from the records: every
 	 * logical index in exactly one start or steal. */
-	if (uses_clc && instr && stats.lost_records == 0) {
-		for (unsigned i = 0; i < h->nlaunches; i++) {
+	if (any_clc && instr && stats.lost_records == 0) {
+		for (unsigned i = 0; i < r->njobs; i++) {
+			if (!ls[i].clc)
+				continue;
 			unsigned long long n = ls[i].blocks, lost = 0, dup = 0, first_bad = 0;
 			if (n > (1ull << 30))
 				continue;
 			free(seen);
 			seen = calloc((size_t)n, 1);
 			if (!seen) {
-				rc = fail(h, CTA_ENOMEM, "CUDA backend: no memory for coverage");
+				rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for coverage");
 				goto out;
 			}
 			for (size_t k = 0; k < nall; k++) {
-				const struct cta_trace_rec *r = &all[k].r;
-				if (r->kernel == i &&
-				    (r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
-				    r->block < n && seen[r->block] < 255)
-					seen[r->block]++;
+				const struct cta_trace_rec *tr = &all[k].r;
+				if (tr->kernel == i &&
+				    (tr->ev == CTA_TEV_START || tr->ev == CTA_TEV_STEAL) &&
+				    tr->block < n && seen[tr->block] < 255)
+					seen[tr->block]++;
 			}
 			for (unsigned long long b = 0; b < n; b++) {
 				if (seen[b] != 1 && !lost && !dup)
@@ -688,39 +770,39 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 				dup += seen[b] > 1;
 			}
 			if (lost || dup) {
-				rc = fail(h, CTA_ECOVERAGE,
+				rc = fail(eb, CTA_ECOVERAGE,
 				          "CUDA backend: kernel %u ('%s'): %llu logical blocks "
 				          "never ran, "
 				          "%llu ran more than once (first: block %llu)",
-				          i, h->launches[i].kernel->name, lost, dup, first_bad);
+				          i, r->jobs[i].l->kernel->name, lost, dup, first_bad);
 				/* Keep going: the trace shows what happened. */
 			}
 		}
 	}
 
-	if (h->opts.sim.trace_path && !cta_trace_writer_open) {
-		rc = fail(h, CTA_EUNSUPPORTED, "CUDA backend: this build has no trace writer");
+	if (r->opts->sim.trace_path && !cta_trace_writer_open) {
+		rc = fail(eb, CTA_EUNSUPPORTED, "CUDA backend: this build has no trace writer");
 		goto out;
 	}
-	if (h->opts.sim.trace_path) {
+	if (r->opts->sim.trace_path) {
 		struct cta_trace_header th;
 		memset(&th, 0, sizeof th);
 		th.version = CTA_TRACE_VERSION;
 		snprintf(th.backend, sizeof th.backend, "cuda");
 		snprintf(th.device, sizeof th.device, "%.63s", prop.name);
 		snprintf(th.ctasim_version, sizeof th.ctasim_version, "%s", CTA_VERSION_STRING);
-		th.seed = h->opts.sim.seed;
+		th.seed = r->opts->sim.seed;
 		th.tick_ns = stats.tick_ns;
 		snprintf(th.clc, sizeof th.clc, "%s",
 		         stats.clc == 2   ? "hardware"
 		         : stats.clc == 1 ? "emulated"
 		                          : "none");
 		th.deterministic = 0;
-		th.kernel_count = h->nlaunches;
-		for (unsigned i = 0; i < h->nlaunches && i < CTA_TRACE_MAX_KERNELS; i++) {
-			const struct cta__hlaunch *l = &h->launches[i];
+		th.kernel_count = r->njobs;
+		for (unsigned i = 0; i < r->njobs && i < CTA_TRACE_MAX_KERNELS; i++) {
+			const struct cta__hlaunch *l = r->jobs[i].l;
 			struct cta_trace_kernel *tk = &th.kernels[i];
-			snprintf(tk->name, sizeof tk->name, "%.63s", l->kernel->name);
+			snprintf(tk->name, sizeof tk->name, "%.63s", r->jobs[i].name);
 			for (int d = 0; d < 3; d++) {
 				tk->grid[d] = dim_or_1(l->cfg.grid[d]);
 				tk->block[d] = dim_or_1(l->cfg.block[d]);
@@ -729,11 +811,11 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 			tk->smem_bytes = ls[i].smem_static + l->cfg.smem_dynamic;
 			tk->stream = ls[i].stream;
 			tk->priority = ls[i].priority;
-			tk->release_ns = l->cfg.release_ns;
+			tk->release_ns = r->jobs[i].release_ns;
 		}
-		int wrc = cta_trace_writer_open(&w, h->opts.sim.trace_path, &th);
+		int wrc = cta_trace_writer_open(&w, r->opts->sim.trace_path, &th);
 		if (wrc < 0) {
-			rc = fail(h, wrc, "CUDA backend: trace %s: %s", h->opts.sim.trace_path,
+			rc = fail(eb, wrc, "CUDA backend: trace %s: %s", r->opts->sim.trace_path,
 			          w ? cta_trace_writer_errmsg(w) : cta_strerror(wrc));
 			goto out;
 		}
@@ -744,8 +826,8 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 		if (wrc >= 0)
 			wrc = crc;
 		if (wrc < 0) {
-			rc = fail(h, wrc, "CUDA backend: writing trace %s failed",
-			          h->opts.sim.trace_path);
+			rc = fail(eb, wrc, "CUDA backend: writing trace %s failed",
+			          r->opts->sim.trace_path);
 			w = NULL;
 			goto out;
 		}
@@ -753,13 +835,13 @@ int cta__harness_exec_cuda(struct cta_harness *h)
 	}
 	if (stats.lost_records && rc == 0)
 		rc = fail(
-		    h, CTA_ERANGE,
+		    eb, CTA_ERANGE,
 		    "CUDA backend: the instrumentation buffer overflowed: %llu of %llu records "
 		    "lost; the trace is marked incomplete",
 		    stats.lost_records, stats.records);
 
 out:
-	for (unsigned i = 0; i < h->nlaunches; i++) {
+	for (unsigned i = 0; i < r->njobs; i++) {
 		cudaFree(ls[i].dctx);
 		cudaFree(ls[i].drecs);
 		cudaFree(ls[i].dslots);
@@ -770,8 +852,149 @@ out:
 			cudaEventDestroy(ls[i].ev1);
 	}
 	for (unsigned s = 0; s < nstreams; s++)
-		cudaStreamDestroy(streams[s]);
+		if (!r->slots[s].legacy && r->slots[s].s)
+			cudaStreamDestroy(r->slots[s].s);
+	free(ls);
 	free(all);
 	free(seen);
+	return rc;
+}
+
+int cta__harness_exec_cuda(struct cta_harness *h)
+{
+	struct cuda_job jobs[CTA__HARNESS_MAX_LAUNCHES];
+	struct cuda_slot slots[CTA__HARNESS_MAX_LAUNCHES];
+	unsigned nslots = 0;
+	struct errbuf ebuf = {h->errmsg, sizeof h->errmsg};
+	if (h->nlaunches > CTA__CUDA_MAX_LAUNCHES || h->nlaunches > CTA__HARNESS_MAX_LAUNCHES)
+		return fail(&ebuf, CTA_ERANGE, "CUDA backend: %u launches (at most %d)",
+		            h->nlaunches, CTA__CUDA_MAX_LAUNCHES);
+	/* One stream per distinct priority, in order of first use. */
+	memset(slots, 0, sizeof slots);
+	for (unsigned i = 0; i < h->nlaunches; i++) {
+		const struct cta__hlaunch *l = &h->launches[i];
+		unsigned s;
+		for (s = 0; s < nslots; s++)
+			if (slots[s].want == l->cfg.stream_priority)
+				break;
+		if (s == nslots)
+			slots[nslots++].want = l->cfg.stream_priority;
+		jobs[i] = (struct cuda_job){h, l, l->kernel->name, s, l->cfg.release_ns};
+	}
+	struct cta_harness *const hs[1] = {h};
+	const struct cuda_run r = {.opts = &h->opts,
+	                           .hs = hs,
+	                           .nh = 1,
+	                           .jobs = jobs,
+	                           .njobs = h->nlaunches,
+	                           .slots = slots,
+	                           .nslots = nslots,
+	                           .err = h->errmsg,
+	                           .errlen = sizeof h->errmsg};
+	return exec_run(&r);
+}
+
+/* Issue order of a scenario's jobs: by release time, file order on ties. */
+struct issue {
+	uint64_t release_ns;
+	unsigned job;
+};
+
+static int issue_cmp(const void *a, const void *b)
+{
+	const struct issue *x = a, *y = b;
+	if (x->release_ns != y->release_ns)
+		return x->release_ns < y->release_ns ? -1 : 1;
+	return x->job < y->job ? -1 : x->job > y->job;
+}
+
+int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n, const struct cta_scenario *sc,
+                            char *err, size_t errlen)
+{
+	if (!hs || !n || !sc || n != sc->nkernels) {
+		snprintf(err, errlen, "CUDA backend: invalid scenario run");
+		return CTA_EINVAL;
+	}
+	const struct cta_harness_opts *o = &hs[0]->opts;
+	/* What the GPU cannot do, said rather than silently ignored. */
+	if (sc->sm_limit)
+		fprintf(stderr,
+		        "ctasim: note: %s: the CUDA backend ignores sm_limit %u: the kernels "
+		        "run on every SM of the GPU\n",
+		        sc->path, sc->sm_limit);
+	if (sc->device[0])
+		fprintf(stderr,
+		        "ctasim: note: %s: device '%s' is the simulator's model; the CUDA "
+		        "backend runs on GPU %d (only its priority range and block limits "
+		        "were checked against the model)\n",
+		        sc->path, sc->device, o->cuda_device);
+	if (sc->timing_only)
+		fprintf(stderr,
+		        "ctasim: note: %s: timing_only: the GPU runs the kernels in full; "
+		        "their results are not checked\n",
+		        sc->path);
+
+	unsigned total = 0;
+	for (unsigned i = 0; i < n; i++)
+		total += hs[i]->nlaunches;
+	int rc = 0;
+	struct cuda_slot *slots = calloc(sc->nstreams + 1, sizeof *slots);
+	struct cuda_job *jobs = calloc(total ? total : 1, sizeof *jobs);
+	unsigned *order = calloc(total ? total : 1, sizeof *order);
+	struct issue *iss = calloc(total ? total : 1, sizeof *iss);
+	char(*names)[CTA_SCENARIO_LABEL_MAX + 16] = calloc(total ? total : 1, sizeof *names);
+	if (!slots || !jobs || !order || !iss || !names) {
+		snprintf(err, errlen, "CUDA backend: out of memory");
+		rc = CTA_ENOMEM;
+		goto out;
+	}
+	/* Slot 0 is the default stream (the legacy stream, priority 0), slot
+	 * s + 1 scenario stream s: the simulator's stream numbering. */
+	slots[0].legacy = 1;
+	for (unsigned s = 0; s < sc->nstreams; s++)
+		slots[s + 1].want = sc->streams[s].priority;
+	unsigned nj = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const struct cta_scenario_kernel *k = &sc->kernels[i];
+		for (unsigned j = 0; j < hs[i]->nlaunches; j++, nj++) {
+			const struct cta__hlaunch *l = &hs[i]->launches[j];
+			if (hs[i]->nlaunches > 1)
+				snprintf(names[nj], sizeof names[nj], "%s.%u", k->label, j);
+			else
+				snprintf(names[nj], sizeof names[nj], "%s", k->label);
+			jobs[nj] = (struct cuda_job){
+			    hs[i], l, names[nj],
+			    k->stream == CTA_SCENARIO_DEFAULT_STREAM ? 0 : k->stream + 1,
+			    k->release_ns + l->cfg.release_ns};
+			iss[nj] = (struct issue){jobs[nj].release_ns, nj};
+		}
+	}
+	qsort(iss, nj, sizeof *iss, issue_cmp);
+	for (unsigned i = 0; i < nj; i++)
+		order[i] = iss[i].job;
+	const struct cuda_run r = {.opts = o,
+	                           .hs = hs,
+	                           .nh = n,
+	                           .jobs = jobs,
+	                           .njobs = nj,
+	                           .order = order,
+	                           .slots = slots,
+	                           .nslots = sc->nstreams + 1,
+	                           .notes = 1,
+	                           .err = err,
+	                           .errlen = errlen};
+	rc = exec_run(&r);
+	if (rc < 0) {
+		/* Prefix the scenario file, as the simulator's messages do. */
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", err);
+		snprintf(err, errlen, "%s: %s", sc->path, msg);
+	}
+out:
+	free(slots);
+	free(jobs);
+	free(order);
+	free(iss);
+	free(names);
 	return rc;
 }
