@@ -39,7 +39,7 @@ struct cta_harness {
 /* Backend entry points: run every recorded launch. Each returns 0 or a
  * negative code with h->errmsg set. */
 int cta__harness_exec_sim(struct cta_harness *h);
-/* Defined in device/ when the CUDA backend is built; otherwise a stub that
+/* Defined in device/ when the CUDA backend is built; otherwise a weak fallback that
  * says this build has no CUDA backend. Must: allocate device copies of
  * every buffer (filling bufs[i].dev) before setup's pointers are used --
  * see cta__harness_dev_alloc -- copy in, run launches in order (streams
