@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_is(const char *arg, const char *opt)
 {
@@ -105,4 +107,57 @@ int cli_load(const char *cmd, const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+int cli_out_open(struct cli_out *o, const char *path)
+{
+	struct stat st;
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->to_stdout = !strcmp(path, "-");
+	o->direct = !o->to_stdout && stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+	o->f = stdout;
+	if (o->to_stdout)
+		return 0;
+	if (o->direct) {
+		o->f = fopen(path, "w");
+		if (!o->f) {
+			perror(path);
+			return -1;
+		}
+		return 0;
+	}
+	size_t n = strlen(path) + 32;
+	o->tmp = malloc(n);
+	if (!o->tmp)
+		return -1;
+	snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+	o->f = fopen(o->tmp, "w");
+	if (!o->f) {
+		perror(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int cli_out_close(struct cli_out *o, int rc)
+{
+	if (o->to_stdout) {
+		if (fflush(stdout) && !rc)
+			rc = CTA_EIO;
+		return rc;
+	}
+	if (fclose(o->f) && !rc)
+		rc = CTA_EIO;
+	if (o->tmp) {
+		if (!rc && rename(o->tmp, o->path))
+			rc = CTA_EIO;
+		if (rc)
+			remove(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	return rc;
 }

@@ -4,6 +4,7 @@
 #define CTASIM_CLI_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctasim/harness.h"
 
@@ -19,6 +20,22 @@ int cli_device(const char *cmd, const char *name, struct cta_device_model *m);
 const char *cli_value(const char *cmd, int argc, char **argv, int *i, const char *opt);
 /* 1 when argv[*i] is opt (as "--opt" or "--opt=..."). */
 int cli_is(const char *arg, const char *opt);
+/* An output file written atomically: "-" is stdout; a device or pipe
+ * (/dev/stdout, a fifo) is written in place, since renaming onto it would
+ * replace the node; anything else is written to PATH.tmp.PID and renamed
+ * onto PATH only when everything was written. */
+struct cli_out {
+	FILE *f;
+	const char *path;
+	char *tmp;
+	int to_stdout, direct;
+};
+/* Opens o for path; prints the reason and returns -1 on failure. */
+int cli_out_open(struct cli_out *o, const char *path);
+/* Finishes o; rc is the writer's result so far. Returns rc, or CTA_EIO
+ * when closing or renaming failed; on failure the temporary is removed. */
+int cli_out_close(struct cli_out *o, int rc);
+
 /* Loads a user's shared object of kernels (--load). */
 int cli_load(const char *cmd, const char *path);
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
@@ -74,56 +75,16 @@ int cta_cmd_export(int argc, char **argv)
 	if (!t.complete)
 		fprintf(stderr, "ctasim export: %s: note: the trace is marked incomplete\n", in);
 
-	/* Written next to the target and renamed, so a failed export never
-	 * leaves half a JSON file under the requested name. */
-	/* Devices and pipes (-o /dev/stdout, a fifo) are written in place:
-	 * renaming a temporary file onto them would replace the node. */
-	struct stat st;
-	int to_stdout = !strcmp(out, "-");
-	int direct = !to_stdout && stat(out, &st) == 0 && !S_ISREG(st.st_mode);
-	char *tmp = NULL;
-	FILE *f = stdout;
-	if (direct) {
-		f = fopen(out, "w");
-		if (!f) {
-			perror(out);
-			cta_trace_free(&t);
-			return CTA_EXIT_USAGE;
-		}
-	} else if (!to_stdout) {
-		size_t n = strlen(out) + 32;
-		tmp = malloc(n);
-		if (!tmp) {
-			cta_trace_free(&t);
-			return CTA_EXIT_USAGE;
-		}
-		snprintf(tmp, n, "%s.tmp.%ld", out, (long)getpid());
-		f = fopen(tmp, "w");
-		if (!f) {
-			perror(tmp);
-			free(tmp);
-			cta_trace_free(&t);
-			return CTA_EXIT_USAGE;
-		}
+	struct cli_out o;
+	if (cli_out_open(&o, out) < 0) {
+		cta_trace_free(&t);
+		return CTA_EXIT_USAGE;
 	}
-	rc = cta_trace_export_perfetto(&t, f, &opts);
+	rc = cta_trace_export_perfetto(&t, o.f, &opts);
 	cta_trace_free(&t);
-	if (direct) {
-		if (fclose(f) && !rc)
-			rc = CTA_EIO;
-	} else if (!to_stdout) {
-		if (fclose(f) && !rc)
-			rc = CTA_EIO;
-		if (!rc && rename(tmp, out))
-			rc = CTA_EIO;
-		if (rc)
-			remove(tmp);
-	} else if (fflush(stdout) && !rc) {
-		rc = CTA_EIO;
-	}
-	free(tmp);
+	rc = cli_out_close(&o, rc);
 	if (rc) {
-		fprintf(stderr, "ctasim export: %s: %s\n", to_stdout ? "<stdout>" : out,
+		fprintf(stderr, "ctasim export: %s: %s\n", o.to_stdout ? "<stdout>" : out,
 		        cta_strerror(rc));
 		return CTA_EXIT_USAGE;
 	}
