@@ -219,7 +219,8 @@ struct cta__outbox {
 	struct cta_ub_report *ubs;
 	size_t nubs, capubs;
 	unsigned ubcount[16];
-	uint64_t *marks; /* logical blocks processed (coverage) */
+	unsigned ubtotal; /* sum of ubcount: most outboxes have none */
+	uint64_t *marks;  /* logical blocks processed (coverage) */
 	size_t nmarks, capmarks;
 	uint64_t crossings;
 	int comm;  /* a global atomic ran */
@@ -248,13 +249,7 @@ struct cta__unit {
 	uint64_t index; /* unit (cluster) index in the kernel */
 	uint64_t start_t;
 	unsigned nctas;
-	struct cta__cta *ctas;
-	unsigned cap_ctas; /* allocated CTAs (kept while on the free list) */
-	size_t cap_smem;   /* allocated shared memory per CTA */
 	struct cta__cursor cursor;
-	struct cta__outbox out;
-	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
-	unsigned ret_cap;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
 	struct cta__lane_x *all;              /* every lane ever started */
 	unsigned live_lanes;
@@ -271,6 +266,14 @@ struct cta__unit {
 	int parked; /* waiting for the engine */
 	struct cta__unit *next_free;
 	struct cta__unit *next_ready; /* dispatched, body not yet run */
+	/* Everything above is cleared for each new unit; what follows keeps
+	 * its memory while the unit waits on the free list. */
+	struct cta__cta *ctas;
+	unsigned cap_ctas;    /* allocated CTAs */
+	size_t cap_smem;      /* allocated shared memory per CTA */
+	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
+	unsigned ret_cap;
+	struct cta__outbox out;
 };
 
 /* ---- the simulator ----------------------------------------------------- */

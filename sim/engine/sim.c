@@ -448,13 +448,14 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 		s->ubs[s->nubs++] = o->ubs[i];
 	}
 	o->nubs = 0;
-	for (unsigned r = 0; r < UB__COUNT; r++) {
+	for (unsigned r = 0; o->ubtotal && r < UB__COUNT; r++) {
 		s->ub_counts[r] += drop ? 0 : o->ubcount[r];
 		if (o->ubcount[r] && r != UB_BUILTIN_BLOCKIDX_IN_BODY &&
 		    s->o.ub_mode == CTA_UB_ABORT)
 			s->aborted = 1;
 		o->ubcount[r] = 0;
 	}
+	o->ubtotal = 0;
 	for (size_t i = 0; i < o->nmarks; i++)
 		cta__cover_mark(&u->k->cover, o->marks[i]);
 	o->nmarks = 0;
@@ -676,10 +677,11 @@ int cta_sim_run(cta_sim *s)
 	while (!s->aborted && !s->hung && !s->io_error) {
 		/* The next thing to happen: the queue's head, or the pending
 		 * dispatch when it comes first in (time, sequence) order. */
-		uint64_t next_t = cta__evq_next_t(&s->q);
-		int disp = s->dispatch_pending &&
-		           (!s->q.n || s->fe_free < next_t ||
-		            (s->fe_free == next_t && s->dispatch_seq < s->q.h[0].seq));
+		const struct cta__event *head = cta__evq_head(&s->q);
+		uint64_t next_t = head ? head->t : UINT64_MAX;
+		int disp =
+		    s->dispatch_pending && (!head || s->fe_free < next_t ||
+		                            (s->fe_free == next_t && s->dispatch_seq < head->seq));
 		if (disp)
 			next_t = s->fe_free;
 		if (s->ready_head && next_t >= s->ready_min) {

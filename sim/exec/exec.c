@@ -115,21 +115,18 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			ctas[i].smem = m;
 		}
 	}
-	struct cta__run *ret = u->ret;
-	unsigned ret_cap = u->ret_cap;
-	struct cta__outbox out = u->out;
-	zero(u, sizeof(*u));
-	u->ret = ret;
-	u->ret_cap = ret_cap;
-	/* Keep the outbox's buffers; empty it. */
-	u->out.recs = out.recs;
-	u->out.caprecs = out.caprecs;
-	u->out.text = out.text;
-	u->out.captext = out.captext;
-	u->out.ubs = out.ubs;
-	u->out.capubs = out.capubs;
-	u->out.marks = out.marks;
-	u->out.capmarks = out.capmarks;
+	/* Clear the per-unit state; the buffers after it are kept, and the
+	 * outbox, emptied by the engine at every commit, is emptied again in
+	 * case the unit was freed without one. */
+	zero(u, offsetof(struct cta__unit, ctas));
+	struct cta__outbox *o = &u->out;
+	o->nrecs = o->ntext = o->nubs = o->nmarks = 0;
+	if (o->ubtotal)
+		memset(o->ubcount, 0, sizeof(o->ubcount));
+	o->ubtotal = 0;
+	o->crossings = 0;
+	o->comm = 0;
+	o->error = 0;
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;

@@ -51,6 +51,7 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 			if (r != UB_BUILTIN_BLOCKIDX_IN_BODY && o->ubcount[r])
 				return;
 	o->ubcount[rule]++;
+	o->ubtotal++;
 	if (s->nubs + o->nubs >= MAX_STORED)
 		return;
 	if (o->nubs == o->capubs) {

@@ -113,6 +113,59 @@ static void event_queue_ties_stay_fifo_when_pushed_between_pops(void **state)
 	cta__evq_free(&q);
 }
 
+/* The queue keeps events that arrive in time order in a ring and the rest
+ * in a heap: drive it as the engine does (pops interleaved with pushes at
+ * "now" plus a delay, mostly one fixed delay, sometimes another) and check
+ * every pop against a plain scan for the least (time, insertion) pair. The
+ * ring wraps and grows many times. */
+static void event_queue_matches_a_reference_when_driven_like_the_engine(void **state)
+{
+	(void)state;
+	enum { N = 60000 };
+	struct cta__evq q;
+	cta__evq_init(&q);
+	struct ref {
+		uint64_t t, a;
+	} *pend = calloc(N, sizeof(*pend));
+	assert_non_null(pend);
+	size_t npend = 0;
+	uint64_t x = 99, now = 0, pushed = 0, popped = 0;
+	while (popped < N) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int burst = pushed < 3000 ? 2 : pushed < N ? (int)((x >> 40) % 3) : 0;
+		for (int b = 0; b < burst && pushed < N; b++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t d = (x >> 33) % 10 ? 1000 : (x >> 20) % 3000;
+			assert_int_equal(cta__evq_push(&q, now + d, 1, NULL, pushed), 0);
+			pend[npend].t = now + d;
+			pend[npend++].a = pushed++;
+		}
+		if (!npend) {
+			if (pushed == N)
+				break;
+			continue;
+		}
+		size_t best = 0;
+		for (size_t i = 1; i < npend; i++)
+			if (pend[i].t < pend[best].t ||
+			    (pend[i].t == pend[best].t && pend[i].a < pend[best].a))
+				best = i;
+		assert_int_equal(cta__evq_next_t(&q), pend[best].t);
+		struct cta__event e;
+		assert_true(cta__evq_pop(&q, &e));
+		assert_int_equal(e.t, pend[best].t);
+		assert_int_equal(e.a, pend[best].a);
+		now = e.t;
+		pend[best] = pend[--npend];
+		popped++;
+	}
+	assert_int_equal(popped, N);
+	struct cta__event e;
+	assert_false(cta__evq_pop(&q, &e));
+	free(pend);
+	cta__evq_free(&q);
+}
+
 /* ---- dispatch order and placement ---------------------------------------- */
 
 static void blocks_dispatch_in_linear_order_x_fastest(void **state)
@@ -612,6 +665,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(event_queue_pops_by_time_then_insertion_order),
 	    cmocka_unit_test(event_queue_ties_stay_fifo_when_pushed_between_pops),
+	    cmocka_unit_test(event_queue_matches_a_reference_when_driven_like_the_engine),
 	    cmocka_unit_test(blocks_dispatch_in_linear_order_x_fastest),
 	    cmocka_unit_test(spread_places_one_block_on_every_sm_before_stacking),
 	    cmocka_unit_test(round_robin_places_block_i_on_sm_i_mod_count),
