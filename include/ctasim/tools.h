@@ -111,7 +111,7 @@ struct cta_diff_kernel {
 	double first_wave;                  /* first_wave_same / max(first_wave_n) */
 	uint64_t order_n;                   /* blocks ranked in both traces */
 	double order_rho;                   /* Spearman correlation of start ranks */
-	int64_t start_offset_ns[2];         /* first start minus the trace's origin */
+	int64_t start_offset_ns[2];         /* first begin minus the trace's origin */
 	int64_t end_offset_ns[2];           /* last end minus the trace's origin */
 	int64_t start_diff_ns, end_diff_ns; /* B - A, 0 when within one tick */
 	double steals_per_block[2];
@@ -131,9 +131,14 @@ enum cta_diff_metric {
 
 struct cta_diff_result {
 	struct cta_diff_tol tol;
-	double tick_ns;          /* the coarser timer tick of the two traces */
-	uint64_t makespan_ns[2]; /* last record minus the first launch (or first record) */
-	double makespan_ratio;   /* B / A; 1 when they differ by less than one tick */
+	double tick_ns; /* the coarser timer tick of the two traces */
+	/* The kernels' own span: last block end minus the trace's origin, the
+	 * first block begin (docs/TOOLS.md gives the fallbacks). */
+	uint64_t makespan_ns[2];
+	double makespan_ratio; /* B / A; 1 when they differ by less than one tick */
+	/* The host's share, reported apart: first block begin minus the first
+	 * launch record; -1 when the trace has no launch record or no begin. */
+	int64_t launch_offset_ns[2];
 	unsigned kernel_count;
 	struct cta_diff_kernel kernels[CTA_TRACE_MAX_KERNELS];
 	unsigned outside; /* union of the kernels' bits and the makespan bit */
