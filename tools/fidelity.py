@@ -41,8 +41,14 @@ def approach_args(name):
             "prologue_ns=2000", "--arg", f"imbalance={m.group(2)}"]
 
 
+QUANTILE = os.environ.get("FIDELITY_QUANTILE", "0.99")
+
+
 def calibrate(model, traces):
-    r = sh(ct, "calibrate", *traces, "-o", model, "--base", "H100-SXM")
+    # The placement traces' blocks all spin 20 us: --block-ns fits the
+    # duration model (spin_scale) on them.
+    r = sh(ct, "calibrate", *traces, "-o", model, "--base", "H100-SXM",
+           "--block-ns", "20000", "--duration-quantile", QUANTILE)
     if r.returncode:
         sys.exit("calibrate failed: " + r.stderr)
 
