@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Block starts per time bin, per kernel, for two or more traces (times from
-each trace's first launch record). Usage: start_bins.py BIN_NS TRACE..."""
+each trace's first block start, as `ctasim diff` measures: the host's launch
+latency is not the scheduler's doing). Usage: start_bins.py BIN_NS TRACE..."""
 import sys
 
 bin_ns = int(sys.argv[1])
@@ -11,9 +12,8 @@ for path in sys.argv[2:]:
             continue
         f = line.split(",")
         t, ev, k = int(f[0]), f[1], f[2]
-        if ev == "launch" and (t0 is None or t < t0):
-            t0 = t
         if ev == "start":
+            t0 = t if t0 is None else min(t0, t)
             bins.setdefault(k, []).append(t)
     out = []
     for k in sorted(bins):

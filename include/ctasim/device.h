@@ -36,6 +36,15 @@ struct cta_wave_order {
 	uint16_t sm[CTA_DEVICE_MAX_WAVE];
 };
 
+/* Block-duration model: how the time a block asks for with cta_spin_ns
+ * stretches with the load of its SM. spin_scale_ppm[r] is the factor, in
+ * parts per million of the requested time, for a block that starts with r
+ * blocks resident on its SM (itself included), r = 1 .. CTA_DEVICE_MAX_RESIDENT;
+ * 0 where not given. Fitted by `ctasim calibrate --block-ns`; presets give
+ * none (time is not scaled). docs/DEVICES.md has the lookup rule. */
+#define CTA_DEVICE_MAX_RESIDENT   64
+#define CTA_DEVICE_SPIN_SCALE_MAX 100000000u /* 100x */
+
 /* Everything the simulator knows of a GPU. Values are plain numbers so a
  * model file can set each of them; see docs/DEVICES.md for every field and
  * the source of each preset value. */
@@ -90,6 +99,9 @@ struct cta_device_model {
 	 * measured size below theirs, then placement_order, then spread. */
 	unsigned wave_order_count;
 	struct cta_wave_order wave_order[CTA_DEVICE_MAX_WAVE_ORDERS];
+
+	/* Duration model (see CTA_DEVICE_MAX_RESIDENT); index 0 is unused. */
+	uint32_t spin_scale_ppm[CTA_DEVICE_MAX_RESIDENT + 1];
 };
 
 /* Resources one block of a launch asks for. */
@@ -141,6 +153,12 @@ CTA_EXPORT int cta_device_resolve(struct cta_device_model *out, const char *name
 CTA_EXPORT unsigned cta_occupancy_max_blocks(const struct cta_device_model *m,
                                              const struct cta_block_resources *r,
                                              cta_limiter *limiter);
+
+/* The duration factor, in parts per million, for a block that starts with
+ * `resident` blocks on its SM (itself included): the entry of the largest
+ * given count not above `resident`, else the smallest given count's entry.
+ * 0 when the model gives none: the time is not scaled. */
+CTA_EXPORT uint32_t cta_device_spin_scale_ppm(const struct cta_device_model *m, unsigned resident);
 
 /* Human-readable name of a limiter ("shared memory", "registers", ...). */
 CTA_EXPORT const char *cta_limiter_name(cta_limiter l);

@@ -111,7 +111,7 @@ struct cta_diff_kernel {
 	double first_wave;                  /* first_wave_same / max(first_wave_n) */
 	uint64_t order_n;                   /* blocks ranked in both traces */
 	double order_rho;                   /* Spearman correlation of start ranks */
-	int64_t start_offset_ns[2];         /* first start minus the trace's origin */
+	int64_t start_offset_ns[2];         /* first begin minus the trace's origin */
 	int64_t end_offset_ns[2];           /* last end minus the trace's origin */
 	int64_t start_diff_ns, end_diff_ns; /* B - A, 0 when within one tick */
 	double steals_per_block[2];
@@ -131,9 +131,14 @@ enum cta_diff_metric {
 
 struct cta_diff_result {
 	struct cta_diff_tol tol;
-	double tick_ns;          /* the coarser timer tick of the two traces */
-	uint64_t makespan_ns[2]; /* last record minus the first launch (or first record) */
-	double makespan_ratio;   /* B / A; 1 when they differ by less than one tick */
+	double tick_ns; /* the coarser timer tick of the two traces */
+	/* The kernels' own span: last block end minus the trace's origin, the
+	 * first block begin (docs/TOOLS.md gives the fallbacks). */
+	uint64_t makespan_ns[2];
+	double makespan_ratio; /* B / A; 1 when they differ by less than one tick */
+	/* The host's share, reported apart: first block begin minus the first
+	 * launch record; -1 when the trace has no launch record or no begin. */
+	int64_t launch_offset_ns[2];
 	unsigned kernel_count;
 	struct cta_diff_kernel kernels[CTA_TRACE_MAX_KERNELS];
 	unsigned outside; /* union of the kernels' bits and the makespan bit */
@@ -168,8 +173,25 @@ struct cta_calib_report {
 	double tick_ns;        /* the coarsest tick of the traces */
 	/* Number of samples behind each latency; 0 means the base value was kept. */
 	uint64_t n_launch, n_dispatch, n_block_start, n_retire, n_cancel;
+	/* Block durations behind each fitted spin_scale entry, by resident
+	 * count (cta_calib_opts.block_ns); all 0 when none was fitted. */
+	uint64_t n_spin[CTA_DEVICE_MAX_RESIDENT + 1];
 	char note[256]; /* anything the caller should tell the user, or "" */
 };
+
+/* Options of cta_trace_calibrate_opts. */
+struct cta_calib_opts {
+	/* The time every block of the traces asked for with cta_spin_ns (the
+	 * `spin` kernel's ns), or 0. When set, the duration model (spin_scale)
+	 * is fitted: per count of blocks resident on the SM at a block's start,
+	 * the quantile `quantile` of first-wave block durations over block_ns. */
+	uint64_t block_ns;
+	double quantile; /* 0 .. 1; 0.5 is the (lower) median */
+};
+#define CTA_CALIB_OPTS_INIT                                                                        \
+	{                                                                                          \
+		.block_ns = 0, .quantile = 0.99                                                    \
+	}
 
 /* Fits a device model to one or more traces (normally hardware traces of
  * one GPU). Starts from *base and sets: sm_count (as observed, unless
@@ -186,6 +208,14 @@ CTA_EXPORT int cta_trace_calibrate(struct cta_device_model *out, struct cta_cali
                                    const struct cta_device_model *base,
                                    const struct cta_trace *const *traces, size_t n, char *errbuf,
                                    size_t errlen);
+
+/* cta_trace_calibrate with options (opts may be NULL for the defaults,
+ * which fit no duration model). CTA_EINVAL also for a quantile outside
+ * 0 .. 1. */
+CTA_EXPORT int
+cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_report *report,
+                         const struct cta_device_model *base, const struct cta_trace *const *traces,
+                         size_t n, const struct cta_calib_opts *opts, char *errbuf, size_t errlen);
 
 #ifdef __cplusplus
 }

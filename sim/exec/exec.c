@@ -164,6 +164,11 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	cur->t0 = t;
+	/* Duration model: the most loaded SM of the unit, its blocks counted. */
+	unsigned res = 0;
+	for (unsigned r = 0; r < k->csize; r++)
+		res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
+	cur->spin = cta_device_spin_scale_ppm(&s->dev, res);
 	return u;
 }
 

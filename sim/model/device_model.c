@@ -231,7 +231,26 @@ int cta__device_check(const struct cta_device_model *m, char *errbuf, size_t err
 	rc = check_hierarchy(m, errbuf, errlen, blamed_key);
 	if (rc)
 		return rc;
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (m->spin_scale_ppm[r] > CTA_DEVICE_SPIN_SCALE_MAX)
+			FAIL("spin_scale", "spin_scale for %u resident blocks is %u ppm, above %u",
+			     r, m->spin_scale_ppm[r], CTA_DEVICE_SPIN_SCALE_MAX);
+	if (m->spin_scale_ppm[0])
+		FAIL("spin_scale", "spin_scale for 0 resident blocks: counts start at 1");
 	return check_placement(m, errbuf, errlen, blamed_key);
+}
+
+uint32_t cta_device_spin_scale_ppm(const struct cta_device_model *m, unsigned resident)
+{
+	if (resident > CTA_DEVICE_MAX_RESIDENT)
+		resident = CTA_DEVICE_MAX_RESIDENT;
+	for (unsigned r = resident; r >= 1; r--)
+		if (m->spin_scale_ppm[r])
+			return m->spin_scale_ppm[r];
+	for (unsigned r = resident + 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (m->spin_scale_ppm[r])
+			return m->spin_scale_ppm[r];
+	return 0;
 }
 
 int cta_device_validate(const struct cta_device_model *m, char *errbuf, size_t errlen)

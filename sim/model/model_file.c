@@ -83,6 +83,7 @@ struct loader {
 	unsigned line_of[NKEYS]; /* 0: not set in the file */
 	unsigned arr_len[NKEYS]; /* entries read, for K_ARR keys */
 	unsigned base_line, last_line;
+	unsigned spin_line[CTA_DEVICE_MAX_RESIDENT + 1]; /* line of each spin_scale */
 	int any_key;
 	char *errbuf;
 	size_t errlen;
@@ -358,6 +359,41 @@ static int parse_wave(struct loader *ld, unsigned line, char *v)
 	return 0;
 }
 
+/* "spin_scale = RESIDENT PPM": one line per resident-block count. */
+static int parse_spin_scale(struct loader *ld, unsigned line, char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long r = strtoull(v, &end, 10);
+	if (errno || end == v || *v == '-' || (*end != ' ' && *end != '\t'))
+		return fail(ld, line, "spin_scale: expected 'RESIDENT PPM' (two numbers), got '%s'",
+		            v);
+	if (r < 1 || r > CTA_DEVICE_MAX_RESIDENT)
+		return fail(ld, line, "spin_scale: resident count %llu is out of range (1 .. %d)",
+		            r, CTA_DEVICE_MAX_RESIDENT);
+	char *p = end;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	errno = 0;
+	unsigned long long ppm = strtoull(p, &end, 10);
+	if (errno || end == p || *p == '-' || *end)
+		return fail(ld, line, "spin_scale: bad factor '%s' (parts per million, an integer)",
+		            p);
+	if (ppm < 1 || ppm > CTA_DEVICE_SPIN_SCALE_MAX)
+		return fail(ld, line,
+		            "spin_scale: factor %llu ppm is out of range (1 .. %u; 1000000 is "
+		            "unscaled)",
+		            ppm, CTA_DEVICE_SPIN_SCALE_MAX);
+	if (ld->spin_line[r])
+		return fail(ld, line,
+		            "second spin_scale for %llu resident blocks (first on line %u)", r,
+		            ld->spin_line[r]);
+	ld->spin_line[r] = line;
+	ld->any_key = 1;
+	ld->m.spin_scale_ppm[r] = (uint32_t)ppm;
+	return 0;
+}
+
 static int parse_line(struct loader *ld, unsigned line, char *text)
 {
 	char *hash = strchr(text, '#');
@@ -381,6 +417,8 @@ static int parse_line(struct loader *ld, unsigned line, char *text)
 		return parse_base(ld, line, v);
 	if (strcmp(k, "wave_order") == 0)
 		return parse_wave(ld, line, v);
+	if (strcmp(k, "spin_scale") == 0)
+		return parse_spin_scale(ld, line, v);
 	ki = key_index(k);
 	if (ki == NKEYS) {
 		const char *s = suggest(k);
@@ -566,6 +604,9 @@ static void write_model(FILE *f, const struct cta_device_model *m)
 			fprintf(f, " %u", w->sm[j]);
 		fprintf(f, "\n");
 	}
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (m->spin_scale_ppm[r])
+			fprintf(f, "spin_scale = %u %u\n", r, m->spin_scale_ppm[r]);
 }
 
 int cta_device_save(const struct cta_device_model *m, const char *path, char *errbuf, size_t errlen)

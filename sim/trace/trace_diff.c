@@ -288,25 +288,55 @@ static void first_wave(struct cta_diff_kernel *d, const struct kview *v[2])
 	d->first_wave = mx ? (double)same / (double)mx : 1;
 }
 
+/* The origin of a trace's times: its first block begin (a start or a
+ * steal), where the kernels' own work starts; without one, the first launch
+ * record, or the first record. */
 static uint64_t origin_of(const struct cta_trace *t)
 {
-	uint64_t o = UINT64_MAX, lo = UINT64_MAX;
+	uint64_t b = UINT64_MAX, o = UINT64_MAX, lo = UINT64_MAX;
 	for (size_t i = 0; i < t->count; i++) {
-		if (t->recs[i].ev == CTA_TEV_LAUNCH && t->recs[i].t_ns < o)
-			o = t->recs[i].t_ns;
-		if (t->recs[i].t_ns < lo)
-			lo = t->recs[i].t_ns;
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) && r->t_ns < b)
+			b = r->t_ns;
+		if (r->ev == CTA_TEV_LAUNCH && r->t_ns < o)
+			o = r->t_ns;
+		if (r->t_ns < lo)
+			lo = r->t_ns;
 	}
-	return o != UINT64_MAX ? o : lo != UINT64_MAX ? lo : 0;
+	return b != UINT64_MAX ? b : o != UINT64_MAX ? o : lo != UINT64_MAX ? lo : 0;
 }
 
+/* First launch record to first block begin, or -1 when either is missing. */
+static int64_t launch_offset_of(const struct cta_trace *t)
+{
+	uint64_t b = UINT64_MAX, o = UINT64_MAX;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) && r->t_ns < b)
+			b = r->t_ns;
+		if (r->ev == CTA_TEV_LAUNCH && r->t_ns < o)
+			o = r->t_ns;
+	}
+	if (b == UINT64_MAX || o == UINT64_MAX)
+		return -1;
+	return (int64_t)b - (int64_t)o;
+}
+
+/* The last block end; without one, the last record. */
 static uint64_t last_of(const struct cta_trace *t)
 {
-	uint64_t hi = 0;
-	for (size_t i = 0; i < t->count; i++)
-		if (t->recs[i].t_ns > hi)
-			hi = t->recs[i].t_ns;
-	return hi;
+	uint64_t hi = 0, end = 0;
+	int has_end = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->t_ns > hi)
+			hi = r->t_ns;
+		if (r->ev == CTA_TEV_END && (!has_end || r->t_ns > end)) {
+			end = r->t_ns;
+			has_end = 1;
+		}
+	}
+	return has_end ? end : hi;
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -368,7 +398,7 @@ static int same_launches(const struct cta_trace *a, const struct cta_trace *b, c
 }
 
 /* a - b in ns, as 0 when they are within one tick of each other. */
-static int64_t tick_diff(uint64_t b, uint64_t a, double tick)
+static int64_t tick_diff(int64_t b, int64_t a, double tick)
 {
 	double d = (double)b - (double)a;
 	return fabs(d) <= tick ? 0 : (int64_t)d;
@@ -396,6 +426,7 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 		origin[s] = origin_of(tr[s]);
 		uint64_t last = last_of(tr[s]);
 		out->makespan_ns[s] = last > origin[s] ? last - origin[s] : 0;
+		out->launch_offset_ns[s] = launch_offset_of(tr[s]);
 	}
 	double ma = (double)out->makespan_ns[0], mb = (double)out->makespan_ns[1];
 	if (fabs(mb - ma) <= tick)
@@ -425,9 +456,9 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 			coverage(&d->coverage[s], v[s], blocks);
 			d->steals_per_block[s] = blocks ? (double)v[s]->steals / (double)blocks : 0;
 			d->start_offset_ns[s] =
-			    v[s]->has_begin ? (int64_t)(v[s]->first_begin - origin[s]) : 0;
+			    v[s]->has_begin ? (int64_t)v[s]->first_begin - (int64_t)origin[s] : 0;
 			d->end_offset_ns[s] =
-			    v[s]->has_end ? (int64_t)(v[s]->last_end - origin[s]) : 0;
+			    v[s]->has_end ? (int64_t)v[s]->last_end - (int64_t)origin[s] : 0;
 		}
 		uint64_t max_sm = kv[0].max_sm > kv[1].max_sm ? kv[0].max_sm : kv[1].max_sm;
 		d->sms = (kv[0].nbegs || kv[1].nbegs) ? (unsigned)max_sm + 1 : 0;
@@ -443,10 +474,8 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 			fail(errbuf, errlen, "%s", cta_strerror(rc));
 			return rc;
 		}
-		d->start_diff_ns = tick_diff((uint64_t)d->start_offset_ns[1],
-		                             (uint64_t)d->start_offset_ns[0], tick);
-		d->end_diff_ns =
-		    tick_diff((uint64_t)d->end_offset_ns[1], (uint64_t)d->end_offset_ns[0], tick);
+		d->start_diff_ns = tick_diff(d->start_offset_ns[1], d->start_offset_ns[0], tick);
+		d->end_diff_ns = tick_diff(d->end_offset_ns[1], d->end_offset_ns[0], tick);
 
 		const struct cta_diff_tol *t = &out->tol;
 		if (!d->coverage[0].ok || !d->coverage[1].ok)
@@ -530,6 +559,15 @@ int cta_diff_write_text(const struct cta_diff_result *r, FILE *f, const char *na
 	        " ns, ratio B/A %.3f (tolerance +-%.2f)  %s\n",
 	        r->makespan_ns[0], r->makespan_ns[1], r->makespan_ratio, t->makespan,
 	        okstr(r->outside, CTA_DIFF_M_MAKESPAN));
+	fprintf(f, "                  (first block start to last block end)\n");
+	fprintf(f, "launch to start   A ");
+	for (int s = 0; s < 2; s++) {
+		if (r->launch_offset_ns[s] < 0)
+			fprintf(f, "-");
+		else
+			fprintf(f, "%" PRId64 " ns", r->launch_offset_ns[s]);
+		fprintf(f, s ? " (host launch latency, not compared)\n" : ", B ");
+	}
 	for (unsigned k = 0; k < r->kernel_count; k++) {
 		const struct cta_diff_kernel *d = &r->kernels[k];
 		fprintf(f, "\nkernel %u: %s\n", k, d->name);
@@ -624,6 +662,8 @@ int cta_diff_write_json(const struct cta_diff_result *r, FILE *f, const char *na
 	fprintf(f, "},\"makespan_ns\":[%" PRIu64 ",%" PRIu64 "],\"makespan_ratio\":",
 	        r->makespan_ns[0], r->makespan_ns[1]);
 	put_num(f, r->makespan_ratio);
+	fprintf(f, ",\"launch_offset_ns\":[%" PRId64 ",%" PRId64 "]", r->launch_offset_ns[0],
+	        r->launch_offset_ns[1]);
 	fputs(",\"kernels\":[", f);
 	for (unsigned k = 0; k < r->kernel_count; k++) {
 		const struct cta_diff_kernel *d = &r->kernels[k];

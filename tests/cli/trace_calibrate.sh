@@ -17,6 +17,14 @@ cp "$TMP/out" "$TMP/calibrate.out"
 # The written model is one `ctasim run --device` accepts.
 expect_rc 0 "$CTASIM" run vec_add_clc --device "$TMP/fit.model" --quiet
 
+# --block-ns fits the duration model; the model runs, with stretched blocks.
+expect_rc 0 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/dur.model" --base H100 --block-ns 500
+expect_in "$TMP/out" "spin_scale 1 "
+grep -q "^spin_scale = 1 " "$TMP/dur.model" || fail "no spin_scale line written"
+expect_rc 0 "$CTASIM" run spin --arg grid=4 --arg ns=500 --device "$TMP/dur.model" --quiet
+expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --block-ns 0
+expect_in "$TMP/err" "--block-ns needs a number of ns > 0"
+
 # An unknown base model is an input error.
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --base NO-SUCH-GPU
 expect_in "$TMP/err" "ctasim calibrate: base model 'NO-SUCH-GPU'"

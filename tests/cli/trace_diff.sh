@@ -6,6 +6,8 @@
 write_fixture "$TMP/a.trace"
 expect_rc 0 "$CTASIM" diff "$TMP/a.trace" "$TMP/a.trace"
 expect_in "$TMP/out" "verdict: within tolerance"
+expect_in "$TMP/out" "(first block start to last block end)"
+expect_in "$TMP/out" "launch to start   A "
 
 # Kernel 1's blocks swap SMs: placement disagrees, the rest does not.
 write_fixture "$TMP/b.trace" 's/^2600,start,1,0,0,2,/2600,start,1,0,0,3,/; s/^2610,start,1,1,1,3,/2610,start,1,1,1,2,/; s/^3600,end,1,0,0,2,/3600,end,1,0,0,3,/; s/^3700,end,1,1,1,3,/3700,end,1,1,1,2,/'
@@ -23,6 +25,7 @@ assert d["within"] is False and d["outside"] == ["first_wave"], d["outside"]
 k = d["kernels"][1]
 assert k["first_wave_n"] == [2, 2] and k["first_wave_same"] == 0, k
 assert d["kernels"][0]["coverage"][0]["ok"] is True
+assert len(d["launch_offset_ns"]) == 2, d
 ' "$TMP/out" || fail "diff JSON checks"
 fi
 

@@ -201,6 +201,38 @@ static void full_gpu_trace_gives_a_valid_model(void **state)
 	assert_string_equal(rep.note, "");
 }
 
+/* --block-ns: blocks of 1000 ns that asked for 500 give a factor of 2 at
+ * one and at two resident blocks; without it no duration model is fitted;
+ * a quantile outside 0..1 is refused. */
+static void duration_model_is_fitted_per_resident_count(void **state)
+{
+	struct synth s = {.sms = 4, .slots = 2, .blocks = 8, .dur_ns = 1000};
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct cta_trace t;
+	synth_make(&t, &s);
+	const struct cta_trace *ts[1] = {&t};
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate(&m, &rep, h100, ts, 1, err, sizeof(err)), 0);
+	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		assert_int_equal(m.spin_scale_ppm[r], 0);
+	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+	o.block_ns = 500;
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.spin_scale_ppm[1], 2000000);
+	assert_int_equal(m.spin_scale_ppm[2], 2000000);
+	assert_int_equal(m.spin_scale_ppm[3], 0);
+	assert_int_equal(rep.n_spin[1], 4);
+	assert_int_equal(rep.n_spin[2], 4);
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+	o.quantile = 1.5;
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &o, err, sizeof(err)),
+	                 CTA_EINVAL);
+	assert_non_null(strstr(err, "duration quantile 1.5 is not between 0 and 1"));
+	synth_free(&t);
+}
+
 static void small_kernel_keeps_the_base_sm_count(void **state)
 {
 	/* 40 blocks, one per SM, no second wave: the other 92 SMs were idle,
@@ -269,6 +301,7 @@ int main(void)
 	    cmocka_unit_test(sms_beyond_the_base_get_topology),
 	    cmocka_unit_test(sub_tick_latency_is_noted),
 	    cmocka_unit_test(full_gpu_trace_gives_a_valid_model),
+	    cmocka_unit_test(duration_model_is_fitted_per_resident_count),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
 	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
 	    cmocka_unit_test(inconsistent_input_is_refused),

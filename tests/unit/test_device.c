@@ -97,6 +97,7 @@ static void assert_models_equal(const struct cta_device_model *a, const struct c
 	assert_int_equal(a->placement_order_len, b->placement_order_len);
 	assert_memory_equal(a->placement_order, b->placement_order,
 	                    a->placement_order_len * sizeof(a->placement_order[0]) + 1);
+	assert_memory_equal(a->spin_scale_ppm, b->spin_scale_ppm, sizeof(a->spin_scale_ppm));
 }
 
 /* ---- presets ---- */
@@ -344,6 +345,61 @@ static void calibrated_placement_order_round_trips(void **state)
 	assert_models_equal(&m, &back);
 }
 
+/* The duration model: lines load, save and load back; presets have none. */
+static void spin_scale_lines_round_trip_and_look_up(void **state)
+{
+	struct cta_device_model m, back;
+	char path[512], err[256];
+	const char *text = "base = H100-SXM\n"
+	                   "spin_scale = 2 1050000   # two resident blocks: 5% longer\n"
+	                   "spin_scale = 8 1700000\n";
+
+	(void)state;
+	for (unsigned i = 0; cta_device_preset(i); i++)
+		for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+			assert_int_equal(cta_device_preset(i)->spin_scale_ppm[r], 0);
+	assert_int_equal(cta_device_spin_scale_ppm(cta_device_find("H100"), 3), 0);
+	assert_int_equal(cta_device_load(&m, write_file("spin.model", text), err, sizeof(err)), 0);
+	assert_int_equal(m.spin_scale_ppm[2], 1050000);
+	assert_int_equal(m.spin_scale_ppm[8], 1700000);
+	/* Below the smallest given count: the smallest's; between: the one below;
+	 * above the largest: the largest's. */
+	assert_int_equal(cta_device_spin_scale_ppm(&m, 1), 1050000);
+	assert_int_equal(cta_device_spin_scale_ppm(&m, 2), 1050000);
+	assert_int_equal(cta_device_spin_scale_ppm(&m, 7), 1050000);
+	assert_int_equal(cta_device_spin_scale_ppm(&m, 8), 1700000);
+	assert_int_equal(cta_device_spin_scale_ppm(&m, 1000), 1700000);
+	snprintf(path, sizeof(path), "%s/spin_saved.model", tmpdir);
+	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), 0);
+	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
+	assert_models_equal(&m, &back);
+	m.spin_scale_ppm[3] = CTA_DEVICE_SPIN_SCALE_MAX + 1;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	assert_non_null(strstr(err, "spin_scale for 3 resident blocks"));
+}
+
+static void malformed_spin_scale_lines_are_reported(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nspin_scale = 9\n", 2,
+	             "spin_scale: expected 'RESIDENT PPM' (two numbers), got '9'");
+	expect_error("base = H100\nspin_scale = 0 1000000\n", 2,
+	             "spin_scale: resident count 0 is out of range (1 .. 64)");
+	expect_error("base = H100\nspin_scale = 65 1000000\n", 2,
+	             "spin_scale: resident count 65 is out of range (1 .. 64)");
+	expect_error("base = H100\nspin_scale = 1 1.05\n", 2,
+	             "spin_scale: bad factor '1.05' (parts per million, an integer)");
+	expect_error("base = H100\nspin_scale = 1 -5\n", 2,
+	             "spin_scale: bad factor '-5' (parts per million, an integer)");
+	expect_error("base = H100\nspin_scale = 1 0\n", 2,
+	             "spin_scale: factor 0 ppm is out of range (1 .. 100000000; 1000000 is "
+	             "unscaled)");
+	expect_error("base = H100\n\nspin_scale = 4 1000000\nspin_scale = 4 1200000\n", 4,
+	             "second spin_scale for 4 resident blocks (first on line 3)");
+	expect_error("spin_scale = 4 1000000\nbase = H100\n", 2,
+	             "'base' must come before any other key");
+}
+
 static void save_refuses_an_invalid_model(void **state)
 {
 	struct cta_device_model m = *cta_device_find("H100");
@@ -569,6 +625,8 @@ int main(void)
 	    cmocka_unit_test(validate_checks_the_placement_order),
 	    cmocka_unit_test(every_preset_round_trips_through_a_file),
 	    cmocka_unit_test(calibrated_placement_order_round_trips),
+	    cmocka_unit_test(spin_scale_lines_round_trip_and_look_up),
+	    cmocka_unit_test(malformed_spin_scale_lines_are_reported),
 	    cmocka_unit_test(save_refuses_an_invalid_model),
 	    cmocka_unit_test(base_preset_is_overridden_by_later_keys),
 	    cmocka_unit_test(smaller_sm_count_gets_an_even_layout),

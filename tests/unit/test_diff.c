@@ -81,7 +81,40 @@ static void identical_traces_are_within_tolerance(void **state)
 	assert_int_equal(d->order_n, 100);
 	assert_true(r.makespan_ratio == 1.0);
 	assert_int_equal(d->start_diff_ns, 0);
-	assert_int_equal(d->start_offset_ns[0], 500);
+	/* Times count from the first block start; the launch latency is
+	 * reported apart. */
+	assert_int_equal(d->start_offset_ns[0], 0);
+	assert_int_equal(r.launch_offset_ns[0], 500);
+	assert_int_equal(r.launch_offset_ns[1], 500);
+	synth_free(&a);
+	synth_free(&b);
+}
+
+/* The host's launch latency is not the scheduler's doing: a trace whose
+ * blocks start 10 us later after the launch has the same makespan. */
+static void launch_latency_is_reported_not_compared(void **state)
+{
+	struct synth s = {.sms = 4, .slots = 2, .blocks = 32, .launch_ns = 500, .dur_ns = 2000};
+	struct cta_trace a, b;
+	synth_make(&a, &s);
+	s.launch_ns = 10500;
+	synth_make(&b, &s);
+	struct cta_diff_result r;
+	diff_ok(&r, &a, &b, NULL);
+	assert_true(r.makespan_ratio == 1.0);
+	assert_int_equal(r.makespan_ns[0], r.makespan_ns[1]);
+	assert_int_equal(r.launch_offset_ns[0], 500);
+	assert_int_equal(r.launch_offset_ns[1], 10500);
+	assert_int_equal(r.kernels[0].start_diff_ns, 0);
+	assert_int_equal(r.kernels[0].end_diff_ns, 0);
+	assert_int_equal(r.within, 1);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(cta_diff_write_json(&r, f, "a", "b"), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"launch_offset_ns\":[500,10500]"));
+	free(buf);
 	synth_free(&a);
 	synth_free(&b);
 }
@@ -311,6 +344,7 @@ int main(void)
 	    cmocka_unit_test(spearman_matches_textbook_value),
 	    cmocka_unit_test(differences_below_the_tick_are_not_differences),
 	    cmocka_unit_test(slower_trace_is_outside_makespan_tolerance),
+	    cmocka_unit_test(launch_latency_is_reported_not_compared),
 	    cmocka_unit_test(steals_per_block_counts_stolen_indices),
 	    cmocka_unit_test(reports_state_the_verdict),
 	};

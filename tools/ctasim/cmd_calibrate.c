@@ -12,7 +12,8 @@
 #include "ctasim/trace.h"
 
 static const char usage_text[] =
-    "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE]\n"
+    "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE] [--block-ns NS\n"
+    "                        [--duration-quantile Q]]\n"
     "\n"
     "Fits a device model to one or more (hardware) traces of one GPU: the SM\n"
     "count, the first-wave placement order (placement = order) and the launch,\n"
@@ -21,7 +22,13 @@ static const char usage_text[] =
     "\n"
     "  -o MODEL         model file to write\n"
     "  --base DEVICE    preset name or model file to start from\n"
-    "                   (default: the device named in the first trace)\n";
+    "                   (default: the device named in the first trace)\n"
+    "  --block-ns NS    every block of the traces asked for NS ns of cta_spin_ns\n"
+    "                   (the spin kernel's ns): also fit the duration model,\n"
+    "                   spin_scale per count of blocks resident on the SM\n"
+    "  --duration-quantile Q\n"
+    "                   quantile of the block durations behind each spin_scale,\n"
+    "                   0 .. 1 (default 0.99: the slow blocks set the makespan)\n";
 
 int cta_cmd_calibrate(int argc, char **argv)
 {
@@ -33,6 +40,7 @@ int cta_cmd_calibrate(int argc, char **argv)
 	const struct cta_trace **tp = NULL;
 	struct cta_device_model *base = NULL, *m = NULL;
 	char err[512];
+	struct cta_calib_opts opts = CTA_CALIB_OPTS_INIT;
 	if (!paths)
 		return CTA_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
@@ -45,6 +53,28 @@ int cta_cmd_calibrate(int argc, char **argv)
 			if (++i >= argc)
 				goto usage;
 			out = argv[i];
+		} else if (!strcmp(a, "--block-ns") || !strcmp(a, "--duration-quantile")) {
+			if (++i >= argc)
+				goto usage;
+			char *end;
+			if (a[2] == 'b') {
+				unsigned long long v = strtoull(argv[i], &end, 10);
+				if (*end || end == argv[i] || argv[i][0] == '-' || v == 0) {
+					fprintf(stderr, "ctasim calibrate: --block-ns needs a "
+					                "number of ns > 0\n");
+					goto usage;
+				}
+				opts.block_ns = v;
+			} else {
+				double q = strtod(argv[i], &end);
+				if (*end || end == argv[i] || !(q >= 0 && q <= 1)) {
+					fprintf(stderr,
+					        "ctasim calibrate: --duration-quantile needs a "
+					        "number from 0 to 1\n");
+					goto usage;
+				}
+				opts.quantile = q;
+			}
 		} else if (!strcmp(a, "--base")) {
 			if (++i >= argc)
 				goto usage;
@@ -85,7 +115,7 @@ int cta_cmd_calibrate(int argc, char **argv)
 		goto done;
 	}
 	struct cta_calib_report rep;
-	int rc = cta_trace_calibrate(m, &rep, base, tp, n, err, sizeof(err));
+	int rc = cta_trace_calibrate_opts(m, &rep, base, tp, n, &opts, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ctasim calibrate: %s\n", err);
 		goto done;
@@ -108,6 +138,11 @@ int cta_cmd_calibrate(int argc, char **argv)
 	       rep.n_retire);
 	printf("  cancel_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->cancel_latency_ns,
 	       rep.n_cancel);
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (rep.n_spin[r])
+			printf("  spin_scale %-2u        %.4f (%" PRIu64
+			       " blocks with %u resident)\n",
+			       r, m->spin_scale_ppm[r] / 1e6, rep.n_spin[r], r);
 	if (rep.note[0])
 		printf("  note: %s\n", rep.note);
 	ret = CTA_EXIT_OK;
