@@ -282,6 +282,8 @@ enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL };
 struct cta_sim {
 	struct cta_sim_opts o;
 	struct cta_device_model dev;
+	uint32_t spin_ppm[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_scale per count */
+	int has_spin_scale;
 	char errmsg[512];
 	struct cta__evq q;
 	uint64_t now;

@@ -165,10 +165,13 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	cur->left = per * k->csize;
 	cur->t0 = t;
 	/* Duration model: the most loaded SM of the unit, its blocks counted. */
-	unsigned res = 0;
-	for (unsigned r = 0; r < k->csize; r++)
-		res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
-	cur->spin = cta_device_spin_scale_ppm(&s->dev, res);
+	if (s->has_spin_scale) {
+		unsigned res = 0;
+		for (unsigned r = 0; r < k->csize; r++)
+			res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
+		cur->spin =
+		    s->spin_ppm[res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT];
+	}
 	return u;
 }
 
@@ -662,7 +665,9 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 		struct cta__cta *c = &u->ctas[i];
 		if (!c->done && c->exited >= c->nthreads) {
 			c->done = 1;
-			cta__clc_cta_end(s, u, c);
+			/* Only clusters and work-stealing loops leave CLC checks. */
+			if (u->nctas > 1 || c->foreach_calls || c->fe_bits)
+				cta__clc_cta_end(s, u, c);
 		}
 	}
 }
