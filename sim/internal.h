@@ -117,6 +117,7 @@ struct cta__request {
 	int resolved;
 	int outcome;         /* cta_cancel_outcome */
 	uint64_t unit_index; /* stolen unit when successful */
+	uint3 first;         /* its first block's index, which queries return */
 	const char *file;
 	int line;
 	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
@@ -386,7 +387,6 @@ uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i);
 /* clc */
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
-int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b);
 
 /* ub */
 enum cta__ub_rule {
