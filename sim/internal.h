@@ -105,11 +105,9 @@ struct cta__mbar {
 
 /* A cancellation request; one per try_cancel. */
 struct cta__request {
-	uint64_t id;
 	struct cta__unit *unit;
 	struct cta__kernel *k;
 	unsigned cta; /* issuing CTA's rank */
-	unsigned thread;
 	int multicast;
 	size_t result_off; /* offset of the result in shared memory */
 	size_t bar_off;
@@ -308,7 +306,6 @@ struct cta_sim {
 	int aborted; /* ub_mode ABORT hit */
 	int hung;
 	uint64_t cancels_total;
-	uint64_t request_seq;
 	struct cta__request *cancel_head, *cancel_tail; /* see queue_cancel in sim.c */
 	uint64_t barrier_crossings;
 	uint64_t lanes_started; /* lanes (fibers) started: one per unit without waits */

@@ -237,16 +237,17 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 
 /* ---- try_cancel ------------------------------------------------------------ */
 
-/* A zeroed request, first in CTA c's list (c has rank `rank`). `own` is c's
- * slot for the new request's result buffer, if it has one: the request that
- * last wrote it is reused when nothing can read it any more, that is when it
- * is resolved (neither the engine nor the unit's list of new requests holds
- * it) and not multicast (it wrote this slot alone, which the new request
- * overwrites, and it issued from c; the end-of-CTA rules, which walk the
- * lists, look at multicast requests only). A block that steals many blocks
- * so keeps one request per result buffer instead of allocating one per
- * steal. */
-static struct cta__request *request_new(struct cta__cta *c, unsigned rank, struct cta__rslot *own)
+/* Storage for a new request of CTA c (rank `rank`), out of c's list; the
+ * caller fills it in and links it first. `own` is c's slot for the new
+ * request's result buffer, if it has one: the request that last wrote it is
+ * reused when nothing can read it any more, that is when it is resolved
+ * (neither the engine nor the unit's list of new requests holds it) and not
+ * multicast (it wrote this slot alone, which the new request overwrites, and
+ * it issued from c; the end-of-CTA rules, which walk the lists, look at
+ * multicast requests only). A block that steals many blocks so keeps one
+ * request per result buffer instead of allocating one per steal. */
+static struct cta__request *request_storage(struct cta__cta *c, unsigned rank,
+                                            struct cta__rslot *own)
 {
 	struct cta__request *r = own ? own->r : NULL;
 	if (r && r->resolved && !r->multicast && r->cta == rank) {
@@ -254,14 +255,11 @@ static struct cta__request *request_new(struct cta__cta *c, unsigned rank, struc
 		while (*pp != r)
 			pp = &(*pp)->next;
 		*pp = r->next;
-		memset(r, 0, sizeof(*r));
-	} else {
-		r = calloc(1, sizeof(*r));
-		if (!r)
-			abort(); /* a few bytes per request; nothing sensible to do without them */
+		return r;
 	}
-	r->next = c->reqs;
-	c->reqs = r;
+	r = malloc(sizeof(*r));
+	if (!r)
+		abort(); /* a few bytes per request; nothing sensible to do without them */
 	return r;
 }
 
@@ -312,18 +310,30 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		}
 	}
 
-	struct cta__request *r = request_new(c, x->l.cta_rank, own);
+	struct cta__request *r = request_storage(c, x->l.cta_rank, own);
+	/* Every field, one by one: gcc clears a struct of this size with `rep
+	 * stos`, whose start-up costs more than these stores (see exec.c's
+	 * zero()). */
 	r->unit = u;
 	r->k = k;
 	r->cta = x->l.cta_rank;
-	r->thread = lane_rank(x);
 	r->multicast = multicast;
 	r->result_off = roff;
 	r->bar_off = boff;
 	r->issue_t = x->l.vtime;
+	r->done_t = 0;
+	r->resolved = 0;
+	r->outcome = 0;
+	r->unit_index = 0;
+	r->first = (uint3){0, 0, 0};
 	r->file = file;
 	r->line = line;
+	r->counted = 0;
 	r->next_new = NULL;
+	r->next = c->reqs;
+	r->at = r->seq = 0;
+	r->next_cancel = NULL;
+	c->reqs = r;
 	if (u->new_reqs_tail)
 		u->new_reqs_tail->next_new = r;
 	else
@@ -437,28 +447,38 @@ static int observed_by(const struct cta__lane_x *x, const struct cta__rslot *sl)
 	return 0;
 }
 
-static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_result *result,
-                                       const char *file, int line, const char *what)
+/* The reports of checked_slot, out of its way. */
+static __attribute__((noinline)) struct cta__rslot *report_unready(struct cta__lane_x *x,
+                                                                   struct cta__rslot *sl,
+                                                                   const char *file, int line,
+                                                                   const char *what)
 {
 	struct cta__unit *u = x->l.unit;
-	struct cta__cta *c = lane_cta(x);
-	struct cta__rslot *sl = slot_find(c, smem_off(c, result));
 	if (!sl || !sl->r) {
 		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
 		        "%s of a result buffer that no cancellation request has written", what);
 		return NULL;
 	}
-	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
-	         (observed_by(x, sl) || (sl->observed && x->bar_gen > sl->observed_gen));
-	if (!ok && !sl->reported) {
-		sl->reported = 1;
-		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
-		        "%s of the result of the request issued at %s:%d before this thread "
-		        "observed its mbarrier phase complete (try_wait_parity, or a barrier after "
-		        "another thread's)",
-		        what, sl->r->file, sl->r->line);
-	}
+	sl->reported = 1;
+	cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
+	        "%s of the result of the request issued at %s:%d before this thread "
+	        "observed its mbarrier phase complete (try_wait_parity, or a barrier after "
+	        "another thread's)",
+	        what, sl->r->file, sl->r->line);
 	return sl;
+}
+
+static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_result *result,
+                                       const char *file, int line, const char *what)
+{
+	struct cta__cta *c = lane_cta(x);
+	struct cta__rslot *sl = slot_find(c, smem_off(c, result));
+	if (sl && sl->r &&
+	    ((sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
+	      (observed_by(x, sl) || (sl->observed && x->bar_gen > sl->observed_gen))) ||
+	     sl->reported))
+		return sl;
+	return report_unready(x, sl, file, line, what);
 }
 
 bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)

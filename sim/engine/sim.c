@@ -502,10 +502,8 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 {
 	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
-	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
-		r->id = s->request_seq++;
+	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
 		queue_cancel(s, r, r->issue_t < s->now ? s->now : r->issue_t);
-	}
 	u->new_reqs = u->new_reqs_tail = NULL;
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
