@@ -105,11 +105,9 @@ struct cta__mbar {
 
 /* A cancellation request; one per try_cancel. */
 struct cta__request {
-	uint64_t id;
 	struct cta__unit *unit;
 	struct cta__kernel *k;
 	unsigned cta; /* issuing CTA's rank */
-	unsigned thread;
 	int multicast;
 	size_t result_off; /* offset of the result in shared memory */
 	size_t bar_off;
@@ -117,11 +115,16 @@ struct cta__request {
 	int resolved;
 	int outcome;         /* cta_cancel_outcome */
 	uint64_t unit_index; /* stolen unit when successful */
+	uint3 first;         /* its first block's index, which queries return */
 	const char *file;
 	int line;
 	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
 	struct cta__request *next_new; /* in the unit's list of new requests */
 	struct cta__request *next;     /* in the CTA's request list */
+	/* In the engine's FIFO of requests to resolve (see queue_cancel in
+	 * sim.c): the key its event would have in the heap. */
+	uint64_t at, seq;
+	struct cta__request *next_cancel;
 };
 
 /* ---- execution units: a block, or a whole cluster ----------------------- */
@@ -308,7 +311,7 @@ struct cta_sim {
 	int aborted; /* ub_mode ABORT hit */
 	int hung;
 	uint64_t cancels_total;
-	uint64_t request_seq;
+	struct cta__request *cancel_head, *cancel_tail; /* see queue_cancel in sim.c */
 	uint64_t barrier_crossings;
 	uint64_t lanes_started; /* lanes (fibers) started: one per unit without waits */
 	uint64_t events;
@@ -391,7 +394,6 @@ uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i);
 /* clc */
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
-int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b);
 
 /* ub */
 enum cta__ub_rule {

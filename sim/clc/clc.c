@@ -16,6 +16,19 @@
 
 uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
 
+/* The running lane and its CTA. exec.c exports the same as functions; these
+ * are read several times per request, where the calls cost more than the
+ * loads. */
+static inline struct cta__lane_x *self(void)
+{
+	return (struct cta__lane_x *)cta__cur;
+}
+
+static inline struct cta__cta *lane_cta(struct cta__lane_x *x)
+{
+	return &x->l.unit->ctas[x->l.cta_rank];
+}
+
 static size_t smem_off(const struct cta__cta *c, const void *p)
 {
 	return (size_t)((const unsigned char *)p - c->smem);
@@ -64,9 +77,27 @@ static uint64_t thread_key(const struct cta__lane_x *x)
 
 /* ---- mbarrier ------------------------------------------------------------ */
 
+/* The CTA whose shared memory holds b, or NULL (an mbarrier outside shared
+ * memory has no result slots). The arenas are separate allocations larger
+ * than the range tested, so at most one CTA matches: `hint`, the caller's
+ * own CTA, almost always is it, which spares the scan. */
+static struct cta__cta *mbar_cta(struct cta__unit *u, const struct cta__mbar *b,
+                                 struct cta__cta *hint)
+{
+	size_t span = u->k->smem_bytes + 64;
+	const unsigned char *a = (const unsigned char *)b->addr;
+	if (a >= hint->smem && a < hint->smem + span)
+		return hint;
+	for (unsigned i = 0; i < u->nctas; i++)
+		if (a >= u->ctas[i].smem && a < u->ctas[i].smem + span)
+			return &u->ctas[i];
+	return NULL;
+}
+
 /* Completes the current phase when every arrival and every transaction byte
- * is in, and wakes the threads waiting for it. Returns 1 if it completed. */
-int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b)
+ * is in, and wakes the threads waiting for it. `hint` is the CTA the caller
+ * expects b in (see mbar_cta). Returns 1 if it completed. */
+static int mbar_check(struct cta__unit *u, struct cta__cta *hint, struct cta__mbar *b)
 {
 	if (b->pending || b->tx)
 		return 0;
@@ -74,14 +105,12 @@ int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b)
 	b->phase++;
 	b->pending = b->count;
 	b->arrive_t = b->tx_t = 0;
-	memcpy(b->done_slots, b->pend_slots, b->npend);
+	/* Whole arrays: only the first ndone entries are ever read, and a
+	 * fixed-size copy is one move instead of a call. */
+	memcpy(b->done_slots, b->pend_slots, sizeof(b->done_slots));
 	b->ndone = b->npend;
 	b->npend = 0;
-	struct cta__cta *c = NULL;
-	for (unsigned i = 0; i < u->nctas && !c; i++)
-		if ((unsigned char *)b->addr >= u->ctas[i].smem &&
-		    (unsigned char *)b->addr < u->ctas[i].smem + u->k->smem_bytes + 64)
-			c = &u->ctas[i];
+	struct cta__cta *c = b->ndone ? mbar_cta(u, b, hint) : NULL;
 	for (unsigned i = 0; c && i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
 		sl->phase_done = 1;
@@ -105,8 +134,8 @@ int cta__mbar_check(struct cta__unit *u, struct cta__mbar *b)
 
 void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__lane_x *x = self();
+	struct cta__cta *c = lane_cta(x);
 	struct cta__mbar *b = mbar_find(c, smem_off(c, bar));
 	if (!b) {
 		b = calloc(1, sizeof(*b));
@@ -132,13 +161,13 @@ void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int lin
 
 static struct cta__mbar *mbar_self(struct cta__lane_x *x, uint64_t *bar)
 {
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__cta *c = lane_cta(x);
 	return mbar_find(c, smem_off(c, bar));
 }
 
 uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = self();
 	struct cta__mbar *b = mbar_self(x, bar);
 	if (!b)
 		return 0;
@@ -147,13 +176,13 @@ uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
 		b->pending--;
 	if (x->l.vtime > b->arrive_t)
 		b->arrive_t = x->l.vtime;
-	cta__mbar_check(x->l.unit, b);
+	mbar_check(x->l.unit, lane_cta(x), b);
 	return state;
 }
 
 uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = self();
 	struct cta__mbar *b = mbar_self(x, bar);
 	if (!b)
 		return 0;
@@ -172,7 +201,7 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 	x->obs_bar[slot] = b;
 	x->obs_phase[slot] = b->phase;
 	x->obs_tseq[slot] = thread_key(x);
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__cta *c = lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
 		if (!sl->observed) {
@@ -185,7 +214,7 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 
 bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = self();
 	struct cta__mbar *b = mbar_self(x, bar);
 	if (!b)
 		return true;
@@ -208,14 +237,40 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 
 /* ---- try_cancel ------------------------------------------------------------ */
 
+/* Storage for a new request of CTA c (rank `rank`), out of c's list; the
+ * caller fills it in and links it first. `own` is c's slot for the new
+ * request's result buffer, if it has one: the request that last wrote it is
+ * reused when nothing can read it any more, that is when it is resolved
+ * (neither the engine nor the unit's list of new requests holds it) and not
+ * multicast (it wrote this slot alone, which the new request overwrites, and
+ * it issued from c; the end-of-CTA rules, which walk the lists, look at
+ * multicast requests only). A block that steals many blocks so keeps one
+ * request per result buffer instead of allocating one per steal. */
+static struct cta__request *request_storage(struct cta__cta *c, unsigned rank,
+                                            struct cta__rslot *own)
+{
+	struct cta__request *r = own ? own->r : NULL;
+	if (r && r->resolved && !r->multicast && r->cta == rank) {
+		struct cta__request **pp = &c->reqs;
+		while (*pp != r)
+			pp = &(*pp)->next;
+		*pp = r->next;
+		return r;
+	}
+	r = malloc(sizeof(*r));
+	if (!r)
+		abort(); /* a few bytes per request; nothing sensible to do without them */
+	return r;
+}
+
 void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, const char *file,
                          int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = self();
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
 	struct cta__kernel *k = u->k;
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__cta *c = lane_cta(x);
 	__atomic_store_n(&k->uses_clc, 1, __ATOMIC_RELAXED);
 	size_t roff = smem_off(c, result), boff = smem_off(c, bar);
 
@@ -243,8 +298,9 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 			        "every CTA of the cluster is known to have started (sync the "
 			        "cluster first)");
 	}
+	struct cta__rslot *own = slot_find(c, roff);
 	for (unsigned t = first; t < last; t++) {
-		struct cta__rslot *sl = slot_find(&u->ctas[t], roff);
+		struct cta__rslot *sl = &u->ctas[t] == c ? own : slot_find(&u->ctas[t], roff);
 		if (sl && sl->r && (!sl->r->resolved || sl->r->done_t > x->l.vtime)) {
 			cta__ub(s, UB_RESULT_BUFFER_IN_FLIGHT, u, x, file, line,
 			        "the request issued at %s:%d (t=%" PRIu64
@@ -254,22 +310,30 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		}
 	}
 
-	struct cta__request *r = calloc(1, sizeof(*r));
-	if (!r)
-		abort(); /* a few bytes per request; nothing sensible to do without them */
+	struct cta__request *r = request_storage(c, x->l.cta_rank, own);
+	/* Every field, one by one: gcc clears a struct of this size with `rep
+	 * stos`, whose start-up costs more than these stores (see exec.c's
+	 * zero()). */
 	r->unit = u;
 	r->k = k;
 	r->cta = x->l.cta_rank;
-	r->thread = lane_rank(x);
 	r->multicast = multicast;
 	r->result_off = roff;
 	r->bar_off = boff;
 	r->issue_t = x->l.vtime;
+	r->done_t = 0;
+	r->resolved = 0;
+	r->outcome = 0;
+	r->unit_index = 0;
+	r->first = (uint3){0, 0, 0};
 	r->file = file;
 	r->line = line;
-	r->next = c->reqs;
-	c->reqs = r;
+	r->counted = 0;
 	r->next_new = NULL;
+	r->next = c->reqs;
+	r->at = r->seq = 0;
+	r->next_cancel = NULL;
+	c->reqs = r;
 	if (u->new_reqs_tail)
 		u->new_reqs_tail->next_new = r;
 	else
@@ -277,7 +341,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	u->new_reqs_tail = r;
 	for (unsigned t = first; t < last; t++) {
 		struct cta__cta *tc = &u->ctas[t];
-		struct cta__rslot *sl = slot_get(tc, roff);
+		struct cta__rslot *sl = tc == c && own ? own : slot_get(tc, roff);
 		if (sl) {
 			memset(sl, 0, sizeof(*sl));
 			sl->off = roff;
@@ -289,8 +353,11 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 			r->counted |= 1u << (t & 31);
 		}
 	}
-	cta__trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical, c->sm,
-	           CTA_TRACE_NONE, 0, NULL);
+	/* Checked here too: a call per request is a noticeable part of its
+	 * cost in runs without a trace. */
+	if (s->tw)
+		cta__trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical,
+		           c->sm, CTA_TRACE_NONE, 0, NULL);
 }
 
 static void encode(cta_clc_result *res, int success, uint3 b)
@@ -328,13 +395,12 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		lat = (int64_t)lat + d < 1 ? 1 : (uint64_t)((int64_t)lat + d);
 	}
 	r->done_t = s->now + lat;
-	uint3 first = {0, 0, 0};
 	if (outcome == CTA_CANCEL_SUCCESS) {
 		r->unit_index = k->next_unit++;
 		if (k->next_unit == k->nunits)
 			s->cand_valid = 0;
 		k->st.stolen += k->csize;
-		first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
+		r->first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
 	} else {
 		k->st.cancel_fail[outcome]++;
 	}
@@ -344,7 +410,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		struct cta__rslot *sl = slot_find(tc, r->result_off);
 		if (sl && sl->r == r)
 			encode((cta_clc_result *)(tc->smem + r->result_off),
-			       outcome == CTA_CANCEL_SUCCESS, first);
+			       outcome == CTA_CANCEL_SUCCESS, r->first);
 		struct cta__mbar *b = mbar_find(tc, r->bar_off);
 		if (!b)
 			continue;
@@ -355,51 +421,70 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 			b->tx_t = r->done_t;
 		if (sl && sl->r == r && b->npend < sizeof(b->pend_slots))
 			b->pend_slots[b->npend++] = (unsigned char)(sl - tc->rslots);
-		cta__mbar_check(u, b);
+		mbar_check(u, tc, b);
 	}
 	struct cta__cta *c = &u->ctas[r->cta];
-	cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
-	           outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
-	                                         : CTA_TRACE_NONE,
-	           outcome, NULL);
+	if (s->tw)
+		cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical,
+		           c->sm,
+		           outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
+		                                         : CTA_TRACE_NONE,
+		           outcome, NULL);
 	if (outcome == CTA_CANCEL_SUCCESS)
 		cta__sched_request(s); /* the pending range moved */
 }
 
 /* ---- queries ------------------------------------------------------------------ */
 
-static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_result *result,
-                                       const char *file, int line, const char *what)
+/* This thread itself observed the phase that completed sl's request. */
+static int observed_by(const struct cta__lane_x *x, const struct cta__rslot *sl)
+{
+	uint64_t key = thread_key(x);
+	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
+		if (x->obs_bar[i] == sl->bar && x->obs_tseq[i] == key &&
+		    x->obs_phase[i] >= sl->done_phase)
+			return 1;
+	return 0;
+}
+
+/* The reports of checked_slot, out of its way. */
+static __attribute__((noinline)) struct cta__rslot *report_unready(struct cta__lane_x *x,
+                                                                   struct cta__rslot *sl,
+                                                                   const char *file, int line,
+                                                                   const char *what)
 {
 	struct cta__unit *u = x->l.unit;
-	struct cta__cta *c = cta__lane_cta(x);
-	struct cta__rslot *sl = slot_find(c, smem_off(c, result));
 	if (!sl || !sl->r) {
 		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
 		        "%s of a result buffer that no cancellation request has written", what);
 		return NULL;
 	}
-	int seen = 0;
-	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
-		seen |= x->obs_bar[i] == sl->bar && x->obs_tseq[i] == thread_key(x) &&
-		        x->obs_phase[i] >= sl->done_phase;
-	int ok = sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
-	         (seen || (sl->observed && x->bar_gen > sl->observed_gen));
-	if (!ok && !sl->reported) {
-		sl->reported = 1;
-		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
-		        "%s of the result of the request issued at %s:%d before this thread "
-		        "observed its mbarrier phase complete (try_wait_parity, or a barrier after "
-		        "another thread's)",
-		        what, sl->r->file, sl->r->line);
-	}
+	sl->reported = 1;
+	cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
+	        "%s of the result of the request issued at %s:%d before this thread "
+	        "observed its mbarrier phase complete (try_wait_parity, or a barrier after "
+	        "another thread's)",
+	        what, sl->r->file, sl->r->line);
 	return sl;
+}
+
+static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_result *result,
+                                       const char *file, int line, const char *what)
+{
+	struct cta__cta *c = lane_cta(x);
+	struct cta__rslot *sl = slot_find(c, smem_off(c, result));
+	if (sl && sl->r &&
+	    ((sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
+	      (observed_by(x, sl) || (sl->observed && x->bar_gen > sl->observed_gen))) ||
+	     sl->reported))
+		return sl;
+	return report_unready(x, sl, file, line, what);
 }
 
 bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__lane_x *x = self();
+	struct cta__cta *c = lane_cta(x);
 	struct cta__rslot *sl = checked_slot(x, result, file, line, "query_cancel_is_canceled");
 	if (!sl || !sl->r->resolved)
 		return false;
@@ -415,9 +500,9 @@ bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int li
 
 int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = self();
 	struct cta__unit *u = x->l.unit;
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__cta *c = lane_cta(x);
 	struct cta__rslot *sl = checked_slot(x, result, file, line, "get_first_ctaid");
 	if (!sl || !sl->r->resolved)
 		return 0;
@@ -434,11 +519,11 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 		uint64_t logical = cta__unit_logical(k, r->unit_index, x->l.cta_rank);
 		cta__out_mark(u, logical);
 		c->steal_current = logical;
-		cta__trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical, c->sm,
-		           CTA_TRACE_NONE, 0, NULL);
+		if (u->sim->tw)
+			cta__trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical,
+			           c->sm, CTA_TRACE_NONE, 0, NULL);
 	}
-	uint3 b = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
-	return (int)(dim == 0 ? b.x : dim == 1 ? b.y : b.z);
+	return (int)(dim == 0 ? r->first.x : dim == 1 ? r->first.y : r->first.z);
 }
 
 /* ---- end of a CTA: rules that need every thread ------------------------------ */
@@ -478,10 +563,10 @@ void cta__syncthreads_rule(const char *file, int line, int rule);
 static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block_fn fn, void *arg,
                             const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = self();
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__cta *c = lane_cta(x);
 	unsigned me = lane_rank(x);
 	__atomic_store_n(&u->k->uses_clc, 1, __ATOMIC_RELAXED);
 	if (!c->foreach_file) {
