@@ -35,6 +35,13 @@ uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b)
 uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
 {
 	uint3 b;
+	if (k->l.grid[1] == 1 && k->l.grid[2] == 1) {
+		/* 1-D grids, the common case: no 64-bit divisions (tens of
+		 * cycles each, on every block). */
+		b.x = (unsigned)i;
+		b.y = b.z = 0;
+		return b;
+	}
 	b.x = (unsigned)(i % k->l.grid[0]);
 	i /= k->l.grid[0];
 	b.y = (unsigned)(i % k->l.grid[1]);
