@@ -363,8 +363,8 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u);
  * then decides whether the unit is done, waits, or is deadlocked), or
  * `fail` when no lane could be made. */
 static struct cta__lane_x pick_failed;
-static struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit *u,
-                                     struct cta__fiber *spare)
+__attribute__((noinline)) static struct cta__lane_x *
+pick_slow(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *spare)
 {
 	for (;;) {
 		struct cta__lane_x *x = u->runq;
@@ -388,19 +388,25 @@ static struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit *u,
 	}
 }
 
-/* The running lane x stops, because it waits (x->state says for what) or
- * because it is done: runs whatever comes next in the unit, on x's runner
- * when x is done and a new lane comes next, else by switching to that
- * lane's runner, or back to the scheduler when nothing can run. A waiting
- * lane returns from here once woken and resumed; a done lane's runner
- * returns with cta__cur set to its next lane. */
-static void lane_leave(struct cta__lane_x *x)
+static inline struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit *u,
+                                            struct cta__fiber *spare)
+{
+	struct cta__lane_x *x = u->runq;
+	if (!x)
+		return pick_slow(s, u, spare);
+	u->runq = x->next_run;
+	if (!u->runq)
+		u->runq_tail = NULL;
+	x->state = L_RUN;
+	return x;
+}
+
+/* lane_leave for a lane that is done, or when no woken lane is ready. */
+__attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 {
 	struct cta__unit *u = x->l.unit;
 	struct cta__fiber *self = x->fiber;
 	struct cta__fiber *spare = NULL;
-	if (x->l.comm)
-		u->out.comm = 1;
 	if (x->state == L_DONE) {
 		u->live_lanes--;
 		if (cta__fiber_overflowed(self))
@@ -438,7 +444,33 @@ static void lane_leave(struct cta__lane_x *x)
 	/* Resumed, with cta__cur set to the lane to run. */
 }
 
-void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
+/* The running lane x stops, because it waits (x->state says for what) or
+ * because it is done: runs whatever comes next in the unit, on x's runner
+ * when x is done and a new lane comes next, else by switching to that
+ * lane's runner, or back to the scheduler when nothing can run. A waiting
+ * lane returns from here once woken and resumed; a done lane's runner
+ * returns with cta__cur set to its next lane. */
+static inline void lane_leave(struct cta__lane_x *x)
+{
+	struct cta__unit *u = x->l.unit;
+	if (x->l.comm)
+		u->out.comm = 1;
+	struct cta__lane_x *n = u->runq;
+	if (!n || x->state == L_DONE) {
+		lane_leave_slow(x);
+		return;
+	}
+	/* A waiting lane, and a woken one to run (never x: it is not woken
+	 * before it has waited). */
+	u->runq = n->next_run;
+	if (!u->runq)
+		u->runq_tail = NULL;
+	n->state = L_RUN;
+	cta__cur = &n->l;
+	cta__fiber_switch(x->fiber, n->fiber);
+}
+
+static inline void lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 {
 	x->state = L_RUN;
 	x->next_run = NULL;
@@ -447,6 +479,11 @@ void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 	else
 		u->runq = x;
 	u->runq_tail = x;
+}
+
+void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
+{
+	lane_wake(u, x);
 }
 
 void cta__lane_block(struct cta__lane_x *x, enum lstate st)
@@ -470,7 +507,7 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 		struct cta__lane_x *n = w->next_wait;
 		w->l.vtime = t;
 		w->bar_gen = c->bar_gen;
-		cta__lane_wake(u, w);
+		lane_wake(u, w);
 		w = n;
 	}
 	if (self) {
@@ -489,43 +526,56 @@ void cta__syncthreads(const char *file, int line)
 	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
 }
 
+/* The reports of cta__syncthreads_rule, out of its way. */
+__attribute__((noinline, cold)) static void
+report_other_barrier(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c,
+                     struct cta__lane_x *x, const char *file, int line)
+{
+	c->bar_divergent_reported = 1;
+	/* Threads at two different barriers are a divergent barrier
+	 * whichever of them is a work-stealing loop's own: a thread
+	 * only reaches the loop's barriers after calling the loop, so
+	 * this is not a missing caller (those are reported when the
+	 * block ends) but, say, a __syncthreads in the body that part
+	 * of the block skips. */
+	cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+	        "other threads of the block wait at the __syncthreads at %s:%d", c->bar_file,
+	        c->bar_line);
+}
+
+__attribute__((noinline, cold)) static void report_exited(struct cta_sim *s, struct cta__unit *u,
+                                                          struct cta__cta *c, struct cta__lane_x *x,
+                                                          const char *file, int line)
+{
+	cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+	        "%" PRIu64 " of the block's %" PRIu64
+	        " threads exited without reaching this barrier",
+	        c->exited, c->nthreads);
+}
+
 /* __syncthreads, reporting divergence under `rule` (the work-stealing
  * loops report threads that skipped them as their own rule). */
 void cta__syncthreads_rule(const char *file, int line, int rule)
 {
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
-	struct cta_sim *s = u->sim;
 	struct cta__cta *c = cta__lane_cta(x);
 	flush_progress(&x->l);
 	u->out.crossings++;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;
-	} else if ((c->bar_line != line || strcmp(c->bar_file, file)) &&
+	} else if ((c->bar_line != line || (c->bar_file != file && strcmp(c->bar_file, file))) &&
 	           !c->bar_divergent_reported) {
-		c->bar_divergent_reported = 1;
-		/* Threads at two different barriers are a divergent barrier
-		 * whichever of them is a work-stealing loop's own: a thread
-		 * only reaches the loop's barriers after calling the loop, so
-		 * this is not a missing caller (those are reported when the
-		 * block ends) but, say, a __syncthreads in the body that part
-		 * of the block skips. */
-		cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
-		        "other threads of the block wait at the __syncthreads at %s:%d",
-		        c->bar_file, c->bar_line);
+		report_other_barrier(u->sim, u, c, x, file, line);
 	}
 	c->bar_arrived++;
 	if (x->l.vtime > c->bar_max_t)
 		c->bar_max_t = x->l.vtime;
 	if (c->bar_arrived + c->exited == c->nthreads) {
-		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER) {
-			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
-			        "%" PRIu64 " of the block's %" PRIu64
-			        " threads exited without reaching this barrier",
-			        c->exited, c->nthreads);
-		}
-		barrier_release(s, u, c, x);
+		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER)
+			report_exited(u->sim, u, c, x, file, line);
+		barrier_release(u->sim, u, c, x);
 		return;
 	}
 	x->next_wait = NULL;
@@ -556,7 +606,7 @@ static void cluster_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 	while (w) {
 		struct cta__lane_x *n = w->next_wait;
 		w->l.vtime = t;
-		cta__lane_wake(u, w);
+		lane_wake(u, w);
 		w = n;
 	}
 	if (self)
