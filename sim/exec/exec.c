@@ -363,6 +363,8 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u);
  * then decides whether the unit is done, waits, or is deadlocked), or
  * `fail` when no lane could be made. */
 static struct cta__lane_x pick_failed;
+/* Set when a lane found that no lane could be made, for cta__unit_run. */
+static _Thread_local int seg_failed;
 __attribute__((noinline)) static struct cta__lane_x *
 pick_slow(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *spare)
 {
@@ -418,8 +420,10 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 		spare = self;
 	}
 	struct cta__lane_x *n = pick_next(u->sim, u, spare);
-	if (n == &pick_failed)
+	if (n == &pick_failed) {
+		seg_failed = 1;
 		n = NULL;
+	}
 	if (n && n->fiber == self) {
 		/* x itself (a wait that completed at once), or a new lane taking
 		 * over x's runner. */
@@ -665,7 +669,8 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 			woke = 1;
 		}
 	}
-	uint64_t total = u->ctas[0].nthreads * u->nctas, exited = unit_exited(u);
+	uint64_t total = u->ctas[0].nthreads * u->nctas;
+	uint64_t exited = u->cbar_arrived ? unit_exited(u) : 0;
 	if (u->cbar_arrived && u->cbar_arrived + exited == total) {
 		struct cta__lane_x *w = u->cbar_waiters;
 		cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL,
@@ -766,17 +771,18 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 	/* The scheduler context is this host thread's; lanes left waiting by
 	 * an earlier segment (possibly on another thread) return here now. */
 	u->host = cta__fiber_host(cta__seg_worker->fpool);
-	for (;;) {
-		struct cta__lane_x *x = pick_next(s, u, NULL);
-		if (x == &pick_failed)
-			return;
-		if (!x)
-			break;
+	struct cta__lane_x *first = pick_next(s, u, NULL);
+	if (first == &pick_failed)
+		return;
+	if (first) {
 		/* Lanes then pass control among themselves (lane_leave) and
-		 * come back here when nothing of the unit can run. */
-		cta__cur = &x->l;
-		cta__fiber_switch(u->host, x->fiber);
+		 * come back here once nothing of the unit can run. */
+		seg_failed = 0;
+		cta__cur = &first->l;
+		cta__fiber_switch(u->host, first->fiber);
 		cta__cur = NULL;
+		if (seg_failed)
+			return;
 	}
 	if (u->live_lanes && !unit_waits_for_engine(u)) {
 		int any_active = 0;
