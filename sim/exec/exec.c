@@ -365,8 +365,8 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u);
 static struct cta__lane_x pick_failed;
 /* Set when a lane found that no lane could be made, for cta__unit_run. */
 static _Thread_local int seg_failed;
-__attribute__((noinline)) static struct cta__lane_x *
-pick_slow(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *spare)
+static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit *u,
+                                            struct cta__fiber *spare)
 {
 	for (;;) {
 		struct cta__lane_x *x = u->runq;
