@@ -114,6 +114,23 @@ struct cta__lane {
 	uint64_t *end_slot;  /* latest thread end of this thread's CTA */
 	uint64_t *exited;    /* threads of this CTA that finished their body */
 };
+/* What a body reads of its thread's position, kept by the thread loop in
+ * its own frame: reading it cannot alias the body's stores, so bodies
+ * read locals (see CTA__IN_BODY). */
+struct cta__idx {
+	uint3 tid;
+	uint3 bid;
+	dim3 bdim, gdim;
+};
+/* Names the hidden index parameter of a body; outside bodies it is this
+ * int constant, which is how the macros below tell the two apart. */
+enum { cta__ix = 0 };
+/* body_expr inside a kernel body (where cta__ix is the body's index
+ * parameter), helper_expr elsewhere (helpers read the thread-local lane). */
+#define CTA__IX         _Generic(cta__ix, int : (const struct cta__idx *)0, default : cta__ix)
+#define CTA__IN_BODY(body_expr, helper_expr)                                                       \
+	_Generic(cta__ix, int : helper_expr, default : body_expr)
+
 /* initial-exec: one %fs-relative load per access, instead of a call to
  * __tls_get_addr that -fPIC code would otherwise make. Inside a kernel body
  * the name is shadowed by a parameter holding the same pointer, so the
@@ -158,17 +175,27 @@ static inline int cta__claim(struct cta__lane *l)
 }
 
 /* The loop every kernel runs: threads of a run one after another, each
- * starting at the unit's start time. */
-#define CTA__THREAD_LOOP(body_call)                                                                \
+ * starting at the unit's start time. The lane's tid.x is stored for every
+ * thread (volatile: out-of-line code and the crash report read it, and a
+ * body without calls would otherwise let the compiler drop it); the body
+ * itself reads its indices from cta__ix, a local. row_end is read again
+ * after each thread: a thread that waits hands the rest of its run back by
+ * shortening it. */
+#define CTA__THREAD_LOOP(body_fn, args)                                                            \
 	struct cta__lane *const cta__l = cta__cur;                                                 \
+	struct cta__idx cta__x;                                                                    \
+	cta__x.bdim = cta__l->bdim;                                                                \
+	cta__x.gdim = cta__l->gdim;                                                                \
 	while (cta__claim(cta__l)) {                                                               \
 		const uint64_t cta__t0 = cta__l->cursor->t0;                                       \
 		uint64_t cta__end = 0;                                                             \
+		cta__x.bid = cta__l->bid;                                                          \
+		cta__x.tid = cta__l->tid;                                                          \
 		cta__l->active = 1;                                                                \
-		for (unsigned cta__x = cta__l->tid.x; cta__x < cta__l->row_end; cta__x++) {        \
-			cta__l->tid.x = cta__x;                                                    \
+		for (; cta__x.tid.x < cta__l->row_end; cta__x.tid.x++) {                           \
+			*(volatile unsigned *)&cta__l->tid.x = cta__x.tid.x;                       \
 			cta__l->vtime = cta__t0;                                                   \
-			body_call;                                                                 \
+			body_fn(args, cta__l, &cta__x);                                            \
 			if (cta__l->vtime > cta__end)                                              \
 				cta__end = cta__l->vtime;                                          \
 		}                                                                                  \
@@ -177,6 +204,12 @@ static inline int cta__claim(struct cta__lane *l)
 		*cta__l->exited += cta__l->row_end - cta__l->run_x0;                               \
 		cta__l->active = 0;                                                                \
 	}
+
+/* Arguments no larger than this are copied into the loop's frame, as a GPU
+ * gives each thread its parameters: a body's stores through its data
+ * pointers then cannot alias them, so the compiler reads them once per run
+ * instead of once per thread. */
+#define CTA__ARGS_COPY_MAX 256
 
 /* ---- kernel definition ------------------------------------------------ */
 
@@ -191,9 +224,21 @@ static inline int cta__claim(struct cta__lane *l)
  * the CLI and harnesses find it by name. */
 #define CTA_KERNEL(name, argtype, argname)                                                         \
 	static inline void name##__body(const argtype *argname, CTA__LANE_PARAM);                  \
-	static void name##__threads(const void *cta__a){CTA__THREAD_LOOP(name##__body(             \
-	    (const argtype *)cta__a, cta__l))} CTA_EXPORT const struct cta_kernel_def name = {     \
-	    #name, name##__threads, sizeof(argtype), __FILE__, __LINE__, NULL};                    \
+	__attribute__((always_inline)) static inline void name##__rows(const argtype *cta__p)      \
+	{                                                                                          \
+		CTA__THREAD_LOOP(name##__body, cta__p)                                             \
+	}                                                                                          \
+	static void name##__threads(const void *cta__a)                                            \
+	{                                                                                          \
+		if (sizeof(argtype) <= CTA__ARGS_COPY_MAX) {                                       \
+			const argtype cta__copy = *(const argtype *)cta__a;                        \
+			name##__rows(&cta__copy);                                                  \
+		} else {                                                                           \
+			name##__rows((const argtype *)cta__a);                                     \
+		}                                                                                  \
+	}                                                                                          \
+	CTA_EXPORT const struct cta_kernel_def name = {#name,    name##__threads, sizeof(argtype), \
+	                                               __FILE__, __LINE__,        NULL};           \
 	CTA__CONSTRUCTOR(name##__register)                                                         \
 	{                                                                                          \
 		cta_kernel_register(&name);                                                        \
@@ -204,11 +249,15 @@ static inline int cta__claim(struct cta__lane *l)
  * threadIdx, blockIdx, blockDim, gridDim as in CUDA. Inside a
  * work-stealing body (cta_for_each_canceled_block / cta_try_cancel_blocks)
  * reading blockIdx is reported as the warning [builtin_blockidx_in_body]:
- * the stolen index passed to the body must be used instead. */
-#define threadIdx       (cta__cur->tid)
-#define blockIdx        (*(cta__cur->steal_depth ? cta__blockidx_in_body(CTA__LOC) : &cta__cur->bid))
-#define blockDim        (cta__cur->bdim)
-#define gridDim         (cta__cur->gdim)
+ * the stolen index passed to the body must be used instead. (A kernel
+ * body itself never runs inside one: there they read the thread loop's
+ * copies.) */
+#define threadIdx CTA__IN_BODY(CTA__IX->tid, (cta__cur->tid))
+#define blockIdx                                                                                   \
+	CTA__IN_BODY(CTA__IX->bid, (*(cta__cur->steal_depth ? cta__blockidx_in_body(CTA__LOC)      \
+	                                                    : &cta__cur->bid)))
+#define blockDim          CTA__IN_BODY(CTA__IX->bdim, (cta__cur->bdim))
+#define gridDim           CTA__IN_BODY(CTA__IX->gdim, (cta__cur->gdim))
 
 /* Linear rank of the calling thread in its block (x fastest). */
 static inline unsigned cta_thread_rank(void)
@@ -216,6 +265,11 @@ static inline unsigned cta_thread_rank(void)
 	struct cta__lane *l = cta__cur;
 	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 }
+static inline unsigned cta__idx_rank(const struct cta__idx *ix)
+{
+	return ix->tid.x + ix->bdim.x * (ix->tid.y + ix->bdim.y * ix->tid.z);
+}
+#define cta_thread_rank() CTA__IN_BODY(cta__idx_rank(CTA__IX), cta_thread_rank())
 
 /* ---- barriers ----------------------------------------------------------
  * __syncthreads(): every thread of the block waits until all have arrived;
@@ -225,7 +279,7 @@ static inline unsigned cta_thread_rank(void)
  * complete (for example the missing threads wait on an mbarrier that no
  * one will complete). Costs barrier_ns of virtual time. */
 CTA_EXPORT void cta__syncthreads(const char *file, int line);
-#define __syncthreads() cta__syncthreads(CTA__LOC)
+#define __syncthreads()   cta__syncthreads(CTA__LOC)
 
 /* ---- shared memory -----------------------------------------------------
  * CTA_SHARED(T, name): one T per block; `name` is a `T *` to it.

@@ -194,10 +194,11 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	struct cta__lane_x *x = u->all;
 	while (x) {
 		struct cta__lane_x *n = x->next_all;
-		/* Only abandoned lanes still own their stack: a finished fiber's
-		 * handle may already belong to another lane. */
+		/* Only abandoned lanes still own their stack: a finished lane's
+		 * runner fiber went on to other lanes. */
 		if (x->abandoned)
 			cta__fiber_release(cta__fiber_pool_of(x->fiber), x->fiber);
+		x->fiber = NULL;
 		/* Back to the worker that made it (the pool is idle while units
 		 * are freed): a barrier-heavy block needs a lane per thread, and
 		 * fresh memory on every block would cost more than the block. */
@@ -289,15 +290,31 @@ static void hand_back_run(struct cta__lane_x *x)
 	l->row_end = l->tid.x + 1;
 }
 
-static void lane_main(void *arg)
+/* Runner fibers. A runner runs lanes one after another and never returns:
+ * whoever switches to it has set cta__cur to the lane it is to run. When
+ * its lane's threads are all done it hands itself on (lane_leave): to the
+ * next new lane, without a switch, or to its pool's parked list. A lane
+ * therefore costs a fiber start only when no runner is parked, and a wait
+ * one switch, straight to the next lane. */
+static void lane_leave(struct cta__lane_x *x);
+
+static void runner_main(void *arg)
 {
-	struct cta__lane_x *x = arg;
-	const struct cta__kernel *k = x->l.unit->k;
-	k->l.kernel->threads(k->args);
-	x->state = L_DONE;
+	(void)arg;
+	for (;;) {
+		struct cta__lane_x *x = (struct cta__lane_x *)cta__cur;
+		const struct cta__kernel *k = x->l.unit->k;
+		k->l.kernel->threads(k->args);
+		x->state = L_DONE;
+		lane_leave(x);
+	}
 }
 
-static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
+/* A new lane for the unit's remaining threads, run by `spare` when given
+ * (the calling runner, whose lane is done), else by a parked runner or a
+ * fresh one. */
+static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
+                                    struct cta__fiber *spare)
 {
 	struct cta__worker *w = cta__seg_worker;
 	struct cta__lane_x *x = w->free_lanes;
@@ -334,7 +351,11 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	x->l.cursor = &u->cursor;
 	x->l.unit = u;
 	x->l.cta_rank = UINT32_MAX;
-	x->fiber = cta__fiber_start(w->fpool, lane_main, x, u->host);
+	x->fiber = spare;
+	if (!x->fiber)
+		x->fiber = cta__fiber_unpark(w->fpool);
+	if (!x->fiber)
+		x->fiber = cta__fiber_start(w->fpool, runner_main, NULL, u->host);
 	if (!x->fiber) {
 		x->next_all = w->free_lanes;
 		w->free_lanes = x;
@@ -347,7 +368,125 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u)
 	return x;
 }
 
-void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
+static int settle_barriers(struct cta_sim *s, struct cta__unit *u);
+
+/* What runs next in the unit: a lane woken from a wait first, then a new
+ * lane for threads not yet run; NULL when neither is left (the scheduler
+ * then decides whether the unit is done, waits, or is deadlocked), or
+ * `fail` when no lane could be made. */
+static struct cta__lane_x pick_failed;
+/* Set when a lane found that no lane could be made, for cta__unit_run. */
+static _Thread_local int seg_failed;
+static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit *u,
+                                            struct cta__fiber *spare)
+{
+	for (;;) {
+		struct cta__lane_x *x = u->runq;
+		if (x) {
+			u->runq = x->next_run;
+			if (!u->runq)
+				u->runq_tail = NULL;
+		} else if (u->cursor.left || u->cursor.nret) {
+			x = lane_new(s, u, spare);
+			if (!x) {
+				cta__out_error(u, "out of memory for thread stacks");
+				return &pick_failed;
+			}
+		} else if (settle_barriers(s, u)) {
+			continue;
+		} else {
+			return NULL;
+		}
+		x->state = L_RUN;
+		return x;
+	}
+}
+
+static inline struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit *u,
+                                            struct cta__fiber *spare)
+{
+	struct cta__lane_x *x = u->runq;
+	if (!x)
+		return pick_slow(s, u, spare);
+	u->runq = x->next_run;
+	if (!u->runq)
+		u->runq_tail = NULL;
+	x->state = L_RUN;
+	return x;
+}
+
+/* lane_leave for a lane that is done, or when no woken lane is ready. */
+__attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
+{
+	struct cta__unit *u = x->l.unit;
+	struct cta__fiber *self = x->fiber;
+	struct cta__fiber *spare = NULL;
+	if (x->state == L_DONE) {
+		u->live_lanes--;
+		if (cta__fiber_overflowed(self))
+			cta__out_error(u,
+			               "kernel %s: a thread overflowed its %zu KiB stack (large "
+			               "local arrays or deep recursion in the body)",
+			               u->k->label, (size_t)CTA__LANE_STACK / 1024);
+		x->fiber = NULL;
+		spare = self;
+	}
+	struct cta__lane_x *n = pick_next(u->sim, u, spare);
+	if (n == &pick_failed) {
+		seg_failed = 1;
+		n = NULL;
+	}
+	if (n && n->fiber == self) {
+		/* x itself (a wait that completed at once), or a new lane taking
+		 * over x's runner. */
+		cta__cur = &n->l;
+		return;
+	}
+	if (spare) {
+		/* Nothing new to run here: park, unless this runner belongs to
+		 * another host thread's pool (its unit moved here), which would
+		 * race with that thread; such a runner is simply left until the
+		 * pool is freed. */
+		if (cta__fiber_pool_of(self) == cta__seg_worker->fpool)
+			cta__fiber_park(self);
+	}
+	if (n) {
+		cta__cur = &n->l;
+		cta__fiber_switch(self, n->fiber);
+	} else {
+		cta__cur = NULL;
+		cta__fiber_switch(self, u->host);
+	}
+	/* Resumed, with cta__cur set to the lane to run. */
+}
+
+/* The running lane x stops, because it waits (x->state says for what) or
+ * because it is done: runs whatever comes next in the unit, on x's runner
+ * when x is done and a new lane comes next, else by switching to that
+ * lane's runner, or back to the scheduler when nothing can run. A waiting
+ * lane returns from here once woken and resumed; a done lane's runner
+ * returns with cta__cur set to its next lane. */
+static inline void lane_leave(struct cta__lane_x *x)
+{
+	struct cta__unit *u = x->l.unit;
+	if (x->l.comm)
+		u->out.comm = 1;
+	struct cta__lane_x *n = u->runq;
+	if (!n || x->state == L_DONE) {
+		lane_leave_slow(x);
+		return;
+	}
+	/* A waiting lane, and a woken one to run (never x: it is not woken
+	 * before it has waited). */
+	u->runq = n->next_run;
+	if (!u->runq)
+		u->runq_tail = NULL;
+	n->state = L_RUN;
+	cta__cur = &n->l;
+	cta__fiber_switch(x->fiber, n->fiber);
+}
+
+static inline void lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 {
 	x->state = L_RUN;
 	x->next_run = NULL;
@@ -358,12 +497,17 @@ void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 	u->runq_tail = x;
 }
 
+void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
+{
+	lane_wake(u, x);
+}
+
 void cta__lane_block(struct cta__lane_x *x, enum lstate st)
 {
 	hand_back_run(x);
 	x->state = st;
-	cta__fiber_switch(x->fiber, x->l.unit->host);
-	/* Resumed by the scheduler, which has set cta__cur back to us. */
+	lane_leave(x);
+	/* Resumed once woken, with cta__cur set back to us. */
 }
 
 /* Completes the CTA barrier: every waiter continues at the latest arrival
@@ -379,7 +523,7 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 		struct cta__lane_x *n = w->next_wait;
 		w->l.vtime = t;
 		w->bar_gen = c->bar_gen;
-		cta__lane_wake(u, w);
+		lane_wake(u, w);
 		w = n;
 	}
 	if (self) {
@@ -398,43 +542,56 @@ void cta__syncthreads(const char *file, int line)
 	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
 }
 
+/* The reports of cta__syncthreads_rule, out of its way. */
+__attribute__((noinline, cold)) static void
+report_other_barrier(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c,
+                     struct cta__lane_x *x, const char *file, int line)
+{
+	c->bar_divergent_reported = 1;
+	/* Threads at two different barriers are a divergent barrier
+	 * whichever of them is a work-stealing loop's own: a thread
+	 * only reaches the loop's barriers after calling the loop, so
+	 * this is not a missing caller (those are reported when the
+	 * block ends) but, say, a __syncthreads in the body that part
+	 * of the block skips. */
+	cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+	        "other threads of the block wait at the __syncthreads at %s:%d", c->bar_file,
+	        c->bar_line);
+}
+
+__attribute__((noinline, cold)) static void report_exited(struct cta_sim *s, struct cta__unit *u,
+                                                          struct cta__cta *c, struct cta__lane_x *x,
+                                                          const char *file, int line)
+{
+	cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
+	        "%" PRIu64 " of the block's %" PRIu64
+	        " threads exited without reaching this barrier",
+	        c->exited, c->nthreads);
+}
+
 /* __syncthreads, reporting divergence under `rule` (the work-stealing
  * loops report threads that skipped them as their own rule). */
 void cta__syncthreads_rule(const char *file, int line, int rule)
 {
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
-	struct cta_sim *s = u->sim;
 	struct cta__cta *c = cta__lane_cta(x);
 	flush_progress(&x->l);
 	u->out.crossings++;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;
-	} else if ((c->bar_line != line || strcmp(c->bar_file, file)) &&
+	} else if ((c->bar_line != line || (c->bar_file != file && strcmp(c->bar_file, file))) &&
 	           !c->bar_divergent_reported) {
-		c->bar_divergent_reported = 1;
-		/* Threads at two different barriers are a divergent barrier
-		 * whichever of them is a work-stealing loop's own: a thread
-		 * only reaches the loop's barriers after calling the loop, so
-		 * this is not a missing caller (those are reported when the
-		 * block ends) but, say, a __syncthreads in the body that part
-		 * of the block skips. */
-		cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
-		        "other threads of the block wait at the __syncthreads at %s:%d",
-		        c->bar_file, c->bar_line);
+		report_other_barrier(u->sim, u, c, x, file, line);
 	}
 	c->bar_arrived++;
 	if (x->l.vtime > c->bar_max_t)
 		c->bar_max_t = x->l.vtime;
 	if (c->bar_arrived + c->exited == c->nthreads) {
-		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER) {
-			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
-			        "%" PRIu64 " of the block's %" PRIu64
-			        " threads exited without reaching this barrier",
-			        c->exited, c->nthreads);
-		}
-		barrier_release(s, u, c, x);
+		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER)
+			report_exited(u->sim, u, c, x, file, line);
+		barrier_release(u->sim, u, c, x);
 		return;
 	}
 	x->next_wait = NULL;
@@ -465,7 +622,7 @@ static void cluster_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 	while (w) {
 		struct cta__lane_x *n = w->next_wait;
 		w->l.vtime = t;
-		cta__lane_wake(u, w);
+		lane_wake(u, w);
 		w = n;
 	}
 	if (self)
@@ -524,7 +681,8 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 			woke = 1;
 		}
 	}
-	uint64_t total = u->ctas[0].nthreads * u->nctas, exited = unit_exited(u);
+	uint64_t total = u->ctas[0].nthreads * u->nctas;
+	uint64_t exited = u->cbar_arrived ? unit_exited(u) : 0;
 	if (u->cbar_arrived && u->cbar_arrived + exited == total) {
 		struct cta__lane_x *w = u->cbar_waiters;
 		cta__ub(s, UB_DIVERGENT_BARRIER, u, w, w ? w->wait_file : NULL,
@@ -625,41 +783,18 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 	/* The scheduler context is this host thread's; lanes left waiting by
 	 * an earlier segment (possibly on another thread) return here now. */
 	u->host = cta__fiber_host(cta__seg_worker->fpool);
-	for (struct cta__lane_x *x = u->all; x; x = x->next_all)
-		if (x->state != L_DONE)
-			cta__fiber_set_ret(x->fiber, u->host);
-	for (;;) {
-		struct cta__lane_x *x = u->runq;
-		if (x) {
-			u->runq = x->next_run;
-			if (!u->runq)
-				u->runq_tail = NULL;
-		} else if (u->cursor.left || u->cursor.nret) {
-			x = lane_new(s, u);
-			if (!x) {
-				cta__out_error(u, "out of memory for thread stacks");
-				return;
-			}
-		} else if (settle_barriers(s, u)) {
-			continue;
-		} else {
-			break;
-		}
-		x->state = L_RUN;
-		cta__cur = &x->l;
-		cta__fiber_switch(u->host, x->fiber);
+	struct cta__lane_x *first = pick_next(s, u, NULL);
+	if (first == &pick_failed)
+		return;
+	if (first) {
+		/* Lanes then pass control among themselves (lane_leave) and
+		 * come back here once nothing of the unit can run. */
+		seg_failed = 0;
+		cta__cur = &first->l;
+		cta__fiber_switch(u->host, first->fiber);
 		cta__cur = NULL;
-		if (x->l.comm)
-			u->out.comm = 1;
-		if (x->state == L_DONE) {
-			u->live_lanes--;
-			if (cta__fiber_overflowed(x->fiber))
-				cta__out_error(
-				    u,
-				    "kernel %s: a thread overflowed its %zu KiB stack (large "
-				    "local arrays or deep recursion in the body)",
-				    u->k->label, (size_t)CTA__LANE_STACK / 1024);
-		}
+		if (seg_failed)
+			return;
 	}
 	if (u->live_lanes && !unit_waits_for_engine(u)) {
 		int any_active = 0;

@@ -78,6 +78,7 @@ struct slab {
 struct cta__fiber_pool {
 	struct cta__fiber host;
 	struct cta__fiber *free_list;
+	struct cta__fiber *parked; /* suspended fibers waiting to be handed work */
 	struct cta__fiber *all;
 	size_t stack_sz;
 	size_t page;
@@ -262,6 +263,12 @@ void cta__fiber_pool_free(struct cta__fiber_pool *p)
 	while (p->slabs) {
 		struct slab *sl = p->slabs;
 		p->slabs = sl->next;
+#ifdef CTA__FIBER_ASAN
+		/* Fibers still suspended (parked or abandoned) leave their
+		 * frames' redzones poisoned: clear them before the memory can
+		 * be mapped again for something else. */
+		ASAN_UNPOISON_MEMORY_REGION(sl->map, sl->len);
+#endif
 		munmap(sl->map, sl->len);
 		free(sl);
 	}
@@ -375,6 +382,24 @@ void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f)
 	f->in_pool = 1;
 	f->next_free = p->free_list;
 	p->free_list = f;
+}
+
+void cta__fiber_park(struct cta__fiber *f)
+{
+	struct cta__fiber_pool *p = f->pool;
+	assert(f != &p->host && !f->finished && !f->in_pool);
+	f->next_free = p->parked;
+	p->parked = f;
+}
+
+struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p)
+{
+	struct cta__fiber *f = p->parked;
+	if (f) {
+		p->parked = f->next_free;
+		f->next_free = NULL;
+	}
+	return f;
 }
 
 void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret)

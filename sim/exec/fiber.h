@@ -54,6 +54,16 @@ void cta__fiber_switch(struct cta__fiber *from, struct cta__fiber *to);
  * own is leaked. Releasing a finished fiber does nothing. */
 void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f);
 
+/* Parking: a fiber whose function loops, waiting for work, is put on its
+ * pool's list of parked fibers (by whoever knows it is about to switch away
+ * from it for good) and taken back, last parked first, to be resumed with
+ * new work. Parking neither switches nor changes the fiber otherwise; a
+ * parked fiber must not be resumed before it is unparked. Only for the
+ * thread that uses the fiber's pool now. cta__fiber_unpark returns NULL
+ * when none is parked. */
+void cta__fiber_park(struct cta__fiber *f);
+struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p);
+
 /* Nonzero once fn has returned. */
 int cta__fiber_finished(const struct cta__fiber *f);
 /* Where a started fiber switches when its function returns (a unit resumed
