@@ -88,13 +88,13 @@ typedef struct dim3 {
 /* ---- internal state the inline fast paths read (do not use directly) ---- */
 struct cta__unit;
 struct cta__cursor {
-	uint3 tid;     /* next thread to hand out */
-	dim3 idim;     /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
-	unsigned cta;  /* CTA (cluster rank) of the next thread */
-	unsigned ctas; /* CTAs in this unit (cluster size) */
-	uint64_t left; /* threads not yet handed out */
-	uint64_t t0;   /* virtual time at which the bodies start */
-	unsigned nret; /* runs handed back by lanes that had to wait */
+	uint3 tid;         /* next thread to hand out */
+	dim3 idim;         /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
+	unsigned cta;      /* CTA (cluster rank) of the next thread */
+	unsigned ctas;     /* CTAs in this unit (cluster size) */
+	uint64_t left;     /* threads not yet handed out */
+	uint64_t t0;       /* virtual time at which the bodies start */
+	unsigned nret;     /* runs handed back by lanes that had to wait */
 	uint32_t spin;     /* cta_spin_ns scale in ppm (device duration model); 0: none */
 	uint32_t spin_add; /* ns added to each cta_spin_ns call (device duration model) */
 };

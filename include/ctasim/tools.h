@@ -209,7 +209,8 @@ struct cta_calib_opts {
 };
 #define CTA_CALIB_OPTS_INIT                                                                        \
 	{                                                                                          \
-		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0, .duration_only = NULL \
+		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
+		.duration_only = NULL                                                              \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

@@ -240,8 +240,9 @@ int cta__device_check(const struct cta_device_model *m, char *errbuf, size_t err
 	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++)
 		if (m->spin_add_ns[r] > CTA_DEVICE_SPIN_ADD_MAX ||
 		    (m->spin_add_ns[r] && (r == 0 || !(m->spin_add_mask >> (r - 1) & 1))))
-			FAIL("spin_add", "spin_add for %u resident blocks is %u ns: not given, or above %u",
-			     r, m->spin_add_ns[r], CTA_DEVICE_SPIN_ADD_MAX);
+			FAIL("spin_add",
+			     "spin_add for %u resident blocks is %u ns: not given, or above %u", r,
+			     m->spin_add_ns[r], CTA_DEVICE_SPIN_ADD_MAX);
 	return check_placement(m, errbuf, errlen, blamed_key);
 }
 

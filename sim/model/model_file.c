@@ -402,7 +402,8 @@ static int parse_spin_add(struct loader *ld, unsigned line, char *v)
 	errno = 0;
 	unsigned long long r = strtoull(v, &end, 10);
 	if (errno || end == v || *v == '-' || (*end != ' ' && *end != '\t'))
-		return fail(ld, line, "spin_add: expected 'RESIDENT NS' (two numbers), got '%s'", v);
+		return fail(ld, line, "spin_add: expected 'RESIDENT NS' (two numbers), got '%s'",
+		            v);
 	if (r < 1 || r > CTA_DEVICE_MAX_RESIDENT)
 		return fail(ld, line, "spin_add: resident count %llu is out of range (1 .. %d)", r,
 		            CTA_DEVICE_MAX_RESIDENT);

@@ -481,8 +481,8 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 			while (j < n && v[j].len == v[i].len)
 				j++;
 			size_t m = j - i;
-			pt[np++] = (struct len_point){(double)v[i].len,
-			                              (double)v[i + (size_t)floor(q * (double)(m - 1))].d};
+			pt[np++] = (struct len_point){
+			    (double)v[i].len, (double)v[i + (size_t)floor(q * (double)(m - 1))].d};
 			i = j;
 		}
 		free(v);

@@ -173,15 +173,15 @@ int cta_cmd_calibrate(int argc, char **argv)
 	printf("  cancel_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->cancel_latency_ns,
 	       rep.n_cancel);
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
-		if (rep.n_spin[r])
-		{
-			printf("  spin_scale %-2u        %.4f (%" PRIu64
-			       " blocks with %u resident",
+		if (rep.n_spin[r]) {
+			printf("  spin_scale %-2u        %.4f (%" PRIu64 " blocks with %u resident",
 			       r, m->spin_scale_ppm[r] / 1e6, rep.n_spin[r], r);
 			if (m->spin_add_mask >> (r - 1) & 1)
-				printf(", %u requested time(s))\n  spin_add %-2u          %u ns (%s)\n",
+				printf(", %u requested time(s))\n  spin_add %-2u          %u ns "
+				       "(%s)\n",
 				       rep.n_spin_lengths[r], r, m->spin_add_ns[r],
-				       rep.n_spin_lengths[r] > 1 ? "fitted" : "from a fitted count");
+				       rep.n_spin_lengths[r] > 1 ? "fitted"
+				                                 : "from a fitted count");
 			else
 				printf(")\n");
 		}
