@@ -88,15 +88,15 @@ typedef struct dim3 {
 /* ---- internal state the inline fast paths read (do not use directly) ---- */
 struct cta__unit;
 struct cta__cursor {
-	uint3 tid;         /* next thread to hand out */
-	dim3 idim;         /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
-	unsigned cta;      /* CTA (cluster rank) of the next thread */
-	unsigned ctas;     /* CTAs in this unit (cluster size) */
-	uint64_t left;     /* threads not yet handed out */
-	uint64_t t0;       /* virtual time at which the bodies start */
-	unsigned nret;     /* runs handed back by lanes that had to wait */
-	uint32_t spin;     /* cta_spin_ns scale in ppm (device duration model); 0: none */
-	uint32_t spin_add; /* ns added to each cta_spin_ns call (device duration model) */
+	uint3 tid;     /* next thread to hand out */
+	dim3 idim;     /* iteration shape: blockDim, or 1x1x1 in timing-only mode */
+	unsigned cta;  /* CTA (cluster rank) of the next thread */
+	unsigned ctas; /* CTAs in this unit (cluster size) */
+	uint64_t left; /* threads not yet handed out */
+	uint64_t t0;   /* virtual time at which the bodies start */
+	unsigned nret; /* runs handed back by lanes that had to wait */
+	uint32_t spin; /* cta_spin_ns scale in ppm (device duration model); 0: none */
+	uint32_t add;  /* ns added to each cta_spin_ns call (device duration model) */
 };
 struct cta__lane {
 	uint3 tid;             /* threadIdx */
@@ -339,8 +339,7 @@ static inline void cta__threadfence(void)
  * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in
  * the simulator, advances the calling thread's virtual clock by ns (scaled
  * by the device model's spin_scale for the SM's load, plus its spin_add per
- * call, if it has them). This
- * is how a kernel states what its work costs.
+ * call, if it has them). This is how a kernel states what its work costs.
  * cta_globaltimer_ns(): %globaltimer on a GPU; the thread's virtual time.
  * cta_clock64(): clock64() on a GPU; virtual time in ns in the simulator.
  * cta_smid(): %smid, the SM the block runs on. */
@@ -348,7 +347,7 @@ static inline void cta__threadfence(void)
 static inline uint64_t cta__spin_cost(const struct cta__lane *l, uint64_t ns)
 {
 	uint64_t p = l->cursor->spin; /* the SM's load when the block started */
-	return (p ? ns / 1000000 * p + ns % 1000000 * p / 1000000 : ns) + l->cursor->spin_add;
+	return (p ? ns / 1000000 * p + ns % 1000000 * p / 1000000 : ns) + l->cursor->add;
 }
 static inline uint64_t cta_globaltimer_ns(void)
 {

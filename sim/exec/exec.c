@@ -171,7 +171,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
 		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
 		cur->spin = s->spin_ppm[res];
-		cur->spin_add = s->spin_add[res];
+		cur->add = s->spin_add[res];
 	}
 	return u;
 }
