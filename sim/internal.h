@@ -286,6 +286,7 @@ struct cta_sim {
 	struct cta_sim_opts o;
 	struct cta_device_model dev;
 	uint32_t spin_ppm[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_scale per count */
+	uint32_t spin_add[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_add per count */
 	int has_spin_scale;
 	char errmsg[512];
 	struct cta__evq q;

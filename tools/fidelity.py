@@ -8,11 +8,18 @@ blocks) with the same kernel and launch, and compares the two with
 `ctasim diff --json`: first-wave SM placement agreement, makespan ratio
 (first block start to last block end) and the hardware's launch-to-first-
 start latency, which diff reports but does not compare. The calibration also
-fits the duration model (`--block-ns 20000`: every placement block spins
-20 us). Prints a Markdown report (docs/FIDELITY.md quotes it).
+fits the duration model: every placement block spins 20 us once
+(`--block-ns spin=20000`), and run 1 of the two hardware scenarios, given
+with `--duration-trace` so that they feed the duration model only, adds
+blocks of 200, 50 and 10 us (`--block-ns first=200000` ...): with two or
+more requested times at a resident count, spin_scale and spin_add are
+fitted apart. The same model then runs the scenarios, and their block starts
+per 20 us bin are compared with runs 1-3. Prints a Markdown report
+(docs/FIDELITY.md quotes it).
 
 Usage: tools/fidelity.py CTASIM TRACE_DIR
-TRACE_DIR holds the traces of traces/reference/h100 (gunzipped).
+TRACE_DIR holds the traces of traces/reference/h100 and of its scenarios/
+subfolder (gunzipped, in one folder).
 """
 import json
 import os
@@ -47,11 +54,27 @@ def approach_args(name):
 QUANTILE = os.environ.get("FIDELITY_QUANTILE", "0.99")  # calibrate's default
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCEN_DIR = os.path.join(REPO, "traces", "reference", "scenarios")
+SCENARIOS = ["hw_priority_takeover", "hw_fifo_leftover"]
+# What each kernel's blocks ask for with their one cta_spin_ns call (the
+# scenario files' ns; the placement kernel is `spin`, 20 us).
+SPIN_NS = {"spin": 20000}
+for sc in SCENARIOS:
+    for k in json.load(open(os.path.join(SCEN_DIR, sc + ".json")))["kernels"]:
+        SPIN_NS[k["label"]] = k["args"]["ns"]
+
+
 def calibrate(model, traces):
-    # The placement traces' blocks all spin 20 us: --block-ns fits the
-    # duration model (spin_scale) on them.
+    args = []
+    for name, ns in sorted(SPIN_NS.items()):
+        args += ["--block-ns", f"{name}={ns}"]
+    for sc in SCENARIOS:
+        t = os.path.join(tdir, sc + ".r1.trace")
+        if os.path.exists(t):
+            args += ["--duration-trace", t]
     r = sh(ct, "calibrate", *traces, "-o", model, "--base", "H100-SXM",
-           "--block-ns", "20000", "--duration-quantile", QUANTILE)
+           *args, "--duration-quantile", QUANTILE)
     if r.returncode:
         sys.exit("calibrate failed: " + r.stderr)
 
@@ -140,5 +163,48 @@ for n in approaches:
         t = os.path.join(tdir, f"{n}.r{rep}.trace")
         if os.path.exists(t):
             rows.append((f"{n}.r{rep}", compare(model_all, t, approach_args(n))))
-print("\n## The guide's three approaches (model fitted on placement traces only)")
+print("\n## The guide's three approaches (the same model: placement and scenario run 1 only)")
 table("vecscale kernels, 1M elements, 2 ns per element, 2 us prologue", rows)
+
+
+def start_bins(path, bin_ns=20000):
+    """Block starts per bin, per kernel, from the trace's first start."""
+    t0, starts = None, {}
+    for line in open(path):
+        if line.startswith("#") or line.startswith("t_ns"):
+            continue
+        f = line.split(",")
+        if f[1] == "start":
+            t = int(f[0])
+            t0 = t if t0 is None else min(t0, t)
+            starts.setdefault(f[2], []).append(t)
+    out = []
+    for k in sorted(starts):
+        h = {}
+        for t in starts[k]:
+            h[(t - t0) // bin_ns] = h.get((t - t0) // bin_ns, 0) + 1
+        out.append(f"k{k}: " + " ".join(f"{b * bin_ns // 1000}us:{n}" for b, n in sorted(h.items())))
+    return "   ".join(out)
+
+
+print("\n## Scenarios, block starts per 20 us bin (the same model as above)\n")
+print("| scenario | run | block starts per bin | same as sim |")
+print("|---|---|---|---|")
+for sc in SCENARIOS:
+    spec = json.load(open(os.path.join(SCEN_DIR, sc + ".json")))
+    spec["device"] = model_all
+    js = os.path.join(work, sc + ".json")
+    json.dump(spec, open(js, "w"))
+    simt = os.path.join(work, sc + ".sim.trace")
+    r = sh(ct, "scenario", js, "--trace", simt, "--quiet")
+    if r.returncode:
+        print(f"| {sc} | sim | run failed: {r.stderr.strip()} | |")
+        continue
+    sim = start_bins(simt)
+    print(f"| {sc} | sim | {sim} | |")
+    for rep in (1, 2, 3):
+        t = os.path.join(tdir, f"{sc}.r{rep}.trace")
+        if os.path.exists(t):
+            hw = start_bins(t)
+            held = "" if rep > 1 else " (calibrated on)"
+            print(f"| {sc} | r{rep}{held} | {hw} | {'yes' if hw == sim else 'NO'} |")

@@ -44,6 +44,11 @@ struct cta_wave_order {
  * none (time is not scaled). docs/DEVICES.md has the lookup rule. */
 #define CTA_DEVICE_MAX_RESIDENT   64
 #define CTA_DEVICE_SPIN_SCALE_MAX 100000000u /* 100x */
+/* The affine part: spin_add_ns[r] ns added to every cta_spin_ns call of a
+ * block that starts with r blocks resident, where bit r - 1 of
+ * spin_add_mask says it is given (0 ns is a value). Time charged per call:
+ * ns * spin_scale / 10^6 + spin_add. */
+#define CTA_DEVICE_SPIN_ADD_MAX 1000000000u /* 1 s */
 
 /* Everything the simulator knows of a GPU. Values are plain numbers so a
  * model file can set each of them; see docs/DEVICES.md for every field and
@@ -102,6 +107,8 @@ struct cta_device_model {
 
 	/* Duration model (see CTA_DEVICE_MAX_RESIDENT); index 0 is unused. */
 	uint32_t spin_scale_ppm[CTA_DEVICE_MAX_RESIDENT + 1];
+	uint32_t spin_add_ns[CTA_DEVICE_MAX_RESIDENT + 1];
+	uint64_t spin_add_mask; /* bit r - 1: spin_add_ns[r] is given */
 };
 
 /* Resources one block of a launch asks for. */
@@ -159,6 +166,11 @@ CTA_EXPORT unsigned cta_occupancy_max_blocks(const struct cta_device_model *m,
  * given count not above `resident`, else the smallest given count's entry.
  * 0 when the model gives none: the time is not scaled. */
 CTA_EXPORT uint32_t cta_device_spin_scale_ppm(const struct cta_device_model *m, unsigned resident);
+
+/* The time, in ns, added to each cta_spin_ns call of a block that starts
+ * with `resident` blocks on its SM: the spin_add of the largest given count
+ * not above `resident`, else the smallest given count's; 0 when none. */
+CTA_EXPORT uint32_t cta_device_spin_add_ns(const struct cta_device_model *m, unsigned resident);
 
 /* Human-readable name of a limiter ("shared memory", "registers", ...). */
 CTA_EXPORT const char *cta_limiter_name(cta_limiter l);

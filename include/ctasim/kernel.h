@@ -96,6 +96,7 @@ struct cta__cursor {
 	uint64_t t0;   /* virtual time at which the bodies start */
 	unsigned nret; /* runs handed back by lanes that had to wait */
 	uint32_t spin; /* cta_spin_ns scale in ppm (device duration model); 0: none */
+	uint32_t add;  /* ns added to each cta_spin_ns call (device duration model) */
 };
 struct cta__lane {
 	uint3 tid;             /* threadIdx */
@@ -391,8 +392,8 @@ static inline void cta__threadfence(void)
 /* ---- time, cost and placement -----------------------------------------
  * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in
  * the simulator, advances the calling thread's virtual clock by ns (scaled
- * by the device model's spin_scale for the SM's load, if it has one). This
- * is how a kernel states what its work costs.
+ * by the device model's spin_scale for the SM's load, plus its spin_add per
+ * call, if it has them). This is how a kernel states what its work costs.
  * cta_globaltimer_ns(): %globaltimer on a GPU; the thread's virtual time.
  * cta_clock64(): clock64() on a GPU; virtual time in ns in the simulator.
  * cta_smid(): %smid, the SM the block runs on. */
@@ -400,7 +401,7 @@ static inline void cta__threadfence(void)
 static inline uint64_t cta__spin_cost(const struct cta__lane *l, uint64_t ns)
 {
 	uint64_t p = l->cursor->spin; /* the SM's load when the block started */
-	return p ? ns / 1000000 * p + ns % 1000000 * p / 1000000 : ns;
+	return (p ? ns / 1000000 * p + ns % 1000000 * p / 1000000 : ns) + l->cursor->add;
 }
 static inline uint64_t cta_globaltimer_ns(void)
 {

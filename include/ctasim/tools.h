@@ -176,21 +176,41 @@ struct cta_calib_report {
 	/* Block durations behind each fitted spin_scale entry, by resident
 	 * count (cta_calib_opts.block_ns); all 0 when none was fitted. */
 	uint64_t n_spin[CTA_DEVICE_MAX_RESIDENT + 1];
+	/* Distinct requested times among them; where 2 or more, spin_add was
+	 * fitted at that count, elsewhere it is taken from a fitted count. */
+	unsigned n_spin_lengths[CTA_DEVICE_MAX_RESIDENT + 1];
 	char note[256]; /* anything the caller should tell the user, or "" */
+};
+
+/* The time each block of the kernels named `name` (trace header) asked for
+ * with one cta_spin_ns call. */
+struct cta_calib_spin {
+	const char *name;
+	uint64_t ns;
 };
 
 /* Options of cta_trace_calibrate_opts. */
 struct cta_calib_opts {
-	/* The time every block of the traces asked for with cta_spin_ns (the
-	 * `spin` kernel's ns), or 0. When set, the duration model (spin_scale)
-	 * is fitted: per count of blocks resident on the SM at a block's start,
-	 * the quantile `quantile` of first-wave block durations over block_ns. */
+	/* The time every block of the traces asked for with one cta_spin_ns
+	 * call (the `spin` kernel's ns), or 0; kernels named in `named` use
+	 * their entry instead. When any is set, the duration model is fitted:
+	 * per count of blocks resident on the SM at a block's start, the
+	 * quantile `quantile` of first-wave block durations of each requested
+	 * time; with two or more times at a count, a line through them gives
+	 * spin_scale (slope) and spin_add (intercept), otherwise spin_scale
+	 * alone, less a spin_add fitted at another count (docs/TOOLS.md). */
 	uint64_t block_ns;
 	double quantile; /* 0 .. 1; 0.5 is the (lower) median */
+	const struct cta_calib_spin *named;
+	size_t n_named;
+	/* Per trace (NULL: none): nonzero when the trace feeds the duration
+	 * model only, not placement or latencies (a multi-kernel scenario). */
+	const unsigned char *duration_only;
 };
 #define CTA_CALIB_OPTS_INIT                                                                        \
 	{                                                                                          \
-		.block_ns = 0, .quantile = 0.99                                                    \
+		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
+		.duration_only = NULL                                                              \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

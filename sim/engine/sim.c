@@ -116,7 +116,8 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 	/* The duration model, resolved once per resident count. */
 	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
 		s->spin_ppm[r] = r ? cta_device_spin_scale_ppm(&s->dev, r) : 0;
-		s->has_spin_scale |= s->spin_ppm[r] != 0;
+		s->spin_add[r] = r ? cta_device_spin_add_ns(&s->dev, r) : 0;
+		s->has_spin_scale |= s->spin_ppm[r] != 0 || s->spin_add[r] != 0;
 	}
 	s->rng = opts->seed * 0x2545f4914f6cdd1dull + 1;
 	s->deterministic = 1;

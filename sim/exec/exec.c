@@ -176,8 +176,9 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		unsigned res = 0;
 		for (unsigned r = 0; r < k->csize; r++)
 			res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
-		cur->spin =
-		    s->spin_ppm[res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT];
+		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
+		cur->spin = s->spin_ppm[res];
+		cur->add = s->spin_add[res];
 	}
 	return u;
 }

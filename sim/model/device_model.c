@@ -237,6 +237,12 @@ int cta__device_check(const struct cta_device_model *m, char *errbuf, size_t err
 			     r, m->spin_scale_ppm[r], CTA_DEVICE_SPIN_SCALE_MAX);
 	if (m->spin_scale_ppm[0])
 		FAIL("spin_scale", "spin_scale for 0 resident blocks: counts start at 1");
+	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (m->spin_add_ns[r] > CTA_DEVICE_SPIN_ADD_MAX ||
+		    (m->spin_add_ns[r] && (r == 0 || !(m->spin_add_mask >> (r - 1) & 1))))
+			FAIL("spin_add",
+			     "spin_add for %u resident blocks is %u ns: not given, or above %u", r,
+			     m->spin_add_ns[r], CTA_DEVICE_SPIN_ADD_MAX);
 	return check_placement(m, errbuf, errlen, blamed_key);
 }
 
@@ -250,6 +256,21 @@ uint32_t cta_device_spin_scale_ppm(const struct cta_device_model *m, unsigned re
 	for (unsigned r = resident + 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
 		if (m->spin_scale_ppm[r])
 			return m->spin_scale_ppm[r];
+	return 0;
+}
+
+uint32_t cta_device_spin_add_ns(const struct cta_device_model *m, unsigned resident)
+{
+	if (!m->spin_add_mask)
+		return 0;
+	if (resident > CTA_DEVICE_MAX_RESIDENT)
+		resident = CTA_DEVICE_MAX_RESIDENT;
+	for (unsigned r = resident; r >= 1; r--)
+		if (m->spin_add_mask >> (r - 1) & 1)
+			return m->spin_add_ns[r];
+	for (unsigned r = resident + 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (m->spin_add_mask >> (r - 1) & 1)
+			return m->spin_add_ns[r];
 	return 0;
 }
 

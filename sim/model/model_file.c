@@ -84,6 +84,7 @@ struct loader {
 	unsigned arr_len[NKEYS]; /* entries read, for K_ARR keys */
 	unsigned base_line, last_line;
 	unsigned spin_line[CTA_DEVICE_MAX_RESIDENT + 1]; /* line of each spin_scale */
+	unsigned add_line[CTA_DEVICE_MAX_RESIDENT + 1];  /* line of each spin_add */
 	int any_key;
 	char *errbuf;
 	size_t errlen;
@@ -394,6 +395,38 @@ static int parse_spin_scale(struct loader *ld, unsigned line, char *v)
 	return 0;
 }
 
+/* "spin_add = RESIDENT NS": one line per resident-block count. */
+static int parse_spin_add(struct loader *ld, unsigned line, char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long r = strtoull(v, &end, 10);
+	if (errno || end == v || *v == '-' || (*end != ' ' && *end != '\t'))
+		return fail(ld, line, "spin_add: expected 'RESIDENT NS' (two numbers), got '%s'",
+		            v);
+	if (r < 1 || r > CTA_DEVICE_MAX_RESIDENT)
+		return fail(ld, line, "spin_add: resident count %llu is out of range (1 .. %d)", r,
+		            CTA_DEVICE_MAX_RESIDENT);
+	char *p = end;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	errno = 0;
+	unsigned long long ns = strtoull(p, &end, 10);
+	if (errno || end == p || *p == '-' || *end)
+		return fail(ld, line, "spin_add: bad time '%s' (nanoseconds, an integer)", p);
+	if (ns > CTA_DEVICE_SPIN_ADD_MAX)
+		return fail(ld, line, "spin_add: %llu ns is out of range (0 .. %u)", ns,
+		            CTA_DEVICE_SPIN_ADD_MAX);
+	if (ld->add_line[r])
+		return fail(ld, line, "second spin_add for %llu resident blocks (first on line %u)",
+		            r, ld->add_line[r]);
+	ld->add_line[r] = line;
+	ld->any_key = 1;
+	ld->m.spin_add_ns[r] = (uint32_t)ns;
+	ld->m.spin_add_mask |= 1ull << (r - 1);
+	return 0;
+}
+
 static int parse_line(struct loader *ld, unsigned line, char *text)
 {
 	char *hash = strchr(text, '#');
@@ -419,6 +452,8 @@ static int parse_line(struct loader *ld, unsigned line, char *text)
 		return parse_wave(ld, line, v);
 	if (strcmp(k, "spin_scale") == 0)
 		return parse_spin_scale(ld, line, v);
+	if (strcmp(k, "spin_add") == 0)
+		return parse_spin_add(ld, line, v);
 	ki = key_index(k);
 	if (ki == NKEYS) {
 		const char *s = suggest(k);
@@ -607,6 +642,9 @@ static void write_model(FILE *f, const struct cta_device_model *m)
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
 		if (m->spin_scale_ppm[r])
 			fprintf(f, "spin_scale = %u %u\n", r, m->spin_scale_ppm[r]);
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (m->spin_add_mask >> (r - 1) & 1)
+			fprintf(f, "spin_add = %u %u\n", r, m->spin_add_ns[r]);
 }
 
 int cta_device_save(const struct cta_device_model *m, const char *path, char *errbuf, size_t errlen)

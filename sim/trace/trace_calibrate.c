@@ -138,6 +138,7 @@ struct fit {
 	/* The largest first wave: its start spread and its size - 1. */
 	uint64_t wave_spread, wave_gaps;
 	struct samples spin[CTA_DEVICE_MAX_RESIDENT + 1]; /* block durations by resident count */
+	struct samples spin_len[CTA_DEVICE_MAX_RESIDENT + 1]; /* the time each asked for */
 };
 
 /* First wave of kernel k: its starts before its first end, in time order.
@@ -281,8 +282,10 @@ static void free_fit(struct fit *f)
 	free(f->block_start.v);
 	free(f->retire.v);
 	free(f->cancel.v);
-	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
 		free(f->spin[r].v);
+		free(f->spin_len[r].v);
+	}
 }
 
 struct order_ent {
@@ -335,8 +338,11 @@ static int before(const struct blk *c, const struct blk *b)
 /* Duration samples by resident count: every block that started on its own
  * index in its kernel's first wave (before the kernel's first end), with
  * r = 1 + the blocks on its SM dispatched before it whose run overlaps its
- * own. That is the count the simulator sees when it starts the block. */
-static int spin_samples(struct samples *per_r, const struct cta_trace *t, const struct kfacts *kf)
+ * own. That is the count the simulator sees when it starts the block.
+ * kns[k] is the time kernel k's blocks asked for; 0 leaves them out (but
+ * they still count as resident). */
+static int spin_samples(struct samples *per_r, struct samples *len_r, const struct cta_trace *t,
+                        const struct kfacts *kf, const uint64_t *kns)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->count; i++) {
@@ -388,7 +394,7 @@ static int spin_samples(struct samples *per_r, const struct cta_trace *t, const 
 		for (size_t b = i; b < j && !rc; b++) {
 			const struct blk *x = &bs[b];
 			const struct kfacts *f = &kf[x->kernel];
-			if (f->has_end && x->s >= f->first_end)
+			if ((f->has_end && x->s >= f->first_end) || !kns[x->kernel])
 				continue;
 			unsigned res = 1;
 			/* Blocks that overlap x: started before x ended, and ended
@@ -400,11 +406,136 @@ static int spin_samples(struct samples *per_r, const struct cta_trace *t, const 
 			if (res > CTA_DEVICE_MAX_RESIDENT)
 				res = CTA_DEVICE_MAX_RESIDENT;
 			rc = push(&per_r[res], x->e - x->s);
+			if (!rc)
+				rc = push(&len_r[res], kns[x->kernel]);
 		}
 		i = j;
 	}
 	free(bs);
 	return rc;
+}
+
+/* One requested time at one resident count: the quantile of its blocks. */
+struct len_point {
+	double len, d;
+};
+
+struct len_dur {
+	uint64_t len, d;
+};
+
+static int cmp_len_dur(const void *pa, const void *pb)
+{
+	const struct len_dur *a = pa, *b = pb;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return a->d < b->d ? -1 : a->d > b->d;
+}
+
+static uint32_t clamp_ppm(double ppm)
+{
+	ppm = floor(ppm + 0.5);
+	if (ppm < 1)
+		ppm = 1;
+	if (ppm > CTA_DEVICE_SPIN_SCALE_MAX)
+		ppm = CTA_DEVICE_SPIN_SCALE_MAX;
+	return (uint32_t)ppm;
+}
+
+/* The duration model. Per resident count r, each distinct requested time
+ * L gives one point (L, D): the quantile q of its blocks' durations. With
+ * two or more points, the least-squares line D = add + scale * L through
+ * them (each time weighing the same, however many blocks it has) gives
+ * spin_scale and spin_add at r; a negative intercept gives add 0 and the
+ * line through the origin. With one point, spin_add comes from the fitted
+ * counts by the model's own lookup rule (the largest fitted count below r,
+ * else the smallest above) and spin_scale is (D - add) / L; with no fitted
+ * count at all, no spin_add is written and spin_scale is D / L, as before
+ * spin_add existed. */
+static int fit_durations(struct cta_device_model *out, struct cta_calib_report *rep,
+                         struct fit *fit, double q)
+{
+	memset(out->spin_scale_ppm, 0, sizeof(out->spin_scale_ppm));
+	memset(out->spin_add_ns, 0, sizeof(out->spin_add_ns));
+	out->spin_add_mask = 0;
+	struct len_point one[CTA_DEVICE_MAX_RESIDENT + 1] = {{0, 0}};
+	uint64_t fitted = 0; /* bit r - 1: spin_add fitted at r */
+	int any_spin = 0;
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
+		size_t n = fit->spin[r].n;
+		if (!(rep->n_spin[r] = n))
+			continue;
+		struct len_dur *v = malloc(n * sizeof(*v));
+		struct len_point *pt = malloc(n * sizeof(*pt));
+		if (!v || !pt) {
+			free(v);
+			free(pt);
+			return CTA_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			v[i] = (struct len_dur){fit->spin_len[r].v[i], fit->spin[r].v[i]};
+		qsort(v, n, sizeof(*v), cmp_len_dur);
+		size_t np = 0;
+		for (size_t i = 0; i < n;) {
+			size_t j = i;
+			while (j < n && v[j].len == v[i].len)
+				j++;
+			size_t m = j - i;
+			pt[np++] = (struct len_point){
+			    (double)v[i].len, (double)v[i + (size_t)floor(q * (double)(m - 1))].d};
+			i = j;
+		}
+		free(v);
+		rep->n_spin_lengths[r] = (unsigned)np;
+		any_spin = 1;
+		if (np == 1) {
+			one[r] = pt[0];
+			free(pt);
+			continue;
+		}
+		double ml = 0, md = 0, sxx = 0, sxy = 0, sll = 0, sld = 0;
+		for (size_t i = 0; i < np; i++) {
+			ml += pt[i].len / (double)np;
+			md += pt[i].d / (double)np;
+		}
+		for (size_t i = 0; i < np; i++) {
+			sxx += (pt[i].len - ml) * (pt[i].len - ml);
+			sxy += (pt[i].len - ml) * (pt[i].d - md);
+			sll += pt[i].len * pt[i].len;
+			sld += pt[i].len * pt[i].d;
+		}
+		free(pt);
+		double scale = sxy / sxx, add = md - scale * ml;
+		if (!(scale > 0) || add < 0) {
+			scale = sld / sll;
+			add = 0;
+		}
+		add = floor(add + 0.5);
+		if (add > CTA_DEVICE_SPIN_ADD_MAX)
+			add = CTA_DEVICE_SPIN_ADD_MAX;
+		out->spin_scale_ppm[r] = clamp_ppm(scale * 1e6);
+		out->spin_add_ns[r] = (uint32_t)add;
+		fitted |= 1ull << (r - 1);
+	}
+	if (!any_spin) {
+		note(rep, "no block with a start and an end: no duration model fitted");
+		return 0;
+	}
+	/* Counts with one requested time. */
+	out->spin_add_mask = fitted;
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
+		if (!rep->n_spin[r] || fitted >> (r - 1) & 1)
+			continue;
+		double add = fitted ? (double)cta_device_spin_add_ns(out, r) : 0;
+		if (add >= one[r].d)
+			add = 0;
+		out->spin_scale_ppm[r] = clamp_ppm((one[r].d - add) * 1e6 / one[r].len);
+		if (fitted) {
+			out->spin_add_ns[r] = (uint32_t)add;
+			out->spin_add_mask |= 1ull << (r - 1);
+		}
+	}
+	return 0;
 }
 
 int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *report,
@@ -439,10 +570,12 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			    "traces of different devices: '%s' (trace 1) and '%s' (trace %zu)",
 			    traces[0]->header.device, traces[i]->header.device, i + 1);
 
+	const unsigned char *donly = opts->duration_only;
+	int want_spin = opts->block_ns || opts->n_named;
 	uint64_t max_sm = 0;
 	int any = 0;
 	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < traces[i]->count; j++) {
+		for (size_t j = 0; !(donly && donly[i]) && j < traces[i]->count; j++) {
 			const struct cta_trace_rec *r = &traces[i]->recs[j];
 			if (r->ev != CTA_TEV_START || r->sm == CTA_TRACE_NONE)
 				continue;
@@ -471,6 +604,19 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	int rc = (!seen || !fit.pos_sum || !kf) ? CTA_ENOMEM : 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct cta_trace *t = traces[i];
+		if (want_spin) {
+			uint64_t kns[CTA_TRACE_MAX_KERNELS];
+			for (unsigned k = 0; k < t->header.kernel_count; k++) {
+				kns[k] = opts->block_ns;
+				for (size_t j = 0; j < opts->n_named; j++)
+					if (!strcmp(opts->named[j].name, t->header.kernels[k].name))
+						kns[k] = opts->named[j].ns;
+			}
+			kernel_facts(kf, t);
+			rc = spin_samples(fit.spin, fit.spin_len, t, kf, kns);
+		}
+		if (rc || (donly && donly[i]))
+			continue;
 		double tick = t->header.tick_ns;
 		if (tick > rep->tick_ns)
 			rep->tick_ns = tick;
@@ -496,8 +642,6 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			rc = pair_latency(&fit.cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
 		if (!rc)
 			rc = retire_gaps(&fit.retire, t, kf);
-		if (!rc && opts->block_ns)
-			rc = spin_samples(fit.spin, t, kf);
 	}
 	free(seen);
 	free(kf);
@@ -573,7 +717,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	out->wave_order_count = 0;
 	for (size_t ti = 0; ti < n; ti++) {
 		const struct cta_trace *t = traces[ti];
-		for (unsigned kk = 0; kk < t->header.kernel_count; kk++) {
+		for (unsigned kk = 0; kk < t->header.kernel_count && !(donly && donly[ti]); kk++) {
 			const struct cta_trace_kernel *kd = &t->header.kernels[kk];
 			uint64_t grid = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
 			if (out->wave_order_count == CTA_DEVICE_MAX_WAVE_ORDERS)
@@ -634,25 +778,9 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	if ((rep->n_cancel = fit.cancel.n))
 		out->cancel_latency_ns = median(&fit.cancel);
 
-	if (opts->block_ns) {
-		memset(out->spin_scale_ppm, 0, sizeof(out->spin_scale_ppm));
-		int any_spin = 0;
-		for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
-			struct samples *sp = &fit.spin[r];
-			if (!(rep->n_spin[r] = sp->n))
-				continue;
-			qsort(sp->v, sp->n, sizeof(*sp->v), cmp_u64);
-			uint64_t d = sp->v[(size_t)floor(opts->quantile * (double)(sp->n - 1))];
-			double ppm = floor((double)d * 1e6 / (double)opts->block_ns + 0.5);
-			if (ppm < 1)
-				ppm = 1;
-			if (ppm > CTA_DEVICE_SPIN_SCALE_MAX)
-				ppm = CTA_DEVICE_SPIN_SCALE_MAX;
-			out->spin_scale_ppm[r] = (uint32_t)ppm;
-			any_spin = 1;
-		}
-		if (!any_spin)
-			note(rep, "no block with a start and an end: no duration model fitted");
+	if (want_spin && (rc = fit_durations(out, rep, &fit, opts->quantile))) {
+		free_fit(&fit);
+		return fail(errbuf, errlen, "%s", cta_strerror(rc));
 	}
 
 	const struct {

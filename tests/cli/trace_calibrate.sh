@@ -25,6 +25,29 @@ expect_rc 0 "$CTASIM" run spin --arg grid=4 --arg ns=500 --device "$TMP/dur.mode
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --block-ns 0
 expect_in "$TMP/err" "--block-ns needs a number of ns > 0"
 
+# spin_add: every cta_spin_ns call costs ns * scale + add. The spin kernel's
+# one call of 500 ns: 500 + 700 with spin_add alone, 2 * 500 + 100 with
+# both, 500 with neither (and the block spans what the call costs).
+span() { awk -F, '$2 == "start" { s = $1 } $2 == "end" { print $1 - s; exit }' "$1"; }
+printf 'base = H100-SXM\nspin_add = 1 700\n' > "$TMP/add.model"
+printf 'base = H100-SXM\nspin_add = 1 100\nspin_scale = 1 2000000\n' > "$TMP/both.model"
+expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device "$TMP/add.model" --trace "$TMP/add.trace" --quiet
+[ "$(span "$TMP/add.trace")" = 1200 ] || fail "spin_add 700: block of $(span "$TMP/add.trace") ns, not 1200"
+expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device "$TMP/both.model" --trace "$TMP/both.trace" --quiet
+[ "$(span "$TMP/both.trace")" = 1100 ] || fail "spin_scale 2 + spin_add 100: $(span "$TMP/both.trace") ns, not 1100"
+expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device H100-SXM --trace "$TMP/none.trace" --quiet
+[ "$(span "$TMP/none.trace")" = 500 ] || fail "no duration model: $(span "$TMP/none.trace") ns, not 500"
+printf 'base = H100-SXM\nspin_add = 1 x\n' > "$TMP/badadd.model"
+expect_rc 2 "$CTASIM" run spin --arg grid=1 --device "$TMP/badadd.model" --quiet
+expect_in "$TMP/err" "badadd.model:2: spin_add: bad time 'x'"
+
+# --block-ns KERNEL=NS and --duration-trace are accepted; a name without a
+# time is not.
+expect_rc 0 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/named.model" --base H100 \
+	--block-ns nosuchkernel=100 --duration-trace "$TMP/hw.trace"
+expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --block-ns spin=
+expect_in "$TMP/err" "or KERNEL=NS"
+
 # An unknown base model is an input error.
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --base NO-SUCH-GPU
 expect_in "$TMP/err" "ctasim calibrate: base model 'NO-SUCH-GPU'"

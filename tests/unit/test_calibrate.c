@@ -204,6 +204,62 @@ static void full_gpu_trace_gives_a_valid_model(void **state)
 /* --block-ns: blocks of 1000 ns that asked for 500 give a factor of 2 at
  * one and at two resident blocks; without it no duration model is fitted;
  * a quantile outside 0..1 is refused. */
+/* Two requested times at the same counts: blocks of 1300 ns that asked for
+ * 1000 and of 4300 ns that asked for 4000 (named per kernel) give scale 1
+ * and add 300 at one and two resident blocks; a third trace, duration only,
+ * of blocks of 2300 ns that asked for 2000 at three per SM, adds a point on
+ * the same line there and is the only time at three: spin_scale comes from
+ * the add of the count below. A plain --block-ns on one time writes no
+ * spin_add (the model of before). */
+static void affine_duration_model_is_fitted(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct synth a = {.sms = 4, .slots = 2, .blocks = 8, .dur_ns = 1300, .name = "short"};
+	struct synth b = {.sms = 4, .slots = 2, .blocks = 8, .dur_ns = 4300, .name = "long"};
+	struct synth c = {.sms = 4, .slots = 3, .blocks = 12, .dur_ns = 2300, .name = "three"};
+	struct cta_trace ta, tb, tc;
+	synth_make(&ta, &a);
+	synth_make(&tb, &b);
+	synth_make(&tc, &c);
+	const struct cta_trace *ts[3] = {&ta, &tb, &tc};
+	struct cta_calib_spin named[] = {{"short", 1000}, {"long", 4000}, {"three", 2000}};
+	unsigned char donly[3] = {0, 0, 1};
+	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+	o.named = named;
+	o.n_named = 3;
+	o.duration_only = donly;
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 3, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.spin_scale_ppm[1], 1000000);
+	assert_int_equal(m.spin_add_ns[1], 300);
+	assert_int_equal(m.spin_scale_ppm[2], 1000000);
+	assert_int_equal(m.spin_add_ns[2], 300);
+	/* Count 3 only in the third trace, one time: add from count 2, and
+	 * (2300 - 300) / 2000 (without the add it would be 1.15). */
+	assert_int_equal(rep.n_spin_lengths[1], 3);
+	assert_int_equal(rep.n_spin_lengths[3], 1);
+	assert_int_equal(m.spin_add_ns[3], 300);
+	assert_int_equal(m.spin_scale_ppm[3], 1000000);
+	assert_true(m.spin_add_mask == 7);
+	/* The duration-only trace's kernel is not a measured wave. */
+	for (unsigned w = 0; w < m.wave_order_count; w++)
+		assert_true(m.wave_order[w].grid != 12);
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+	/* One requested time only: spin_scale alone, as before spin_add. */
+	struct cta_calib_opts p = CTA_CALIB_OPTS_INIT;
+	p.block_ns = 1000;
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &p, err, sizeof(err)), 0);
+	assert_int_equal(m.spin_scale_ppm[1], 1300000);
+	assert_true(m.spin_add_mask == 0);
+	assert_int_equal(m.spin_add_ns[1], 0);
+	synth_free(&ta);
+	synth_free(&tb);
+	synth_free(&tc);
+}
+
 static void duration_model_is_fitted_per_resident_count(void **state)
 {
 	struct synth s = {.sms = 4, .slots = 2, .blocks = 8, .dur_ns = 1000};
@@ -302,6 +358,7 @@ int main(void)
 	    cmocka_unit_test(sub_tick_latency_is_noted),
 	    cmocka_unit_test(full_gpu_trace_gives_a_valid_model),
 	    cmocka_unit_test(duration_model_is_fitted_per_resident_count),
+	    cmocka_unit_test(affine_duration_model_is_fitted),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
 	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
 	    cmocka_unit_test(inconsistent_input_is_refused),

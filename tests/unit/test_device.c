@@ -98,6 +98,8 @@ static void assert_models_equal(const struct cta_device_model *a, const struct c
 	assert_memory_equal(a->placement_order, b->placement_order,
 	                    a->placement_order_len * sizeof(a->placement_order[0]) + 1);
 	assert_memory_equal(a->spin_scale_ppm, b->spin_scale_ppm, sizeof(a->spin_scale_ppm));
+	assert_memory_equal(a->spin_add_ns, b->spin_add_ns, sizeof(a->spin_add_ns));
+	assert_true(a->spin_add_mask == b->spin_add_mask);
 }
 
 /* ---- presets ---- */
@@ -378,6 +380,60 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	assert_non_null(strstr(err, "spin_scale for 3 resident blocks"));
 }
 
+/* spin_add: 0 is a value; the lookup is spin_scale's; save and load back. */
+static void spin_add_lines_round_trip_and_look_up(void **state)
+{
+	struct cta_device_model m, back;
+	char path[512], err[256];
+	const char *text = "base = H100-SXM\n"
+	                   "spin_add = 2 1068   # ns per cta_spin_ns call\n"
+	                   "spin_add = 5 0\n"
+	                   "spin_scale = 2 1000178\n";
+
+	(void)state;
+	for (unsigned i = 0; cta_device_preset(i); i++)
+		assert_true(cta_device_preset(i)->spin_add_mask == 0);
+	assert_int_equal(cta_device_spin_add_ns(cta_device_find("H100"), 3), 0);
+	assert_int_equal(cta_device_load(&m, write_file("add.model", text), err, sizeof(err)), 0);
+	assert_int_equal(m.spin_add_ns[2], 1068);
+	assert_int_equal(m.spin_add_ns[5], 0);
+	assert_true(m.spin_add_mask == ((1ull << 1) | (1ull << 4)));
+	assert_int_equal(cta_device_spin_add_ns(&m, 1), 1068);
+	assert_int_equal(cta_device_spin_add_ns(&m, 4), 1068);
+	assert_int_equal(cta_device_spin_add_ns(&m, 5), 0);
+	assert_int_equal(cta_device_spin_add_ns(&m, 64), 0);
+	assert_int_equal(cta_device_spin_add_ns(&m, 1000), 0);
+	snprintf(path, sizeof(path), "%s/add_saved.model", tmpdir);
+	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), 0);
+	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
+	assert_models_equal(&m, &back);
+	m.spin_add_ns[3] = 7; /* a value without its mask bit */
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+	assert_non_null(strstr(err, "spin_add for 3 resident blocks"));
+	m.spin_add_ns[3] = 0;
+	m.spin_add_ns[2] = CTA_DEVICE_SPIN_ADD_MAX + 1;
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
+}
+
+static void malformed_spin_add_lines_are_reported(void **state)
+{
+	(void)state;
+	expect_error("base = H100\nspin_add = 9\n", 2,
+	             "spin_add: expected 'RESIDENT NS' (two numbers), got '9'");
+	expect_error("base = H100\nspin_add = 0 100\n", 2,
+	             "spin_add: resident count 0 is out of range (1 .. 64)");
+	expect_error("base = H100\nspin_add = 65 100\n", 2,
+	             "spin_add: resident count 65 is out of range (1 .. 64)");
+	expect_error("base = H100\nspin_add = 1 1.5\n", 2,
+	             "spin_add: bad time '1.5' (nanoseconds, an integer)");
+	expect_error("base = H100\nspin_add = 1 -3\n", 2,
+	             "spin_add: bad time '-3' (nanoseconds, an integer)");
+	expect_error("base = H100\nspin_add = 1 1000000001\n", 2,
+	             "spin_add: 1000000001 ns is out of range (0 .. 1000000000)");
+	expect_error("base = H100\nspin_add = 4 10\n\nspin_add = 4 20\n", 4,
+	             "second spin_add for 4 resident blocks (first on line 2)");
+}
+
 static void malformed_spin_scale_lines_are_reported(void **state)
 {
 	(void)state;
@@ -641,6 +697,8 @@ int main(void)
 	    cmocka_unit_test(placement_must_be_a_known_policy),
 	    cmocka_unit_test(inconsistent_file_points_at_the_blamed_key),
 	    cmocka_unit_test(missing_file_is_not_found),
+	    cmocka_unit_test(spin_add_lines_round_trip_and_look_up),
+	    cmocka_unit_test(malformed_spin_add_lines_are_reported),
 	    cmocka_unit_test(resolve_prefers_presets_then_files),
 	    cmocka_unit_test(resolve_unknown_name_lists_the_presets),
 	    cmocka_unit_test(resolve_reports_a_broken_file),

@@ -12,8 +12,9 @@
 #include "ctasim/trace.h"
 
 static const char usage_text[] =
-    "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE] [--block-ns NS\n"
-    "                        [--duration-quantile Q]]\n"
+    "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE]\n"
+    "                        [--block-ns [KERNEL=]NS]... [--duration-trace TRACE]...\n"
+    "                        [--duration-quantile Q]\n"
     "\n"
     "Fits a device model to one or more (hardware) traces of one GPU: the SM\n"
     "count, the first-wave placement order (placement = order) and the launch,\n"
@@ -23,9 +24,17 @@ static const char usage_text[] =
     "  -o MODEL         model file to write\n"
     "  --base DEVICE    preset name or model file to start from\n"
     "                   (default: the device named in the first trace)\n"
-    "  --block-ns NS    every block of the traces asked for NS ns of cta_spin_ns\n"
-    "                   (the spin kernel's ns): also fit the duration model,\n"
-    "                   spin_scale per count of blocks resident on the SM\n"
+    "  --block-ns NS    every block of the traces asked for NS ns with one\n"
+    "                   cta_spin_ns call (the spin kernel's ns): also fit the\n"
+    "                   duration model, spin_scale (and, where blocks asked for\n"
+    "                   two or more times, spin_add) per count of blocks\n"
+    "                   resident on the SM\n"
+    "  --block-ns KERNEL=NS\n"
+    "                   the same for the kernels named KERNEL in the trace\n"
+    "                   headers only (repeatable; overrides a plain NS)\n"
+    "  --duration-trace TRACE\n"
+    "                   a trace that feeds the duration model only, not the\n"
+    "                   placement or latencies (repeatable)\n"
     "  --duration-quantile Q\n"
     "                   quantile of the block durations behind each spin_scale,\n"
     "                   0 .. 1 (default 0.99: the slow blocks set the makespan)\n";
@@ -41,13 +50,23 @@ int cta_cmd_calibrate(int argc, char **argv)
 	struct cta_device_model *base = NULL, *m = NULL;
 	char err[512];
 	struct cta_calib_opts opts = CTA_CALIB_OPTS_INIT;
-	if (!paths)
+	struct cta_calib_spin *named = calloc((size_t)argc, sizeof(*named));
+	unsigned char *donly = calloc((size_t)argc, 1);
+	if (!paths || !named || !donly) {
+		free(paths);
+		free(named);
+		free(donly);
 		return CTA_EXIT_USAGE;
+	}
+	opts.named = named;
+	opts.duration_only = donly;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_text, stdout);
 			free(paths);
+			free(named);
+			free(donly);
 			return CTA_EXIT_OK;
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			if (++i >= argc)
@@ -58,13 +77,23 @@ int cta_cmd_calibrate(int argc, char **argv)
 				goto usage;
 			char *end;
 			if (a[2] == 'b') {
-				unsigned long long v = strtoull(argv[i], &end, 10);
-				if (*end || end == argv[i] || argv[i][0] == '-' || v == 0) {
+				const char *eq = strchr(argv[i], '=');
+				const char *num = eq ? eq + 1 : argv[i];
+				unsigned long long v = strtoull(num, &end, 10);
+				if (*end || end == num || num[0] == '-' || v == 0 ||
+				    (eq && eq == argv[i])) {
 					fprintf(stderr, "ctasim calibrate: --block-ns needs a "
-					                "number of ns > 0\n");
+					                "number of ns > 0, or KERNEL=NS\n");
 					goto usage;
 				}
-				opts.block_ns = v;
+				if (eq) {
+					/* argv outlives the call: the name ends at '='. */
+					char *name = (char *)argv[i];
+					name[eq - argv[i]] = 0;
+					named[opts.n_named++] = (struct cta_calib_spin){name, v};
+				} else {
+					opts.block_ns = v;
+				}
 			} else {
 				double q = strtod(argv[i], &end);
 				if (*end || end == argv[i] || !(q >= 0 && q <= 1)) {
@@ -75,6 +104,11 @@ int cta_cmd_calibrate(int argc, char **argv)
 				}
 				opts.quantile = q;
 			}
+		} else if (!strcmp(a, "--duration-trace")) {
+			if (++i >= argc)
+				goto usage;
+			donly[n] = 1;
+			paths[n++] = argv[i];
 		} else if (!strcmp(a, "--base")) {
 			if (++i >= argc)
 				goto usage;
@@ -139,10 +173,18 @@ int cta_cmd_calibrate(int argc, char **argv)
 	printf("  cancel_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->cancel_latency_ns,
 	       rep.n_cancel);
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
-		if (rep.n_spin[r])
-			printf("  spin_scale %-2u        %.4f (%" PRIu64
-			       " blocks with %u resident)\n",
+		if (rep.n_spin[r]) {
+			printf("  spin_scale %-2u        %.4f (%" PRIu64 " blocks with %u resident",
 			       r, m->spin_scale_ppm[r] / 1e6, rep.n_spin[r], r);
+			if (m->spin_add_mask >> (r - 1) & 1)
+				printf(", %u requested time(s))\n  spin_add %-2u          %u ns "
+				       "(%s)\n",
+				       rep.n_spin_lengths[r], r, m->spin_add_ns[r],
+				       rep.n_spin_lengths[r] > 1 ? "fitted"
+				                                 : "from a fitted count");
+			else
+				printf(")\n");
+		}
 	if (rep.note[0])
 		printf("  note: %s\n", rep.note);
 	ret = CTA_EXIT_OK;
@@ -158,5 +200,7 @@ done:
 	free(base);
 	free(m);
 	free(paths);
+	free(named);
+	free(donly);
 	return ret;
 }
