@@ -226,14 +226,16 @@ struct cta__outbox {
 	uint64_t *marks;  /* logical blocks processed (coverage) */
 	size_t nmarks, capmarks;
 	uint64_t crossings;
-	int comm;  /* a global atomic ran */
-	int error; /* errmsg holds a message that stops the run */
+	uint64_t lanes; /* lanes started (counted here: no shared counter) */
+	int comm;       /* a global atomic ran */
+	int error;      /* errmsg holds a message that stops the run */
 	char errmsg[256];
 };
 
 /* Per host thread: its fiber pool and spare lanes. */
+/* A cache line each: workers update their free lists on every lane. */
 struct cta__worker {
-	struct cta__fiber_pool *fpool;
+	_Alignas(64) struct cta__fiber_pool *fpool;
 	struct cta__lane_x *free_lanes;
 };
 
@@ -314,7 +316,7 @@ struct cta_sim {
 	uint64_t cancels_total;
 	struct cta__request *cancel_head, *cancel_tail; /* see queue_cancel in sim.c */
 	uint64_t barrier_crossings;
-	uint64_t lanes_started; /* lanes (fibers) started: one per unit without waits */
+	uint64_t lanes_started; /* lanes started: one per unit without waits (from outboxes) */
 	uint64_t events;
 	struct cta__pool *pool; /* NULL when running on one host thread */
 	struct cta__worker *workers;

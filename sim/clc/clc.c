@@ -271,7 +271,10 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	struct cta_sim *s = u->sim;
 	struct cta__kernel *k = u->k;
 	struct cta__cta *c = lane_cta(x);
-	__atomic_store_n(&k->uses_clc, 1, __ATOMIC_RELAXED);
+	/* Read first: a store on every call from every host thread would
+	 * bounce the kernel's cache line between cores. */
+	if (!__atomic_load_n(&k->uses_clc, __ATOMIC_RELAXED))
+		__atomic_store_n(&k->uses_clc, 1, __ATOMIC_RELAXED);
 	size_t roff = smem_off(c, result), boff = smem_off(c, bar);
 
 	if (c->observed_failure && c->observed_failure_t <= x->l.vtime)
@@ -568,7 +571,8 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = lane_cta(x);
 	unsigned me = lane_rank(x);
-	__atomic_store_n(&u->k->uses_clc, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&u->k->uses_clc, __ATOMIC_RELAXED))
+		__atomic_store_n(&u->k->uses_clc, 1, __ATOMIC_RELAXED);
 	if (!c->foreach_file) {
 		c->foreach_file = file;
 		c->foreach_line = line;

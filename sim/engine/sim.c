@@ -154,7 +154,9 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		return CTA_ENOMEM;
 	}
 	s->nworkers = s->pool ? cta__pool_size(s->pool) : 1;
-	s->workers = calloc(s->nworkers, sizeof(*s->workers));
+	s->workers = aligned_alloc(_Alignof(struct cta__worker), s->nworkers * sizeof(*s->workers));
+	if (s->workers)
+		memset(s->workers, 0, s->nworkers * sizeof(*s->workers));
 	if (!s->workers) {
 		cta_sim_free(s);
 		return CTA_ENOMEM;
@@ -467,6 +469,8 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	o->nmarks = 0;
 	s->barrier_crossings += o->crossings;
 	o->crossings = 0;
+	s->lanes_started += o->lanes;
+	o->lanes = 0;
 	if (o->comm && s->nworkers > 1 && s->deterministic) {
 		/* Blocks communicated through global memory while running on
 		 * several host threads: results stay right, but the order of

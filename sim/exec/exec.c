@@ -78,6 +78,18 @@ __attribute__((noinline)) static void zero(void *p, size_t n)
 	memset(p, 0, n);
 }
 
+/* Units, their CTAs and shared memory run on different host threads side
+ * by side: each allocation gets whole cache lines, so that one thread's
+ * writes (shared memory, barrier counts) never invalidate another's. */
+static void *calloc_lines(size_t n, size_t size)
+{
+	size_t bytes = (n * size + 63) / 64 * 64;
+	void *p = aligned_alloc(64, bytes);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                 const unsigned *sms, uint64_t t)
 {
@@ -85,7 +97,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	if (u) {
 		s->free_units = u->next_free;
 	} else {
-		u = calloc(1, sizeof(*u));
+		u = calloc_lines(1, sizeof(*u));
 		if (!u)
 			return NULL;
 	}
@@ -100,9 +112,9 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		free(ctas);
 		cap = k->csize > cap ? k->csize : cap;
 		smem_cap = need > smem_cap ? need : smem_cap;
-		ctas = calloc(cap, sizeof(*ctas));
+		ctas = calloc_lines(cap, sizeof(*ctas));
 		for (unsigned i = 0; ctas && i < cap; i++) {
-			ctas[i].smem = calloc(1, smem_cap);
+			ctas[i].smem = calloc_lines(1, smem_cap);
 			if (!ctas[i].smem) {
 				for (unsigned j = 0; j < i; j++)
 					free(ctas[j].smem);
@@ -132,6 +144,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		memset(o->ubcount, 0, sizeof(o->ubcount));
 	o->ubtotal = 0;
 	o->crossings = 0;
+	o->lanes = 0;
 	o->comm = 0;
 	o->error = 0;
 	u->ctas = ctas;
@@ -365,7 +378,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 	x->next_all = u->all;
 	u->all = x;
 	u->live_lanes++;
-	__atomic_fetch_add(&s->lanes_started, 1, __ATOMIC_RELAXED);
+	u->out.lanes++;
 	return x;
 }
 

@@ -66,6 +66,18 @@ struct cta__fiber {
 #endif
 };
 
+/* Fibers and pools are written on every switch (saved stack pointers,
+ * free lists); those of different host threads must not share a cache
+ * line, or every switch makes the other core reload it. */
+static void *calloc_lines(size_t size)
+{
+	size_t n = (size + 63) / 64 * 64;
+	void *q = aligned_alloc(64, n);
+	if (q)
+		memset(q, 0, n);
+	return q;
+}
+
 struct slab {
 	void *map;
 	size_t len;
@@ -234,7 +246,7 @@ int cta__fiber_overflowed(const struct cta__fiber *f)
 int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
 {
 	*out = NULL;
-	struct cta__fiber_pool *p = calloc(1, sizeof(*p));
+	struct cta__fiber_pool *p = calloc_lines(sizeof(*p));
 	if (!p)
 		return CTA_ENOMEM;
 	long pg = sysconf(_SC_PAGESIZE);
@@ -282,7 +294,7 @@ struct cta__fiber *cta__fiber_host(struct cta__fiber_pool *p)
 
 static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 {
-	struct cta__fiber *f = calloc(1, sizeof(*f));
+	struct cta__fiber *f = calloc_lines(sizeof(*f));
 	if (!f)
 		return NULL;
 	if (!p->slab_left) {
