@@ -52,6 +52,7 @@ struct cta__fiber {
 	char *map;       /* the whole mapping, guard page first; NULL for the host */
 	char *stack_lo;  /* lowest usable byte, just above the guard */
 	size_t stack_sz; /* usable bytes */
+	unsigned color;  /* bytes left unused at the top (see new_stack) */
 	int finished;
 	int in_pool; /* on the free list: not running and not resumable */
 	struct cta__fiber *next_free;
@@ -97,6 +98,7 @@ struct cta__fiber_pool {
 	/* Stacks are carved from slabs of SLAB_STACKS: one mapping each, so a
 	 * simulation with hundreds of thousands of waiting threads stays well
 	 * under the kernel's limit on mappings (vm.max_map_count). */
+	size_t nstacks; /* made so far: picks each one's colour */
 	char *slab_next;
 	size_t slab_left;
 	struct slab *slabs;
@@ -197,7 +199,7 @@ static void uc_entry(unsigned lo, unsigned hi)
  * fiber_main(f) at the top of f's stack. */
 static int prepare(struct cta__fiber *f)
 {
-	char *top = f->stack_lo + f->stack_sz;
+	char *top = f->stack_lo + f->stack_sz - f->color;
 	top = (char *)((uintptr_t)top & ~(uintptr_t)15);
 #if defined(CTA__FIBER_ASM) && defined(__x86_64__)
 	/* Slots from sp: MXCSR|x87 CW, r15, r14, r13, r12, rbx, rbp, return.
@@ -228,7 +230,7 @@ static int prepare(struct cta__fiber *f)
 	if (getcontext(&f->uc) != 0)
 		return CTA_ENOMEM;
 	f->uc.uc_stack.ss_sp = f->stack_lo;
-	f->uc.uc_stack.ss_size = f->stack_sz;
+	f->uc.uc_stack.ss_size = f->stack_sz - f->color;
 	f->uc.uc_link = NULL;
 	uintptr_t v = (uintptr_t)f;
 	makecontext(&f->uc, (void (*)(void))uc_entry, 2, (unsigned)(v & 0xffffffffu),
@@ -253,7 +255,8 @@ int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
 	p->page = pg > 0 ? (size_t)pg : 4096;
 	if (stack_bytes == 0)
 		stack_bytes = CTA__FIBER_STACK_DEFAULT;
-	p->stack_sz = (stack_bytes + p->page - 1) & ~(p->page - 1);
+	/* One page more than asked, for the stack's colour (new_stack). */
+	p->stack_sz = ((stack_bytes + p->page - 1) & ~(p->page - 1)) + p->page;
 	p->host.pool = p;
 	*out = p;
 	return 0;
@@ -327,6 +330,12 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 	f->map = NULL;
 	f->stack_lo = p->slab_next;
 	f->stack_sz = p->stack_sz;
+	/* Stacks are a power of two apart, so without a colour the tops of
+	 * all stacks, where a switch saves and restores registers, would
+	 * fall in the same cache sets: hundreds of waiting threads would
+	 * then evict each other's lines on every switch. Each stack starts
+	 * a different number of cache lines below its top. */
+	f->color = (unsigned)(p->nstacks++ % 64) * 64;
 	p->slab_next += p->stack_sz;
 	p->slab_left--;
 	*(uint64_t *)f->stack_lo = CANARY;
