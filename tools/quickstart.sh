@@ -83,9 +83,13 @@ test)
 	ninja -C build-tsan >/dev/null || exit 1
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(pwd)/tests/tsan.supp" \
 		meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 --suite unit || fail=1
-	sh tools/check-format.sh || fail=1
-	[ -x tests/fuzz/run.sh ] && { sh tests/fuzz/run.sh 20 || fail=1; }
-	python3 tools/test-summary.py build build-asan build-tsan
+	fmt=0
+	sh tools/check-format.sh || { fmt=1; fail=1; }
+	fuzz=0
+	sh tests/fuzz/run.sh 20 || { fuzz=1; fail=1; }
+	# The closing line counts these two checks as well as meson's tests.
+	python3 tools/test-summary.py build build-asan build-tsan \
+		"check:clang-format=$fmt" "check:fuzz_trace_reader=$fuzz"
 	exit $fail
 	;;
 *)

@@ -18,7 +18,8 @@ mkdir -p "$OUT/corpus"
 "$CC_FUZZ" -g -O1 -std=c11 -D_GNU_SOURCE \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-I"$ROOT/include" -I"$ROOT/sim" \
-	"$ROOT/tests/fuzz/fuzz_trace_reader.c" "$ROOT"/sim/trace/*.c "$ROOT/sim/util/errors.c" \
+	"$ROOT/tests/fuzz/fuzz_trace_reader.c" "$ROOT"/sim/trace/*.c "$ROOT"/sim/model/*.c \
+	"$ROOT/sim/util/errors.c" \
 	-lm -o "$OUT/fuzz_trace_reader"
 
 # New inputs go to $OUT/corpus, so the checked-in seeds stay as they are.
