@@ -237,7 +237,11 @@ struct cta__outbox {
 struct cta__worker {
 	_Alignas(64) struct cta__fiber_pool *fpool;
 	struct cta__lane_x *free_lanes;
+	struct cta__fiber *foreign; /* other pools' runners, to return to them */
 };
+/* Parks every worker's foreign runners in their own pools; only while no
+ * segment runs (the engine thread, outside a parallel batch). */
+void cta__exec_return_runners(struct cta_sim *s);
 
 /* A run of threads a waiting lane handed back: x from tid.x to end-1. */
 struct cta__run {

@@ -613,6 +613,9 @@ static void run_ready(struct cta_sim *s)
 	int sample = s->pool && !parallel && (b & 63) == 1;
 	uint64_t t0 = sample ? thread_cpu_ns() : 0;
 	if (parallel) {
+		/* The pools are idle: runners that finished away from their
+		 * maker go home before the workers need them. */
+		cta__exec_return_runners(s);
 		s->batch_cpu_ns = 0;
 		cta__pool_run(s->pool, segment_task, s, n);
 	} else {

@@ -384,6 +384,12 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 
 static int settle_barriers(struct cta_sim *s, struct cta__unit *u);
 
+void cta__exec_return_runners(struct cta_sim *s)
+{
+	for (unsigned i = 0; i < s->nworkers; i++)
+		cta__fiber_return_all(&s->workers[i].foreign);
+}
+
 /* What runs next in the unit: a lane woken from a wait first, then a new
  * lane for threads not yet run; NULL when neither is left (the scheduler
  * then decides whether the unit is done, waits, or is deadlocked), or
@@ -457,12 +463,17 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 		return;
 	}
 	if (spare) {
-		/* Nothing new to run here: park, unless this runner belongs to
-		 * another host thread's pool (its unit moved here), which would
-		 * race with that thread; such a runner is simply left until the
-		 * pool is freed. */
+		/* Nothing new to run here: park. A runner of another host
+		 * thread's pool (its unit moved here, as units do when a cancel
+		 * resumes them on the engine thread) would race with that
+		 * thread on its pool's list: it goes back there when the pools
+		 * are idle (cta__exec_return_runners). Left unparked, it would
+		 * keep a stack per thread of every such block until the run
+		 * ends, while its maker kept starting new ones. */
 		if (cta__fiber_pool_of(self) == cta__seg_worker->fpool)
 			cta__fiber_park(self);
+		else
+			cta__fiber_defer(&cta__seg_worker->foreign, self);
 	}
 	if (n) {
 		cta__cur = &n->l;

@@ -413,6 +413,22 @@ void cta__fiber_park(struct cta__fiber *f)
 	p->parked = f;
 }
 
+void cta__fiber_defer(struct cta__fiber **list, struct cta__fiber *f)
+{
+	assert(!f->finished && !f->in_pool);
+	f->next_free = *list;
+	*list = f;
+}
+
+void cta__fiber_return_all(struct cta__fiber **list)
+{
+	while (*list) {
+		struct cta__fiber *f = *list;
+		*list = f->next_free;
+		cta__fiber_park(f);
+	}
+}
+
 struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p)
 {
 	struct cta__fiber *f = p->parked;

@@ -62,6 +62,12 @@ void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f);
  * thread that uses the fiber's pool now. cta__fiber_unpark returns NULL
  * when none is parked. */
 void cta__fiber_park(struct cta__fiber *f);
+/* A fiber of another thread's pool that is to be parked (its unit moved to
+ * this thread) waits on a list of the current thread's until
+ * cta__fiber_return_all, called while no pool is in use, parks every fiber
+ * of the list in the pool that made it. */
+void cta__fiber_defer(struct cta__fiber **list, struct cta__fiber *f);
+void cta__fiber_return_all(struct cta__fiber **list);
 struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p);
 
 /* Nonzero once fn has returned. */
