@@ -290,9 +290,21 @@ static const struct preset_desc descs[] = {
 static const struct {
 	const char *alias, *name;
 } aliases[] = {
-    {"H100", "H100-SXM"},      {"H100-SXM5", "H100-SXM"}, {"H100-PCIE", "H100-PCIe"},
-    {"H200-SXM", "H200"},      {"B200-SXM", "B200"},      {"A100", "A100-SXM"},
+    {"H100", "H100-SXM"},
+    {"H100-SXM5", "H100-SXM"},
+    {"H100-PCIE", "H100-PCIe"},
+    {"H200-SXM", "H200"},
+    {"B200-SXM", "B200"},
+    {"A100", "A100-SXM"},
     {"A100-SXM4", "A100-SXM"},
+    /* The names the CUDA runtime reports (cudaDeviceProp.name), which a
+     * hardware trace's #device line carries: calibrate starts from them. */
+    {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+    {"NVIDIA H100 PCIe", "H100-PCIe"},
+    {"NVIDIA H200", "H200"},
+    {"NVIDIA B200", "B200"},
+    {"NVIDIA A100-SXM4-80GB", "A100-SXM"},
+    {"NVIDIA A100-SXM4-40GB", "A100-SXM"},
 };
 
 /* The models are large (two 1024-entry arrays each) and derived from the

@@ -239,6 +239,10 @@ static void find_is_case_insensitive_and_knows_aliases(void **state)
 	assert_ptr_equal(cta_device_find("h100-pcie"), cta_device_find("H100-PCIe"));
 	assert_ptr_equal(cta_device_find("b200"), cta_device_find("B200"));
 	assert_ptr_equal(cta_device_find("A100"), cta_device_find("A100-SXM"));
+	/* The CUDA runtime's names, as hardware traces record them. */
+	assert_ptr_equal(cta_device_find("NVIDIA H100 80GB HBM3"), cta_device_find("H100-SXM"));
+	assert_ptr_equal(cta_device_find("NVIDIA H100 PCIe"), cta_device_find("H100-PCIe"));
+	assert_ptr_equal(cta_device_find("NVIDIA B200"), cta_device_find("B200"));
 	assert_null(cta_device_find("H101"));
 	assert_null(cta_device_find(""));
 	assert_null(cta_device_find(NULL));
