@@ -261,6 +261,10 @@ struct cta__unit {
 	struct cta__cursor cursor;
 	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
 	struct cta__lane_x *all;              /* every lane ever started */
+	struct cta__lane_x *all_tail;         /* the first one started */
+	unsigned lane_worker;                 /* the worker that made the lanes, */
+	int lanes_mixed;                      /* ... unless several did */
+	int lanes_abandoned;                  /* unit_deadlock gave some up */
 	unsigned live_lanes;
 	struct cta__fiber *host; /* the scheduler's context */
 	struct cta_sim *sim;
