@@ -277,6 +277,26 @@ static void timing_only_runs_one_thread_per_block(void **state)
 	free(hits);
 }
 
+/* A timing-only run takes the one-thread path whatever --threads says: no
+ * pool, one worker. That is what "no slower at 16 threads" rests on; the
+ * bench's ratio of the two only measures the host's noise. */
+static void timing_only_runs_on_one_host_thread_whatever_threads_says(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.threads = 16;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	assert_int_equal(s->nworkers, 16);
+	assert_non_null(s->pool);
+	cta_sim_free(s);
+	o.timing_only = 1;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	assert_int_equal(s->nworkers, 1);
+	assert_null(s->pool);
+	cta_sim_free(s);
+}
+
 static void syncthreads_makes_shared_memory_writes_visible_to_the_block(void **state)
 {
 	(void)state;
@@ -591,6 +611,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(every_thread_of_every_block_runs_exactly_once),
 	    cmocka_unit_test(timing_only_runs_one_thread_per_block),
+	    cmocka_unit_test(timing_only_runs_on_one_host_thread_whatever_threads_says),
 	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
 	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
 	    cmocka_unit_test(mbarrier_waiters_continue_at_the_phase_completion_time),
