@@ -360,26 +360,44 @@ static int parse_wave(struct loader *ld, unsigned line, char *v)
 	return 0;
 }
 
-/* "spin_scale = RESIDENT PPM": one line per resident-block count. */
-static int parse_spin_scale(struct loader *ld, unsigned line, char *v)
+/* The two numbers of a "spin_scale" or "spin_add" line, "RESIDENT VALUE":
+ * checks the resident count, and leaves the value's text in *vtext and its
+ * number in *val; returns 1 when the value is not a number. */
+static int parse_resident_pair(struct loader *ld, unsigned line, char *v, const char *key,
+                               const char *what, unsigned long long *r, char **vtext,
+                               unsigned long long *val)
 {
 	char *end;
 	errno = 0;
-	unsigned long long r = strtoull(v, &end, 10);
+	*r = strtoull(v, &end, 10);
 	if (errno || end == v || *v == '-' || (*end != ' ' && *end != '\t'))
-		return fail(ld, line, "spin_scale: expected 'RESIDENT PPM' (two numbers), got '%s'",
-		            v);
-	if (r < 1 || r > CTA_DEVICE_MAX_RESIDENT)
-		return fail(ld, line, "spin_scale: resident count %llu is out of range (1 .. %d)",
-		            r, CTA_DEVICE_MAX_RESIDENT);
+		return fail(ld, line, "%s: expected 'RESIDENT %s' (two numbers), got '%s'", key,
+		            what, v);
+	if (*r < 1 || *r > CTA_DEVICE_MAX_RESIDENT)
+		return fail(ld, line, "%s: resident count %llu is out of range (1 .. %d)", key, *r,
+		            CTA_DEVICE_MAX_RESIDENT);
 	char *p = end;
 	while (*p == ' ' || *p == '\t')
 		p++;
+	*vtext = p;
 	errno = 0;
-	unsigned long long ppm = strtoull(p, &end, 10);
+	*val = strtoull(p, &end, 10);
 	if (errno || end == p || *p == '-' || *end)
+		return 1; /* the caller names what the value should be */
+	return 0;
+}
+
+/* "spin_scale = RESIDENT PPM": one line per resident-block count. */
+static int parse_spin_scale(struct loader *ld, unsigned line, char *v)
+{
+	unsigned long long r, ppm;
+	char *p;
+	int rc = parse_resident_pair(ld, line, v, "spin_scale", "PPM", &r, &p, &ppm);
+	if (rc == 1)
 		return fail(ld, line, "spin_scale: bad factor '%s' (parts per million, an integer)",
 		            p);
+	if (rc)
+		return rc;
 	if (ppm < 1 || ppm > CTA_DEVICE_SPIN_SCALE_MAX)
 		return fail(ld, line,
 		            "spin_scale: factor %llu ppm is out of range (1 .. %u; 1000000 is "
@@ -398,22 +416,13 @@ static int parse_spin_scale(struct loader *ld, unsigned line, char *v)
 /* "spin_add = RESIDENT NS": one line per resident-block count. */
 static int parse_spin_add(struct loader *ld, unsigned line, char *v)
 {
-	char *end;
-	errno = 0;
-	unsigned long long r = strtoull(v, &end, 10);
-	if (errno || end == v || *v == '-' || (*end != ' ' && *end != '\t'))
-		return fail(ld, line, "spin_add: expected 'RESIDENT NS' (two numbers), got '%s'",
-		            v);
-	if (r < 1 || r > CTA_DEVICE_MAX_RESIDENT)
-		return fail(ld, line, "spin_add: resident count %llu is out of range (1 .. %d)", r,
-		            CTA_DEVICE_MAX_RESIDENT);
-	char *p = end;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	errno = 0;
-	unsigned long long ns = strtoull(p, &end, 10);
-	if (errno || end == p || *p == '-' || *end)
+	unsigned long long r, ns;
+	char *p;
+	int rc = parse_resident_pair(ld, line, v, "spin_add", "NS", &r, &p, &ns);
+	if (rc == 1)
 		return fail(ld, line, "spin_add: bad time '%s' (nanoseconds, an integer)", p);
+	if (rc)
+		return rc;
 	if (ns > CTA_DEVICE_SPIN_ADD_MAX)
 		return fail(ld, line, "spin_add: %llu ns is out of range (0 .. %u)", ns,
 		            CTA_DEVICE_SPIN_ADD_MAX);

@@ -288,10 +288,9 @@ static void first_wave(struct cta_diff_kernel *d, const struct kview *v[2])
 	d->first_wave = mx ? (double)same / (double)mx : 1;
 }
 
-/* The origin of a trace's times: its first block begin (a start or a
- * steal), where the kernels' own work starts; without one, the first launch
- * record, or the first record. */
-static uint64_t origin_of(const struct cta_trace *t)
+/* The first block begin (a start or a steal), the first launch record and
+ * the first record of a trace; UINT64_MAX for what it does not have. */
+static void firsts_of(const struct cta_trace *t, uint64_t *begin, uint64_t *launch, uint64_t *any)
 {
 	uint64_t b = UINT64_MAX, o = UINT64_MAX, lo = UINT64_MAX;
 	for (size_t i = 0; i < t->count; i++) {
@@ -303,20 +302,26 @@ static uint64_t origin_of(const struct cta_trace *t)
 		if (r->t_ns < lo)
 			lo = r->t_ns;
 	}
+	*begin = b;
+	*launch = o;
+	*any = lo;
+}
+
+/* The origin of a trace's times: its first block begin, where the kernels'
+ * own work starts; without one, the first launch record, or the first
+ * record. */
+static uint64_t origin_of(const struct cta_trace *t)
+{
+	uint64_t b, o, lo;
+	firsts_of(t, &b, &o, &lo);
 	return b != UINT64_MAX ? b : o != UINT64_MAX ? o : lo != UINT64_MAX ? lo : 0;
 }
 
 /* First launch record to first block begin, or -1 when either is missing. */
 static int64_t launch_offset_of(const struct cta_trace *t)
 {
-	uint64_t b = UINT64_MAX, o = UINT64_MAX;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) && r->t_ns < b)
-			b = r->t_ns;
-		if (r->ev == CTA_TEV_LAUNCH && r->t_ns < o)
-			o = r->t_ns;
-	}
+	uint64_t b, o, lo;
+	firsts_of(t, &b, &o, &lo);
 	if (b == UINT64_MAX || o == UINT64_MAX)
 		return -1;
 	return (int64_t)b - (int64_t)o;
