@@ -102,9 +102,6 @@ struct cta__fiber_pool {
 	char *slab_next;
 	size_t slab_left;
 	struct slab *slabs;
-#ifdef CTA__FIBER_ASAN
-	struct cta__fiber *switching_from; /* who to credit the stack we left */
-#endif
 };
 
 #if defined(CTA__FIBER_ASM)
@@ -116,12 +113,19 @@ void cta__fiber_swap(void **save_sp, void *new_sp);
 void cta__fiber_entry(void);
 #endif
 
+#ifdef CTA__FIBER_ASAN
+/* The fiber this thread is switching away from, for the fiber it switches
+ * to to credit the stack it left: per host thread, since a unit's fibers may
+ * be resumed on another thread than their pool's. */
+static _Thread_local struct cta__fiber *asan_switching_from;
+#endif
+
 /* Both halves of the sanitizer protocol: before_switch() runs on the fiber
  * being left, after_switch() on the fiber that resumes. */
 static inline void before_switch(struct cta__fiber *from, struct cta__fiber *to, int dying)
 {
 #ifdef CTA__FIBER_ASAN
-	to->pool->switching_from = from;
+	asan_switching_from = from;
 	__sanitizer_start_switch_fiber(dying ? NULL : &from->asan_fake, to->asan_bottom,
 	                               to->asan_size);
 #endif
@@ -142,7 +146,7 @@ static inline void after_switch(struct cta__fiber *self)
 #ifdef CTA__FIBER_ASAN
 	/* Records the bounds of the stack just left: this is how the host
 	 * fiber's bounds become known before anything switches back to it. */
-	struct cta__fiber *prev = self->pool->switching_from;
+	struct cta__fiber *prev = asan_switching_from;
 	__sanitizer_finish_switch_fiber(self->asan_fake, &prev->asan_bottom, &prev->asan_size);
 #endif
 	(void)self;
