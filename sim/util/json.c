@@ -627,6 +627,34 @@ static int enter(struct parser *ps)
 	return 0;
 }
 
+/* After an array item or object member: 1 at a ',' (more follow), 0 at the
+ * container's closing character, -1 (error reported) otherwise. v is the
+ * container, whose position the "not closed" error names. */
+static int after_item(struct parser *ps, const struct cta__json *v, char close, const char *kind,
+                      const char *where)
+{
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ',') {
+		advance(ps);
+		return 1;
+	}
+	if (ps->p < ps->end && *ps->p == close) {
+		advance(ps);
+		return 0;
+	}
+	if (ps->p >= ps->end) {
+		perr_at(ps, CTA_EPARSE, v->line, v->col,
+		        "%s is not closed (end of input before its '%c')", kind, close);
+	} else if (*ps->p == '/') {
+		perr(ps, "comments are not allowed in JSON");
+	} else {
+		char d[16];
+		perr(ps, "expected ',' or '%c' %s, got %s", close, where,
+		     describe_here(ps, d, sizeof(d)));
+	}
+	return -1;
+}
+
 static const struct cta__json *parse_array(struct parser *ps)
 {
 	struct cta__json *v = new_node(ps, CTA__JSON_ARRAY, ps->line, ps->col);
@@ -657,25 +685,11 @@ static const struct cta__json *parse_array(struct parser *ps)
 		if (!slot)
 			goto fail;
 		*slot = e;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			advance(ps);
+		int next = after_item(ps, v, ']', "array", "in an array");
+		if (next > 0)
 			continue;
-		}
-		if (ps->p < ps->end && *ps->p == ']') {
-			advance(ps);
+		if (next == 0)
 			break;
-		}
-		if (ps->p >= ps->end) {
-			perr_at(ps, CTA_EPARSE, v->line, v->col,
-			        "array is not closed (end of input before its ']')");
-		} else if (*ps->p == '/') {
-			perr(ps, "comments are not allowed in JSON");
-		} else {
-			char d[16];
-			perr(ps, "expected ',' or ']' in an array, got %s",
-			     describe_here(ps, d, sizeof(d)));
-		}
 		goto fail;
 	}
 done:
@@ -820,25 +834,11 @@ static const struct cta__json *parse_object(struct parser *ps)
 			goto fail;
 		/* vec_push may have moved the array; index the last member anew. */
 		((struct cta__json_member *)mem.items)[mem.n - 1].value = val;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			advance(ps);
+		int next = after_item(ps, v, '}', "object", "after an object member");
+		if (next > 0)
 			continue;
-		}
-		if (ps->p < ps->end && *ps->p == '}') {
-			advance(ps);
+		if (next == 0)
 			break;
-		}
-		if (ps->p >= ps->end) {
-			perr_at(ps, CTA_EPARSE, v->line, v->col,
-			        "object is not closed (end of input before its '}')");
-		} else if (*ps->p == '/') {
-			perr(ps, "comments are not allowed in JSON");
-		} else {
-			char d[16];
-			perr(ps, "expected ',' or '}' after an object member, got %s",
-			     describe_here(ps, d, sizeof(d)));
-		}
 		goto fail;
 	}
 done:

@@ -11,6 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd.h"
+#include "ctasim/errors.h"
+#include "ctasim/trace.h"
+
 int cli_is(const char *arg, const char *opt)
 {
 	size_t n = strlen(opt);
@@ -160,4 +164,32 @@ int cli_out_close(struct cli_out *o, int rc)
 		o->tmp = NULL;
 	}
 	return rc;
+}
+
+int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trace_writer w,
+                      const void *opts, int note_incomplete)
+{
+	struct cta_trace t;
+	char err[512];
+	int rc = cta_trace_read(&t, in, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "ctasim %s: %s\n", cmd, err);
+		return CTA_EXIT_USAGE;
+	}
+	if (note_incomplete && !t.complete)
+		fprintf(stderr, "ctasim %s: %s: note: the trace is marked incomplete\n", cmd, in);
+	struct cli_out o;
+	if (cli_out_open(&o, out) < 0) {
+		cta_trace_free(&t);
+		return CTA_EXIT_USAGE;
+	}
+	rc = w(&t, o.f, opts);
+	cta_trace_free(&t);
+	rc = cli_out_close(&o, rc);
+	if (rc) {
+		fprintf(stderr, "ctasim %s: %s: %s\n", cmd, o.to_stdout ? "<stdout>" : out,
+		        cta_strerror(rc));
+		return CTA_EXIT_USAGE;
+	}
+	return CTA_EXIT_OK;
 }

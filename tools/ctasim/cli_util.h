@@ -36,6 +36,15 @@ int cli_out_open(struct cli_out *o, const char *path);
  * when closing or renaming failed; on failure the temporary is removed. */
 int cli_out_close(struct cli_out *o, int rc);
 
+struct cta_trace;
+/* Writes a trace to an output file. */
+typedef int (*cli_trace_writer)(const struct cta_trace *t, FILE *f, const void *opts);
+/* Reads trace `in` and writes it to `out` (through cli_out) with w(opts),
+ * printing "ctasim CMD: ..." for what fails; with note_incomplete, says so
+ * when the trace is marked incomplete. Returns a CTA_EXIT_* code. */
+int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trace_writer w,
+                      const void *opts, int note_incomplete);
+
 /* Loads a user's shared object of kernels (--load). */
 int cli_load(const char *cmd, const char *path);
 

@@ -23,6 +23,12 @@ static const char usage_text[] =
     "  --group gpu       all SM tracks under one \"GPU\" process (default)\n"
     "  --group kernel    one process per kernel, its SM tracks under it\n";
 
+/* cta_trace_export_perfetto as a cli_trace_writer. */
+static int write_export(const struct cta_trace *t, FILE *f, const void *opts)
+{
+	return cta_trace_export_perfetto(t, f, opts);
+}
+
 int cta_cmd_export(int argc, char **argv)
 {
 	const char *in = NULL, *out = "-";
@@ -65,30 +71,7 @@ int cta_cmd_export(int argc, char **argv)
 	if (!in || !perfetto)
 		goto usage;
 
-	struct cta_trace t;
-	char err[512];
-	int rc = cta_trace_read(&t, in, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "ctasim export: %s\n", err);
-		return CTA_EXIT_USAGE;
-	}
-	if (!t.complete)
-		fprintf(stderr, "ctasim export: %s: note: the trace is marked incomplete\n", in);
-
-	struct cli_out o;
-	if (cli_out_open(&o, out) < 0) {
-		cta_trace_free(&t);
-		return CTA_EXIT_USAGE;
-	}
-	rc = cta_trace_export_perfetto(&t, o.f, &opts);
-	cta_trace_free(&t);
-	rc = cli_out_close(&o, rc);
-	if (rc) {
-		fprintf(stderr, "ctasim export: %s: %s\n", o.to_stdout ? "<stdout>" : out,
-		        cta_strerror(rc));
-		return CTA_EXIT_USAGE;
-	}
-	return CTA_EXIT_OK;
+	return cli_trace_convert("export", in, out, write_export, &opts, 1);
 usage:
 	fputs(usage_text, stderr);
 	return CTA_EXIT_USAGE;

@@ -36,6 +36,12 @@ static int parse_px(const char *opt, const char *s, unsigned *out)
 	return 0;
 }
 
+/* cta_trace_render_svg as a cli_trace_writer. */
+static int write_view(const struct cta_trace *t, FILE *f, const void *opts)
+{
+	return cta_trace_render_svg(t, f, opts);
+}
+
 int cta_cmd_view(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL;
@@ -72,27 +78,7 @@ int cta_cmd_view(int argc, char **argv)
 	if (!in || !out)
 		goto usage;
 
-	struct cta_trace t;
-	char err[512];
-	int rc = cta_trace_read(&t, in, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "ctasim view: %s\n", err);
-		return CTA_EXIT_USAGE;
-	}
-	struct cli_out o;
-	if (cli_out_open(&o, out) < 0) {
-		cta_trace_free(&t);
-		return CTA_EXIT_USAGE;
-	}
-	rc = cta_trace_render_svg(&t, o.f, &opts);
-	cta_trace_free(&t);
-	rc = cli_out_close(&o, rc);
-	if (rc) {
-		fprintf(stderr, "ctasim view: %s: %s\n", o.to_stdout ? "<stdout>" : out,
-		        cta_strerror(rc));
-		return CTA_EXIT_USAGE;
-	}
-	return CTA_EXIT_OK;
+	return cli_trace_convert("view", in, out, write_view, &opts, 0);
 usage:
 	fputs(usage_text, stderr);
 	return CTA_EXIT_USAGE;
