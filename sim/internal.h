@@ -121,10 +121,6 @@ struct cta__request {
 	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
 	struct cta__request *next_new; /* in the unit's list of new requests */
 	struct cta__request *next;     /* in the CTA's request list */
-	/* In the engine's FIFO of requests to resolve (see queue_cancel in
-	 * sim.c): the key its event would have in the heap. */
-	uint64_t at, seq;
-	struct cta__request *next_cancel;
 };
 
 /* ---- execution units: a block, or a whole cluster ----------------------- */
@@ -322,7 +318,6 @@ struct cta_sim {
 	int aborted; /* ub_mode ABORT hit */
 	int hung;
 	uint64_t cancels_total;
-	struct cta__request *cancel_head, *cancel_tail; /* see queue_cancel in sim.c */
 	uint64_t barrier_crossings;
 	uint64_t lanes_started; /* lanes started: one per unit without waits (from outboxes) */
 	uint64_t events;

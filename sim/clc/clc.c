@@ -334,8 +334,6 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->counted = 0;
 	r->next_new = NULL;
 	r->next = c->reqs;
-	r->at = r->seq = 0;
-	r->next_cancel = NULL;
 	c->reqs = r;
 	if (u->new_reqs_tail)
 		u->new_reqs_tail->next_new = r;

@@ -1,5 +1,6 @@
-/* Events keyed by (time, sequence): a FIFO ring for events that arrive in
- * time order and a 4-ary min-heap for the others (see event_queue.h). The
+/* Events keyed by (time, sequence): FIFO rings for streams of events that
+ * arrive in time order and a 4-ary min-heap for the others (see
+ * event_queue.h). The
  * sequence number is assigned at insertion, which makes ties break
  * first-in first-out. Four children per node halve the depth of a binary
  * heap and keep siblings in one or two cache lines. */
@@ -14,45 +15,45 @@ void cta__evq_init(struct cta__evq *q)
 	q->h = NULL;
 	q->n = q->cap = 0;
 	q->seq = 0;
-	q->r = NULL;
-	q->rhead = q->rn = q->rcap = 0;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++)
+		q->r[i] = (struct cta__ring){NULL, 0, 0, 0};
 }
 
 void cta__evq_free(struct cta__evq *q)
 {
 	free(q->h);
-	free(q->r);
+	for (int i = 0; i < CTA__EVQ_RINGS; i++)
+		free(q->r[i].e);
 	cta__evq_init(q);
 }
 
 #define before cta__evq_before
 
-/* Appends to the ring: e is not earlier than any event in it. */
-static int ring_push(struct cta__evq *q, const struct cta__event *e)
+/* Appends to ring r: e is not earlier than any event in it. */
+static int ring_push(struct cta__ring *r, const struct cta__event *e)
 {
-	if (q->rn == q->rcap) {
-		size_t cap = q->rcap ? q->rcap * 2 : 1024;
-		struct cta__event *r = malloc(cap * sizeof(*r));
-		if (!r)
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 1024;
+		struct cta__event *ne = malloc(cap * sizeof(*ne));
+		if (!ne)
 			return CTA_ENOMEM;
-		for (size_t i = 0; i < q->rn; i++)
-			r[i] = q->r[(q->rhead + i) & (q->rcap - 1)];
-		free(q->r);
-		q->r = r;
-		q->rcap = cap;
-		q->rhead = 0;
+		for (size_t i = 0; i < r->n; i++)
+			ne[i] = r->e[(r->head + i) & (r->cap - 1)];
+		free(r->e);
+		r->e = ne;
+		r->cap = cap;
+		r->head = 0;
 	}
-	q->r[(q->rhead + q->rn++) & (q->rcap - 1)] = *e;
+	r->e[(r->head + r->n++) & (r->cap - 1)] = *e;
 	return 0;
 }
 
-int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *p, uint64_t a)
+int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, int type, void *p,
+                       uint64_t a)
 {
-	/* Not earlier than the ring's last event: its sequence number is
-	 * larger, so appending keeps the ring sorted. */
-	if (!q->rn || t >= q->r[(q->rhead + q->rn - 1) & (q->rcap - 1)].t) {
+	if (best) {
 		struct cta__event e = {t, q->seq, p, (uint32_t)a, type};
-		int rc = ring_push(q, &e);
+		int rc = ring_push(best, &e);
 		if (rc == 0)
 			q->seq++;
 		return rc;
@@ -78,21 +79,13 @@ int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *p, uint64_t a)
 	return 0;
 }
 
-int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
+void cta__evq_pop_heap(struct cta__evq *q, struct cta__event *out)
 {
-	if (q->rn && (!q->n || before(&q->r[q->rhead], &q->h[0]))) {
-		*out = q->r[q->rhead];
-		q->rhead = (q->rhead + 1) & (q->rcap - 1);
-		q->rn--;
-		return 1;
-	}
-	if (!q->n)
-		return 0;
 	*out = q->h[0];
 	struct cta__event last = q->h[--q->n];
 	size_t n = q->n;
 	if (!n)
-		return 1;
+		return;
 	/* Floyd's trick: move the hole down along the smaller children to a
 	 * leaf without comparing against `last`, then sift `last` up from
 	 * there. The last element usually belongs near the bottom, so this
@@ -117,5 +110,4 @@ int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
 		i = parent;
 	}
 	q->h[i] = last;
-	return 1;
 }

@@ -1,10 +1,10 @@
 /* The discrete-event queue, ordered by (time, insertion sequence), so events
  * at the same virtual time run first-in first-out and every run is
- * reproducible. Two parts: a FIFO ring of events pushed in nondecreasing
+ * reproducible. Two FIFO rings, each holding events pushed in nondecreasing
  * time order (sequence numbers only grow, so such a run is already sorted),
- * and a 4-ary min-heap for the rest. Block ends of equal-length blocks and
- * fixed-latency responses arrive in time order, so most events never touch
- * the heap; popping takes the smaller of the two heads. */
+ * and a 4-ary min-heap for the rest. Block ends of equal-length blocks form
+ * one such stream and fixed-latency responses (cancels) another, so most
+ * events never touch the heap; popping takes the least of the three heads. */
 #ifndef CTASIM_EVENT_QUEUE_H
 #define CTASIM_EVENT_QUEUE_H
 
@@ -20,20 +20,49 @@ struct cta__event {
 	int type;
 };
 
+/* Events in time order: e[(head + i) & (cap - 1)], i < n. */
+struct cta__ring {
+	struct cta__event *e;
+	size_t head, n, cap;
+};
+
+#define CTA__EVQ_RINGS 2 /* cta__evq_push chooses between exactly two */
+
 struct cta__evq {
 	struct cta__event *h; /* the heap */
 	size_t n, cap;
 	uint64_t seq;
-	struct cta__event *r; /* the ring: r[(rhead + i) & (rcap - 1)], i < rn */
-	size_t rhead, rn, rcap;
+	struct cta__ring r[CTA__EVQ_RINGS];
 };
 
 void cta__evq_init(struct cta__evq *q);
 void cta__evq_free(struct cta__evq *q);
-/* Returns 0 or CTA_ENOMEM. */
-int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *p, uint64_t a);
-/* Pops the earliest event into *out; returns 0 when the queue is empty. */
-int cta__evq_pop(struct cta__evq *q, struct cta__event *out);
+/* The rest of cta__evq_push: into ring `best` when not NULL (growing it),
+ * else into the heap. */
+int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, int type, void *p,
+                       uint64_t a);
+
+/* Returns 0 or CTA_ENOMEM. Inline: most events go to a ring with room. */
+static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *p, uint64_t a)
+{
+	/* The ring whose last event is the latest not after t (an empty ring
+	 * takes anything): appending keeps it sorted, since the new sequence
+	 * number is larger, and choosing the closest keeps the other ring free
+	 * for a stream that runs behind. */
+	struct cta__ring *r0 = &q->r[0], *r1 = &q->r[1];
+	uint64_t t0 = r0->n ? r0->e[(r0->head + r0->n - 1) & (r0->cap - 1)].t : 0;
+	uint64_t t1 = r1->n ? r1->e[(r1->head + r1->n - 1) & (r1->cap - 1)].t : 0;
+	int ok0 = t0 <= t, ok1 = t1 <= t;
+	struct cta__ring *best = ok0 ? (ok1 && t1 > t0 ? r1 : r0) : ok1 ? r1 : NULL;
+	if (best && best->n < best->cap) {
+		best->e[(best->head + best->n++) & (best->cap - 1)] =
+		    (struct cta__event){t, q->seq++, p, (uint32_t)a, type};
+		return 0;
+	}
+	return cta__evq_push_slow(q, best, t, type, p, a);
+}
+/* Pops the heap's top into *out (the heap is not empty). */
+void cta__evq_pop_heap(struct cta__evq *q, struct cta__event *out);
 static inline int cta__evq_before(const struct cta__event *a, const struct cta__event *b)
 {
 	/* One wide comparison instead of two dependent branches. */
@@ -42,15 +71,47 @@ static inline int cta__evq_before(const struct cta__event *a, const struct cta__
 	return ka < kb;
 }
 
+/* The ring holding the earliest event, or NULL when that is the heap's top
+ * (or the queue is empty); *head is that event, or NULL when empty. */
+static inline struct cta__ring *cta__evq_first(const struct cta__evq *q,
+                                               const struct cta__event **head)
+{
+	const struct cta__event *best = q->n ? &q->h[0] : NULL;
+	const struct cta__ring *from = NULL;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
+		const struct cta__ring *r = &q->r[i];
+		if (r->n && (!best || cta__evq_before(&r->e[r->head], best))) {
+			best = &r->e[r->head];
+			from = r;
+		}
+	}
+	*head = best;
+	return (struct cta__ring *)from;
+}
+
 /* The earliest event, or NULL when the queue is empty. */
 static inline const struct cta__event *cta__evq_head(const struct cta__evq *q)
 {
-	const struct cta__event *r = q->rn ? &q->r[q->rhead] : NULL;
-	if (!q->n)
-		return r;
-	if (!r || cta__evq_before(&q->h[0], r))
-		return &q->h[0];
-	return r;
+	const struct cta__event *h;
+	cta__evq_first(q, &h);
+	return h;
+}
+
+/* Pops the earliest event into *out; returns 0 when the queue is empty. */
+static inline int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
+{
+	const struct cta__event *h;
+	struct cta__ring *r = cta__evq_first(q, &h);
+	if (!h)
+		return 0;
+	if (!r) {
+		cta__evq_pop_heap(q, out);
+		return 1;
+	}
+	*out = *h;
+	r->head = (r->head + 1) & (r->cap - 1);
+	r->n--;
+	return 1;
 }
 
 /* Time of the earliest event, or UINT64_MAX when empty. */

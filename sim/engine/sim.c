@@ -486,35 +486,12 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	o->error = 0;
 }
 
-/* Queues request r's resolution at time t. Work-stealing blocks ask about
- * once per stolen block, at steadily spaced times, so requests mostly come
- * in time order: those go in a FIFO beside the heap, at a fraction of the
- * heap's cost, and one that would come before the FIFO's last goes in the
- * heap. Either way it takes the next sequence number, and the engine takes
- * whichever head is earlier in (time, sequence): the order is exactly that
- * of the heap alone. */
-static void queue_cancel(struct cta_sim *s, struct cta__request *r, uint64_t t)
-{
-	if (s->cancel_tail && t < s->cancel_tail->at) {
-		cta__push(s, t, EV_CANCEL, r, 0);
-		return;
-	}
-	r->at = t;
-	r->seq = s->q.seq++;
-	r->next_cancel = NULL;
-	if (s->cancel_tail)
-		s->cancel_tail->next_cancel = r;
-	else
-		s->cancel_head = r;
-	s->cancel_tail = r;
-}
-
 static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 {
 	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
-		queue_cancel(s, r, r->issue_t < s->now ? s->now : r->issue_t);
+		cta__push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);
 	u->new_reqs = u->new_reqs_tail = NULL;
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
@@ -708,22 +685,13 @@ int cta_sim_run(cta_sim *s)
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	struct cta__event e;
 	while (!s->aborted && !s->hung && !s->io_error) {
-		/* The next thing to happen: the queue's head, the head of the
-		 * cancel FIFO, or the pending dispatch, whichever comes first in
-		 * (time, sequence) order. */
+		/* The next thing to happen: the queue's head, or the pending
+		 * dispatch when it comes first in (time, sequence) order. */
 		const struct cta__event *head = cta__evq_head(&s->q);
 		uint64_t next_t = head ? head->t : UINT64_MAX;
-		uint64_t next_seq = head ? head->seq : UINT64_MAX;
-		struct cta__request *cr = s->cancel_head;
-		int cancel =
-		    cr && (!head || cr->at < next_t || (cr->at == next_t && cr->seq < next_seq));
-		if (cancel) {
-			next_t = cr->at;
-			next_seq = cr->seq;
-		}
 		int disp =
-		    s->dispatch_pending && (!(head || cancel) || s->fe_free < next_t ||
-		                            (s->fe_free == next_t && s->dispatch_seq < next_seq));
+		    s->dispatch_pending && (!head || s->fe_free < next_t ||
+		                            (s->fe_free == next_t && s->dispatch_seq < head->seq));
 		if (disp)
 			next_t = s->fe_free;
 		if (s->ready_head && next_t >= s->ready_min) {
@@ -736,14 +704,8 @@ int cta_sim_run(cta_sim *s)
 			cta__sched_dispatch(s);
 			continue;
 		}
-		if (cancel) {
-			s->cancel_head = cr->next_cancel;
-			if (!s->cancel_head)
-				s->cancel_tail = NULL;
-			e = (struct cta__event){cr->at, cr->seq, cr, 0, EV_CANCEL};
-		} else if (!cta__evq_pop(&s->q, &e)) {
+		if (!cta__evq_pop(&s->q, &e))
 			break;
-		}
 		s->now = e.t;
 		if (++s->events > s->o.max_events && s->o.max_events) {
 			s->hung = 1;
