@@ -17,8 +17,8 @@ int cta__kparam_imbalance(struct cta_harness *h, int *out)
 	else if (strcmp(v, "heavy_tail") == 0 || strcmp(v, "2") == 0)
 		*out = KWORK_HEAVY_TAIL;
 	else
-		return cta_harness_error(
-		    h, CTA_EINVAL,
+		return cta_harness_param_error(
+		    h, "imbalance", CTA_EINVAL,
 		    "parameter imbalance: '%s' is not one of none, one_in_seven, "
 		    "heavy_tail",
 		    v);
@@ -29,8 +29,8 @@ int cta__kparam_range(struct cta_harness *h, const char *name, int64_t lo, int64
 {
 	int64_t v = cta_harness_int(h, name);
 	if (v < lo || v > hi)
-		return cta_harness_error(h, CTA_EINVAL,
-		                         "parameter %s: %lld is out of range [%lld, %lld]", name,
+		return cta_harness_param_error(h, name, CTA_EINVAL,
+		                               "parameter %s: %lld is out of range [%lld, %lld]", name,
 		                         (long long)v, (long long)lo, (long long)hi);
 	*out = v;
 	return 0;

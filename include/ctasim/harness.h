@@ -106,6 +106,16 @@ CTA_EXPORT int cta_harness_error(struct cta_harness *h, int code, const char *fm
 #endif
     ;
 
+/* Fails setup because parameter `name` has a bad value; the message as for
+ * cta_harness_error. Scenario files use the name to point at the line of
+ * that argument. */
+CTA_EXPORT int cta_harness_param_error(struct cta_harness *h, const char *name, int code,
+                                       const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* ---- for the CLI: running a harness ------------------------------------ */
 
 typedef enum cta_backend {
@@ -160,6 +170,9 @@ CTA_EXPORT int cta_harness_sim_launch(const struct cta_harness *h, unsigned i,
                                       struct cta_launch *out);
 CTA_EXPORT int cta_harness_verify(struct cta_harness *h);
 CTA_EXPORT const char *cta_harness_errmsg(const struct cta_harness *h);
+/* The parameter whose value failed setup (cta_harness_param_error, or a
+ * value cta_harness_int/double could not parse), or NULL. */
+CTA_EXPORT const char *cta_harness_bad_param(const struct cta_harness *h);
 /* The simulator of a sim-backend run (NULL for other backends). */
 CTA_EXPORT cta_sim *cta_harness_sim(struct cta_harness *h);
 CTA_EXPORT void cta_harness_free(struct cta_harness *h);

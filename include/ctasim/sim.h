@@ -70,7 +70,7 @@ struct cta_ub_report {
 	uint64_t phys;   /* physical block */
 	unsigned thread; /* linear thread rank in block */
 	uint64_t t_ns;
-	char cause[200]; /* the earlier event that made it UB, with its location */
+	char cause[512]; /* the earlier event that made it UB, with its location */
 };
 
 /* Per-kernel results. */

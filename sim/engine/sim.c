@@ -394,7 +394,7 @@ static int open_trace(struct cta_sim *s)
 	int rc = cta_trace_writer_open(&s->tw, s->o.trace_path, h);
 	free(h);
 	if (rc < 0) {
-		cta__errf(s, "cannot write trace '%s': %s", s->o.trace_path, cta_strerror(rc));
+		cta__errf(s, "cannot write trace: %s", cta_trace_writer_errmsg(NULL));
 		s->tw = NULL;
 	}
 	return rc;

@@ -115,6 +115,28 @@ int cta_harness_error(struct cta_harness *h, int code, const char *fmt, ...)
 	return rc;
 }
 
+static void note_param(struct cta_harness *h, const char *name)
+{
+	if (!h->bad_param[0])
+		snprintf(h->bad_param, sizeof(h->bad_param), "%s", name);
+}
+
+int cta_harness_param_error(struct cta_harness *h, const char *name, int code, const char *fmt,
+                            ...)
+{
+	note_param(h, name);
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vfail(h, code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *cta_harness_bad_param(const struct cta_harness *h)
+{
+	return h && h->bad_param[0] ? h->bad_param : NULL;
+}
+
 const char *cta_harness_errmsg(const struct cta_harness *h)
 {
 	return h ? h->errmsg : "no harness";
@@ -190,6 +212,7 @@ int64_t cta_harness_int(struct cta_harness *h, const char *name)
 	int64_t x = 0;
 	if (v && parse_i64(v, &x) < 0 && !h->failed_param) {
 		h->failed_param = 1;
+		note_param(h, name);
 		snprintf(h->errmsg, sizeof(h->errmsg),
 		         "argument %s=%s: not an integer (examples: 1000, 0x100, 64K, 1<<20)", name,
 		         v);
@@ -207,6 +230,7 @@ double cta_harness_double(struct cta_harness *h, const char *name)
 	double x = strtod(v, &end);
 	if ((errno || end == v || *end) && !h->failed_param) {
 		h->failed_param = 1;
+		note_param(h, name);
 		snprintf(h->errmsg, sizeof(h->errmsg), "argument %s=%s: not a number", name, v);
 	}
 	return x;

@@ -34,6 +34,7 @@ struct cta_harness {
 	cta_verdict verdict;
 	char errmsg[512];
 	int failed_param; /* a parameter did not parse */
+	char bad_param[64]; /* the parameter a setup error is about ("" if none) */
 };
 
 /* Backend entry points: run every recorded launch. Each returns 0 or a

@@ -137,6 +137,25 @@ static int run_sim(cta_scenario_run *x, const struct cta_harness_opts *base, cha
 	return rc;
 }
 
+/* A kernel's harness refused its setup: the message names the argument's
+ * own line and field when the harness says which parameter was wrong,
+ * else the kernel's line. */
+static void report_setup_error(const struct cta_scenario *sc, unsigned i,
+                               const struct cta_harness *h, int rc, char *err, size_t errlen)
+{
+	const struct cta_scenario_kernel *k = &sc->kernels[i];
+	const char *msg = h ? cta_harness_errmsg(h) : cta_strerror(rc);
+	const char *name = cta_harness_bad_param(h);
+	size_t nl = name ? strlen(name) : 0;
+	for (size_t a = 0; name && a < k->nargs; a++)
+		if (strncmp(k->args[a], name, nl) == 0 && k->args[a][nl] == '=') {
+			snprintf(err, errlen, "%s:%d: field 'kernels[%u].args.%s': kernel '%s': %s",
+			         sc->path, k->arg_lines[a], i, name, k->label, msg);
+			return;
+		}
+	snprintf(err, errlen, "%s:%d: kernel '%s': %s", sc->path, k->line, k->label, msg);
+}
+
 int cta_scenario_exec(cta_scenario_run **out, const struct cta_scenario *sc,
                       const struct cta_harness_opts *base, char *err, size_t errlen)
 {
@@ -202,8 +221,7 @@ int cta_scenario_exec(cta_scenario_run **out, const struct cta_scenario *sc,
 		if (!rc)
 			rc = cta_harness_setup(x->hs[i]);
 		if (rc < 0) {
-			snprintf(err, errlen, "%s:%d: kernel '%s': %s", sc->path, k->line, k->label,
-			         x->hs[i] ? cta_harness_errmsg(x->hs[i]) : cta_strerror(rc));
+			report_setup_error(sc, i, x->hs[i], rc, err, errlen);
 			return rc;
 		}
 	}

@@ -569,6 +569,13 @@ int cta_device_load(struct cta_device_model *out, const char *path, char *errbuf
 			snprintf(errbuf, errlen, "%s: cannot open: %s", path, strerror(e));
 		return e == ENOENT ? CTA_ENOTFOUND : CTA_EIO;
 	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s: is a directory, not a device model file", path);
+		return CTA_EINVAL;
+	}
 	/* The loader holds a whole model plus bookkeeping: too big for a
 	 * small thread stack, so it lives on the heap. */
 	ld = calloc(1, sizeof(*ld));

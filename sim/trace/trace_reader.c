@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace_internal.h"
 
@@ -429,6 +430,11 @@ static int read_file(struct rd *r, char **out, size_t *out_len)
 	FILE *f = fopen(r->path, "rb");
 	if (!f)
 		return err(r, CTA_EIO, "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return err(r, CTA_EINVAL, "is a directory, not a trace file");
+	}
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
 	for (;;) {

@@ -318,6 +318,10 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 	 * replace the device node itself, and a stream has no "whole file"
 	 * to protect anyway. */
 	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		writer_free(w);
+		return fail(NULL, CTA_EINVAL, "is a directory", path, 0);
+	}
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		w->direct = 1;
 		snprintf(w->tmp_path, pl + 48, "%s", path);
@@ -344,9 +348,17 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 			break;
 		if (errno != EEXIST || attempt >= 1000) {
 			int e = errno;
-			fail(NULL, CTA_EIO, "cannot create temporary file", w->tmp_path, e);
+			/* A folder that is missing or not ours is the caller's
+			 * mistake, not an I/O failure. */
+			int code = e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
+			               ? CTA_EINVAL
+			               : CTA_EIO;
+			if (code == CTA_EINVAL)
+				fail(NULL, code, "cannot create a file there", path, e);
+			else
+				fail(NULL, code, "cannot create temporary file", w->tmp_path, e);
 			writer_free(w);
-			return CTA_EIO;
+			return code;
 		}
 	}
 	if (write_header(w, h)) {

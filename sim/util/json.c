@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ctasim/errors.h"
 
@@ -971,6 +972,13 @@ int cta__json_load(struct cta__json_doc **out, const char *path, const struct ct
 		if (err && errlen)
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return errno == ENOENT ? CTA_ENOTFOUND : CTA_EIO;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		if (err && errlen)
+			snprintf(err, errlen, "%s: is a directory, not a file", path);
+		return CTA_EINVAL;
 	}
 	/* Read at most one byte past the limit: enough to know it is too big
 	 * without reading a file of any size. */

@@ -210,7 +210,11 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 #undef VALUE
 	}
 	if (!*kernel) {
-		fprintf(stderr, "ctasim %s: which kernel? (see 'ctasim list')\n", cmd);
+		if (strcmp(cmd, "scenario") == 0)
+			fprintf(stderr, "ctasim %s: which scenario file? (see docs/SCENARIOS.md)\n",
+			        cmd);
+		else
+			fprintf(stderr, "ctasim %s: which kernel? (see 'ctasim list')\n", cmd);
 		return -1;
 	}
 	if (cli_device(cmd, device, &so.device) < 0)
