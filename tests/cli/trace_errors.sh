@@ -32,4 +32,8 @@ expect_rc 2 "$CTASIM" export --perfetto "$TMP/cut.trace"
 expect_in "$TMP/err" "ctasim export: $TMP/cut.trace:20: truncated: no end marker"
 expect_rc 2 "$CTASIM" view "$TMP/missing.trace" -o "$TMP/x.svg"
 expect_in "$TMP/err" "ctasim view: $TMP/missing.trace: cannot open: No such file"
+# A folder given as a trace is named as such.
+mkdir -p "$TMP/adir"
+expect_rc 2 "$CTASIM" view "$TMP/adir" -o "$TMP/x.svg"
+expect_in "$TMP/err" "ctasim view: $TMP/adir: is a directory, not a trace file"
 finish
