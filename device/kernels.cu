@@ -10,6 +10,8 @@
 
 /* Kernel bodies of kernels/, listed explicitly: a new family adds its
  * *_body.h here (and to cuda_body_headers in device/meson.build). */
+#include "../kernels/compute_body.h"
+#include "../kernels/crash_body.h"
 #include "../kernels/reduce_body.h"
 #include "../kernels/saxpy_body.h"
 #include "../kernels/spin_body.h"

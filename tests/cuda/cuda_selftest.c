@@ -570,7 +570,8 @@ static void test_priority(void)
  * variant of CTASIM_CUDA_INSTR_VARIANT against the uninstrumented build. */
 static void test_variants(void)
 {
-	const char *names[] = {"0", "0x100", "0x200", "0x400", "0x800", "0x300", "0x1000"};
+	const char *names[] = {"0",     "0x100", "0x200", "0x400", "0x800",
+	                       "0x300", "0x1000", "0x2000", "0x2200"};
 	/* The single-wave test spin (1056 x 128 threads, 20 us) first. */
 	spin_once(1056, 128, 20000, 0, "single_wave.trace");
 	for (int rep = 0; rep < 2; rep++) {
@@ -590,8 +591,8 @@ static void test_variants(void)
 			       names[v], ti[2], ti[0], ti[4], tu[2], tu[0], tu[4]);
 		}
 	}
-	const unsigned long long nss[] = {10000, 2000};
-	for (unsigned q = 0; q < 2; q++) {
+	const unsigned long long nss[] = {10000, 2000, 1000};
+	for (unsigned q = 0; q < 3; q++) {
 		float tu[5];
 		for (int r = 0; r < 5; r++)
 			tu[r] = kspin_once(65536, nss[q], 0, 1, NULL);
