@@ -46,7 +46,6 @@ struct cta__cuda_slot {
 #define CTA__CUDA_V_NO_END_SYNC 0x400u  /* end: no barrier, thread 0's own end */
 #define CTA__CUDA_V_END_EARLY   0x800u  /* end: read the timer before the barrier */
 #define CTA__CUDA_V_START_EARLY 0x1000u /* start: store before the entry barrier */
-#define CTA__CUDA_V_END_BARRIER 0x2000u /* end: a block barrier, then thread 0 records */
 
 /* Device-side error bits (ctx->errors), turned into messages by the host. */
 #define CTA__CUDA_ERR_CLC_OFF 0x1u /* a cancel was issued while CLC was off for the launch */
@@ -110,7 +109,6 @@ struct cta__cuda_block {
 	unsigned flags;
 	unsigned taken;          /* emulation: this block's index was stolen: exit at once */
 	unsigned long long self; /* this block's linear index */
-	unsigned warps_left;     /* end record: warps not yet past the body */
 	/* Which cancel results this CTA has already recorded (see
 	 * cta__cuda_note_result): shared address + 1, last key, issued here. */
 	unsigned tab_addr[CTA__CUDA_DEDUP];
@@ -647,7 +645,6 @@ static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
 			}
 		}
 		cta__blk.taken = taken;
-		cta__blk.warps_left = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
 		if (Instr && !taken && (f & CTA__CUDA_V_START_EARLY) && !(f & CTA__CUDA_V_NO_START))
 			cta__cuda_edge(0, t);
 	}
@@ -660,25 +657,10 @@ static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
 		cta__cuda_edge(0, t);
 	return run;
 }
-/* The end record: by default the last warp past the body records the time
- * (each warp's lane 0 counts itself out in shared memory), so no warp waits
- * at a block barrier only to be measured; the end is the same instant, the
- * last thread's. The barrier forms remain as measuring variants. */
 template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(void)
 {
 	if (Instr) {
 		unsigned f = cta__blk.flags;
-		if (!(f & (CTA__CUDA_V_END_BARRIER | CTA__CUDA_V_END_EARLY | CTA__CUDA_V_NO_END_SYNC |
-		           CTA__CUDA_V_NO_END))) {
-			unsigned rank = cta_thread_rank();
-			unsigned n = blockDim.x * blockDim.y * blockDim.z - (rank & ~31u);
-			__syncwarp(n >= 32 ? 0xffffffffu : (1u << n) - 1u);
-			if ((rank & 31u) == 0) {
-				if (atomicSub(&cta__blk.warps_left, 1u) == 1u)
-					cta__cuda_edge(1, cta_globaltimer_ns());
-			}
-			return;
-		}
 		if (f & CTA__CUDA_V_END_EARLY) {
 			uint64_t t = cta_globaltimer_ns();
 			if (!(f & CTA__CUDA_V_NO_END_SYNC))
