@@ -123,13 +123,15 @@ static size_t find(const struct run *r, size_t from, cta_trace_event ev, int k)
 }
 
 /* The launch record is the host's enqueue; kernel k reaches the dispatcher
- * launch_latency_ns later (H100 preset). Returns the index of the first
- * record at or after that instant. */
+ * launch_latency_ns later (of the device the trace names). Returns the
+ * index of the first record at or after that instant. */
 static size_t visible(const struct run *r, int k)
 {
 	size_t l = find(r, 0, CTA_TEV_LAUNCH, k);
 	assert_true(l < r->n);
-	uint64_t t = r->r[l].t_ns + cta_device_find("H100-SXM")->launch_latency_ns;
+	const struct cta_device_model *d = cta_device_find(r->t.header.device);
+	assert_non_null(d);
+	uint64_t t = r->r[l].t_ns + d->launch_latency_ns;
 	size_t i = l;
 	while (i < r->n && r->r[i].t_ns < t)
 		i++;
