@@ -30,8 +30,8 @@ int cta__kparam_range(struct cta_harness *h, const char *name, int64_t lo, int64
 	int64_t v = cta_harness_int(h, name);
 	if (v < lo || v > hi)
 		return cta_harness_param_error(h, name, CTA_EINVAL,
-		                               "parameter %s: %lld is out of range [%lld, %lld]", name,
-		                         (long long)v, (long long)lo, (long long)hi);
+		                               "parameter %s: %lld is out of range [%lld, %lld]",
+		                               name, (long long)v, (long long)lo, (long long)hi);
 	*out = v;
 	return 0;
 }

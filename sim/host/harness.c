@@ -121,8 +121,7 @@ static void note_param(struct cta_harness *h, const char *name)
 		snprintf(h->bad_param, sizeof(h->bad_param), "%s", name);
 }
 
-int cta_harness_param_error(struct cta_harness *h, const char *name, int code, const char *fmt,
-                            ...)
+int cta_harness_param_error(struct cta_harness *h, const char *name, int code, const char *fmt, ...)
 {
 	note_param(h, name);
 	va_list ap;

@@ -33,7 +33,7 @@ struct cta_harness {
 	cta_sim *sim; /* simulator backend */
 	cta_verdict verdict;
 	char errmsg[512];
-	int failed_param; /* a parameter did not parse */
+	int failed_param;   /* a parameter did not parse */
 	char bad_param[64]; /* the parameter a setup error is about ("" if none) */
 };
 

@@ -573,7 +573,8 @@ int cta_device_load(struct cta_device_model *out, const char *path, char *errbuf
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
 		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: is a directory, not a device model file", path);
+			snprintf(errbuf, errlen, "%s: is a directory, not a device model file",
+			         path);
 		return CTA_EINVAL;
 	}
 	/* The loader holds a whole model plus bookkeeping: too big for a

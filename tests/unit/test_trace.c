@@ -332,8 +332,13 @@ static void writer_reports_unwritable_directory(void **state)
 	struct cta_trace_header h;
 	cta_trace_writer *w;
 	fill_header(&h);
-	assert_int_equal(cta_trace_writer_open(&w, "/nonexistent-dir/x.trace", &h), CTA_EIO);
-	assert_non_null(strstr(cta_trace_writer_errmsg(NULL), "/nonexistent-dir/x.trace.tmp."));
+	/* A missing folder is the caller's mistake (bad input), named as such. */
+	assert_int_equal(cta_trace_writer_open(&w, "/nonexistent-dir/x.trace", &h), CTA_EINVAL);
+	assert_non_null(strstr(cta_trace_writer_errmsg(NULL),
+	                       "/nonexistent-dir/x.trace: cannot create a file there"));
+	/* So is a folder where the trace belongs. */
+	assert_int_equal(cta_trace_writer_open(&w, "/tmp", &h), CTA_EINVAL);
+	assert_non_null(strstr(cta_trace_writer_errmsg(NULL), "/tmp: is a directory"));
 }
 
 static void text_control_characters_become_spaces(void **state)
