@@ -309,8 +309,13 @@ struct cta_sim {
 	int dispatch_pending;  /* an EV_DISPATCH is queued */
 	int in_dispatch;       /* cta__sched_dispatch is running */
 	uint64_t dispatch_seq; /* sequence number of the pending dispatch */
-	uint64_t room_gen;     /* bumped whenever room frees or a kernel activates */
-	uint64_t nofit_gen;    /* room_gen when nothing fitted; UINT64_MAX: unknown */
+	/* A pending dispatch that could not have placed anything is not armed;
+	 * its place in (time, sequence) order is kept here, so that a request
+	 * before that place arms it exactly where it would have been. */
+	int resv_valid;
+	uint64_t resv_t, resv_seq;
+	uint64_t room_gen;  /* bumped whenever room frees or a kernel activates */
+	uint64_t nofit_gen; /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
 	struct cta_ub_report *ubs;
 	size_t nubs, ubcap;

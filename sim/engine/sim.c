@@ -706,6 +706,10 @@ int cta_sim_run(cta_sim *s)
 		}
 		if (!cta__evq_pop(&s->q, &e))
 			break;
+		/* Past the place of a dispatch kept back for lack of room: it
+		 * would have come and gone, placing nothing. */
+		if (s->resv_valid && (e.t > s->resv_t || (e.t == s->resv_t && e.seq > s->resv_seq)))
+			s->resv_valid = 0;
 		s->now = e.t;
 		if (++s->events > s->o.max_events && s->o.max_events) {
 			s->hung = 1;

@@ -361,6 +361,23 @@ static uint64_t jitter(struct cta_sim *s, uint64_t v)
 	return (int64_t)v + d < 0 ? 0 : (uint64_t)((int64_t)v + d);
 }
 
+/* No candidate kernel fits on any SM (its fit bitmap, kept current for
+ * every candidate, is empty), so a dispatch now would place nothing. */
+static int nothing_fits(struct cta_sim *s)
+{
+	if (!s->cand_valid)
+		build_candidates(s);
+	for (unsigned i = 0; i < s->ncand; i++) {
+		const struct cta__kernel *k = s->cand[i];
+		if (k->state != K_ACTIVE || k->next_unit >= k->nunits)
+			continue;
+		for (unsigned w = 0; w < s->bwords; w++)
+			if (k->fit[w])
+				return 0;
+	}
+	return 1;
+}
+
 /* Dispatches one unit if any fits; returns 1 when it did. */
 static int dispatch_one(struct cta_sim *s)
 {
@@ -425,6 +442,12 @@ void cta__sched_dispatch(struct cta_sim *s)
 		if (!dispatch_one(s))
 			return;
 		s->fe_free = s->now + jitter(s, s->dev.dispatch_latency_ns);
+		/* The usual end of a refill: the block just placed took the last
+		 * room. Known from the fit bitmaps, without a failing search. */
+		if (s->fe_free <= s->now && nothing_fits(s)) {
+			s->nofit_gen = s->room_gen;
+			return;
+		}
 	} while (s->fe_free <= s->now);
 	/* The front end is busy for a while: come back when it is free (a
 	 * pseudo-event, see cta__sched_request). Called from that function,
@@ -437,8 +460,17 @@ void cta__sched_dispatch(struct cta_sim *s)
 			any = s->cand[i]->state == K_ACTIVE &&
 			      s->cand[i]->next_unit < s->cand[i]->nunits;
 		if (any) {
-			s->dispatch_pending = 1;
-			s->dispatch_seq = s->q.seq++;
+			uint64_t seq = s->q.seq++;
+			if (nothing_fits(s)) {
+				/* It would find no room when it comes: keep its
+				 * place for the request that frees some. */
+				s->resv_valid = 1;
+				s->resv_t = s->fe_free;
+				s->resv_seq = seq;
+			} else {
+				s->dispatch_pending = 1;
+				s->dispatch_seq = seq;
+			}
 		}
 	}
 }
@@ -457,6 +489,14 @@ void cta__sched_request(struct cta_sim *s)
 		any = s->cand[i]->state == K_ACTIVE && s->cand[i]->next_unit < s->cand[i]->nunits;
 	if (!any) {
 		s->cand_valid = 0;
+		return;
+	}
+	if (s->resv_valid) {
+		/* The dispatch kept back in cta__sched_dispatch: its (time,
+		 * sequence) place is still ahead of the engine. */
+		s->resv_valid = 0;
+		s->dispatch_pending = 1;
+		s->dispatch_seq = s->resv_seq;
 		return;
 	}
 	if (s->fe_free <= s->now) {
