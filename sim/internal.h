@@ -369,8 +369,18 @@ void cta__out_mark(struct cta__unit *u, uint64_t logical);
 extern struct cta_sim *volatile cta__running_sim;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
-void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
-                uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text);
+void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                    uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
+                    const char *text);
+/* A trace record (kept in the unit's outbox inside a segment); nothing
+ * without a trace file, decided here so that untraced runs make no call. */
+static inline void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                              uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg,
+                              int32_t code, const char *text)
+{
+	if (s->tw)
+		cta__trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
+}
 void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* sched */

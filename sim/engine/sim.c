@@ -67,13 +67,16 @@ void cta__out_error(struct cta__unit *u, const char *fmt, ...)
 
 void cta__out_mark(struct cta__unit *u, uint64_t logical)
 {
+	if (u->sim->o.timing_only)
+		return; /* coverage is checked on full runs only */
 	struct cta__outbox *o = &u->out;
 	o->marks = grow(o->marks, &o->capmarks, o->nmarks + 1, sizeof(*o->marks));
 	o->marks[o->nmarks++] = logical;
 }
 
-void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel, uint64_t block,
-                uint64_t phys, uint64_t sm, uint64_t arg, int32_t code, const char *text)
+void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                    uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
+                    const char *text)
 {
 	if (!s->tw || s->io_error)
 		return;
@@ -568,7 +571,9 @@ static void run_ready(struct cta_sim *s)
 				k->st.first_start_ns = u->start_t;
 			k->st.launched++;
 			k->per_sm[c->sm]++;
-			cta__cover_mark(&k->cover, c->logical);
+			/* Coverage is checked on full runs only (finish_stats). */
+			if (!s->o.timing_only)
+				cta__cover_mark(&k->cover, c->logical);
 		}
 		s->batch = grow(s->batch, &s->batch_cap, n + 1, sizeof(*s->batch));
 		s->batch[n++] = u;
