@@ -428,7 +428,9 @@ static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit 
 				cta__out_error(u, "out of memory for thread stacks");
 				return &pick_failed;
 			}
-		} else if (settle_barriers(s, u)) {
+		} else if ((u->cbar_arrived || u->nctas > 1 || u->ctas[0].bar_arrived) &&
+		           settle_barriers(s, u)) {
+			/* (Only a barrier someone waits at can settle.) */
 			continue;
 		} else {
 			return NULL;
