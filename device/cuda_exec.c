@@ -428,6 +428,15 @@ static int exec_run(const struct cuda_run *r)
 	if ((rc = align_clocks(eb, &offset)) < 0)
 		goto out;
 
+	for (unsigned hi = 0; hi < r->nh; hi++)
+		snprintf(r->hs[hi]->gpu, sizeof r->hs[hi]->gpu,
+		         "%.63s (GPU %d, sm_%d%d), CLC %s, timer tick %.0f ns", prop.name,
+		         r->opts->cuda_device, prop.major, prop.minor,
+		         stats.clc == 2   ? "hardware"
+		         : stats.clc == 1 ? "emulated"
+		                          : "not used",
+		         stats.tick_ns);
+
 	/* Buffers in. They were allocated during setup, on the device current
 	 * then: it must be the one this run uses. */
 	for (unsigned hi = 0; hi < r->nh; hi++) {

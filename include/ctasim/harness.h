@@ -173,6 +173,10 @@ CTA_EXPORT const char *cta_harness_errmsg(const struct cta_harness *h);
 /* The parameter whose value failed setup (cta_harness_param_error, or a
  * value cta_harness_int/double could not parse), or NULL. */
 CTA_EXPORT const char *cta_harness_bad_param(const struct cta_harness *h);
+/* After a run on the CUDA backend: the GPU it used, with its compute
+ * capability, the CLC mode and the timer tick (as the trace header records
+ * them); NULL before such a run or on the simulator. */
+CTA_EXPORT const char *cta_harness_gpu(const struct cta_harness *h);
 /* The simulator of a sim-backend run (NULL for other backends). */
 CTA_EXPORT cta_sim *cta_harness_sim(struct cta_harness *h);
 CTA_EXPORT void cta_harness_free(struct cta_harness *h);

@@ -131,6 +131,11 @@ int cta_harness_param_error(struct cta_harness *h, const char *name, int code, c
 	return rc;
 }
 
+const char *cta_harness_gpu(const struct cta_harness *h)
+{
+	return h && h->gpu[0] ? h->gpu : NULL;
+}
+
 const char *cta_harness_bad_param(const struct cta_harness *h)
 {
 	return h && h->bad_param[0] ? h->bad_param : NULL;

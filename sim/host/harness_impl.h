@@ -35,6 +35,7 @@ struct cta_harness {
 	char errmsg[512];
 	int failed_param;   /* a parameter did not parse */
 	char bad_param[64]; /* the parameter a setup error is about ("" if none) */
+	char gpu[160]; /* CUDA backend: the GPU the run used ("" before, or on the simulator) */
 };
 
 /* Backend entry points: run every recorded launch. Each returns 0 or a

@@ -647,6 +647,7 @@ static void check_coverage(const struct cov_kernel *k, const struct fault *f, ui
 		fail_msg("%s rate %g after %lld: rc %d (%s)", k->name, f->rate, (long long)f->after,
 		         rc, cta_harness_errmsg(h));
 	assert_int_equal(cta_sim_ub_count(s), 0);
+	assert_null(cta_harness_gpu(h)); /* the simulator names no GPU */
 	if (cta_harness_verdict(h) != CTA_VERDICT_PASS)
 		fail_msg("%s rate %g after %lld: %s", k->name, f->rate, (long long)f->after,
 		         cta_harness_errmsg(h));

@@ -372,6 +372,8 @@ int cta_cmd_run(int argc, char **argv)
 		printf("device      %s (%s backend), seed %" PRIu64 "\n", o.sim.device.name,
 		       o.backend == CTA_BACKEND_CUDA ? "cuda" : "sim", o.sim.seed);
 	rc = cta_harness_run(h);
+	if (!quiet && cta_harness_gpu(h))
+		printf("gpu         %s\n", cta_harness_gpu(h));
 	int code;
 	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK) {
 		fprintf(stderr, "ctasim run: %s\n", cta_harness_errmsg(h));
