@@ -348,6 +348,7 @@ struct cta_sim {
 	unsigned *bcount;          /* SMs per bucket */
 	unsigned bmin;             /* no SM sits in a bucket below this */
 	uint64_t *gpcmask;         /* bwords words per GPC */
+	uint64_t *allmask;         /* bwords words of all ones */
 	struct cta__kernel **cand; /* active kernels with pending units, in preference order */
 	unsigned ncand;
 	int cand_valid;

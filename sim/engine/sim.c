@@ -195,6 +195,7 @@ void cta_sim_free(cta_sim *s)
 	free(s->bucket);
 	free(s->bcount);
 	free(s->gpcmask);
+	free(s->allmask);
 	/* Units of a run that stopped early; their suspended lanes' stacks
 	 * go with the fiber pools below. */
 	while (s->live_units && s->workers)

@@ -100,8 +100,11 @@ int cta__sched_init(struct cta_sim *s)
 	s->bucket = calloc((size_t)s->nbuckets * s->bwords, sizeof(uint64_t));
 	s->gpcmask = calloc((size_t)(s->dev.gpc_count + 1) * s->bwords, sizeof(uint64_t));
 	s->bcount = calloc(s->nbuckets, sizeof(unsigned));
-	if (!s->bucket || !s->gpcmask || !s->bcount)
+	s->allmask = malloc(s->bwords * sizeof(uint64_t));
+	if (!s->bucket || !s->gpcmask || !s->bcount || !s->allmask)
 		return CTA_ENOMEM;
+	for (unsigned w = 0; w < s->bwords; w++)
+		s->allmask[w] = ~0ull;
 	s->bcount[0] = s->nsms;
 	s->bmin = 0;
 	for (unsigned i = 0; i < s->nsms; i++) {
@@ -166,20 +169,22 @@ void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
  * buckets make this a scan of a few words, not of every SM. */
 static int pick_spread(struct cta_sim *s, const struct cta__kernel *k, int gpc)
 {
-	const uint64_t *mask = gpc >= 0 ? &s->gpcmask[(size_t)gpc * s->bwords] : NULL;
+	/* Without a GPC restriction the mask is all ones (s->allmask). */
+	const uint64_t *mask = gpc >= 0 ? &s->gpcmask[(size_t)gpc * s->bwords] : s->allmask;
+	const unsigned nw = s->bwords;
 	uint64_t anyfit = 0;
-	for (unsigned w = 0; w < s->bwords; w++)
-		anyfit |= k->fit[w] & (mask ? mask[w] : ~0ull);
+	for (unsigned w = 0; w < nw; w++)
+		anyfit |= k->fit[w] & mask[w];
 	if (!anyfit)
 		return -1;
 	for (unsigned b = s->bmin; b < s->nbuckets; b++) {
 		if (!s->bcount[b])
 			continue;
-		const uint64_t *row = &s->bucket[(size_t)b * s->bwords];
+		const uint64_t *row = &s->bucket[(size_t)b * nw];
 		int chosen = -1;
 		unsigned nties = 0;
-		for (unsigned w = 0; w < s->bwords; w++) {
-			uint64_t bits = row[w] & k->fit[w] & (mask ? mask[w] : ~0ull);
+		for (unsigned w = 0; w < nw; w++) {
+			uint64_t bits = row[w] & k->fit[w] & mask[w];
 			while (bits) {
 				unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
 				bits &= bits - 1;
