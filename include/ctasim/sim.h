@@ -25,6 +25,9 @@ typedef enum cta_ub_mode {
 } cta_ub_mode;
 
 #define CTA_SIM_OPTS_VERSION 1
+/* The most host threads a simulator takes (cta_sim_opts.threads). */
+#define CTA_SIM_MAX_THREADS 1024
+
 struct cta_sim_opts {
 	unsigned version;
 	struct cta_device_model device;
@@ -33,7 +36,8 @@ struct cta_sim_opts {
 	cta_ub_mode ub_mode;
 	double cancel_fail_rate;   /* probability a cancel that could succeed fails (injected) */
 	int64_t cancel_fail_after; /* -1: off; else every cancel after the first N fails */
-	unsigned threads;          /* host threads executing bodies; 0: all cores */
+	unsigned threads;          /* host threads executing bodies; 0: all cores; at most
+	                            * CTA_SIM_MAX_THREADS */
 	int timing_only;           /* run thread 0 of each block only: timing, no results */
 	uint64_t jitter_ns;        /* uniform +-jitter on every latency, drawn from seed */
 	int random_tiebreak;       /* break placement ties by seed instead of by SM id */

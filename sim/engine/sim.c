@@ -143,6 +143,10 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		cta_sim_free(s);
 		return CTA_ENOMEM;
 	}
+	if (opts->threads > CTA_SIM_MAX_THREADS) {
+		cta_sim_free(s);
+		return CTA_EINVAL;
+	}
 	unsigned nw = opts->threads;
 	/* A timing-only run executes one thread per block whose body only
 	 * advances a clock: more host threads cannot make that faster. */

@@ -36,4 +36,11 @@ expect_in "$TMP/err" "ctasim view: $TMP/missing.trace: cannot open: No such file
 mkdir -p "$TMP/adir"
 expect_rc 2 "$CTASIM" view "$TMP/adir" -o "$TMP/x.svg"
 expect_in "$TMP/err" "ctasim view: $TMP/adir: is a directory, not a trace file"
+# Output paths: a folder, a missing folder, an empty name (exit 2, named).
+expect_rc 2 "$CTASIM" export --perfetto "$TMP/good.trace" -o "$TMP/adir"
+expect_in "$TMP/err" "ctasim export: $TMP/adir: is a directory, not a file"
+expect_rc 2 "$CTASIM" view "$TMP/good.trace" -o "$TMP/missing/x.svg"
+expect_in "$TMP/err" "ctasim view: $TMP/missing/x.svg: cannot create a file there"
+expect_rc 2 "$CTASIM" view "$TMP/good.trace" -o ""
+expect_in "$TMP/err" "ctasim view: -o needs a file name"
 finish

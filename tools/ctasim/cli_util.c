@@ -113,8 +113,12 @@ int cli_load(const char *cmd, const char *path)
 	return 0;
 }
 
-int cli_out_open(struct cli_out *o, const char *path)
+int cli_out_open(struct cli_out *o, const char *cmd, const char *path)
 {
+	if (!*path) {
+		fprintf(stderr, "ctasim %s: -o needs a file name\n", cmd);
+		return -1;
+	}
 	struct stat st;
 	memset(o, 0, sizeof(*o));
 	o->path = path;
@@ -124,9 +128,13 @@ int cli_out_open(struct cli_out *o, const char *path)
 	if (o->to_stdout)
 		return 0;
 	if (o->direct) {
+		if (S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "ctasim %s: %s: is a directory, not a file\n", cmd, path);
+			return -1;
+		}
 		o->f = fopen(path, "w");
 		if (!o->f) {
-			perror(path);
+			fprintf(stderr, "ctasim %s: %s: %s\n", cmd, path, strerror(errno));
 			return -1;
 		}
 		return 0;
@@ -138,7 +146,9 @@ int cli_out_open(struct cli_out *o, const char *path)
 	snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
 	o->f = fopen(o->tmp, "w");
 	if (!o->f) {
-		perror(o->tmp);
+		/* Named by the file asked for: the temporary is ours. */
+		fprintf(stderr, "ctasim %s: %s: cannot create a file there: %s\n", cmd, path,
+		        strerror(errno));
 		free(o->tmp);
 		o->tmp = NULL;
 		return -1;
@@ -179,7 +189,7 @@ int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trac
 	if (note_incomplete && !t.complete)
 		fprintf(stderr, "ctasim %s: %s: note: the trace is marked incomplete\n", cmd, in);
 	struct cli_out o;
-	if (cli_out_open(&o, out) < 0) {
+	if (cli_out_open(&o, cmd, out) < 0) {
 		cta_trace_free(&t);
 		return CTA_EXIT_USAGE;
 	}

@@ -30,8 +30,9 @@ struct cli_out {
 	char *tmp;
 	int to_stdout, direct;
 };
-/* Opens o for path; prints the reason and returns -1 on failure. */
-int cli_out_open(struct cli_out *o, const char *path);
+/* Opens o for path; prints the reason ("ctasim CMD: PATH: ...") and
+ * returns -1 on failure. */
+int cli_out_open(struct cli_out *o, const char *cmd, const char *path);
 /* Finishes o; rc is the writer's result so far. Returns rc, or CTA_EIO
  * when closing or renaming failed; on failure the temporary is removed. */
 int cli_out_close(struct cli_out *o, int rc);

@@ -360,8 +360,13 @@ int cta_cmd_bench(int argc, char **argv)
 		} else if (cli_is(argv[i], "--threads")) {
 			const char *v = cli_value("bench", argc, argv, &i, "--threads");
 			uint64_t n;
-			if (!v || cli_parse_u64("bench", "--threads", v, &n) < 0 || n == 0)
+			if (!v || cli_parse_u64("bench", "--threads", v, &n) < 0)
 				return CTA_EXIT_USAGE;
+			if (n == 0 || n > CTA_SIM_MAX_THREADS) {
+				fprintf(stderr, "ctasim bench: --threads must be 1 to %d\n",
+				        CTA_SIM_MAX_THREADS);
+				return CTA_EXIT_USAGE;
+			}
 			threads = (unsigned)n;
 		} else {
 			fprintf(stderr, "ctasim bench: unexpected argument '%s'\n", argv[i]);

@@ -4,6 +4,7 @@
  * three vector-scalar kernels under balanced work, two imbalances, and a
  * higher-priority kernel released mid-run. Nothing is asserted: the table
  * is printed (text, CSV, one SVG timeline per run); docs/COMPARE.md reads it. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +297,8 @@ static int run_one(const struct params *p, int a, int c, uint64_t release, struc
 			so.title = title;
 			FILE *f = fopen(svg, "w");
 			if (!f || cta_trace_render_svg(&t, f, &so) < 0 || fclose(f) != 0) {
-				fprintf(stderr, "ctasim compare: cannot write %s\n", svg);
+				fprintf(stderr, "ctasim compare: cannot write %s%s%s\n", svg,
+				        f ? "" : ": ", f ? "" : strerror(errno));
 				r->ok = 0;
 			}
 		}
@@ -457,11 +459,11 @@ int cta_cmd_compare(int argc, char **argv)
 		for (int a = 0; a < 3; a++)
 			print_row(stdout, 0, c, a, &rows[c][a]);
 	if (p.csv) {
-		FILE *f = fopen(p.csv, "w");
-		if (!f) {
-			fprintf(stderr, "ctasim compare: cannot write %s\n", p.csv);
-			return CTA_EXIT_FAIL;
-		}
+		/* Written whole or not at all (a temporary renamed into place). */
+		struct cli_out o;
+		if (cli_out_open(&o, "compare", p.csv) < 0)
+			return CTA_EXIT_USAGE;
+		FILE *f = o.f;
 		fprintf(
 		    f,
 		    "case,approach,makespan_ns,sm_busy,slot_occupancy,prologues,"
@@ -471,8 +473,9 @@ int cta_cmd_compare(int argc, char **argv)
 		for (int c = 0; c < NCASES; c++)
 			for (int a = 0; a < 3; a++)
 				print_row(f, 1, c, a, &rows[c][a]);
-		if (fclose(f) != 0) {
-			fprintf(stderr, "ctasim compare: writing %s failed\n", p.csv);
+		int crc = cli_out_close(&o, ferror(f) ? CTA_EIO : 0);
+		if (crc) {
+			fprintf(stderr, "ctasim compare: %s: %s\n", p.csv, cta_strerror(crc));
 			return CTA_EXIT_FAIL;
 		}
 	}

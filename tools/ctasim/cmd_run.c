@@ -90,6 +90,10 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 				return -1;
 		} else if (cli_is(a, "--trace")) {
 			VALUE("--trace");
+			if (!*v) {
+				fprintf(stderr, "ctasim %s: --trace needs a file name\n", cmd);
+				return -1;
+			}
 			so.trace_path = v;
 		} else if (cli_is(a, "--backend")) {
 			VALUE("--backend");
@@ -188,6 +192,11 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			VALUE("--threads");
 			if (cli_parse_u64(cmd, "--threads", v, &n) < 0)
 				return -1;
+			if (n > CTA_SIM_MAX_THREADS) {
+				fprintf(stderr, "ctasim %s: --threads %" PRIu64 ": at most %d\n",
+				        cmd, n, CTA_SIM_MAX_THREADS);
+				return -1;
+			}
 			so.threads = (unsigned)n;
 		} else if (cli_is(a, "--max-events")) {
 			VALUE("--max-events");
