@@ -296,9 +296,15 @@ static int run_one(const struct params *p, int a, int c, uint64_t release, struc
 			struct cta_svg_opts so = CTA_SVG_OPTS_INIT;
 			so.title = title;
 			FILE *f = fopen(svg, "w");
-			if (!f || cta_trace_render_svg(&t, f, &so) < 0 || fclose(f) != 0) {
+			const char *why = f ? NULL : strerror(errno);
+			int bad = !f;
+			if (f) {
+				bad = cta_trace_render_svg(&t, f, &so) < 0;
+				bad |= fclose(f) != 0;
+			}
+			if (bad) {
 				fprintf(stderr, "ctasim compare: cannot write %s%s%s\n", svg,
-				        f ? "" : ": ", f ? "" : strerror(errno));
+				        why ? ": " : "", why ? why : "");
 				r->ok = 0;
 			}
 		}
