@@ -102,6 +102,17 @@ static void assert_models_equal(const struct cta_device_model *a, const struct c
 	assert_true(a->spin_add_mask == b->spin_add_mask);
 }
 
+/* Saves m under tmpdir/name, loads it back and checks both are equal. */
+static void assert_save_round_trip(const struct cta_device_model *m, const char *name)
+{
+	struct cta_device_model back;
+	char path[512], err[256];
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	assert_int_equal(cta_device_save(m, path, err, sizeof(err)), 0);
+	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
+	assert_models_equal(m, &back);
+}
+
 /* ---- presets ---- */
 
 static void every_preset_validates(void **state)
@@ -335,8 +346,7 @@ static void every_preset_round_trips_through_a_file(void **state)
 
 static void calibrated_placement_order_round_trips(void **state)
 {
-	struct cta_device_model m = *cta_device_find("H100-PCIe"), back;
-	char path[512], err[256];
+	struct cta_device_model m = *cta_device_find("H100-PCIe");
 
 	(void)state;
 	m.placement = CTA_PLACE_ORDER;
@@ -345,17 +355,14 @@ static void calibrated_placement_order_round_trips(void **state)
 		m.placement_order[i] = (uint16_t)((i * 7) % m.sm_count); /* 7 is coprime to 114 */
 	m.launch_latency_ns = 1234567890123ull;
 	snprintf(m.name, sizeof(m.name), "H100 PCIe calibrated");
-	snprintf(path, sizeof(path), "%s/calibrated.model", tmpdir);
-	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), 0);
-	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
-	assert_models_equal(&m, &back);
+	assert_save_round_trip(&m, "calibrated.model");
 }
 
 /* The duration model: lines load, save and load back; presets have none. */
 static void spin_scale_lines_round_trip_and_look_up(void **state)
 {
-	struct cta_device_model m, back;
-	char path[512], err[256];
+	struct cta_device_model m;
+	char err[256];
 	const char *text = "base = H100-SXM\n"
 	                   "spin_scale = 2 1050000   # two resident blocks: 5% longer\n"
 	                   "spin_scale = 8 1700000\n";
@@ -375,10 +382,7 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	assert_int_equal(cta_device_spin_scale_ppm(&m, 7), 1050000);
 	assert_int_equal(cta_device_spin_scale_ppm(&m, 8), 1700000);
 	assert_int_equal(cta_device_spin_scale_ppm(&m, 1000), 1700000);
-	snprintf(path, sizeof(path), "%s/spin_saved.model", tmpdir);
-	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), 0);
-	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
-	assert_models_equal(&m, &back);
+	assert_save_round_trip(&m, "spin_saved.model");
 	m.spin_scale_ppm[3] = CTA_DEVICE_SPIN_SCALE_MAX + 1;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
 	assert_non_null(strstr(err, "spin_scale for 3 resident blocks"));
@@ -387,8 +391,8 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 /* spin_add: 0 is a value; the lookup is spin_scale's; save and load back. */
 static void spin_add_lines_round_trip_and_look_up(void **state)
 {
-	struct cta_device_model m, back;
-	char path[512], err[256];
+	struct cta_device_model m;
+	char err[256];
 	const char *text = "base = H100-SXM\n"
 	                   "spin_add = 2 1068   # ns per cta_spin_ns call\n"
 	                   "spin_add = 5 0\n"
@@ -407,10 +411,7 @@ static void spin_add_lines_round_trip_and_look_up(void **state)
 	assert_int_equal(cta_device_spin_add_ns(&m, 5), 0);
 	assert_int_equal(cta_device_spin_add_ns(&m, 64), 0);
 	assert_int_equal(cta_device_spin_add_ns(&m, 1000), 0);
-	snprintf(path, sizeof(path), "%s/add_saved.model", tmpdir);
-	assert_int_equal(cta_device_save(&m, path, err, sizeof(err)), 0);
-	assert_int_equal(cta_device_load(&back, path, err, sizeof(err)), 0);
-	assert_models_equal(&m, &back);
+	assert_save_round_trip(&m, "add_saved.model");
 	m.spin_add_ns[3] = 7; /* a value without its mask bit */
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
 	assert_non_null(strstr(err, "spin_add for 3 resident blocks"));

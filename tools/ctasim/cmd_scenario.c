@@ -135,8 +135,9 @@ int cta_cmd_scenario(int argc, char **argv)
 		       sc->nkernels, sc->nkernels == 1 ? "" : "s", sc->nstreams,
 		       sc->nstreams == 1 ? "" : "s", cta_scenario_exec_device(x)->name,
 		       o.backend == CTA_BACKEND_CUDA ? "cuda" : "sim");
-	if (!quiet && sc->nkernels && cta_harness_gpu(cta_scenario_exec_harness(x, 0)))
-		printf("gpu         %s\n", cta_harness_gpu(cta_scenario_exec_harness(x, 0)));
+	const char *gpu = sc->nkernels ? cta_harness_gpu(cta_scenario_exec_harness(x, 0)) : NULL;
+	if (!quiet && gpu)
+		printf("gpu         %s\n", gpu);
 	int failed = report(x, quiet);
 	int code = failed ? CTA_EXIT_FAIL : CTA_EXIT_OK;
 	if (rc == CTA_EUB) {
