@@ -13,6 +13,7 @@ struct cta__hbuf {
 	void *host; /* harness-owned host copy */
 	void *dev;  /* device copy (CUDA backend) or == host (simulator) */
 	size_t bytes;
+	int mapped; /* host is an anonymous mapping (large buffers), not malloc's */
 };
 
 struct cta__hlaunch {
