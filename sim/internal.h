@@ -402,8 +402,10 @@ int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);
 /* exec */
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                 const unsigned *sms, uint64_t t);
-/* Runs the unit until every lane is done or waits for the engine. */
-void cta__unit_run(struct cta_sim *s, struct cta__unit *u);
+/* Runs the units' segments in order, each until every lane is done or
+ * waits for the engine (cta__seg_worker set, cta__seg_unit the one
+ * running). */
+void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__lane_self(void);
 struct cta__cta *cta__lane_cta(struct cta__lane_x *x);

@@ -512,18 +512,16 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 	}
 }
 
-static void run_segment(struct cta_sim *s, struct cta__unit *u, unsigned worker)
+static void run_segments(struct cta_sim *s, struct cta__unit *const *v, size_t n, unsigned worker)
 {
 	cta__seg_worker = &s->workers[worker];
-	cta__seg_unit = u;
-	cta__unit_run(s, u);
-	cta__seg_unit = NULL;
+	cta__units_run(s, v, n);
 	cta__seg_worker = NULL;
 }
 
 static void run_unit(struct cta_sim *s, struct cta__unit *u)
 {
-	run_segment(s, u, 0);
+	run_segments(s, &u, 1, 0);
 	commit_unit(s, u);
 }
 
@@ -538,7 +536,7 @@ static void segment_task(void *ctx, size_t i, unsigned worker)
 {
 	struct cta_sim *s = ctx;
 	uint64_t t0 = thread_cpu_ns();
-	run_segment(s, s->batch[i], worker);
+	run_segments(s, &s->batch[i], 1, worker);
 	__atomic_fetch_add(&s->batch_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 }
 
@@ -606,8 +604,7 @@ static void run_ready(struct cta_sim *s)
 		s->batch_cpu_ns = 0;
 		cta__pool_run(s->pool, segment_task, s, n);
 	} else {
-		for (size_t i = 0; i < n; i++)
-			run_segment(s, s->batch[i], 0);
+		run_segments(s, s->batch, n, 0);
 	}
 	if ((parallel || sample) && n) {
 		double per =

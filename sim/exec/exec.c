@@ -411,8 +411,14 @@ void cta__exec_return_runners(struct cta_sim *s)
  * then decides whether the unit is done, waits, or is deadlocked), or
  * `fail` when no lane could be made. */
 static struct cta__lane_x pick_failed;
-/* Set when a lane found that no lane could be made, for cta__unit_run. */
+/* Set when a lane found that no lane could be made, for cta__units_run. */
 static _Thread_local int seg_failed;
+/* The units cta__units_run is running on this host thread, in order, and
+ * the one running now: a runner whose unit finished without leaving a
+ * waiting lane goes straight on to the next (chain_next). */
+static _Thread_local struct cta__unit *const *seg_v;
+static _Thread_local size_t seg_i, seg_n;
+static void unit_settle(struct cta_sim *s, struct cta__unit *u);
 static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit *u,
                                             struct cta__fiber *spare)
 {
@@ -470,6 +476,16 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 		spare = self;
 	}
 	struct cta__lane_x *n = pick_next(u->sim, u, spare);
+	/* The unit is done and no lane of it waits: settle it here and take
+	 * the next unit of the run on this runner, without the two switches
+	 * through the scheduler (most blocks never wait). */
+	while (!n && spare && !u->live_lanes && seg_i + 1 < seg_n) {
+		unit_settle(u->sim, u);
+		u = seg_v[++seg_i];
+		cta__seg_unit = u;
+		u->host = x->l.unit->host;
+		n = pick_next(u->sim, u, spare);
+	}
 	if (n == &pick_failed) {
 		seg_failed = 1;
 		n = NULL;
@@ -822,24 +838,11 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 		}
 }
 
-void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
+/* What the scheduler does once a unit's segment ends: a unit whose lanes
+ * all wait for something no engine event can bring is deadlocked; CTAs
+ * whose threads all exited are done. */
+static void unit_settle(struct cta_sim *s, struct cta__unit *u)
 {
-	/* The scheduler context is this host thread's; lanes left waiting by
-	 * an earlier segment (possibly on another thread) return here now. */
-	u->host = cta__fiber_host(cta__seg_worker->fpool);
-	struct cta__lane_x *first = pick_next(s, u, NULL);
-	if (first == &pick_failed)
-		return;
-	if (first) {
-		/* Lanes then pass control among themselves (lane_leave) and
-		 * come back here once nothing of the unit can run. */
-		seg_failed = 0;
-		cta__cur = &first->l;
-		cta__fiber_switch(u->host, first->fiber);
-		cta__cur = NULL;
-		if (seg_failed)
-			return;
-	}
 	if (u->live_lanes && !unit_waits_for_engine(u)) {
 		int any_active = 0;
 		for (struct cta__lane_x *x = u->all; x; x = x->next_all)
@@ -856,6 +859,39 @@ void cta__unit_run(struct cta_sim *s, struct cta__unit *u)
 				cta__clc_cta_end(s, u, c);
 		}
 	}
+}
+
+void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
+{
+	/* The scheduler context is this host thread's; lanes left waiting by
+	 * an earlier segment (possibly on another thread) return here now. */
+	struct cta__fiber *host = cta__fiber_host(cta__seg_worker->fpool);
+	seg_v = v;
+	seg_n = n;
+	for (seg_i = 0; seg_i < n; seg_i++) {
+		struct cta__unit *u = v[seg_i];
+		cta__seg_unit = u;
+		u->host = host;
+		struct cta__lane_x *first = pick_next(s, u, NULL);
+		if (first == &pick_failed)
+			continue;
+		if (first) {
+			/* Lanes then pass control among themselves (lane_leave),
+			 * runners going on to the following units, and come back
+			 * here once nothing of the unit now running can run. */
+			seg_failed = 0;
+			cta__cur = &first->l;
+			cta__fiber_switch(host, first->fiber);
+			cta__cur = NULL;
+			u = v[seg_i];
+			if (seg_failed)
+				continue;
+		}
+		unit_settle(s, u);
+	}
+	seg_v = NULL;
+	seg_n = 0;
+	cta__seg_unit = NULL;
 }
 
 /* Shared memory: each declaration site gets an offset in the CTA's arena
