@@ -269,7 +269,8 @@ static void *host_alloc(size_t bytes, int *mapped)
 #if defined(MAP_ANONYMOUS)
 	if (bytes >= HUGE_BUFFER_MIN) {
 		size_t len = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p =
+		    mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED) {
 #if defined(MADV_HUGEPAGE)
 			/* Advice only: without THP the buffer is still right. */
