@@ -211,20 +211,22 @@ struct cta__cta {
  * it commits the unit, in dispatch order, so the result does not depend on
  * the number of threads. */
 struct cta__outbox {
-	struct cta_trace_rec *recs;
-	size_t nrecs, caprecs;
-	char *text; /* record texts, back to back; recs[i].text holds an offset + 1 */
-	size_t ntext, captext;
-	struct cta_ub_report *ubs;
-	size_t nubs, capubs;
-	unsigned ubcount[16];
-	unsigned ubtotal; /* sum of ubcount: most outboxes have none */
-	uint64_t *marks;  /* logical blocks processed (coverage) */
-	size_t nmarks, capmarks;
+	/* The counts, read at every commit, share the first cache line. */
+	size_t nrecs, ntext, nubs, nmarks;
 	uint64_t crossings;
-	uint64_t lanes; /* lanes started (counted here: no shared counter) */
-	int comm;       /* a global atomic ran */
-	int error;      /* errmsg holds a message that stops the run */
+	uint64_t lanes;   /* lanes started (counted here: no shared counter) */
+	unsigned ubtotal; /* sum of ubcount: most outboxes have none */
+	int comm;         /* a global atomic ran */
+	int error;        /* errmsg holds a message that stops the run */
+	struct cta_trace_rec *recs;
+	size_t caprecs;
+	char *text; /* record texts, back to back; recs[i].text holds an offset + 1 */
+	size_t captext;
+	struct cta_ub_report *ubs;
+	size_t capubs;
+	uint64_t *marks; /* logical blocks processed (coverage) */
+	size_t capmarks;
+	unsigned ubcount[16];
 	char errmsg[256];
 };
 
@@ -282,7 +284,7 @@ struct cta__unit {
 	size_t cap_smem;      /* allocated shared memory per CTA */
 	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
 	unsigned ret_cap;
-	struct cta__outbox out;
+	_Alignas(64) struct cta__outbox out;
 };
 
 /* ---- the simulator ----------------------------------------------------- */
@@ -393,6 +395,12 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
 void cta__sched_request(struct cta_sim *s);
 void cta__sched_dispatch(struct cta_sim *s);
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
+/* Whether a block of k ending now can be refilled by cta__sched_refill
+ * (asked before anything of the block is freed). */
+int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k);
+/* Frees the ended block's room on sm and places k's next block there: the
+ * same outcome as cta__sched_free_cta then cta__sched_request. */
+void cta__sched_refill(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
 void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k);
 /* k became visible to the dispatcher (after its launch latency). */
 void cta__sched_release(struct cta_sim *s, struct cta__kernel *k);

@@ -632,10 +632,19 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
 {
 	struct cta__kernel *k = u->k;
-	cta__sched_free_cta(s, k, u->ctas[i].sm);
+	unsigned sm = u->ctas[i].sm;
+	/* Most blocks of a grid that fills the GPU hand their slot straight to
+	 * the kernel's next block (see cta__sched_can_refill). */
+	int refill = cta__sched_can_refill(s, k);
+	if (!refill)
+		cta__sched_free_cta(s, k, sm);
 	if (++u->ctas_done == u->nctas) {
 		k->units_done++;
 		cta__unit_free(s, u);
+	}
+	if (refill) {
+		cta__sched_refill(s, k, sm);
+		return;
 	}
 	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE) {
 		cta__sched_kernel_done(s, k);

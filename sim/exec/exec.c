@@ -459,6 +459,21 @@ static inline struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit 
 	return x;
 }
 
+/* A unit whose threads all finished, none of them waiting, needs its lanes
+ * no more: when this host thread made them all, they go back to its spare
+ * list now, so that the next unit's lane is the one just used (still in
+ * cache) rather than one freed with a unit long ago. */
+static void lanes_recycle(struct cta__unit *u)
+{
+	struct cta__worker *w = cta__seg_worker;
+	if (!u->all || u->lanes_mixed || u->lanes_abandoned || u->live_lanes ||
+	    u->lane_worker != (unsigned)(w - u->sim->workers))
+		return;
+	u->all_tail->next_all = w->free_lanes;
+	w->free_lanes = u->all;
+	u->all = NULL;
+}
+
 /* lane_leave for a lane that is done, or when no woken lane is ready. */
 __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 {
@@ -481,6 +496,7 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	 * through the scheduler (most blocks never wait). */
 	while (!n && spare && !u->live_lanes && seg_i + 1 < seg_n) {
 		unit_settle(u->sim, u);
+		lanes_recycle(u);
 		u = seg_v[++seg_i];
 		cta__seg_unit = u;
 		u->host = x->l.unit->host;

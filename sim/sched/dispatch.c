@@ -150,6 +150,45 @@ static void sm_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k)
 	refit(s, sm);
 }
 
+/* The usual end of a block in a one-kernel grid that fills the GPU: the
+ * kernel is the dispatcher's only candidate, it fits on no SM (every SM is
+ * full), the front end is idle and costs nothing, and placement is
+ * spread-first without random ties. Freeing the block's room makes its SM
+ * the only one where the kernel fits, so the dispatch that follows places
+ * the kernel's next block there, and taking the room back leaves every SM,
+ * bucket and fit bitmap as it was. cta__sched_refill does exactly that
+ * without undoing and redoing the accounting; the trace, the order of
+ * events and the random numbers drawn are those of cta__sched_free_cta
+ * followed by cta__sched_request. */
+static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *sms, int take_sm);
+
+int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k)
+{
+	if (!s->cand_valid || s->ncand != 1 || s->cand[0] != k || k->csize != 1 ||
+	    k->next_unit >= k->nunits || s->dispatch_pending || s->in_dispatch ||
+	    s->resv_valid || s->fe_free > s->now || s->dev.dispatch_latency_ns ||
+	    s->o.jitter_ns || s->o.random_tiebreak || s->dev.placement != CTA_PLACE_SPREAD)
+		return 0;
+	for (unsigned w = 0; w < s->bwords; w++)
+		if (k->fit[w])
+			return 0;
+	return 1;
+}
+
+/* A block of k on SM sm ended and cta__sched_can_refill said yes: its room
+ * is released (room_gen) and k's next block placed on sm. */
+void cta__sched_refill(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
+{
+	k->ctas_running--;
+	s->room_gen++;
+	if (!place_unit(s, k, &sm, 0))
+		return;
+	s->fe_free = s->now; /* no dispatch latency, no jitter */
+	/* The SM is full again, so nothing fits anywhere (the same conclusion
+	 * cta__sched_dispatch reaches with nothing_fits). */
+	s->nofit_gen = s->room_gen;
+}
+
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
 {
 	struct cta__sm *m = &s->sms[sm];
@@ -383,6 +422,32 @@ static int nothing_fits(struct cta_sim *s)
 	return 1;
 }
 
+/* Starts k's next pending unit on sms[] (one per CTA), taking the SM's
+ * room first when `take_sm` (clusters took theirs while being placed);
+ * returns 1, or 0 with the run stopped when memory ran out. */
+static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *sms, int take_sm)
+{
+	uint64_t unit = k->next_unit++;
+	if (k->next_unit == k->nunits)
+		s->cand_valid = 0;
+	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
+	if (take_sm)
+		sm_take(s, sms[0], k);
+	struct cta__unit *u = cta__unit_new(s, k, unit, sms, start);
+	if (!u) {
+		cta__errf(s, "out of memory for blocks");
+		s->hung = 1;
+		return 0;
+	}
+	for (unsigned r = 0; r < k->csize; r++) {
+		k->ctas_running++;
+		cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical, u->ctas[r].logical,
+		           sms[r], CTA_TRACE_NONE, 0, NULL);
+	}
+	cta__ready(s, u);
+	return 1;
+}
+
 /* Dispatches one unit if any fits; returns 1 when it did. */
 static int dispatch_one(struct cta_sim *s)
 {
@@ -410,27 +475,10 @@ static int dispatch_one(struct cta_sim *s)
 				continue;
 			one = (unsigned)sm;
 		}
-		uint64_t unit = k->next_unit++;
-		if (k->next_unit == k->nunits)
-			s->cand_valid = 0;
-		uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
-		if (k->csize == 1)
-			sm_take(s, one, k); /* clusters took theirs in pick_cluster */
-		struct cta__unit *u = cta__unit_new(s, k, unit, sms, start);
-		if (!u) {
-			cta__errf(s, "out of memory for blocks");
-			s->hung = 1;
-			return 0;
-		}
-		for (unsigned r = 0; r < k->csize; r++) {
-			k->ctas_running++;
-			cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
-			           u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
-		}
+		int ok = place_unit(s, k, sms, k->csize == 1);
 		if (sms != &one && sms != buf)
 			free(sms);
-		cta__ready(s, u);
-		return 1;
+		return ok;
 	}
 }
 

@@ -315,6 +315,66 @@ static void spread_prefers_the_sm_with_fewest_blocks(void **state)
 	cta_sim_free(s);
 }
 
+/* Every dispatch of a grid that keeps the GPU full, with blocks of unequal
+ * length, goes to the spread-first choice: the SM with the fewest resident
+ * blocks among those with room, the lowest such SM on ties. Replayed from
+ * the trace, whose records come in the engine's order: a block's end record
+ * comes just before its slot is freed and refilled. Without a dispatch
+ * latency each freed slot is refilled at once, so there is one SM with room
+ * at every dispatch after the first wave (the refill shortcut of
+ * cta__sched_refill); with one, slots free while the front end is busy and
+ * the dispatcher chooses among several. */
+static void every_refill_is_the_spread_choice(void **state)
+{
+	(void)state;
+	enum { NSM = 5, OCC = 8 }; /* 256-thread spin blocks: 8 per H100 SM */
+	const char *imb[] = {"imbalance=one_in_seven", "imbalance=heavy_tail"};
+	for (int v = 0; v < 4; v++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = NSM;
+		o.timing_only = 1;
+		o.device.dispatch_latency_ns = v < 2 ? 0 : 300;
+		char path[256];
+		st_tmpname(path, sizeof(path), "refill.trace");
+		o.trace_path = path;
+		const char *args[] = {"grid=3000", "ns=1000", imb[v % 2], NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "spin", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		unsigned count[NSM] = {0};
+		uint64_t dispatched = 0, singles = 0;
+		for (size_t i = 0; i < t.count; i++) {
+			const struct cta_trace_rec *r = &t.recs[i];
+			if (r->ev == CTA_TEV_END) {
+				assert_true(count[r->sm] > 0);
+				count[r->sm]--;
+			} else if (r->ev == CTA_TEV_DISPATCH) {
+				unsigned best = NSM, room = 0;
+				for (unsigned m = 0; m < NSM; m++)
+					if (count[m] < OCC) {
+						room++;
+						if (best == NSM || count[m] < count[best])
+							best = m;
+					}
+				assert_int_equal(r->sm, best);
+				singles += room == 1;
+				count[r->sm]++;
+				dispatched++;
+			}
+		}
+		assert_int_equal(dispatched, 3000);
+		if (v < 2)
+			assert_true(singles >= 3000 - NSM * OCC);
+		else
+			assert_true(singles < 2000);
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
 /* ---- memory independent of grid size ------------------------------------ */
 
 static void coverage_set_of_in_order_indices_stays_one_interval(void **state)
@@ -670,6 +730,7 @@ int main(void)
 	    cmocka_unit_test(spread_places_one_block_on_every_sm_before_stacking),
 	    cmocka_unit_test(round_robin_places_block_i_on_sm_i_mod_count),
 	    cmocka_unit_test(spread_prefers_the_sm_with_fewest_blocks),
+	    cmocka_unit_test(every_refill_is_the_spread_choice),
 	    cmocka_unit_test(coverage_set_of_in_order_indices_stays_one_interval),
 	    cmocka_unit_test(coverage_set_of_nearly_in_order_indices_stays_small),
 	    cmocka_unit_test(coverage_set_reports_lost_and_duplicated_indices),
