@@ -165,9 +165,9 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k)
 {
 	if (!s->cand_valid || s->ncand != 1 || s->cand[0] != k || k->csize != 1 ||
-	    k->next_unit >= k->nunits || s->dispatch_pending || s->in_dispatch ||
-	    s->resv_valid || s->fe_free > s->now || s->dev.dispatch_latency_ns ||
-	    s->o.jitter_ns || s->o.random_tiebreak || s->dev.placement != CTA_PLACE_SPREAD)
+	    k->next_unit >= k->nunits || s->dispatch_pending || s->in_dispatch || s->resv_valid ||
+	    s->fe_free > s->now || s->dev.dispatch_latency_ns || s->o.jitter_ns ||
+	    s->o.random_tiebreak || s->dev.placement != CTA_PLACE_SPREAD)
 		return 0;
 	for (unsigned w = 0; w < s->bwords; w++)
 		if (k->fit[w])
@@ -441,8 +441,8 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	}
 	for (unsigned r = 0; r < k->csize; r++) {
 		k->ctas_running++;
-		cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical, u->ctas[r].logical,
-		           sms[r], CTA_TRACE_NONE, 0, NULL);
+		cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
+		           u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 	}
 	cta__ready(s, u);
 	return 1;
