@@ -653,6 +653,14 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	struct cta__cta *c = cta__lane_cta(x);
 	flush_progress(&x->l);
 	u->out.crossings++;
+	if (c->nthreads == 1) {
+		/* A CTA of one thread (every CTA of a timing-only run): the
+		 * barrier completes as this thread arrives, as below. */
+		c->bar_gen++;
+		x->l.vtime += u->sim->dev.barrier_ns;
+		x->bar_gen = c->bar_gen;
+		return;
+	}
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;

@@ -206,14 +206,12 @@ static int prepare(struct cta__fiber *f)
 	char *top = f->stack_lo + f->stack_sz - f->color;
 	top = (char *)((uintptr_t)top & ~(uintptr_t)15);
 #if defined(CTA__FIBER_ASM) && defined(__x86_64__)
-	/* Slots from sp: MXCSR|x87 CW, r15, r14, r13, r12, rbx, rbp, return.
-	 * The entry expects r12 = argument and r13 = function; after the final
+	/* Slots from sp: padding, r15, r14, r13, r12, rbx, rbp, return. The
+	 * entry expects r12 = argument and r13 = function; after the final
 	 * ret pops the last slot, rsp is 16-byte aligned at the entry, so its
-	 * call gives fiber_main the ABI's alignment. Default FP control: all
-	 * exceptions masked, round to nearest, x87 extended precision. */
+	 * call gives fiber_main the ABI's alignment. */
 	uint64_t *s = (uint64_t *)(void *)(top - 8 * 8);
 	memset(s, 0, 8 * 8);
-	s[0] = ((uint64_t)0x037F << 32) | 0x1F80;
 	s[3] = (uint64_t)(uintptr_t)fiber_main;
 	s[4] = (uint64_t)(uintptr_t)f;
 	s[7] = (uint64_t)(uintptr_t)cta__fiber_entry;

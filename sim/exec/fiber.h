@@ -46,7 +46,10 @@ struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn,
 
 /* Saves the current context into `from` (which must be the fiber now
  * running) and resumes `to` (which must be unfinished and not running).
- * Returns when something switches back to `from`. */
+ * Returns when something switches back to `from`. The floating-point
+ * control state (rounding mode, exception masks) belongs to the host
+ * thread, shared by its fibers as by the functions it calls, with the
+ * assembly switch (the ucontext fallback may keep one per fiber). */
 void cta__fiber_switch(struct cta__fiber *from, struct cta__fiber *to);
 
 /* Gives back a fiber that was started but will never be resumed (an

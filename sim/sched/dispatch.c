@@ -535,6 +535,17 @@ void cta__sched_request(struct cta_sim *s)
 {
 	if (s->dispatch_pending || s->in_dispatch)
 		return;
+	if (s->cand_valid && s->nofit_gen == s->room_gen && !s->resv_valid &&
+	    s->fe_free <= s->now) {
+		/* Nothing fitted at the last try and no room was freed since:
+		 * the dispatch below would stop at once (dispatch_one). A valid
+		 * candidate list holds only kernels with pending units, so it is
+		 * empty exactly when the search below would find none. Every
+		 * successful cancel asks, with the GPU usually full. */
+		if (!s->ncand)
+			s->cand_valid = 0;
+		return;
+	}
 	if (!s->cand_valid)
 		build_candidates(s);
 	int any = 0;

@@ -13,7 +13,7 @@ pass=0
 fail=0
 
 # The kernels the issues name: every one must be listed.
-expected="saxpy saxpy_gridstride vecscale_fixed_work vecscale_fixed_blocks block_reduce spin
+expected="saxpy saxpy_gridstride vecscale_fixed_work vecscale_fixed_blocks block_reduce spin spin_clc
 vec_add_clc vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks vecscale_clc
 vecscale_clc_cluster clc_two_requests work_steal_queue
 ub_request_after_observed_failure ub_read_failed_index ub_read_before_complete
@@ -103,7 +103,7 @@ expect 0 "" vecscale_clc_cluster --arg n=16777216
 # Fault injection: a correct work-stealing kernel still covers every index
 # exactly once, because blocks that were not stolen launch normally.
 for k in vec_add_clc vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks clc_two_requests \
-	vecscale_clc vecscale_clc_cluster; do
+	vecscale_clc vecscale_clc_cluster spin_clc; do
 	expect 0 "" $k --cancel-fail-rate 0.5 --seed 7
 	expect 0 "" $k --cancel-fail-after 3
 done
@@ -115,6 +115,10 @@ for k in vecscale_fixed_work vecscale_fixed_blocks vecscale_clc; do
 done
 expect 0 "" spin --arg imbalance=heavy_tail --arg grid=100000
 expect 2 "imbalance" spin --arg imbalance=sideways
+expect 0 "" spin_clc --arg imbalance=heavy_tail --arg grid=100000 --arg ns=300
+# spin_clc counts the indices of its own --arg grid; a larger --grid is
+# refused by verify, not written past.
+expect 1 "set --arg grid instead of --grid" spin_clc --grid 70000
 # The grid-stride loop is correct on any grid; the monolithic kernel is not.
 expect 0 "" saxpy_gridstride --grid 1 --block 1 --arg n=4096
 expect 1 "y\[" saxpy --grid 1 --arg n=4096

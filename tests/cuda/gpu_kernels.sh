@@ -11,7 +11,7 @@ here=$(dirname "$0")
 tr=/tmp/ctasim-k
 mkdir -p $tr
 {
-	for k in block_reduce compute_heavy saxpy saxpy_gridstride spin vec_add_clc vec_add_clc_2d \
+	for k in block_reduce compute_heavy saxpy saxpy_gridstride spin spin_clc vec_add_clc vec_add_clc_2d \
 		vec_add_clc_3d vec_add_try_cancel_blocks clc_two_requests vecscale_fixed_work \
 		vecscale_fixed_blocks vecscale_clc vecscale_clc_cluster work_steal_queue; do
 		echo "== $k"

@@ -15,7 +15,7 @@ mkdir -p "$log"
 runs=$log/runs.txt
 : >"$runs"
 for tool in memcheck racecheck synccheck; do
-	for k in block_reduce compute_heavy saxpy saxpy_gridstride spin vec_add_clc \
+	for k in block_reduce compute_heavy saxpy saxpy_gridstride spin spin_clc vec_add_clc \
 		vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks clc_two_requests \
 		vecscale_fixed_work vecscale_fixed_blocks vecscale_clc vecscale_clc_cluster \
 		work_steal_queue; do

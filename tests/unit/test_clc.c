@@ -625,6 +625,7 @@ static const struct cov_kernel cov_kernels[] = {
     {"vec_add_try_cancel_blocks", {"n=8192", "ns=500", NULL}, 1, 1},
     {"vecscale_clc", {"n=16384", "ns=500", NULL}, 2, 1},
     {"vecscale_clc_cluster", {"n=16384", "ns=500", NULL}, 2, 2},
+    {"spin_clc", {"grid=64", "ns=500", "imbalance=heavy_tail", NULL}, 2, 1},
 };
 
 struct fault {
