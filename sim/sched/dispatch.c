@@ -150,28 +150,29 @@ static void sm_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k)
 	refit(s, sm);
 }
 
-/* The usual end of a block in a one-kernel grid that fills the GPU: the
- * kernel is the dispatcher's only candidate, it fits on no SM (every SM is
- * full), the front end is idle and costs nothing, and placement is
- * spread-first without random ties. Freeing the block's room makes its SM
- * the only one where the kernel fits, so the dispatch that follows places
- * the kernel's next block there, and taking the room back leaves every SM,
- * bucket and fit bitmap as it was. cta__sched_refill does exactly that
- * without undoing and redoing the accounting; the trace, the order of
- * events and the random numbers drawn are those of cta__sched_free_cta
- * followed by cta__sched_request. */
+/* The usual end of a block of a grid that fills the GPU: its kernel is the
+ * dispatcher's first candidate, no candidate fits on any SM, the front end
+ * is idle and costs nothing, and placement is spread-first without random
+ * ties. Freeing the block's room makes its SM the only one where the kernel
+ * fits, so the dispatch that follows places the kernel's next block there;
+ * taking the room back leaves every SM, bucket and fit bitmap as it was,
+ * so the dispatch's next search finds nothing. cta__sched_refill does
+ * exactly that without undoing and redoing the accounting; the trace, the
+ * order of events and the random numbers drawn are those of
+ * cta__sched_free_cta followed by cta__sched_request. */
 static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *sms, int take_sm);
 
 int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k)
 {
-	if (!s->cand_valid || s->ncand != 1 || s->cand[0] != k || k->csize != 1 ||
+	if (!s->cand_valid || !s->ncand || s->cand[0] != k || k->csize != 1 ||
 	    k->next_unit >= k->nunits || s->dispatch_pending || s->in_dispatch || s->resv_valid ||
 	    s->fe_free > s->now || s->dev.dispatch_latency_ns || s->o.jitter_ns ||
 	    s->o.random_tiebreak || s->dev.placement != CTA_PLACE_SPREAD)
 		return 0;
-	for (unsigned w = 0; w < s->bwords; w++)
-		if (k->fit[w])
-			return 0;
+	for (unsigned i = 0; i < s->ncand; i++)
+		for (unsigned w = 0; w < s->bwords; w++)
+			if (s->cand[i]->fit[w])
+				return 0;
 	return 1;
 }
 
