@@ -204,6 +204,10 @@ struct cta__cta {
 		int consumed;
 		int reported;
 	} rslots[8];
+	/* Bytes of smem that may be non-zero: set when shared memory is
+	 * handed to the body (or written for it), cleared when a new block
+	 * zeroes it. Blocks that never use shared memory skip the zeroing. */
+	size_t smem_dirty;
 };
 
 /* What a unit's segment produced that touches shared state. Segments may
@@ -316,6 +320,7 @@ struct cta_sim {
 	 * before that place arms it exactly where it would have been. */
 	int resv_valid;
 	uint64_t resv_t, resv_seq;
+	int refill_ok;      /* the device and options allow cta__sched_refill */
 	uint64_t room_gen;  /* bumped whenever room frees or a kernel activates */
 	uint64_t nofit_gen; /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
@@ -416,6 +421,8 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__lane_self(void);
+/* Marks c's shared memory as possibly written (see smem_dirty). */
+void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c);
 struct cta__cta *cta__lane_cta(struct cta__lane_x *x);
 /* Suspends the calling lane in state st until the scheduler wakes it. */
 void cta__lane_block(struct cta__lane_x *x, enum lstate st);

@@ -409,9 +409,11 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	for (unsigned t = t0; t < t1; t++) {
 		struct cta__cta *tc = &u->ctas[t];
 		struct cta__rslot *sl = slot_find(tc, r->result_off);
-		if (sl && sl->r == r)
+		if (sl && sl->r == r) {
+			cta__smem_handed_out(u, tc);
 			encode((cta_clc_result *)(tc->smem + r->result_off),
 			       outcome == CTA_CANCEL_SUCCESS, r->first);
+		}
 		struct cta__mbar *b = mbar_find(tc, r->bar_off);
 		if (!b)
 			continue;
@@ -599,6 +601,7 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	 * (the kernel's own __shared__ variables on a GPU). */
 	struct fe_state *st =
 	    (struct fe_state *)(c->smem + u->k->smem_bytes + ((16 - u->k->smem_bytes % 16) % 16));
+	cta__smem_handed_out(u, c);
 	if (me == 0)
 		cta__mbarrier_init(&st->bar, 1, file, line);
 	cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);

@@ -129,7 +129,10 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	} else {
 		for (unsigned i = 0; i < k->csize; i++) {
 			unsigned char *m = ctas[i].smem;
-			zero(m, need);
+			if (ctas[i].smem_dirty) {
+				zero(m, ctas[i].smem_dirty);
+				ctas[i].smem_dirty = 0;
+			}
 			zero(&ctas[i], offsetof(struct cta__cta, sites));
 			ctas[i].smem = m;
 		}
@@ -920,10 +923,23 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 
 /* Shared memory: each declaration site gets an offset in the CTA's arena
  * the first time any thread of the CTA reaches it. */
+/* The body gets a pointer into c's shared memory: the next block on this
+ * CTA's arena must find it zeroed again. */
+static inline void smem_handed_out(struct cta__unit *u, struct cta__cta *c)
+{
+	c->smem_dirty = u->cap_smem;
+}
+
+void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c)
+{
+	smem_handed_out(u, c);
+}
+
 void *cta__shared(const struct cta__smem_site *site)
 {
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__cta *c = cta__lane_cta(x);
+	smem_handed_out(x->l.unit, c);
 	for (unsigned i = 0; i < c->nsites; i++)
 		if (c->sites[i] == site)
 			return c->smem + c->site_off[i];
@@ -959,7 +975,9 @@ void *cta__shared(const struct cta__smem_site *site)
 void *cta__shared_dynamic(void)
 {
 	struct cta__lane_x *x = cta__lane_self();
-	return cta__lane_cta(x)->smem;
+	struct cta__cta *c = cta__lane_cta(x);
+	smem_handed_out(x->l.unit, c);
+	return c->smem;
 }
 
 unsigned cta_smid(void)

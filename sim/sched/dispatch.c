@@ -95,6 +95,9 @@ static void bucket_move(struct cta_sim *s, unsigned sm, unsigned from, unsigned 
 
 int cta__sched_init(struct cta_sim *s)
 {
+	/* What cta__sched_can_refill needs of the run as a whole. */
+	s->refill_ok = !s->dev.dispatch_latency_ns && !s->o.jitter_ns && !s->o.random_tiebreak &&
+	               s->dev.placement == CTA_PLACE_SPREAD;
 	s->bwords = (s->nsms + 63) / 64;
 	s->nbuckets = s->dev.max_blocks_per_sm + 1;
 	s->bucket = calloc((size_t)s->nbuckets * s->bwords, sizeof(uint64_t));
@@ -164,10 +167,9 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 
 int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k)
 {
-	if (!s->cand_valid || !s->ncand || s->cand[0] != k || k->csize != 1 ||
+	if (!s->refill_ok || !s->cand_valid || !s->ncand || s->cand[0] != k || k->csize != 1 ||
 	    k->next_unit >= k->nunits || s->dispatch_pending || s->in_dispatch || s->resv_valid ||
-	    s->fe_free > s->now || s->dev.dispatch_latency_ns || s->o.jitter_ns ||
-	    s->o.random_tiebreak || s->dev.placement != CTA_PLACE_SPREAD)
+	    s->fe_free > s->now)
 		return 0;
 	for (unsigned i = 0; i < s->ncand; i++)
 		for (unsigned w = 0; w < s->bwords; w++)

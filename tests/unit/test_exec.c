@@ -231,6 +231,32 @@ static cta_sim *run_launch(const struct cta_sim_opts *o, const struct cta_kernel
 	return s;
 }
 
+/* Records what thread 0 finds in a static shared variable and in the
+ * dynamic shared memory on entry, then leaves both dirty. With `use` 0 the
+ * body touches no shared memory at all. */
+struct ex_fresh_args {
+	unsigned *seen; /* per block: nonzero bytes found */
+	int use;
+	unsigned dyn; /* dynamic shared bytes */
+};
+CTA_KERNEL(ex_smem_fresh, struct ex_fresh_args, p)
+{
+	if (!p->use || cta_thread_rank() != 0)
+		return;
+	CTA_SHARED_ARRAY(unsigned char, stat, 48);
+	CTA_SHARED_DYNAMIC(unsigned char, dyn);
+	unsigned bad = 0;
+	for (int i = 0; i < 48; i++) {
+		bad += stat[i] != 0;
+		stat[i] = 0xa5;
+	}
+	for (unsigned i = 0; i < p->dyn; i++) {
+		bad += dyn[i] != 0;
+		dyn[i] = 0x5a;
+	}
+	p->seen[blockIdx.x] = bad;
+}
+
 /* ---- functional execution --------------------------------------------------- */
 
 static void every_thread_of_every_block_runs_exactly_once(void **state)
@@ -329,6 +355,45 @@ static void syncthreads_makes_shared_memory_writes_visible_to_the_block(void **s
 	free(in);
 	free(out);
 	free(t_after);
+}
+
+/* Shared memory starts as zero bytes in every block (kernel.h), also on a
+ * block that reuses the memory of one that wrote it, after blocks that
+ * used none, and when the next kernel declares more. Few SMs, many blocks:
+ * the simulator's block storage is reused. */
+static void shared_memory_starts_zeroed_in_every_block(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2;
+	enum { G = 200 };
+	unsigned *seen[4];
+	struct ex_fresh_args a[4] = {{NULL, 1, 64}, {NULL, 0, 0}, {NULL, 1, 2048}, {NULL, 1, 16}};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	for (int k = 0; k < 4; k++) {
+		seen[k] = calloc(G, sizeof(unsigned));
+		for (int b = 0; b < G; b++)
+			seen[k][b] = 1000; /* overwritten by every block that looks */
+		a[k].seen = seen[k];
+		struct cta_launch l = {0};
+		l.kernel = &ex_smem_fresh;
+		l.grid[0] = G;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 64;
+		l.block[1] = l.block[2] = 1;
+		l.smem_static = 48;
+		l.smem_dynamic = a[k].dyn;
+		l.args = &a[k];
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	}
+	assert_int_equal(cta_sim_run(s), 0);
+	for (int k = 0; k < 4; k++) {
+		for (int b = 0; b < G; b++)
+			assert_int_equal(seen[k][b], a[k].use ? 0 : 1000);
+		free(seen[k]);
+	}
+	cta_sim_free(s);
 }
 
 static void block_reduce_kernel_sums_correctly(void **state)
@@ -613,6 +678,7 @@ int main(void)
 	    cmocka_unit_test(timing_only_runs_one_thread_per_block),
 	    cmocka_unit_test(timing_only_runs_on_one_host_thread_whatever_threads_says),
 	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
+	    cmocka_unit_test(shared_memory_starts_zeroed_in_every_block),
 	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
 	    cmocka_unit_test(mbarrier_waiters_continue_at_the_phase_completion_time),
 	    cmocka_unit_test(cluster_sync_releases_every_thread_of_the_cluster_together),
