@@ -254,9 +254,9 @@ struct cta__run {
 
 struct cta__unit {
 	struct cta__kernel *k;
-	/* In the simulator's list of dispatched, not yet freed units, so that
-	 * a run that stops early (hang, abort) frees them too. */
-	struct cta__unit *live_prev, *live_next;
+	/* Dispatched and not yet freed: a run that stops early (hang, abort)
+	 * frees such units when the simulator is freed. */
+	int live;
 	uint64_t index; /* unit (cluster) index in the kernel */
 	uint64_t start_t;
 	unsigned nctas;
@@ -342,7 +342,11 @@ struct cta_sim {
 	struct cta__unit **batch;
 	size_t batch_cap;
 	struct cta__unit *free_units;
-	struct cta__unit *live_units; /* dispatched, not yet freed */
+	/* Every unit ever made (live or on the free list), for cta_sim_free:
+	 * a list of the live ones would touch two other units' memory at each
+	 * block's end. */
+	struct cta__unit **units;
+	size_t nunits_made, units_cap;
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */

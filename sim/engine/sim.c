@@ -202,8 +202,9 @@ void cta_sim_free(cta_sim *s)
 	free(s->allmask);
 	/* Units of a run that stopped early; their suspended lanes' stacks
 	 * go with the fiber pools below. */
-	while (s->live_units && s->workers)
-		cta__unit_free(s, s->live_units);
+	for (size_t i = 0; s->workers && i < s->nunits_made; i++)
+		if (s->units[i]->live)
+			cta__unit_free(s, s->units[i]);
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
 		while (s->workers[i].free_lanes) {
 			struct cta__lane_x *x = s->workers[i].free_lanes;
@@ -212,9 +213,8 @@ void cta_sim_free(cta_sim *s)
 		}
 	}
 	free(s->batch);
-	while (s->free_units) {
-		struct cta__unit *u = s->free_units;
-		s->free_units = u->next_free;
+	for (size_t n = 0; n < s->nunits_made; n++) {
+		struct cta__unit *u = s->units[n];
 		for (unsigned i = 0; i < u->cap_ctas; i++)
 			free(u->ctas[i].smem);
 		free(u->ctas);
@@ -225,6 +225,7 @@ void cta_sim_free(cta_sim *s)
 		free(u->out.marks);
 		free(u);
 	}
+	free(s->units);
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
 		cta__fiber_pool_free(s->workers[i].fpool);
 	free(s->workers);

@@ -97,9 +97,18 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	if (u) {
 		s->free_units = u->next_free;
 	} else {
+		if (s->nunits_made == s->units_cap) {
+			size_t cap = s->units_cap ? s->units_cap * 2 : 256;
+			struct cta__unit **n = realloc(s->units, cap * sizeof(*n));
+			if (!n)
+				return NULL;
+			s->units = n;
+			s->units_cap = cap;
+		}
 		u = calloc_lines(1, sizeof(*u));
 		if (!u)
 			return NULL;
+		s->units[s->nunits_made++] = u;
 	}
 	struct cta__cta *ctas = u->ctas;
 	unsigned cap = u->cap_ctas;
@@ -123,7 +132,12 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			}
 		}
 		if (!ctas) {
-			free(u);
+			/* Back to the free list, empty (s->units keeps it). */
+			u->ctas = NULL;
+			u->cap_ctas = 0;
+			u->cap_smem = 0;
+			u->next_free = s->free_units;
+			s->free_units = u;
 			return NULL;
 		}
 	} else {
@@ -153,10 +167,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
-	u->live_next = s->live_units;
-	if (s->live_units)
-		s->live_units->live_prev = u;
-	s->live_units = u;
+	u->live = 1;
 	u->k = k;
 	u->sim = s;
 	u->index = index;
@@ -201,13 +212,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 {
-	if (u->live_prev)
-		u->live_prev->live_next = u->live_next;
-	else
-		s->live_units = u->live_next;
-	if (u->live_next)
-		u->live_next->live_prev = u->live_prev;
-	u->live_prev = u->live_next = NULL;
+	u->live = 0;
 	struct cta__lane_x *x = u->all;
 	if (x && !u->lanes_mixed && !u->lanes_abandoned && !u->live_lanes) {
 		/* Every lane finished (their fibers went on to other lanes) and
