@@ -42,7 +42,12 @@
 struct cta__fiber {
 #if defined(CTA__FIBER_ASM)
 	void *sp; /* saved stack pointer; the registers lie just above it */
-#else
+#endif
+	/* Read with sp at every switch (cta__fiber_switch's assertion): in
+	 * its cache line, or each switch to a cold fiber misses twice. */
+	int finished;
+	int in_pool; /* on the free list: not running and not resumable */
+#if !defined(CTA__FIBER_ASM)
 	ucontext_t uc;
 #endif
 	struct cta__fiber_pool *pool;
@@ -53,8 +58,6 @@ struct cta__fiber {
 	char *stack_lo;  /* lowest usable byte, just above the guard */
 	size_t stack_sz; /* usable bytes */
 	unsigned color;  /* bytes left unused at the top (see new_stack) */
-	int finished;
-	int in_pool; /* on the free list: not running and not resumable */
 	struct cta__fiber *next_free;
 	struct cta__fiber *next_all;
 #ifdef CTA__FIBER_ASAN
