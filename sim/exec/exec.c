@@ -423,7 +423,7 @@ static struct cta__lane_x pick_failed;
 static _Thread_local int seg_failed;
 /* The units cta__units_run is running on this host thread, in order, and
  * the one running now: a runner whose unit finished without leaving a
- * waiting lane goes straight on to the next (chain_next). */
+ * waiting lane goes straight on to the next (lane_leave_slow). */
 static _Thread_local struct cta__unit *const *seg_v;
 static _Thread_local size_t seg_i, seg_n;
 static void unit_settle(struct cta_sim *s, struct cta__unit *u);
@@ -926,8 +926,6 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 	cta__seg_unit = NULL;
 }
 
-/* Shared memory: each declaration site gets an offset in the CTA's arena
- * the first time any thread of the CTA reaches it. */
 /* The body gets a pointer into c's shared memory: the next block on this
  * CTA's arena must find it zeroed again. */
 static inline void smem_handed_out(struct cta__unit *u, struct cta__cta *c)
@@ -940,6 +938,8 @@ void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c)
 	smem_handed_out(u, c);
 }
 
+/* Shared memory: each declaration site gets an offset in the CTA's arena
+ * the first time any thread of the CTA reaches it. */
 void *cta__shared(const struct cta__smem_site *site)
 {
 	struct cta__lane_x *x = cta__lane_self();
