@@ -53,7 +53,7 @@ CTA_HARNESS(spin_info)
 
 static const struct cta_param_desc spin_clc_params[] = {
     {"ns", "1000", "virtual nanoseconds per block index processed (before imbalance)"},
-    {"grid", "65536", "blocks (x); --grid overrides"},
+    {"grid", "65536", "blocks (x) and the counters verify checks (a larger --grid fails verify)"},
     KPARAM_IMBALANCE,
     {NULL, NULL, NULL},
 };
