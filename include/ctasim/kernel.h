@@ -122,6 +122,7 @@ struct cta__idx {
 	uint3 tid;
 	uint3 bid;
 	dim3 bdim, gdim;
+	uint32_t spin, add; /* the unit's cursor->spin and ->add (cta_spin_ns) */
 };
 /* Names the hidden index parameter of a body; outside bodies it is this
  * int constant, which is how the macros below tell the two apart. */
@@ -187,6 +188,8 @@ static inline int cta__claim(struct cta__lane *l)
 	struct cta__idx cta__x;                                                                    \
 	cta__x.bdim = cta__l->bdim;                                                                \
 	cta__x.gdim = cta__l->gdim;                                                                \
+	cta__x.spin = cta__l->cursor->spin;                                                        \
+	cta__x.add = cta__l->cursor->add;                                                          \
 	while (cta__claim(cta__l)) {                                                               \
 		const uint64_t cta__t0 = cta__l->cursor->t0;                                       \
 		uint64_t cta__end = 0;                                                             \
@@ -387,7 +390,7 @@ static inline void cta__threadfence(void)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 #endif
-#define __threadfence()               cta__threadfence()
+#define __threadfence() cta__threadfence()
 
 /* ---- time, cost and placement -----------------------------------------
  * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in
@@ -397,11 +400,21 @@ static inline void cta__threadfence(void)
  * cta_globaltimer_ns(): %globaltimer on a GPU; the thread's virtual time.
  * cta_clock64(): clock64() on a GPU; virtual time in ns in the simulator.
  * cta_smid(): %smid, the SM the block runs on. */
-#define cta_spin_ns(ns)               ((void)(cta__cur->vtime += cta__spin_cost(cta__cur, (uint64_t)(ns))))
+/* Inside a body the duration model is read from the thread loop's own
+ * copy (cta__ix): the loop's per-thread stores could otherwise alias the
+ * cursor and force two loads per thread. */
+#define cta_spin_ns(ns)                                                                            \
+	((void)(cta__cur->vtime +=                                                                 \
+	        CTA__IN_BODY(cta__spin_cost_of(CTA__IX->spin, CTA__IX->add, (uint64_t)(ns)),       \
+	                     cta__spin_cost(cta__cur, (uint64_t)(ns)))))
+static inline uint64_t cta__spin_cost_of(uint64_t p, uint64_t add, uint64_t ns)
+{
+	/* p: the spin_scale in ppm for the SM's load when the block started. */
+	return (p ? ns / 1000000 * p + ns % 1000000 * p / 1000000 : ns) + add;
+}
 static inline uint64_t cta__spin_cost(const struct cta__lane *l, uint64_t ns)
 {
-	uint64_t p = l->cursor->spin; /* the SM's load when the block started */
-	return (p ? ns / 1000000 * p + ns % 1000000 * p / 1000000 : ns) + l->cursor->add;
+	return cta__spin_cost_of(l->cursor->spin, l->cursor->add, ns);
 }
 static inline uint64_t cta_globaltimer_ns(void)
 {
