@@ -406,7 +406,7 @@ void cta__sched_dispatch(struct cta_sim *s);
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
 /* Whether a block of k ending now can be refilled by cta__sched_refill
  * (asked before anything of the block is freed). */
-int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k);
+int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k);
 /* Frees the ended block's room on sm and places k's next block there: the
  * same outcome as cta__sched_free_cta then cta__sched_request. */
 void cta__sched_refill(struct cta_sim *s, struct cta__kernel *k, unsigned sm);

@@ -164,18 +164,14 @@ static void sm_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k)
  * order of events and the random numbers drawn are those of
  * cta__sched_free_cta followed by cta__sched_request. */
 static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *sms, int take_sm);
+static int nothing_fits(struct cta_sim *s);
 
-int cta__sched_can_refill(const struct cta_sim *s, const struct cta__kernel *k)
+int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k)
 {
-	if (!s->refill_ok || !s->cand_valid || !s->ncand || s->cand[0] != k || k->csize != 1 ||
-	    k->next_unit >= k->nunits || s->dispatch_pending || s->in_dispatch || s->resv_valid ||
-	    s->fe_free > s->now)
-		return 0;
-	for (unsigned i = 0; i < s->ncand; i++)
-		for (unsigned w = 0; w < s->bwords; w++)
-			if (s->cand[i]->fit[w])
-				return 0;
-	return 1;
+	/* (With cand_valid, nothing_fits reads the list as it is.) */
+	return s->refill_ok && s->cand_valid && s->ncand && s->cand[0] == k && k->csize == 1 &&
+	       k->next_unit < k->nunits && !s->dispatch_pending && !s->in_dispatch &&
+	       !s->resv_valid && s->fe_free <= s->now && nothing_fits(s);
 }
 
 /* A block of k on SM sm ended and cta__sched_can_refill said yes: its room
@@ -425,6 +421,17 @@ static int nothing_fits(struct cta_sim *s)
 	return 1;
 }
 
+/* Some candidate kernel has units still to dispatch. */
+static int any_pending(struct cta_sim *s)
+{
+	if (!s->cand_valid)
+		build_candidates(s);
+	for (unsigned i = 0; i < s->ncand; i++)
+		if (s->cand[i]->state == K_ACTIVE && s->cand[i]->next_unit < s->cand[i]->nunits)
+			return 1;
+	return 0;
+}
+
 /* Starts k's next pending unit on sms[] (one per CTA), taking the SM's
  * room first when `take_sm` (clusters took theirs while being placed);
  * returns 1, or 0 with the run stopped when memory ran out. */
@@ -509,13 +516,7 @@ void cta__sched_dispatch(struct cta_sim *s)
 	 * pseudo-event, see cta__sched_request). Called from that function,
 	 * which guards against recursion, so it is done here directly. */
 	if (!s->dispatch_pending) {
-		if (!s->cand_valid)
-			build_candidates(s);
-		int any = 0;
-		for (unsigned i = 0; i < s->ncand && !any; i++)
-			any = s->cand[i]->state == K_ACTIVE &&
-			      s->cand[i]->next_unit < s->cand[i]->nunits;
-		if (any) {
+		if (any_pending(s)) {
 			uint64_t seq = s->q.seq++;
 			if (nothing_fits(s)) {
 				/* It would find no room when it comes: keep its
@@ -549,12 +550,7 @@ void cta__sched_request(struct cta_sim *s)
 			s->cand_valid = 0;
 		return;
 	}
-	if (!s->cand_valid)
-		build_candidates(s);
-	int any = 0;
-	for (unsigned i = 0; i < s->ncand && !any; i++)
-		any = s->cand[i]->state == K_ACTIVE && s->cand[i]->next_unit < s->cand[i]->nunits;
-	if (!any) {
+	if (!any_pending(s)) {
 		s->cand_valid = 0;
 		return;
 	}
