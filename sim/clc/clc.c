@@ -159,18 +159,18 @@ void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int lin
 	*bar = 0;
 }
 
-static struct cta__mbar *mbar_self(struct cta__lane_x *x, uint64_t *bar)
+/* mbar_find for an address in the calling lane's own CTA: the same entry
+ * (offsets from one base compare as the addresses do). */
+static struct cta__mbar *mbar_self(struct cta__lane_x *x, const uint64_t *bar)
 {
-	struct cta__cta *c = lane_cta(x);
-	return mbar_find(c, smem_off(c, bar));
+	for (struct cta__mbar *b = lane_cta(x)->mbars; b; b = b->next)
+		if (b->addr == bar)
+			return b;
+	return NULL;
 }
 
-uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
+static uint64_t arrive(struct cta__lane_x *x, struct cta__mbar *b)
 {
-	struct cta__lane_x *x = self();
-	struct cta__mbar *b = mbar_self(x, bar);
-	if (!b)
-		return 0;
 	uint64_t state = b->phase;
 	if (b->pending)
 		b->pending--;
@@ -180,6 +180,13 @@ uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
 	return state;
 }
 
+uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
+{
+	struct cta__lane_x *x = self();
+	struct cta__mbar *b = mbar_self(x, bar);
+	return b ? arrive(x, b) : 0;
+}
+
 uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
@@ -187,20 +194,21 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 	if (!b)
 		return 0;
 	b->tx += bytes;
-	return cta__mbarrier_arrive(bar, file, line);
+	return arrive(x, b);
 }
 
 static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
+	uint64_t key = thread_key(x);
 	unsigned slot = 0;
 	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
-		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != thread_key(x)) {
+		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != key) {
 			slot = i;
 			break;
 		}
 	x->obs_bar[slot] = b;
 	x->obs_phase[slot] = b->phase;
-	x->obs_tseq[slot] = thread_key(x);
+	x->obs_tseq[slot] = key;
 	struct cta__cta *c = lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
@@ -302,6 +310,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 			        "cluster first)");
 	}
 	struct cta__rslot *own = slot_find(c, roff);
+	struct cta__mbar *ownb = mbar_self(x, bar);
 	for (unsigned t = first; t < last; t++) {
 		struct cta__rslot *sl = &u->ctas[t] == c ? own : slot_find(&u->ctas[t], roff);
 		if (sl && sl->r && (!sl->r->resolved || sl->r->done_t > x->l.vtime)) {
@@ -348,7 +357,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 			sl->off = roff;
 			sl->r = r;
 		}
-		struct cta__mbar *b = mbar_find(tc, boff);
+		struct cta__mbar *b = tc == c ? ownb : mbar_find(tc, boff);
 		if (b) {
 			b->unresolved++;
 			r->counted |= 1u << (t & 31);

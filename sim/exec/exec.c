@@ -299,10 +299,11 @@ static void flush_progress(struct cta__lane *l)
 	l->run_x0 = l->tid.x;
 }
 
-static void hand_back_run(struct cta__lane_x *x)
+/* Hands the rest of the waiting lane's run back to the cursor, its
+ * progress already flushed. */
+static inline void hand_back_rest(struct cta__lane_x *x)
 {
 	struct cta__lane *l = &x->l;
-	flush_progress(l);
 	if (l->tid.x + 1 >= l->row_end)
 		return;
 	struct cta__unit *u = l->unit;
@@ -320,6 +321,12 @@ static void hand_back_run(struct cta__lane_x *x)
 	r->tid.x++;
 	r->end = l->row_end;
 	l->row_end = l->tid.x + 1;
+}
+
+static void hand_back_run(struct cta__lane_x *x)
+{
+	flush_progress(&x->l);
+	hand_back_rest(x);
 }
 
 /* Runner fibers. A runner runs lanes one after another and never returns:
@@ -693,7 +700,10 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	c->bar_waiters_tail = x;
 	x->wait_file = file;
 	x->wait_line = line;
-	cta__lane_block(x, L_BARRIER);
+	/* cta__lane_block, progress flushed above */
+	hand_back_rest(x);
+	x->state = L_BARRIER;
+	lane_leave(x);
 }
 
 static uint64_t unit_exited(const struct cta__unit *u)
