@@ -278,7 +278,6 @@ struct cta__unit {
 	/* outputs of the last segment, applied by the engine */
 	struct cta__request *new_reqs, *new_reqs_tail;
 	unsigned ctas_done;
-	int parked; /* waiting for the engine */
 	struct cta__unit *next_free;
 	struct cta__unit *next_ready; /* dispatched, body not yet run */
 	/* Everything above is cleared for each new unit; what follows keeps

@@ -600,6 +600,14 @@ void cta__lane_block(struct cta__lane_x *x, enum lstate st)
 	/* Resumed once woken, with cta__cur set back to us. */
 }
 
+/* cta__lane_block for the barriers, which flushed x's progress already. */
+static inline void lane_block_flushed(struct cta__lane_x *x, enum lstate st)
+{
+	hand_back_rest(x);
+	x->state = st;
+	lane_leave(x);
+}
+
 /* Completes the CTA barrier: every waiter continues at the latest arrival
  * plus the barrier's cost. */
 static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c,
@@ -700,10 +708,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	c->bar_waiters_tail = x;
 	x->wait_file = file;
 	x->wait_line = line;
-	/* cta__lane_block, progress flushed above */
-	hand_back_rest(x);
-	x->state = L_BARRIER;
-	lane_leave(x);
+	lane_block_flushed(x, L_BARRIER);
 }
 
 static uint64_t unit_exited(const struct cta__unit *u)
@@ -761,7 +766,7 @@ void cta__cluster_sync(const char *file, int line)
 	u->cbar_waiters_tail = x;
 	x->wait_file = file;
 	x->wait_line = line;
-	cta__lane_block(x, L_CBARRIER);
+	lane_block_flushed(x, L_CBARRIER);
 }
 
 /* Barriers whose missing threads have exited can complete now (divergent). */
