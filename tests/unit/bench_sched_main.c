@@ -1,6 +1,6 @@
 /* Prints the scheduler benchmark of tools/ctasim/bench_sched.c (the same
  * numbers `ctasim bench` reports): blocks per second per host core, multi-
- * kernel against single-kernel, measured in one run. */
+ * kernel against single-kernel, each the best of three alternating runs. */
 #include <stdio.h>
 
 #include "bench_sched.h"
