@@ -57,6 +57,11 @@ static void info(const char *name, double v, const char *unit)
 	fflush(stdout);
 }
 
+/* Rates are the best of this many runs in one invocation (saxpy's ratio
+ * compares the best of three of each side): on a shared machine a single
+ * run measures the neighbours as much as the simulator. */
+#define BEST_OF 3
+
 /* Sets up a harness with the given args and returns a simulator holding
  * its launches, ready to run. */
 static cta_sim *prepare(const char *kernel, const char *const *args, size_t nargs,
@@ -166,15 +171,19 @@ static void bench_barriers(void)
 {
 	const char *args[] = {quick ? "n=262144" : "n=4194304"};
 	struct cta_sim_opts so = base_opts();
-	struct cta_harness *h;
-	cta_sim *s = prepare("block_reduce", args, 1, so, &h);
-	if (!s)
-		return;
-	double t = timed_run(s, &so);
-	double c = (double)cta_sim_barrier_crossings(s);
-	cta_sim_free(s);
-	cta_harness_free(h);
-	figure("barrier_crossings_per_s_per_core", c / t / 1e6, "M/s", ">=", 20);
+	double best = 0;
+	for (int rep = 0; rep < BEST_OF; rep++) {
+		struct cta_harness *h;
+		cta_sim *s = prepare("block_reduce", args, 1, so, &h);
+		if (!s)
+			return;
+		double t = timed_run(s, &so);
+		double c = (double)cta_sim_barrier_crossings(s);
+		cta_sim_free(s);
+		cta_harness_free(h);
+		best = c / t > best ? c / t : best;
+	}
+	figure("barrier_crossings_per_s_per_core", best / 1e6, "M/s", ">=", 20);
 }
 
 static double spin_rate(uint64_t blocks, struct cta_sim_opts so, double *cpu)
@@ -217,7 +226,11 @@ static long child_rss_kib(uint64_t blocks)
  * not grow with the grid. */
 static void bench_timing(int full)
 {
-	double rate = spin_rate(quick ? 1000000 : 4000000, base_opts(), NULL);
+	double rate = 0;
+	for (int rep = 0; rep < BEST_OF; rep++) {
+		double r = spin_rate(quick ? 1000000 : 4000000, base_opts(), NULL);
+		rate = r > rate ? r : rate;
+	}
 	figure("timing_only_blocks_per_s_per_core", rate / 1e6, "M/s", ">=", 10);
 	long small = child_rss_kib(1u << 20);
 	uint64_t bign = full ? 2147483647ull : (quick ? 1u << 22 : 1u << 26);
@@ -258,7 +271,11 @@ static double clc_rate(const char *kernel, const char *arg)
  * miss) that measures the host's memory rather than the simulator. */
 static void bench_clc(void)
 {
-	double r = clc_rate("spin_clc", quick ? "grid=65536" : "grid=524288");
+	double r = 0;
+	for (int rep = 0; rep < BEST_OF; rep++) {
+		double x = clc_rate("spin_clc", quick ? "grid=65536" : "grid=524288");
+		r = x > r ? x : r;
+	}
 	figure("clc_requests_per_s_per_core", r / 1e6, "M/s", ">=", 10);
 	r = clc_rate("vecscale_clc", quick ? "n=16777216" : "n=134217728");
 	info("clc_requests_vecscale_per_s", r / 1e6, "M/s");
