@@ -378,6 +378,8 @@ void cta__out_mark(struct cta__unit *u, uint64_t logical);
 
 /* engine */
 extern struct cta_sim *volatile cta__running_sim;
+/* cta_sim_set_exact_threads: every unit's cursor asks for exact threads. */
+extern int cta__exact_threads;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,

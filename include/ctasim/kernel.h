@@ -95,6 +95,7 @@ struct cta__cursor {
 	uint64_t left; /* threads not yet handed out */
 	uint64_t t0;   /* virtual time at which the bodies start */
 	unsigned nret; /* runs handed back by lanes that had to wait */
+	int exact;     /* run the exact form of the thread loop (CTA__THREAD_LOOP) */
 	uint32_t spin; /* cta_spin_ns scale in ppm (device duration model); 0: none */
 	uint32_t add;  /* ns added to each cta_spin_ns call (device duration model) */
 };
@@ -107,6 +108,7 @@ struct cta__lane {
 	unsigned steal_depth;  /* > 0 while inside a work-stealing body */
 	int active;            /* a thread is bound to this lane */
 	int comm;              /* a global atomic ran: blocks may communicate */
+	int vec;               /* in the vector form of the loop: tid.x may lag */
 	unsigned row_end;      /* the claimed run is threads tid.x .. row_end-1 of a row */
 	unsigned run_x0;       /* first thread of the run not yet counted as exited */
 	struct cta__cursor *cursor;
@@ -177,12 +179,23 @@ static inline int cta__claim(struct cta__lane *l)
 }
 
 /* The loop every kernel runs: threads of a run one after another, each
- * starting at the unit's start time. The lane's tid.x is stored for every
- * thread (volatile: out-of-line code and the crash report read it, and a
- * body without calls would otherwise let the compiler drop it); the body
- * itself reads its indices from cta__ix, a local. row_end is read again
- * after each thread: a thread that waits hands the rest of its run back by
- * shortening it. */
+ * starting at the unit's start time. row_end is read again after each
+ * thread: a thread that waits hands the rest of its run back by shortening
+ * it. The body reads its indices from cta__ix, a local; out-of-line code
+ * (barriers, the CLC calls, helpers) reads the lane's tid, so it is kept
+ * current for every call a body makes. Two forms:
+ *  - the vector form, for blocks with blockIdx.x < 2^20: the lane's tid.x
+ *    is stored after each thread rather than before it, which lets the
+ *    compiler keep it in a register through a body that makes no calls
+ *    (the store that follows the body's own conditional stores can be sunk
+ *    out of the loop), and the indices are masked to ranges they already
+ *    have, which tells the compiler that blockIdx.x * blockDim.x +
+ *    threadIdx.x cannot wrap: such a body then compiles to vector code
+ *    (with -O3 -fno-trapping-math and the x86-64-v4 clone below). lane->vec
+ *    says that the lane's tid.x may lag the running thread.
+ *  - the exact form, one volatile store of tid.x before each thread: used
+ *    for other blocks and when the cursor asks for exact threads (see
+ *    cta_sim_set_exact_threads: a crash report then names the thread). */
 #define CTA__THREAD_LOOP(body_fn, args)                                                            \
 	struct cta__lane *const cta__l = cta__cur;                                                 \
 	struct cta__idx cta__x;                                                                    \
@@ -196,18 +209,46 @@ static inline int cta__claim(struct cta__lane *l)
 		cta__x.bid = cta__l->bid;                                                          \
 		cta__x.tid = cta__l->tid;                                                          \
 		cta__l->active = 1;                                                                \
-		for (; cta__x.tid.x < cta__l->row_end; cta__x.tid.x++) {                           \
-			*(volatile unsigned *)&cta__l->tid.x = cta__x.tid.x;                       \
-			cta__l->vtime = cta__t0;                                                   \
-			body_fn(args, cta__l, &cta__x);                                            \
-			if (cta__l->vtime > cta__end)                                              \
-				cta__end = cta__l->vtime;                                          \
+		if (cta__x.bid.x < 0x100000u && !cta__l->cursor->exact) {                          \
+			struct cta__idx cta__v = cta__x;                                           \
+			__asm__("" : "+r"(cta__v.bid.x), "+r"(cta__v.bdim.x), "+r"(cta__v.tid.x)); \
+			cta__v.bid.x &= 0xfffffu; /* < 2^20, tested above */                       \
+			cta__v.bdim.x &= 0x7ffu;  /* <= 1024 */                                    \
+			cta__v.tid.x &= 0x3ffu;   /* < row_end <= 1024 */                          \
+			*(volatile int *)&cta__l->vec = 1;                                         \
+			while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                        \
+				cta__l->vtime = cta__t0;                                           \
+				body_fn(args, cta__l, &cta__v);                                    \
+				if (cta__l->vtime > cta__end)                                      \
+					cta__end = cta__l->vtime;                                  \
+				cta__l->tid.x = ++cta__v.tid.x;                                    \
+			}                                                                          \
+			*(volatile int *)&cta__l->vec = 0;                                         \
+		} else {                                                                           \
+			for (; cta__x.tid.x < cta__l->row_end; cta__x.tid.x++) {                   \
+				*(volatile unsigned *)&cta__l->tid.x = cta__x.tid.x;               \
+				cta__l->vtime = cta__t0;                                           \
+				body_fn(args, cta__l, &cta__x);                                    \
+				if (cta__l->vtime > cta__end)                                      \
+					cta__end = cta__l->vtime;                                  \
+			}                                                                          \
 		}                                                                                  \
 		if (cta__end > *cta__l->end_slot)                                                  \
 			*cta__l->end_slot = cta__end;                                              \
 		*cta__l->exited += cta__l->row_end - cta__l->run_x0;                               \
 		cta__l->active = 0;                                                                \
 	}
+
+/* Where GCC can build one, each kernel's thread loop also comes as an
+ * x86-64-v4 (AVX-512) clone, picked at load time on hosts that have it:
+ * AVX-512's masked loads and stores are what let a body's `if (i < n)`
+ * compile to vector code. (AVX2's masked stores are microcoded and slower
+ * than scalar code on some AMD hosts, so there is no AVX2 clone.) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#define CTA__LOOP_CLONES __attribute__((target_clones("default", "arch=x86-64-v4")))
+#else
+#define CTA__LOOP_CLONES
+#endif
 
 /* Arguments no larger than this are copied into the loop's frame, as a GPU
  * gives each thread its parameters: a body's stores through its data
@@ -223,16 +264,19 @@ static inline int cta__claim(struct cta__lane *l)
 #error "ctasim kernels need a compiler with constructor attributes"
 #endif
 
-/* Defines kernel NAME whose body sees `const ARGTYPE *ARGNAME`. Also
+/* Defines kernel NAME whose body sees `const ARGTYPE *ARGNAME`. The body
+ * is always inlined into the thread loop, so that its index reads become
+ * the loop's registers before the compiler computes their ranges. Also
  * defines `const struct cta_kernel_def NAME`, registered at load time, so
  * the CLI and harnesses find it by name. */
 #define CTA_KERNEL(name, argtype, argname)                                                         \
-	static inline void name##__body(const argtype *argname, CTA__LANE_PARAM);                  \
+	__attribute__((always_inline)) static inline void name##__body(const argtype *argname,     \
+	                                                               CTA__LANE_PARAM);           \
 	__attribute__((always_inline)) static inline void name##__rows(const argtype *cta__p)      \
 	{                                                                                          \
-		CTA__THREAD_LOOP(name##__body, cta__p)                                             \
+		CTA__THREAD_LOOP(name##__body, cta__p);                                            \
 	}                                                                                          \
-	static void name##__threads(const void *cta__a)                                            \
+	CTA__LOOP_CLONES static void name##__threads(const void *cta__a)                           \
 	{                                                                                          \
 		if (sizeof(argtype) <= CTA__ARGS_COPY_MAX) {                                       \
 			const argtype cta__copy = *(const argtype *)cta__a;                        \

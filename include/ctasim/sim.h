@@ -136,6 +136,17 @@ CTA_EXPORT unsigned cta_sim_sm_count(const cta_sim *s);
  * as incomplete. Only for the crash path: nothing may run afterwards. */
 CTA_EXPORT int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr);
 CTA_EXPORT void cta_sim_crash_finish_trace(void);
+/* 0 when the crash that cta_sim_crash_describe describes happened in the
+ * vector form of a thread loop (blocks with blockIdx.x < 2^20, unless exact
+ * threads are on), where the description names the run of threads but not
+ * the thread: the same run with exact threads on names it. 1 otherwise. */
+CTA_EXPORT int cta_sim_crash_thread_known(void);
+/* Process-wide, for simulators created afterwards: 1 runs every thread
+ * loop in its exact form, one thread at a time with its index stored
+ * before it starts (slower for barrier-free bodies, which otherwise run as
+ * vector code where the compiler can make it). Results and traces are the
+ * same either way. */
+CTA_EXPORT void cta_sim_set_exact_threads(int on);
 
 /* Kernel registry: every CTA_KERNEL registers itself here. */
 CTA_EXPORT const struct cta_kernel_def *cta_kernel_find(const char *name);

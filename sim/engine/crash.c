@@ -41,6 +41,20 @@ int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
 	if (!s || !l || !l->unit) {
 		n = snprintf(buf, len, "ctasim: crashed with %s outside any kernel body\n",
 		             signame(sig));
+	} else if (l->vec) {
+		/* The lane's tid.x may lag: name the run (x from run_x0 to
+		 * row_end - 1 in one row of one CTA). */
+		struct cta__unit *u = l->unit;
+		unsigned rank = l->cta_rank < u->nctas ? l->cta_rank : 0;
+		struct cta__cta *c = &u->ctas[rank];
+		n = snprintf(
+		    buf, len,
+		    "ctasim: kernel %s crashed: %s at address %p, in block %llu (physical "
+		    "block %llu, blockIdx %u,%u,%u), one of threads threadIdx %u..%u,%u,%u "
+		    "(run as vector code; exact threads name the thread) on SM %u\n",
+		    u->k->label, signame(sig), addr, (unsigned long long)c->steal_current,
+		    (unsigned long long)c->logical, c->bid.x, c->bid.y, c->bid.z, l->run_x0,
+		    l->row_end - 1, l->tid.y, l->tid.z, c->sm);
 	} else {
 		struct cta__unit *u = l->unit;
 		unsigned rank = l->cta_rank < u->nctas ? l->cta_rank : 0;
@@ -59,6 +73,19 @@ int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
 		              "ctasim: the trace so far is kept, marked incomplete: %s\n",
 		              s->o.trace_path);
 	return n < 0 ? 0 : (n >= (int)len ? (int)len - 1 : n);
+}
+
+int cta_sim_crash_thread_known(void)
+{
+	struct cta__lane *l = cta__cur;
+	return !(cta__running_sim && l && l->unit && l->vec);
+}
+
+int cta__exact_threads;
+
+void cta_sim_set_exact_threads(int on)
+{
+	cta__exact_threads = on != 0;
 }
 
 void cta_sim_crash_finish_trace(void)

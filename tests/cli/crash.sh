@@ -19,4 +19,20 @@ done
 # Another block and thread, to show the report is not canned.
 "$B" run crash_oob --arg block=3 --arg thread=100 2>"$d/err" >/dev/null
 grep -q "in block 3 .* thread 100 " "$d/err" || fail "block 3 thread 100 not reported: $(cat "$d/err")"
+# The crash was in the vector form of the thread loop: the command ran again
+# thread by thread (CTASIM_EXACT_THREADS) to name the thread.
+grep -q "running the command again thread by thread" "$d/err" || fail "no re-run note: $(cat "$d/err")"
+# A re-run that does not crash still exits 1, with the first report.
+CTASIM_EXACT_THREADS=1 CTASIM_CRASH_FIRST="ctasim: kernel k crashed: first report
+" "$B" run saxpy --arg n=4096 >/dev/null 2>"$d/err"
+rc=$?
+[ $rc -eq 1 ] || fail "re-run without a crash: exit $rc, expected 1"
+grep -q "^ctasim: kernel k crashed: first report" "$d/err" || fail "first report lost: $(cat "$d/err")"
+grep -q "did not crash, so the thread is not known" "$d/err" || fail "no re-run verdict: $(cat "$d/err")"
+# Exact threads change the speed of a run, never its trace.
+for k in saxpy block_reduce vec_add_clc; do
+	"$B" run $k --trace "$d/v.trace" >/dev/null 2>&1 || fail "$k: vector run failed"
+	CTASIM_EXACT_THREADS=1 "$B" run $k --trace "$d/e.trace" >/dev/null 2>&1 || fail "$k: exact run failed"
+	cmp -s "$d/v.trace" "$d/e.trace" || fail "$k: traces differ with exact threads"
+done
 echo "crash: ok"
