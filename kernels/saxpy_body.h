@@ -6,14 +6,7 @@
 #define CTASIM_KERNELS_SAXPY_BODY_H
 
 #include "ctasim/kernel.h"
-
-struct saxpy_args {
-	int n;
-	float a;
-	const float *x;
-	float *y;
-	unsigned long long ns; /* virtual cost of one element, per thread */
-};
+#include "saxpy_args.h"
 
 /* The monolithic kernel: assumes a grid large enough to cover n. */
 CTA_KERNEL(saxpy, struct saxpy_args, p)
