@@ -152,7 +152,8 @@ static void bench_saxpy(void)
 		struct cta_launch l;
 		cta_harness_sim_launch(h, 0, &l);
 		if (l.kernel->args_size != sizeof(struct saxpy_args)) {
-			fprintf(stderr, "ctasim bench: saxpy's arguments are not struct saxpy_args\n");
+			fprintf(stderr,
+			        "ctasim bench: saxpy's arguments are not struct saxpy_args\n");
 			cta_sim_free(s);
 			cta_harness_free(h);
 			return;
