@@ -243,8 +243,11 @@ static inline int cta__claim(struct cta__lane *l)
  * x86-64-v4 (AVX-512) clone, picked at load time on hosts that have it:
  * AVX-512's masked loads and stores are what let a body's `if (i < n)`
  * compile to vector code. (AVX2's masked stores are microcoded and slower
- * than scalar code on some AMD hosts, so there is no AVX2 clone.) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+ * than scalar code on some AMD hosts, so there is no AVX2 clone.) Not
+ * under ThreadSanitizer: the clones' resolvers run before its runtime is
+ * set up, and crash the program at load. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 &&           \
+    !defined(__SANITIZE_THREAD__)
 #define CTA__LOOP_CLONES __attribute__((target_clones("default", "arch=x86-64-v4")))
 #else
 #define CTA__LOOP_CLONES
