@@ -195,7 +195,8 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	}
 	cur->cta = 0;
 	cur->nret = 0;
-	cur->exact = cta__exact_threads;
+	/* One thread a block in timing-only mode: nothing to vectorise. */
+	cur->exact = cta__exact_threads || s->o.timing_only;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	cur->t0 = t;
