@@ -194,8 +194,9 @@ static inline int cta__claim(struct cta__lane *l)
  *    (with -O3 -fno-trapping-math and the x86-64-v4 clone below). lane->vec
  *    says that the lane's tid.x may lag the running thread.
  *  - the exact form, one volatile store of tid.x before each thread: used
- *    for other blocks and when the cursor asks for exact threads (see
- *    cta_sim_set_exact_threads: a crash report then names the thread). */
+ *    for other blocks and when the cursor asks for exact threads (timing-
+ *    only runs, with one thread a block, and cta_sim_set_exact_threads:
+ *    a crash report then names the thread). */
 #define CTA__THREAD_LOOP(body_fn, args)                                                            \
 	struct cta__lane *const cta__l = cta__cur;                                                 \
 	struct cta__idx cta__x;                                                                    \
