@@ -178,6 +178,13 @@ static inline int cta__claim(struct cta__lane *l)
 	return 1;
 }
 
+/* One thread of either form of CTA__THREAD_LOOP: it starts at the unit's
+ * start time, and the run ends with its latest thread. */
+#define CTA__ONE_THREAD(body_fn, args, ix)                                                         \
+	cta__l->vtime = cta__t0;                                                                   \
+	body_fn(args, cta__l, &(ix));                                                              \
+	cta__end = cta__l->vtime > cta__end ? cta__l->vtime : cta__end
+
 /* The loop every kernel runs: threads of a run one after another, each
  * starting at the unit's start time. row_end is read again after each
  * thread: a thread that waits hands the rest of its run back by shortening
@@ -218,20 +225,14 @@ static inline int cta__claim(struct cta__lane *l)
 			cta__v.tid.x &= 0x3ffu;   /* < row_end <= 1024 */                          \
 			*(volatile int *)&cta__l->vec = 1;                                         \
 			while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                        \
-				cta__l->vtime = cta__t0;                                           \
-				body_fn(args, cta__l, &cta__v);                                    \
-				if (cta__l->vtime > cta__end)                                      \
-					cta__end = cta__l->vtime;                                  \
+				CTA__ONE_THREAD(body_fn, args, cta__v);                            \
 				cta__l->tid.x = ++cta__v.tid.x;                                    \
 			}                                                                          \
 			*(volatile int *)&cta__l->vec = 0;                                         \
 		} else {                                                                           \
 			for (; cta__x.tid.x < cta__l->row_end; cta__x.tid.x++) {                   \
 				*(volatile unsigned *)&cta__l->tid.x = cta__x.tid.x;               \
-				cta__l->vtime = cta__t0;                                           \
-				body_fn(args, cta__l, &cta__x);                                    \
-				if (cta__l->vtime > cta__end)                                      \
-					cta__end = cta__l->vtime;                                  \
+				CTA__ONE_THREAD(body_fn, args, cta__x);                            \
 			}                                                                          \
 		}                                                                                  \
 		if (cta__end > *cta__l->end_slot)                                                  \

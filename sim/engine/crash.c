@@ -41,32 +41,30 @@ int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
 	if (!s || !l || !l->unit) {
 		n = snprintf(buf, len, "ctasim: crashed with %s outside any kernel body\n",
 		             signame(sig));
-	} else if (l->vec) {
-		/* The lane's tid.x may lag: name the run (x from run_x0 to
-		 * row_end - 1 in one row of one CTA). */
-		struct cta__unit *u = l->unit;
-		unsigned rank = l->cta_rank < u->nctas ? l->cta_rank : 0;
-		struct cta__cta *c = &u->ctas[rank];
-		n = snprintf(
-		    buf, len,
-		    "ctasim: kernel %s crashed: %s at address %p, in block %llu (physical "
-		    "block %llu, blockIdx %u,%u,%u), one of threads threadIdx %u..%u,%u,%u "
-		    "(run as vector code; exact threads name the thread) on SM %u\n",
-		    u->k->label, signame(sig), addr, (unsigned long long)c->steal_current,
-		    (unsigned long long)c->logical, c->bid.x, c->bid.y, c->bid.z, l->run_x0,
-		    l->row_end - 1, l->tid.y, l->tid.z, c->sm);
 	} else {
 		struct cta__unit *u = l->unit;
 		unsigned rank = l->cta_rank < u->nctas ? l->cta_rank : 0;
 		struct cta__cta *c = &u->ctas[rank];
-		unsigned thread = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 		n = snprintf(buf, len,
 		             "ctasim: kernel %s crashed: %s at address %p, in block %llu (physical "
-		             "block %llu, blockIdx %u,%u,%u) thread %u (threadIdx %u,%u,%u) on SM "
-		             "%u at t=%llu ns\n",
+		             "block %llu, blockIdx %u,%u,%u)",
 		             u->k->label, signame(sig), addr, (unsigned long long)c->steal_current,
-		             (unsigned long long)c->logical, c->bid.x, c->bid.y, c->bid.z, thread,
-		             l->tid.x, l->tid.y, l->tid.z, c->sm, (unsigned long long)l->vtime);
+		             (unsigned long long)c->logical, c->bid.x, c->bid.y, c->bid.z);
+		if (n > 0 && (size_t)n < len && l->vec) {
+			/* The lane's tid.x may lag: name the run (x from run_x0
+			 * to row_end - 1 in one row of one CTA). */
+			n +=
+			    snprintf(buf + n, len - (size_t)n,
+			             ", one of threads threadIdx %u..%u,%u,%u (run as vector code; "
+			             "exact threads name the thread) on SM %u\n",
+			             l->run_x0, l->row_end - 1, l->tid.y, l->tid.z, c->sm);
+		} else if (n > 0 && (size_t)n < len) {
+			unsigned thread = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+			n += snprintf(buf + n, len - (size_t)n,
+			              " thread %u (threadIdx %u,%u,%u) on SM %u at t=%llu ns\n",
+			              thread, l->tid.x, l->tid.y, l->tid.z, c->sm,
+			              (unsigned long long)l->vtime);
+		}
 	}
 	if (s && s->tw && n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n,

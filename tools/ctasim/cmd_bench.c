@@ -144,7 +144,7 @@ static void bench_saxpy(void)
 	const char *args[] = {narg};
 	struct cta_sim_opts so = base_opts();
 	double best_loop = 1e30, best_sim = 1e30;
-	for (int rep = 0; rep < 3; rep++) {
+	for (int rep = 0; rep < BEST_OF; rep++) {
 		struct cta_harness *h;
 		cta_sim *s = prepare("saxpy", args, 1, so, &h);
 		if (!s)
