@@ -185,6 +185,33 @@ static inline int cta__claim(struct cta__lane *l)
 	body_fn(args, cta__l, &(ix));                                                              \
 	cta__end = cta__l->vtime > cta__end ? cta__l->vtime : cta__end
 
+/* The vector form's run of threads (see CTA__THREAD_LOOP), in a function
+ * of its own: gcc 12 expands an AVX-512 masked load as a merge into the
+ * destination's old value, which in a function that also makes calls lives
+ * on the stack (every vector register is call-clobbered), a 64-byte store
+ * and reload per vector. Without calls here it stays in a register. The
+ * arguments are copied again: the body's stores must not alias them. */
+#define CTA__VEC_ROW(body_fn, argtype, pa)                                                         \
+	struct cta__idx cta__v = *cta__xp;                                                         \
+	uint64_t cta__end = 0;                                                                     \
+	__asm__("" : "+r"(cta__v.bid.x), "+r"(cta__v.bdim.x), "+r"(cta__v.tid.x));                 \
+	cta__v.bid.x &= 0xfffffu; /* < 2^20, tested by the caller */                               \
+	cta__v.bdim.x &= 0x7ffu;  /* <= 1024 */                                                    \
+	cta__v.tid.x &= 0x3ffu;   /* < row_end <= 1024 */                                          \
+	if (sizeof(argtype) <= CTA__ARGS_COPY_MAX) {                                               \
+		const argtype cta__copy = *(pa);                                                   \
+		while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                                \
+			CTA__ONE_THREAD(body_fn, &cta__copy, cta__v);                              \
+			cta__l->tid.x = ++cta__v.tid.x;                                            \
+		}                                                                                  \
+	} else {                                                                                   \
+		while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                                \
+			CTA__ONE_THREAD(body_fn, pa, cta__v);                                      \
+			cta__l->tid.x = ++cta__v.tid.x;                                            \
+		}                                                                                  \
+	}                                                                                          \
+	return cta__end
+
 /* The loop every kernel runs: threads of a run one after another, each
  * starting at the unit's start time. row_end is read again after each
  * thread: a thread that waits hands the rest of its run back by shortening
@@ -198,13 +225,14 @@ static inline int cta__claim(struct cta__lane *l)
  *    out of the loop), and the indices are masked to ranges they already
  *    have, which tells the compiler that blockIdx.x * blockDim.x +
  *    threadIdx.x cannot wrap: such a body then compiles to vector code
- *    (with -O3 -fno-trapping-math and the x86-64-v4 clone below). lane->vec
- *    says that the lane's tid.x may lag the running thread.
+ *    (with -O3 -fno-trapping-math and the x86-64-v4 clone below). It runs
+ *    in vrow_fn, a function of its own (CTA__VEC_ROW). lane->vec says that
+ *    the lane's tid.x may lag the running thread.
  *  - the exact form, one volatile store of tid.x before each thread: used
  *    for other blocks and when the cursor asks for exact threads (timing-
  *    only runs, with one thread a block, and cta_sim_set_exact_threads:
  *    a crash report then names the thread). */
-#define CTA__THREAD_LOOP(body_fn, args)                                                            \
+#define CTA__THREAD_LOOP(body_fn, vrow_fn, args)                                                   \
 	struct cta__lane *const cta__l = cta__cur;                                                 \
 	struct cta__idx cta__x;                                                                    \
 	cta__x.bdim = cta__l->bdim;                                                                \
@@ -218,16 +246,8 @@ static inline int cta__claim(struct cta__lane *l)
 		cta__x.tid = cta__l->tid;                                                          \
 		cta__l->active = 1;                                                                \
 		if (cta__x.bid.x < 0x100000u && !cta__l->cursor->exact) {                          \
-			struct cta__idx cta__v = cta__x;                                           \
-			__asm__("" : "+r"(cta__v.bid.x), "+r"(cta__v.bdim.x), "+r"(cta__v.tid.x)); \
-			cta__v.bid.x &= 0xfffffu; /* < 2^20, tested above */                       \
-			cta__v.bdim.x &= 0x7ffu;  /* <= 1024 */                                    \
-			cta__v.tid.x &= 0x3ffu;   /* < row_end <= 1024 */                          \
 			*(volatile int *)&cta__l->vec = 1;                                         \
-			while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                        \
-				CTA__ONE_THREAD(body_fn, args, cta__v);                            \
-				cta__l->tid.x = ++cta__v.tid.x;                                    \
-			}                                                                          \
+			cta__end = vrow_fn(args, cta__l, &cta__x, cta__t0);                        \
 			*(volatile int *)&cta__l->vec = 0;                                         \
 		} else {                                                                           \
 			for (; cta__x.tid.x < cta__l->row_end; cta__x.tid.x++) {                   \
@@ -277,9 +297,15 @@ static inline int cta__claim(struct cta__lane *l)
 #define CTA_KERNEL(name, argtype, argname)                                                         \
 	__attribute__((always_inline)) static inline void name##__body(const argtype *argname,     \
 	                                                               CTA__LANE_PARAM);           \
+	CTA__LOOP_CLONES __attribute__((noinline)) static uint64_t name##__vrow(                   \
+	    const argtype *cta__pa, struct cta__lane *cta__l, const struct cta__idx *cta__xp,      \
+	    uint64_t cta__t0)                                                                      \
+	{                                                                                          \
+		CTA__VEC_ROW(name##__body, argtype, cta__pa);                                      \
+	}                                                                                          \
 	__attribute__((always_inline)) static inline void name##__rows(const argtype *cta__p)      \
 	{                                                                                          \
-		CTA__THREAD_LOOP(name##__body, cta__p);                                            \
+		CTA__THREAD_LOOP(name##__body, name##__vrow, cta__p);                              \
 	}                                                                                          \
 	CTA__LOOP_CLONES static void name##__threads(const void *cta__a)                           \
 	{                                                                                          \
