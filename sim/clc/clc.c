@@ -206,6 +206,7 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 			slot = i;
 			break;
 		}
+	x->obs_used = 1;
 	x->obs_bar[slot] = b;
 	x->obs_phase[slot] = b->phase;
 	x->obs_tseq[slot] = key;

@@ -497,7 +497,17 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 
 static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 {
-	flush_outbox(s, u);
+	struct cta__outbox *o = &u->out;
+	/* Most outboxes hold only counts: one test of the first cache line
+	 * instead of the walk. */
+	if (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->comm | o->error) {
+		flush_outbox(s, u);
+	} else {
+		s->barrier_crossings += o->crossings;
+		o->crossings = 0;
+		s->lanes_started += o->lanes;
+		o->lanes = 0;
+	}
 	/* New cancel requests are resolved at their issue time, in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
 		cta__push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);

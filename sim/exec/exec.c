@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "exec/fiber.h"
 #include "internal.h"
 
@@ -76,6 +80,31 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
 __attribute__((noinline)) static void zero(void *p, size_t n)
 {
 	memset(p, 0, n);
+}
+
+/* Clears a unit's or a CTA's header, a few hundred bytes known at compile
+ * time, with inline 16-byte stores: a call to zero() costs about 55
+ * instructions at these sizes, 16 stores less than half that. The asm keeps
+ * gcc from turning the loop back into a memset. */
+static inline void zero_header(void *p, size_t n)
+{
+#if defined(__SSE2__)
+	unsigned char *b = p;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		_mm_storeu_si128((__m128i *)(void *)(b + i), _mm_setzero_si128());
+		__asm__("" ::: "memory");
+	}
+	if (n - i >= 8) {
+		const uint64_t z = 0;
+		memcpy(b + i, &z, 8);
+		i += 8;
+	}
+	for (; i < n; i++)
+		b[i] = 0;
+#else
+	memset(p, 0, n);
+#endif
 }
 
 /* Units, their CTAs and shared memory run on different host threads side
@@ -147,14 +176,14 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 				zero(m, ctas[i].smem_dirty);
 				ctas[i].smem_dirty = 0;
 			}
-			zero(&ctas[i], offsetof(struct cta__cta, sites));
+			zero_header(&ctas[i], offsetof(struct cta__cta, sites));
 			ctas[i].smem = m;
 		}
 	}
 	/* Clear the per-unit state; the buffers after it are kept, and the
 	 * outbox, emptied by the engine at every commit, is emptied again in
 	 * case the unit was freed without one. */
-	zero(u, offsetof(struct cta__unit, ctas));
+	zero_header(u, offsetof(struct cta__unit, ctas));
 	struct cta__outbox *o = &u->out;
 	o->nrecs = o->ntext = o->nubs = o->nmarks = 0;
 	if (o->ubtotal)
@@ -367,9 +396,12 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		x->l.smem = NULL;
 		x->abandoned = 0;
 		x->bar_gen = 0;
-		for (int i = 0; i < CTA__OBS_MAX; i++) {
-			x->obs_bar[i] = NULL;
-			x->obs_tseq[i] = UINT64_MAX;
+		if (x->obs_used) {
+			x->obs_used = 0;
+			for (int i = 0; i < CTA__OBS_MAX; i++) {
+				x->obs_bar[i] = NULL;
+				x->obs_tseq[i] = UINT64_MAX;
+			}
 		}
 	} else {
 		x = calloc(1, sizeof(*x));
