@@ -147,7 +147,8 @@ struct cta__lane_x {
 	struct cta__mbar *obs_bar[CTA__OBS_MAX];
 	unsigned obs_phase[CTA__OBS_MAX];
 	uint64_t obs_tseq[CTA__OBS_MAX];
-	int obs_used; /* the arrays above were written since the lane was new */
+	int obs_used;                     /* the arrays above were written since the lane was new */
+	const struct cta__kernel *dims_k; /* the kernel whose dimensions l holds */
 	struct cta__lane_x *next_run;
 	struct cta__lane_x *next_all;
 };

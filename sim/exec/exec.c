@@ -411,15 +411,20 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 			x->obs_tseq[i] = UINT64_MAX;
 	}
 	const struct cta__kernel *k = u->k;
-	x->l.bdim.x = k->l.block[0];
-	x->l.bdim.y = k->l.block[1];
-	x->l.bdim.z = k->l.block[2];
-	x->l.gdim.x = k->l.grid[0];
-	x->l.gdim.y = k->l.grid[1];
-	x->l.gdim.z = k->l.grid[2];
-	x->l.cdim.x = k->l.cluster[0];
-	x->l.cdim.y = k->l.cluster[1];
-	x->l.cdim.z = k->l.cluster[2];
+	if (x->dims_k != k) {
+		/* A lane mostly runs the kernel it ran last: its dimensions
+		 * are already there (nothing else writes them). */
+		x->dims_k = k;
+		x->l.bdim.x = k->l.block[0];
+		x->l.bdim.y = k->l.block[1];
+		x->l.bdim.z = k->l.block[2];
+		x->l.gdim.x = k->l.grid[0];
+		x->l.gdim.y = k->l.grid[1];
+		x->l.gdim.z = k->l.grid[2];
+		x->l.cdim.x = k->l.cluster[0];
+		x->l.cdim.y = k->l.cluster[1];
+		x->l.cdim.z = k->l.cluster[2];
+	}
 	x->worker = (unsigned)(w - s->workers);
 	x->l.cursor = &u->cursor;
 	x->l.unit = u;
