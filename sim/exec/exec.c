@@ -205,8 +205,15 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	uint64_t per = s->o.timing_only ? 1 : k->threads;
 	for (unsigned r = 0; r < k->csize; r++) {
 		struct cta__cta *c = &ctas[r];
-		c->bid = k->csize == 1 ? cta__bid_of_logical(k, index) : unit_cta_bid(k, index, r);
-		c->logical = cta__logical_of_bid(k, c->bid);
+		if (k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1) {
+			/* A 1-D grid of single blocks: the unit is the block. */
+			c->bid = (uint3){(unsigned)index, 0, 0};
+			c->logical = index;
+		} else {
+			c->bid = k->csize == 1 ? cta__bid_of_logical(k, index)
+			                       : unit_cta_bid(k, index, r);
+			c->logical = cta__logical_of_bid(k, c->bid);
+		}
 		c->steal_current = c->logical;
 		c->sm = sms[r];
 		c->nthreads = per;
@@ -281,8 +288,10 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 			c->reqs = r->next;
 			free(r);
 		}
-		free(c->fe_bits); /* still set when the CTA never ended */
-		c->fe_bits = NULL;
+		if (c->fe_bits) {
+			free(c->fe_bits); /* still set when the CTA never ended */
+			c->fe_bits = NULL;
+		}
 	}
 	u->all = NULL;
 	u->next_free = s->free_units;
@@ -472,7 +481,8 @@ static _Thread_local int seg_failed;
  * waiting lane goes straight on to the next (lane_leave_slow). */
 static _Thread_local struct cta__unit *const *seg_v;
 static _Thread_local size_t seg_i, seg_n;
-static void unit_settle(struct cta_sim *s, struct cta__unit *u);
+static inline __attribute__((always_inline)) void unit_settle(struct cta_sim *s,
+                                                              struct cta__unit *u);
 static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit *u,
                                             struct cta__fiber *spare)
 {
@@ -927,7 +937,8 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 /* What the scheduler does once a unit's segment ends: a unit whose lanes
  * all wait for something no engine event can bring is deadlocked; CTAs
  * whose threads all exited are done. */
-static void unit_settle(struct cta_sim *s, struct cta__unit *u)
+static inline __attribute__((always_inline)) void unit_settle(struct cta_sim *s,
+                                                              struct cta__unit *u)
 {
 	if (u->live_lanes && !unit_waits_for_engine(u)) {
 		int any_active = 0;
