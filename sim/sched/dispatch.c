@@ -168,10 +168,13 @@ static int nothing_fits(struct cta_sim *s);
 
 int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k)
 {
-	/* (With cand_valid, nothing_fits reads the list as it is.) */
+	/* (With cand_valid, nothing_fits reads the list as it is; when no
+	 * room was freed since nothing last fitted, it is known without the
+	 * scan, as dispatch_one knows it.) */
 	return s->refill_ok && s->cand_valid && s->ncand && s->cand[0] == k && k->csize == 1 &&
 	       k->next_unit < k->nunits && !s->dispatch_pending && !s->in_dispatch &&
-	       !s->resv_valid && s->fe_free <= s->now && nothing_fits(s);
+	       !s->resv_valid && s->fe_free <= s->now &&
+	       (s->nofit_gen == s->room_gen || nothing_fits(s));
 }
 
 /* A block of k on SM sm ended and cta__sched_can_refill said yes: its room
