@@ -398,6 +398,10 @@ static void clc_observed_failure_report_names_where_it_was_observed(void **state
 	assert_int_equal(st_run_harness(&h, "ub_request_after_observed_failure", &o, NULL),
 	                 CTA_EUB);
 	const struct cta_ub_report *r = cta_sim_ub_report(cta_harness_sim(h), 0);
+	if (!r) {
+		fail_msg("no UB report");
+		return;
+	}
 	char where[64];
 	snprintf(where, sizeof(where), "ub_body.h:%d", seen);
 	assert_non_null(strstr(r->cause, where));
