@@ -434,8 +434,29 @@ struct cta__cta *cta__lane_cta(struct cta__lane_x *x);
 /* Suspends the calling lane in state st until the scheduler wakes it. */
 void cta__lane_block(struct cta__lane_x *x, enum lstate st);
 void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x);
-uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b);
-uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i);
+/* Linear block index of blockIdx b, and back; inline, as every new block
+ * and every successful cancel asks. */
+static inline uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b)
+{
+	return b.x + (uint64_t)k->l.grid[0] * (b.y + (uint64_t)k->l.grid[1] * b.z);
+}
+
+static inline uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
+{
+	uint3 b;
+	if (k->l.grid[1] == 1 && k->l.grid[2] == 1) {
+		/* 1-D grids, the common case: no 64-bit divisions (tens of
+		 * cycles each, on every block). */
+		b.x = (unsigned)i;
+		b.y = b.z = 0;
+		return b;
+	}
+	b.x = (unsigned)(i % k->l.grid[0]);
+	i /= k->l.grid[0];
+	b.y = (unsigned)(i % k->l.grid[1]);
+	b.z = (unsigned)(i / k->l.grid[1]);
+	return b;
+}
 
 /* clc */
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);

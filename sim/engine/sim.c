@@ -441,6 +441,14 @@ void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 {
 	struct cta__outbox *o = &u->out;
+	s->barrier_crossings += o->crossings;
+	o->crossings = 0;
+	s->lanes_started += o->lanes;
+	o->lanes = 0;
+	/* Most outboxes hold only those counts: one test of the first cache
+	 * line instead of the walk. */
+	if (!(o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->comm | o->error))
+		return;
 	for (size_t i = 0; i < o->nrecs; i++) {
 		struct cta_trace_rec *r = &o->recs[i];
 		if (r->text)
@@ -476,10 +484,6 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	for (size_t i = 0; i < o->nmarks; i++)
 		cta__cover_mark(&u->k->cover, o->marks[i]);
 	o->nmarks = 0;
-	s->barrier_crossings += o->crossings;
-	o->crossings = 0;
-	s->lanes_started += o->lanes;
-	o->lanes = 0;
 	if (o->comm && s->nworkers > 1 && s->deterministic) {
 		/* Blocks communicated through global memory while running on
 		 * several host threads: results stay right, but the order of
@@ -497,17 +501,7 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 
 static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 {
-	struct cta__outbox *o = &u->out;
-	/* Most outboxes hold only counts: one test of the first cache line
-	 * instead of the walk. */
-	if (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->comm | o->error) {
-		flush_outbox(s, u);
-	} else {
-		s->barrier_crossings += o->crossings;
-		o->crossings = 0;
-		s->lanes_started += o->lanes;
-		o->lanes = 0;
-	}
+	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
 		cta__push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);

@@ -31,28 +31,6 @@ struct cta__cta *cta__lane_cta(struct cta__lane_x *x)
 	return &x->l.unit->ctas[x->l.cta_rank];
 }
 
-uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b)
-{
-	return b.x + (uint64_t)k->l.grid[0] * (b.y + (uint64_t)k->l.grid[1] * b.z);
-}
-
-uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
-{
-	uint3 b;
-	if (k->l.grid[1] == 1 && k->l.grid[2] == 1) {
-		/* 1-D grids, the common case: no 64-bit divisions (tens of
-		 * cycles each, on every block). */
-		b.x = (unsigned)i;
-		b.y = b.z = 0;
-		return b;
-	}
-	b.x = (unsigned)(i % k->l.grid[0]);
-	i /= k->l.grid[0];
-	b.y = (unsigned)(i % k->l.grid[1]);
-	b.z = (unsigned)(i / k->l.grid[1]);
-	return b;
-}
-
 /* Block index of CTA r of unit (cluster) u: clusters are numbered x
  * fastest over the grid of clusters, CTAs x fastest inside a cluster. */
 static uint3 unit_cta_bid(const struct cta__kernel *k, uint64_t unit, unsigned r)
@@ -205,13 +183,12 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	uint64_t per = s->o.timing_only ? 1 : k->threads;
 	for (unsigned r = 0; r < k->csize; r++) {
 		struct cta__cta *c = &ctas[r];
-		if (k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1) {
-			/* A 1-D grid of single blocks: the unit is the block. */
-			c->bid = (uint3){(unsigned)index, 0, 0};
+		if (k->csize == 1) {
+			/* A unit of one block: its index is the block's. */
+			c->bid = cta__bid_of_logical(k, index);
 			c->logical = index;
 		} else {
-			c->bid = k->csize == 1 ? cta__bid_of_logical(k, index)
-			                       : unit_cta_bid(k, index, r);
+			c->bid = unit_cta_bid(k, index, r);
 			c->logical = cta__logical_of_bid(k, c->bid);
 		}
 		c->steal_current = c->logical;
