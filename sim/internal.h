@@ -343,6 +343,12 @@ struct cta_sim {
 	struct cta__unit **batch;
 	size_t batch_cap;
 	struct cta__unit *free_units;
+	/* A unit resumed by a resolved cancel runs alone (solo); a lane of it
+	 * that waits may step the engine on itself (cta__lane_engine), and
+	 * sets solo_done when it committed the unit and went back to the
+	 * scheduler. solo_unit is the one-unit run such a lane switches to. */
+	int solo, solo_done;
+	struct cta__unit *solo_unit;
 	/* Every unit ever made (live or on the free list), for cta_sim_free:
 	 * a list of the live ones would touch two other units' memory at each
 	 * block's end. */
@@ -397,6 +403,11 @@ static inline void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev,
 		cta__trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
 }
 void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
+int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
+/* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
+void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
 
 /* sched */
 int cta__sched_init(struct cta_sim *s);

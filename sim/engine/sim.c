@@ -524,10 +524,27 @@ static void run_segments(struct cta_sim *s, struct cta__unit *const *v, size_t n
 	cta__seg_worker = NULL;
 }
 
+void cta__engine_commit(struct cta_sim *s, struct cta__unit *u)
+{
+	commit_unit(s, u);
+}
+
+/* Runs on a unit that a resolved cancel resumed. A lane of it that waits
+ * for the engine again may commit it and step the engine on itself
+ * (cta__lane_engine, solo_done): the scheduler then has nothing left to
+ * do for it. */
 static void run_unit(struct cta_sim *s, struct cta__unit *u)
 {
-	run_segments(s, &u, 1, 0);
-	commit_unit(s, u);
+	s->solo = 1;
+	s->solo_done = 0;
+	/* Through s->solo_unit: the lanes may hand the segment on to the
+	 * unit of a later cancel before one comes back here. */
+	s->solo_unit = u;
+	run_segments(s, &s->solo_unit, 1, 0);
+	s->solo = 0;
+	if (!s->solo_done)
+		commit_unit(s, s->solo_unit);
+	s->solo_done = 0;
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -691,6 +708,86 @@ static void finish_stats(struct cta_sim *s)
 	}
 }
 
+/* One step of the main loop short of running bodies: returns
+ * CTA__STEP_READY when dispatched units must run their bodies first,
+ * CTA__STEP_RESUME with *resume set when a cancel was resolved and its unit
+ * must run on, CTA__STEP_STOP when the run is over, else CTA__STEP_NEXT.
+ * The host thread's loop calls it, and so does a lane that waits for the
+ * engine in a resumed unit (cta__lane_engine), which goes on in its own
+ * stack to whatever runs next. */
+int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
+{
+	if (s->aborted || s->hung || s->io_error)
+		return CTA__STEP_STOP;
+	/* The next thing to happen: the queue's head, or the pending
+	 * dispatch when it comes first in (time, sequence) order. */
+	const struct cta__event *head = cta__evq_head(&s->q);
+	uint64_t next_t = head ? head->t : UINT64_MAX;
+	int disp = s->dispatch_pending && (!head || s->fe_free < next_t ||
+	                                   (s->fe_free == next_t && s->dispatch_seq < head->seq));
+	if (disp)
+		next_t = s->fe_free;
+	if (s->ready_head && next_t >= s->ready_min)
+		return CTA__STEP_READY;
+	if (disp) {
+		s->now = s->fe_free;
+		s->dispatch_pending = 0;
+		cta__sched_dispatch(s);
+		return CTA__STEP_NEXT;
+	}
+	struct cta__event e;
+	if (!cta__evq_pop(&s->q, &e))
+		return CTA__STEP_STOP;
+	/* Past the place of a dispatch kept back for lack of room: it
+	 * would have come and gone, placing nothing. */
+	if (s->resv_valid && (e.t > s->resv_t || (e.t == s->resv_t && e.seq > s->resv_seq)))
+		s->resv_valid = 0;
+	s->now = e.t;
+	if (++s->events > s->o.max_events && s->o.max_events) {
+		s->hung = 1;
+		cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns", s->o.max_events,
+		          s->now);
+		return CTA__STEP_STOP;
+	}
+	switch (e.type) {
+	case EV_RELEASE: {
+		struct cta__kernel *k = e.p;
+		if (!e.a) {
+			/* The host enqueues the launch now, as a hardware trace's
+			 * launch record says; it reaches the dispatcher after the
+			 * launch latency (and its stream's predecessors). */
+			cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
+			           CTA_TRACE_NONE, (uint64_t)k->stream, k->priority, NULL);
+			stream_append(s, k);
+		} else {
+			k->state = K_ACTIVE;
+			cta__sched_release(s, k);
+			k->st.launch_ns = s->now;
+			s->room_gen++;
+			s->cand_valid = 0;
+			if (k->nunits == 0)
+				cta__sched_kernel_done(s, k);
+			cta__sched_request(s);
+		}
+		break;
+	}
+	case EV_DISPATCH:
+		s->dispatch_pending = 0;
+		cta__sched_dispatch(s);
+		break;
+	case EV_END:
+		on_end(s, e.p, (unsigned)e.a);
+		break;
+	case EV_CANCEL: {
+		struct cta__request *r = e.p;
+		cta__clc_resolve(s, r);
+		*resume = r->unit;
+		return CTA__STEP_RESUME;
+	}
+	}
+	return CTA__STEP_NEXT;
+}
+
 int cta_sim_run(cta_sim *s)
 {
 	if (s->ran) {
@@ -704,77 +801,15 @@ int cta_sim_run(cta_sim *s)
 	cta__running_sim = s;
 	for (unsigned i = 0; i < s->nkernels; i++)
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
-	struct cta__event e;
-	while (!s->aborted && !s->hung && !s->io_error) {
-		/* The next thing to happen: the queue's head, or the pending
-		 * dispatch when it comes first in (time, sequence) order. */
-		const struct cta__event *head = cta__evq_head(&s->q);
-		uint64_t next_t = head ? head->t : UINT64_MAX;
-		int disp =
-		    s->dispatch_pending && (!head || s->fe_free < next_t ||
-		                            (s->fe_free == next_t && s->dispatch_seq < head->seq));
-		if (disp)
-			next_t = s->fe_free;
-		if (s->ready_head && next_t >= s->ready_min) {
+	for (;;) {
+		struct cta__unit *u;
+		int st = cta__engine_step(s, &u);
+		if (st == CTA__STEP_STOP)
+			break;
+		if (st == CTA__STEP_READY)
 			run_ready(s);
-			continue;
-		}
-		if (disp) {
-			s->now = s->fe_free;
-			s->dispatch_pending = 0;
-			cta__sched_dispatch(s);
-			continue;
-		}
-		if (!cta__evq_pop(&s->q, &e))
-			break;
-		/* Past the place of a dispatch kept back for lack of room: it
-		 * would have come and gone, placing nothing. */
-		if (s->resv_valid && (e.t > s->resv_t || (e.t == s->resv_t && e.seq > s->resv_seq)))
-			s->resv_valid = 0;
-		s->now = e.t;
-		if (++s->events > s->o.max_events && s->o.max_events) {
-			s->hung = 1;
-			cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
-			          s->o.max_events, s->now);
-			break;
-		}
-		switch (e.type) {
-		case EV_RELEASE: {
-			struct cta__kernel *k = e.p;
-			if (!e.a) {
-				/* The host enqueues the launch now, as a hardware trace's
-				 * launch record says; it reaches the dispatcher after the
-				 * launch latency (and its stream's predecessors). */
-				cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
-				           CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
-				           k->priority, NULL);
-				stream_append(s, k);
-			} else {
-				k->state = K_ACTIVE;
-				cta__sched_release(s, k);
-				k->st.launch_ns = s->now;
-				s->room_gen++;
-				s->cand_valid = 0;
-				if (k->nunits == 0)
-					cta__sched_kernel_done(s, k);
-				cta__sched_request(s);
-			}
-			break;
-		}
-		case EV_DISPATCH:
-			s->dispatch_pending = 0;
-			cta__sched_dispatch(s);
-			break;
-		case EV_END:
-			on_end(s, e.p, (unsigned)e.a);
-			break;
-		case EV_CANCEL: {
-			struct cta__request *r = e.p;
-			cta__clc_resolve(s, r);
-			run_unit(s, r->unit);
-			break;
-		}
-		}
+		else if (st == CTA__STEP_RESUME)
+			run_unit(s, u);
 	}
 	int result = 0;
 	if (s->io_error)

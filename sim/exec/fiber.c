@@ -245,6 +245,14 @@ static int prepare(struct cta__fiber *f)
 	return 0;
 }
 
+size_t cta__fiber_stack_left(const struct cta__fiber *f)
+{
+	const char *sp = __builtin_frame_address(0);
+	if (!f->stack_lo || sp < f->stack_lo || sp >= f->stack_lo + f->stack_sz)
+		return 0;
+	return (size_t)(sp - f->stack_lo);
+}
+
 int cta__fiber_overflowed(const struct cta__fiber *f)
 {
 	return f->stack_lo && *(const uint64_t *)f->stack_lo != CANARY;

@@ -82,5 +82,8 @@ void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret);
 struct cta__fiber_pool *cta__fiber_pool_of(const struct cta__fiber *f);
 /* 1 when a body overran the fiber's stack (its canary was overwritten). */
 int cta__fiber_overflowed(const struct cta__fiber *f);
+/* Bytes of f's stack below the caller's frame, f being the fiber running
+ * now; 0 for a host thread's own stack. */
+size_t cta__fiber_stack_left(const struct cta__fiber *f);
 
 #endif
