@@ -344,7 +344,7 @@ struct cta_sim {
 	size_t batch_cap;
 	struct cta__unit *free_units;
 	/* A unit resumed by a resolved cancel runs alone (solo); a lane of it
-	 * that waits may step the engine on itself (cta__lane_engine), and
+	 * that waits may step the engine on itself (lane_engine in exec.c), and
 	 * sets solo_done when it committed the unit and went back to the
 	 * scheduler. solo_unit is the one-unit run such a lane switches to. */
 	int solo, solo_done;

@@ -531,7 +531,7 @@ void cta__engine_commit(struct cta_sim *s, struct cta__unit *u)
 
 /* Runs on a unit that a resolved cancel resumed. A lane of it that waits
  * for the engine again may commit it and step the engine on itself
- * (cta__lane_engine, solo_done): the scheduler then has nothing left to
+ * (lane_engine in sim/exec/exec.c, solo_done): the scheduler then has nothing left to
  * do for it. */
 static void run_unit(struct cta_sim *s, struct cta__unit *u)
 {
@@ -713,7 +713,7 @@ static void finish_stats(struct cta_sim *s)
  * CTA__STEP_RESUME with *resume set when a cancel was resolved and its unit
  * must run on, CTA__STEP_STOP when the run is over, else CTA__STEP_NEXT.
  * The host thread's loop calls it, and so does a lane that waits for the
- * engine in a resumed unit (cta__lane_engine), which goes on in its own
+ * engine in a resumed unit (lane_engine in sim/exec/exec.c), which goes on in its own
  * stack to whatever runs next. */
 int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 {
@@ -745,8 +745,8 @@ int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 	s->now = e.t;
 	if (++s->events > s->o.max_events && s->o.max_events) {
 		s->hung = 1;
-		cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns", s->o.max_events,
-		          s->now);
+		cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
+		          s->o.max_events, s->now);
 		return CTA__STEP_STOP;
 	}
 	switch (e.type) {
