@@ -132,10 +132,11 @@ struct cta__lane_x {
 	struct cta__lane l; /* must be first */
 	struct cta__fiber *fiber;
 	enum lstate state;
-	int abandoned;    /* retired by the deadlock handler while suspended */
-	unsigned worker;  /* the host thread whose spare lanes it returns to */
-	unsigned rank;    /* thread rank in its CTA */
-	uint64_t bar_gen; /* CTA barrier generation at its last crossing */
+	int abandoned;        /* retired by the deadlock handler while suspended */
+	unsigned worker;      /* the host thread whose spare lanes it returns to */
+	unsigned rank;        /* thread rank in its CTA */
+	struct cta__cta *cta; /* &l.unit->ctas[l.cta_rank], set with it */
+	uint64_t bar_gen;     /* CTA barrier generation at its last crossing */
 	const char *wait_file;
 	int wait_line;
 	struct cta__mbar *wait_bar;
@@ -205,6 +206,9 @@ struct cta__cta {
 		uint64_t observed_gen;
 		int consumed;
 		int reported;
+		/* thread_key + 1 of the last thread that passed checked_slot for r:
+		 * what made the read defined stays true for that thread. */
+		uint64_t ok_key;
 	} rslots[8];
 	/* Bytes of smem that may be non-zero: set when shared memory is
 	 * handed to the body (or written for it), cleared when a new block

@@ -28,7 +28,7 @@ struct cta__lane_x *cta__lane_self(void)
 
 struct cta__cta *cta__lane_cta(struct cta__lane_x *x)
 {
-	return &x->l.unit->ctas[x->l.cta_rank];
+	return x->cta;
 }
 
 /* Block index of CTA r of unit (cluster) u: clusters are numbered x
@@ -281,6 +281,7 @@ static void enter_cta(struct cta__lane *l, unsigned rank)
 	struct cta__unit *u = l->unit;
 	struct cta__cta *c = &u->ctas[rank];
 	l->cta_rank = rank;
+	x->cta = c;
 	l->bid = c->bid;
 	l->smem = c->smem;
 	l->end_slot = &c->end_t;
@@ -415,6 +416,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 	x->l.cursor = &u->cursor;
 	x->l.unit = u;
 	x->l.cta_rank = UINT32_MAX;
+	x->cta = NULL;
 	x->fiber = spare;
 	if (!x->fiber)
 		x->fiber = cta__fiber_unpark(w->fpool);

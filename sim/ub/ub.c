@@ -69,7 +69,7 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 	r->file = file ? file : "?";
 	r->line = line;
 	r->kernel = u->k->id;
-	struct cta__cta *c = x ? cta__lane_cta(x) : &u->ctas[0];
+	struct cta__cta *c = x && x->cta ? x->cta : &u->ctas[0];
 	if (file && !x)
 		for (unsigned i = 0; i < u->nctas; i++)
 			if (u->ctas[i].foreach_file == file)
