@@ -76,6 +76,28 @@ CTA_KERNEL(clc_tcb_last_leads, struct fe_args, p)
 	cta_try_cancel_blocks(1, cta_thread_rank() == blockDim.x - 1, tcb_body, (void *)p);
 }
 
+/* One thread reads a result defined (after its phase), issues a new
+ * request on the same buffer and reads again before that one completes:
+ * the second read is read_before_complete, however defined the first was. */
+CTA_KERNEL(clc_reread_after_new_request, int, p)
+{
+	CTA_SHARED(cta_clc_result, result);
+	CTA_SHARED(uint64_t, bar);
+	(void)p;
+	cta_mbarrier_init(bar, 1);
+	cta_clc_try_cancel(result, bar);
+	cta_mbarrier_arrive_expect_tx(bar, sizeof(cta_clc_result));
+	while (!cta_mbarrier_try_wait_parity(bar, 0)) {
+	}
+	if (!cta_clc_query_cancel_is_canceled(result))
+		return;
+	cta_clc_try_cancel(result, bar);
+	cta_mbarrier_arrive_expect_tx(bar, sizeof(cta_clc_result));
+	(void)cta_clc_query_cancel_is_canceled(result); /* CLC_REREAD_EARLY */
+	while (!cta_mbarrier_try_wait_parity(bar, 1)) {
+	}
+}
+
 /* Thread 0 issues nreq requests on their own results and mbarriers, waits
  * for all, then decodes all: valid for any nreq (up to 8 here). */
 struct many_args {
@@ -423,6 +445,40 @@ static void clc_leader_count_reports_how_many_leaders(void **state)
 	assert_int_equal(st_run_harness(&h, "ub_leader_count", &o, two), CTA_EUB);
 	assert_non_null(strstr(cta_sim_ub_report(cta_harness_sim(h), 0)->cause, "2 threads"));
 	cta_harness_free(h);
+}
+
+static void clc_defined_read_does_not_cover_the_next_request(void **state)
+{
+	(void)state;
+	int line = st_find_line("tests/unit/test_clc.c", "CTA_KERNEL(clc_reread_after_new_request",
+	                        "CLC_REREAD_EARLY");
+	assert_true(line > 0);
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	int arg = 0;
+	struct cta_launch l = {0};
+	l.kernel = &clc_reread_after_new_request;
+	l.smem_static = 32;
+	l.grid[0] = 64;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = l.block[1] = l.block[2] = 1;
+	l.args = &arg;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	int rc = cta_sim_run(s);
+	if (rc != CTA_EUB)
+		fail_msg("rc %d (%s), %zu UB reports", rc, cta_sim_errmsg(s), cta_sim_ub_count(s));
+	size_t early = 0;
+	for (size_t i = 0; i < cta_sim_ub_count(s); i++) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+		if (strcmp(r->rule, "read_before_complete") == 0 && r->line == line)
+			early++;
+		else
+			fail_msg("unexpected %s at line %d: %s", r->rule, r->line, r->cause);
+	}
+	assert_true(early > 0);
+	cta_sim_free(s);
 }
 
 static void clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid(void **state)
@@ -1118,6 +1174,7 @@ int main(void)
 	    cmocka_unit_test(clc_multicast_while_every_cta_still_runs_is_not_flagged),
 	    cmocka_unit_test(clc_observed_failure_report_names_where_it_was_observed),
 	    cmocka_unit_test(clc_leader_count_reports_how_many_leaders),
+	    cmocka_unit_test(clc_defined_read_does_not_cover_the_next_request),
 	    cmocka_unit_test(clc_try_cancel_blocks_led_by_another_thread_than_0_is_valid),
 	    cmocka_unit_test(clc_up_to_eight_requests_in_flight_from_one_thread_are_valid),
 	    cmocka_unit_test(timing_only_run_of_a_kernel_whose_issuer_is_not_thread_0_completes),
