@@ -134,7 +134,6 @@ struct cta__lane_x {
 	enum lstate state;
 	int abandoned;        /* retired by the deadlock handler while suspended */
 	unsigned worker;      /* the host thread whose spare lanes it returns to */
-	unsigned rank;        /* thread rank in its CTA */
 	struct cta__cta *cta; /* &l.unit->ctas[l.cta_rank], set with it */
 	uint64_t bar_gen;     /* CTA barrier generation at its last crossing */
 	const char *wait_file;
