@@ -143,6 +143,7 @@ extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur
     __attribute__((tls_model("initial-exec")));
 CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
 CTA_EXPORT int cta__claim_returned(struct cta__lane *l);
+CTA_EXPORT int cta__claim_next(struct cta__lane *l);
 CTA_EXPORT void cta_kernel_register(const struct cta_kernel_def *k);
 CTA_EXPORT const uint3 *cta__blockidx_in_body(const char *file, int line);
 
@@ -150,16 +151,16 @@ CTA_EXPORT const uint3 *cta__blockidx_in_body(const char *file, int line);
  * CTA) for the calling lane; 0 when none are left. A lane that has to wait
  * in the middle of its run hands the remainder back (cta__claim_returned
  * picks such runs up first), so threads still get a stack of their own only
- * when they wait. */
+ * when they wait. When the unit has no threads left, cta__claim_next may
+ * move the lane on to the next unit of the same kernel, whose threads it
+ * then claims (the loop's copied arguments stay valid: same kernel). */
 static inline int cta__claim(struct cta__lane *l)
 {
 	struct cta__cursor *c = l->cursor;
 	if (c->nret)
 		return cta__claim_returned(l);
-	if (c->left == 0) {
-		l->active = 0;
-		return 0;
-	}
+	if (c->left == 0)
+		return cta__claim_next(l);
 	if (c->cta != l->cta_rank || !l->smem)
 		cta__lane_enter_cta(l);
 	unsigned n = c->idim.x - c->tid.x;
@@ -237,10 +238,10 @@ static inline int cta__claim(struct cta__lane *l)
 	struct cta__idx cta__x;                                                                    \
 	cta__x.bdim = cta__l->bdim;                                                                \
 	cta__x.gdim = cta__l->gdim;                                                                \
-	cta__x.spin = cta__l->cursor->spin;                                                        \
-	cta__x.add = cta__l->cursor->add;                                                          \
 	while (cta__claim(cta__l)) {                                                               \
 		const uint64_t cta__t0 = cta__l->cursor->t0;                                       \
+		cta__x.spin = cta__l->cursor->spin; /* per unit: the claim may move on */          \
+		cta__x.add = cta__l->cursor->add;                                                  \
 		uint64_t cta__end = 0;                                                             \
 		cta__x.bid = cta__l->bid;                                                          \
 		cta__x.tid = cta__l->tid;                                                          \

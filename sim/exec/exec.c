@@ -367,6 +367,43 @@ static void runner_main(void *arg)
 	}
 }
 
+/* What a lane taken from the spare list (or moving on to another unit)
+ * reads before writing: cleared. */
+static inline void lane_clear(struct cta__lane_x *x)
+{
+	x->l.steal_depth = 0;
+	x->l.active = 0;
+	x->l.smem = NULL;
+	x->abandoned = 0;
+	x->bar_gen = 0;
+	if (x->obs_used) {
+		x->obs_used = 0;
+		for (int i = 0; i < CTA__OBS_MAX; i++) {
+			x->obs_bar[i] = NULL;
+			x->obs_tseq[i] = UINT64_MAX;
+		}
+	}
+}
+
+/* Makes x a lane of unit u (its dimensions are already u's kernel's). */
+static inline void lane_bind(struct cta__unit *u, struct cta__lane_x *x)
+{
+	x->l.cursor = &u->cursor;
+	x->l.unit = u;
+	x->l.cta_rank = UINT32_MAX;
+	x->cta = NULL;
+	if (!u->all) {
+		u->all_tail = x;
+		u->lane_worker = x->worker;
+	} else if (x->worker != u->lane_worker) {
+		u->lanes_mixed = 1;
+	}
+	x->next_all = u->all;
+	u->all = x;
+	u->live_lanes++;
+	u->out.lanes++;
+}
+
 /* A new lane for the unit's remaining threads, run by `spare` when given
  * (the calling runner, whose lane is done), else by a parked runner or a
  * fresh one. */
@@ -377,19 +414,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 	struct cta__lane_x *x = w->free_lanes;
 	if (x) {
 		w->free_lanes = x->next_all;
-		/* Only what a new lane reads before writing needs clearing. */
-		x->l.steal_depth = 0;
-		x->l.active = 0;
-		x->l.smem = NULL;
-		x->abandoned = 0;
-		x->bar_gen = 0;
-		if (x->obs_used) {
-			x->obs_used = 0;
-			for (int i = 0; i < CTA__OBS_MAX; i++) {
-				x->obs_bar[i] = NULL;
-				x->obs_tseq[i] = UINT64_MAX;
-			}
-		}
+		lane_clear(x);
 	} else {
 		x = calloc(1, sizeof(*x));
 		if (!x)
@@ -413,10 +438,6 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		x->l.cdim.z = k->l.cluster[2];
 	}
 	x->worker = (unsigned)(w - s->workers);
-	x->l.cursor = &u->cursor;
-	x->l.unit = u;
-	x->l.cta_rank = UINT32_MAX;
-	x->cta = NULL;
 	x->fiber = spare;
 	if (!x->fiber)
 		x->fiber = cta__fiber_unpark(w->fpool);
@@ -427,16 +448,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		w->free_lanes = x;
 		return NULL;
 	}
-	if (!u->all) {
-		u->all_tail = x;
-		u->lane_worker = x->worker;
-	} else if (x->worker != u->lane_worker) {
-		u->lanes_mixed = 1;
-	}
-	x->next_all = u->all;
-	u->all = x;
-	u->live_lanes++;
-	u->out.lanes++;
+	lane_bind(u, x);
 	return x;
 }
 
@@ -571,6 +583,17 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 	cta__fiber_switch(x->fiber, host);
 }
 
+/* A lane of u that ran on runner f is done: its stack's canary must be
+ * intact. */
+static inline void check_stack(struct cta__unit *u, const struct cta__fiber *f)
+{
+	if (cta__fiber_overflowed(f))
+		cta__out_error(u,
+		               "kernel %s: a thread overflowed its %zu KiB stack (large local "
+		               "arrays or deep recursion in the body)",
+		               u->k->label, (size_t)CTA__LANE_STACK / 1024);
+}
+
 /* lane_leave for a lane that is done, or when no woken lane is ready. */
 __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 {
@@ -579,11 +602,7 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	struct cta__fiber *spare = NULL;
 	if (x->state == L_DONE) {
 		u->live_lanes--;
-		if (cta__fiber_overflowed(self))
-			cta__out_error(u,
-			               "kernel %s: a thread overflowed its %zu KiB stack (large "
-			               "local arrays or deep recursion in the body)",
-			               u->k->label, (size_t)CTA__LANE_STACK / 1024);
+		check_stack(u, self);
 		x->fiber = NULL;
 		spare = self;
 	}
@@ -633,6 +652,41 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 		cta__fiber_switch(self, u->host);
 	}
 	/* Resumed, with cta__cur set to the lane to run. */
+}
+
+/* The calling lane's unit has no threads left to hand out. When that lane
+ * is the unit's only one (so nothing of the unit waits) and the next unit
+ * of this host thread's run belongs to the same kernel, the unit is
+ * settled as lane_leave_slow would settle it and the lane moves on to the
+ * next unit, whose first threads it claims: the kernel's thread loop goes
+ * on without returning to its runner, and the lane is not handed back and
+ * taken again (most blocks never wait). Same steps in the same order as
+ * that path: results do not change. Otherwise 0, as a claim with nothing
+ * left. */
+int cta__claim_next(struct cta__lane *l)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta__unit *v;
+	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq ||
+	    (v = seg_v[seg_i + 1])->k != u->k || v->all) {
+		l->active = 0;
+		return 0;
+	}
+	/* lane_leave and lane_leave_slow for a lane that is done... */
+	if (l->comm)
+		u->out.comm = 1;
+	u->live_lanes--;
+	check_stack(u, x->fiber);
+	/* ... its unit settled, then the next unit's first lane: this one. */
+	unit_settle(u->sim, u);
+	u->all = NULL;
+	v->host = u->host;
+	cta__seg_unit = v;
+	seg_i++;
+	lane_clear(x);
+	lane_bind(v, x);
+	return cta__claim(l);
 }
 
 /* The running lane x stops, because it waits (x->state says for what) or
