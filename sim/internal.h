@@ -36,6 +36,16 @@ void cta__cover_init(struct cta__cover *c);
 void cta__cover_free(struct cta__cover *c);
 /* Marks index i processed; returns 1 if it already was (a duplicate). */
 int cta__cover_mark(struct cta__cover *c, uint64_t i);
+/* cta__cover_mark, inline where i extends the last interval: blocks start
+ * in dispatch order, so nearly every block's start does. */
+static inline int cta__cover_add(struct cta__cover *c, uint64_t i)
+{
+	if (c->n && c->iv[c->n - 1][1] == i) {
+		c->iv[c->n - 1][1] = i + 1;
+		return 0;
+	}
+	return cta__cover_mark(c, i);
+}
 /* Lost indices in [0, n): writes up to max of them, returns how many. */
 uint64_t cta__cover_lost(const struct cta__cover *c, uint64_t n, uint64_t *out, size_t max);
 
@@ -68,6 +78,7 @@ struct cta__kernel {
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
 	struct cta__kernel *next_in_stream;
+	struct cta__cursor cursor0; /* a new unit's cursor, less its start time */
 };
 
 struct cta__stream {
@@ -440,6 +451,9 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
  * waits for the engine (cta__seg_worker set, cta__seg_unit the one
  * running). */
 void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
+/* Sets what every new unit of k starts from (k->cursor0); once the run's
+ * options are final, before its first unit. */
+void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__lane_self(void);
 /* Marks c's shared memory as possibly written (see smem_dirty). */

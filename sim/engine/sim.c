@@ -598,7 +598,7 @@ static void run_ready(struct cta_sim *s)
 			k->per_sm[c->sm]++;
 			/* Coverage is checked on full runs only (finish_stats). */
 			if (!s->o.timing_only)
-				cta__cover_mark(&k->cover, c->logical);
+				cta__cover_add(&k->cover, c->logical);
 		}
 		s->batch = grow(s->batch, &s->batch_cap, n + 1, sizeof(*s->batch));
 		s->batch[n++] = u;
@@ -799,8 +799,10 @@ int cta_sim_run(cta_sim *s)
 	if (rc < 0)
 		return rc;
 	cta__running_sim = s;
-	for (unsigned i = 0; i < s->nkernels; i++)
+	for (unsigned i = 0; i < s->nkernels; i++) {
+		cta__unit_template(s, s->kernels[i]);
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
+	}
 	for (;;) {
 		struct cta__unit *u;
 		int st = cta__engine_step(s, &u);

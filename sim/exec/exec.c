@@ -160,17 +160,13 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	}
 	/* Clear the per-unit state; the buffers after it are kept, and the
 	 * outbox, emptied by the engine at every commit, is emptied again in
-	 * case the unit was freed without one. */
+	 * case the unit was freed without one (its counts fill its first
+	 * line). */
 	zero_header(u, offsetof(struct cta__unit, ctas));
 	struct cta__outbox *o = &u->out;
-	o->nrecs = o->ntext = o->nubs = o->nmarks = 0;
 	if (o->ubtotal)
 		memset(o->ubcount, 0, sizeof(o->ubcount));
-	o->ubtotal = 0;
-	o->crossings = 0;
-	o->lanes = 0;
-	o->comm = 0;
-	o->error = 0;
+	zero_header(o, offsetof(struct cta__outbox, recs));
 	u->ctas = ctas;
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
@@ -180,25 +176,49 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	u->index = index;
 	u->start_t = t;
 	u->nctas = k->csize;
-	uint64_t per = s->o.timing_only ? 1 : k->threads;
-	for (unsigned r = 0; r < k->csize; r++) {
-		struct cta__cta *c = &ctas[r];
-		if (k->csize == 1) {
-			/* A unit of one block: its index is the block's. */
-			c->bid = cta__bid_of_logical(k, index);
-			c->logical = index;
-		} else {
-			c->bid = unit_cta_bid(k, index, r);
-			c->logical = cta__logical_of_bid(k, c->bid);
-		}
-		c->steal_current = c->logical;
-		c->sm = sms[r];
-		c->nthreads = per;
+	/* Everything of the cursor but its start time is the kernel's. */
+	u->cursor = k->cursor0;
+	u->cursor.t0 = t;
+	unsigned res = 0; /* the most loaded SM of the unit, its blocks counted */
+	if (k->csize == 1) {
+		/* A unit of one block: its index is the block's. */
+		struct cta__cta *c = &ctas[0];
+		c->bid = cta__bid_of_logical(k, index);
+		c->logical = index;
+		c->steal_current = index;
+		c->sm = sms[0];
+		c->nthreads = k->cursor0.left;
 		c->end_t = t;
 		c->smem_top = k->l.smem_dynamic;
+		res = s->sms[sms[0]].blocks;
+	} else {
+		uint64_t per = k->cursor0.left / k->csize;
+		for (unsigned r = 0; r < k->csize; r++) {
+			struct cta__cta *c = &ctas[r];
+			c->bid = unit_cta_bid(k, index, r);
+			c->logical = cta__logical_of_bid(k, c->bid);
+			c->steal_current = c->logical;
+			c->sm = sms[r];
+			c->nthreads = per;
+			c->end_t = t;
+			c->smem_top = k->l.smem_dynamic;
+			res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
+		}
 	}
-	struct cta__cursor *cur = &u->cursor;
-	cur->tid.x = cur->tid.y = cur->tid.z = 0;
+	/* Duration model, by that count. */
+	if (s->has_spin_scale) {
+		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
+		u->cursor.spin = s->spin_ppm[res];
+		u->cursor.add = s->spin_add[res];
+	}
+	return u;
+}
+
+void cta__unit_template(struct cta_sim *s, struct cta__kernel *k)
+{
+	struct cta__cursor *cur = &k->cursor0;
+	memset(cur, 0, sizeof(*cur));
+	uint64_t per = s->o.timing_only ? 1 : k->threads;
 	if (s->o.timing_only) {
 		cur->idim.x = cur->idim.y = cur->idim.z = 1;
 	} else {
@@ -206,23 +226,10 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		cur->idim.y = k->l.block[1];
 		cur->idim.z = k->l.block[2];
 	}
-	cur->cta = 0;
-	cur->nret = 0;
 	/* One thread a block in timing-only mode: nothing to vectorise. */
 	cur->exact = cta__exact_threads || s->o.timing_only;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
-	cur->t0 = t;
-	/* Duration model: the most loaded SM of the unit, its blocks counted. */
-	if (s->has_spin_scale) {
-		unsigned res = 0;
-		for (unsigned r = 0; r < k->csize; r++)
-			res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
-		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
-		cur->spin = s->spin_ppm[res];
-		cur->add = s->spin_add[res];
-	}
-	return u;
 }
 
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
