@@ -201,8 +201,14 @@ struct cta__cta {
 	unsigned fe_leader;     /* effective leader rank of try_cancel_blocks */
 	int fe_leader_min;
 	unsigned nrslots;
-	/* Everything above is reset for each new block; the arrays below are
-	 * only read up to their counts. */
+	/* Bytes of smem that may be non-zero: set when shared memory is
+	 * handed to the body (or written for it), read and cleared when a new
+	 * block zeroes it. Blocks that never use shared memory skip the
+	 * zeroing. */
+	size_t smem_dirty;
+	/* Everything above is reset for each new block (so a block's
+	 * bookkeeping touches only these first four cache lines); the arrays
+	 * below are only read up to their counts. */
 	const void *sites[64];
 	size_t site_off[64];
 	struct cta__rslot {
@@ -220,10 +226,6 @@ struct cta__cta {
 		 * what made the read defined stays true for that thread. */
 		uint64_t ok_key;
 	} rslots[8];
-	/* Bytes of smem that may be non-zero: set when shared memory is
-	 * handed to the body (or written for it), cleared when a new block
-	 * zeroes it. Blocks that never use shared memory skip the zeroing. */
-	size_t smem_dirty;
 };
 
 /* What a unit's segment produced that touches shared state. Segments may

@@ -150,10 +150,9 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	} else {
 		for (unsigned i = 0; i < k->csize; i++) {
 			unsigned char *m = ctas[i].smem;
-			if (ctas[i].smem_dirty) {
+			if (ctas[i].smem_dirty)
 				zero(m, ctas[i].smem_dirty);
-				ctas[i].smem_dirty = 0;
-			}
+			/* (smem_dirty too) */
 			zero_header(&ctas[i], offsetof(struct cta__cta, sites));
 			ctas[i].smem = m;
 		}
