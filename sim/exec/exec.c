@@ -684,14 +684,27 @@ int cta__claim_next(struct cta__lane *l)
 		u->out.comm = 1;
 	u->live_lanes--;
 	check_stack(u, x->fiber);
-	/* ... its unit settled, then the next unit's first lane: this one. */
-	unit_settle(u->sim, u);
+	/* ... its unit settled (no lane of it is left), then the next unit's
+	 * first lane: this one. */
+	if (u->nctas == 1) {
+		/* The lane's CTA is the unit's only one. */
+		struct cta__cta *c = x->cta;
+		if (!c->done && c->exited >= c->nthreads) {
+			c->done = 1;
+			if (c->foreach_calls || c->fe_bits)
+				cta__clc_cta_end(u->sim, u, c);
+		}
+	} else {
+		unit_settle(u->sim, u);
+	}
 	u->all = NULL;
 	v->host = u->host;
 	cta__seg_unit = v;
 	seg_i++;
 	lane_clear(x);
 	lane_bind(v, x);
+	if (!v->cursor.nret)
+		enter_cta(l, v->cursor.cta); /* what the claim would call */
 	return cta__claim(l);
 }
 
