@@ -404,6 +404,9 @@ void cta__out_mark(struct cta__unit *u, uint64_t logical);
 extern struct cta_sim *volatile cta__running_sim;
 /* cta_sim_set_exact_threads: every unit's cursor asks for exact threads. */
 extern int cta__exact_threads;
+/* 0: cta__claim_next never moves a lane on to the next unit (the unit
+ * tests compare both ways); 1 by default. */
+extern int cta__lane_moves;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,

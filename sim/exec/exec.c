@@ -669,12 +669,14 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
  * taken again (most blocks never wait). Same steps in the same order as
  * that path: results do not change. Otherwise 0, as a claim with nothing
  * left. */
+int cta__lane_moves = 1;
+
 int cta__claim_next(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
 	struct cta__unit *v;
-	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq ||
+	if (seg_i + 1 >= seg_n || !cta__lane_moves || u->all != x || x->next_all || u->runq ||
 	    (v = seg_v[seg_i + 1])->k != u->k || v->all) {
 		l->active = 0;
 		return 0;

@@ -281,6 +281,72 @@ static void every_thread_of_every_block_runs_exactly_once(void **state)
 	free(hits);
 }
 
+/* Each thread records when its spin ended. */
+struct ex_when_args {
+	unsigned long long *t_end; /* per global thread */
+	unsigned *hits;
+	unsigned long long ns;
+};
+CTA_KERNEL(ex_when, struct ex_when_args, p)
+{
+	unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+	cta_spin_ns(p->ns + 7 * (unsigned long long)(blockIdx.x % 5));
+	p->t_end[g] = cta_globaltimer_ns();
+	p->hits[g]++;
+}
+
+/* A lane that finishes a block moves on to the next block of its batch
+ * (cta__claim_next) instead of returning to its runner: the blocks of one
+ * batch start at different SM loads, so their cta_spin_ns cost differs
+ * (a device whose spin scale grows with the load), and each must still
+ * be charged its own. Every thread's end time matches a run in which
+ * lanes never move on, and the durations do differ. */
+static void lane_moving_on_keeps_each_block_its_own_duration(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 4;
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		o.device.spin_scale_ppm[r] = 1000000 + 250000 * (r - 1);
+	enum { G = 40, T = 96 };
+	const unsigned grid[3] = {G, 1, 1}, block[3] = {T, 1, 1};
+	unsigned long long *t[2];
+	unsigned *hits[2];
+	uint64_t lanes[2];
+	for (int run = 0; run < 2; run++) {
+		t[run] = calloc(G * T, sizeof(**t));
+		hits[run] = calloc(G * T, sizeof(**hits));
+		struct ex_when_args a = {t[run], hits[run], 1000};
+		cta__lane_moves = run == 0;
+		int rc;
+		cta_sim *s = run_launch(&o, &ex_when, &a, grid, block, 0, &rc);
+		cta__lane_moves = 1;
+		assert_int_equal(rc, 0);
+		lanes[run] = s->lanes_started;
+		cta_sim_free(s);
+	}
+	unsigned long long dmin = ~0ull, dmax = 0;
+	for (unsigned i = 0; i < G * T; i++) {
+		assert_int_equal(hits[0][i], 1);
+		assert_int_equal(hits[1][i], 1);
+		assert_int_equal(t[0][i], t[1][i]);
+		if (i % T == 0) {
+			unsigned long long d = t[0][i]; /* blocks of one wave start together */
+			dmin = d < dmin ? d : dmin;
+			dmax = d > dmax ? d : dmax;
+		}
+	}
+	assert_true(dmax > dmin + 500);
+	/* One lane per block either way: a lane moving on counts as the
+	 * next block's. */
+	assert_int_equal(lanes[0], G);
+	assert_int_equal(lanes[1], G);
+	for (int run = 0; run < 2; run++) {
+		free(t[run]);
+		free(hits[run]);
+	}
+}
+
 static void timing_only_runs_one_thread_per_block(void **state)
 {
 	(void)state;
@@ -683,6 +749,7 @@ int main(void)
 	    cmocka_unit_test(mbarrier_waiters_continue_at_the_phase_completion_time),
 	    cmocka_unit_test(cluster_sync_releases_every_thread_of_the_cluster_together),
 	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
+	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
 	    cmocka_unit_test(threads_at_different_syncthreads_are_reported_with_both_sites),
