@@ -16,7 +16,7 @@ void cta__evq_init(struct cta__evq *q)
 	q->n = q->cap = 0;
 	q->seq = 0;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
-		q->r[i] = (struct cta__ring){NULL, 0, 0, 0};
+		q->r[i] = (struct cta__ring){NULL, 0, 0, 0, 0};
 }
 
 void cta__evq_free(struct cta__evq *q)
@@ -45,6 +45,7 @@ static int ring_push(struct cta__ring *r, const struct cta__event *e)
 		r->head = 0;
 	}
 	r->e[(r->head + r->n++) & (r->cap - 1)] = *e;
+	r->last_t = e->t;
 	return 0;
 }
 

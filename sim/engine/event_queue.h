@@ -20,10 +20,12 @@ struct cta__event {
 	int type;
 };
 
-/* Events in time order: e[(head + i) & (cap - 1)], i < n. */
+/* Events in time order: e[(head + i) & (cap - 1)], i < n; last_t is the
+ * time of the last one while n > 0. */
 struct cta__ring {
 	struct cta__event *e;
 	size_t head, n, cap;
+	uint64_t last_t;
 };
 
 #define CTA__EVQ_RINGS 2 /* cta__evq_push chooses between exactly two */
@@ -50,13 +52,14 @@ static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *
 	 * number is larger, and choosing the closest keeps the other ring free
 	 * for a stream that runs behind. */
 	struct cta__ring *r0 = &q->r[0], *r1 = &q->r[1];
-	uint64_t t0 = r0->n ? r0->e[(r0->head + r0->n - 1) & (r0->cap - 1)].t : 0;
-	uint64_t t1 = r1->n ? r1->e[(r1->head + r1->n - 1) & (r1->cap - 1)].t : 0;
+	uint64_t t0 = r0->n ? r0->last_t : 0;
+	uint64_t t1 = r1->n ? r1->last_t : 0;
 	int ok0 = t0 <= t, ok1 = t1 <= t;
 	struct cta__ring *best = ok0 ? (ok1 && t1 > t0 ? r1 : r0) : ok1 ? r1 : NULL;
 	if (best && best->n < best->cap) {
 		best->e[(best->head + best->n++) & (best->cap - 1)] =
 		    (struct cta__event){t, q->seq++, p, (uint32_t)a, type};
+		best->last_t = t;
 		return 0;
 	}
 	return cta__evq_push_slow(q, best, t, type, p, a);
@@ -97,6 +100,20 @@ static inline const struct cta__event *cta__evq_head(const struct cta__evq *q)
 	return h;
 }
 
+/* Pops into *out the earliest event h, which cta__evq_first found in ring
+ * r (NULL: the heap's top), the queue unchanged since. */
+static inline void cta__evq_pop_first(struct cta__evq *q, struct cta__ring *r,
+                                      const struct cta__event *h, struct cta__event *out)
+{
+	if (!r) {
+		cta__evq_pop_heap(q, out);
+		return;
+	}
+	*out = *h;
+	r->head = (r->head + 1) & (r->cap - 1);
+	r->n--;
+}
+
 /* Pops the earliest event into *out; returns 0 when the queue is empty. */
 static inline int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
 {
@@ -104,13 +121,7 @@ static inline int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
 	struct cta__ring *r = cta__evq_first(q, &h);
 	if (!h)
 		return 0;
-	if (!r) {
-		cta__evq_pop_heap(q, out);
-		return 1;
-	}
-	*out = *h;
-	r->head = (r->head + 1) & (r->cap - 1);
-	r->n--;
+	cta__evq_pop_first(q, r, h, out);
 	return 1;
 }
 

@@ -721,7 +721,8 @@ int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 		return CTA__STEP_STOP;
 	/* The next thing to happen: the queue's head, or the pending
 	 * dispatch when it comes first in (time, sequence) order. */
-	const struct cta__event *head = cta__evq_head(&s->q);
+	const struct cta__event *head;
+	struct cta__ring *head_ring = cta__evq_first(&s->q, &head);
 	uint64_t next_t = head ? head->t : UINT64_MAX;
 	int disp = s->dispatch_pending && (!head || s->fe_free < next_t ||
 	                                   (s->fe_free == next_t && s->dispatch_seq < head->seq));
@@ -736,8 +737,9 @@ int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 		return CTA__STEP_NEXT;
 	}
 	struct cta__event e;
-	if (!cta__evq_pop(&s->q, &e))
+	if (!head)
 		return CTA__STEP_STOP;
+	cta__evq_pop_first(&s->q, head_ring, head, &e); /* nothing was pushed since */
 	/* Past the place of a dispatch kept back for lack of room: it
 	 * would have come and gone, placing nothing. */
 	if (s->resv_valid && (e.t > s->resv_t || (e.t == s->resv_t && e.seq > s->resv_seq)))
