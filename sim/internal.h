@@ -275,6 +275,7 @@ struct cta__unit {
 	/* Dispatched and not yet freed: a run that stops early (hang, abort)
 	 * frees such units when the simulator is freed. */
 	int live;
+	int clc_objs;   /* a CTA of it holds mbarriers, requests or fe_bits */
 	uint64_t index; /* unit (cluster) index in the kernel */
 	uint64_t start_t;
 	unsigned nctas;

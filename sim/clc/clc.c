@@ -144,6 +144,7 @@ void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int lin
 		b->addr = bar;
 		b->next = c->mbars;
 		c->mbars = b;
+		x->l.unit->clc_objs = 1;
 	} else {
 		unsigned unresolved = b->unresolved;
 		struct cta__mbar *next = b->next;
@@ -345,6 +346,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->next_new = NULL;
 	r->next = c->reqs;
 	c->reqs = r;
+	u->clc_objs = 1;
 	if (u->new_reqs_tail)
 		u->new_reqs_tail->next_new = r;
 	else
@@ -596,8 +598,10 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 		c->foreach_line = line;
 		c->fe_leader_min = -1;
 	}
-	if (!c->fe_bits)
+	if (!c->fe_bits) {
 		c->fe_bits = calloc((c->nthreads + 63) / 64 + 1, sizeof(uint64_t));
+		u->clc_objs = 1;
+	}
 	if (c->fe_bits && me < c->nthreads) {
 		uint64_t bit = 1ull << (me % 64);
 		if (c->fe_bits[me / 64] & bit) {

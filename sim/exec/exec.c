@@ -259,7 +259,8 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 		s->workers[x->worker].free_lanes = x;
 		x = n;
 	}
-	for (unsigned i = 0; i < u->nctas; i++) {
+	/* Only CLC calls give a CTA mbarriers, requests or fe_bits. */
+	for (unsigned i = 0; u->clc_objs && i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
 		while (c->mbars) {
 			struct cta__mbar *b = c->mbars;
