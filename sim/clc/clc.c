@@ -44,7 +44,10 @@ static struct cta__mbar *mbar_find(struct cta__cta *c, size_t off)
 
 static struct cta__rslot *slot_find(struct cta__cta *c, size_t off)
 {
-	for (unsigned i = 0; i < c->nrslots; i++)
+	/* Most CTAs have one result buffer: its slot is the first. */
+	if (c->nrslots && c->rslots[0].off == off)
+		return &c->rslots[0];
+	for (unsigned i = 1; i < c->nrslots; i++)
 		if (c->rslots[i].off == off)
 			return &c->rslots[i];
 	return NULL;
@@ -200,7 +203,8 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 
 static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
-	uint64_t key = thread_key(x);
+	unsigned rank = lane_rank(x);
+	uint64_t key = (uint64_t)x->l.cta_rank << 32 | rank; /* thread_key */
 	unsigned slot = 0;
 	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
 		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != key) {
@@ -216,7 +220,7 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
 		if (!sl->observed) {
 			sl->observed = 1;
-			sl->observer = lane_rank(x);
+			sl->observer = rank;
 			sl->observed_gen = x->bar_gen;
 		}
 	}

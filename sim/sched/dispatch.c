@@ -339,6 +339,8 @@ static int pick_cluster(struct cta_sim *s, const struct cta__kernel *k, unsigned
 
 int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
 {
+	if (s->nkernels == 1)
+		return 0; /* k is the only kernel */
 	for (unsigned i = 0; i < s->nkernels; i++) {
 		const struct cta__kernel *o = s->kernels[i];
 		if (o->state == K_ACTIVE && o->priority < k->priority && o->next_unit < o->nunits)
