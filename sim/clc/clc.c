@@ -72,10 +72,16 @@ static unsigned lane_rank(const struct cta__lane_x *x)
 	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 }
 
-/* Identifies the thread a lane runs now (lanes run several in turn). */
+/* Identifies the thread a lane runs now (lanes run several in turn), its
+ * rank in the block given. */
+static uint64_t thread_key_of(const struct cta__lane_x *x, unsigned rank)
+{
+	return (uint64_t)x->l.cta_rank << 32 | rank;
+}
+
 static uint64_t thread_key(const struct cta__lane_x *x)
 {
-	return (uint64_t)x->l.cta_rank << 32 | lane_rank(x);
+	return thread_key_of(x, lane_rank(x));
 }
 
 /* ---- mbarrier ------------------------------------------------------------ */
@@ -204,7 +210,7 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
 	unsigned rank = lane_rank(x);
-	uint64_t key = (uint64_t)x->l.cta_rank << 32 | rank; /* thread_key */
+	uint64_t key = thread_key_of(x, rank);
 	unsigned slot = 0;
 	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
 		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != key) {

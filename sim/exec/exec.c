@@ -152,7 +152,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			unsigned char *m = ctas[i].smem;
 			if (ctas[i].smem_dirty)
 				zero(m, ctas[i].smem_dirty);
-			/* (smem_dirty too) */
+			/* (which clears smem_dirty with the rest of the header) */
 			zero_header(&ctas[i], offsetof(struct cta__cta, sites));
 			ctas[i].smem = m;
 		}
@@ -479,6 +479,16 @@ static _Thread_local int seg_failed;
  * waiting lane goes straight on to the next (lane_leave_slow). */
 static _Thread_local struct cta__unit *const *seg_v;
 static _Thread_local size_t seg_i, seg_n;
+/* CTA c of unit u is done once all its threads exited. */
+static inline void cta_settle(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c)
+{
+	if (!c->done && c->exited >= c->nthreads) {
+		c->done = 1;
+		/* Only clusters and work-stealing loops leave CLC checks. */
+		if (u->nctas > 1 || c->foreach_calls || c->fe_bits)
+			cta__clc_cta_end(s, u, c);
+	}
+}
 static inline __attribute__((always_inline)) void unit_settle(struct cta_sim *s,
                                                               struct cta__unit *u);
 static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit *u,
@@ -661,6 +671,8 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	/* Resumed, with cta__cur set to the lane to run. */
 }
 
+int cta__lane_moves = 1;
+
 /* The calling lane's unit has no threads left to hand out. When that lane
  * is the unit's only one (so nothing of the unit waits) and the next unit
  * of this host thread's run belongs to the same kernel, the unit is
@@ -670,8 +682,6 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
  * taken again (most blocks never wait). Same steps in the same order as
  * that path: results do not change. Otherwise 0, as a claim with nothing
  * left. */
-int cta__lane_moves = 1;
-
 int cta__claim_next(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
@@ -687,19 +697,13 @@ int cta__claim_next(struct cta__lane *l)
 		u->out.comm = 1;
 	u->live_lanes--;
 	check_stack(u, x->fiber);
-	/* ... its unit settled (no lane of it is left), then the next unit's
-	 * first lane: this one. */
-	if (u->nctas == 1) {
-		/* The lane's CTA is the unit's only one. */
-		struct cta__cta *c = x->cta;
-		if (!c->done && c->exited >= c->nthreads) {
-			c->done = 1;
-			if (c->foreach_calls || c->fe_bits)
-				cta__clc_cta_end(u->sim, u, c);
-		}
-	} else {
+	/* ... its unit settled (no lane of it is left: unit_settle's CTA
+	 * part, the lane's CTA being a one-block unit's only one), then the
+	 * next unit's first lane: this one. */
+	if (u->nctas == 1)
+		cta_settle(u->sim, u, x->cta);
+	else
 		unit_settle(u->sim, u);
-	}
 	u->all = NULL;
 	v->host = u->host;
 	cta__seg_unit = v;
@@ -1059,15 +1063,8 @@ static inline __attribute__((always_inline)) void unit_settle(struct cta_sim *s,
 		if (any_active)
 			unit_deadlock(s, u);
 	}
-	for (unsigned i = 0; i < u->nctas; i++) {
-		struct cta__cta *c = &u->ctas[i];
-		if (!c->done && c->exited >= c->nthreads) {
-			c->done = 1;
-			/* Only clusters and work-stealing loops leave CLC checks. */
-			if (u->nctas > 1 || c->foreach_calls || c->fe_bits)
-				cta__clc_cta_end(s, u, c);
-		}
-	}
+	for (unsigned i = 0; i < u->nctas; i++)
+		cta_settle(s, u, &u->ctas[i]);
 }
 
 void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
