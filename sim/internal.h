@@ -298,7 +298,6 @@ struct cta__unit {
 	struct cta__request *new_reqs, *new_reqs_tail;
 	unsigned ctas_done;
 	struct cta__unit *next_free;
-	struct cta__unit *next_ready; /* dispatched, body not yet run */
 	/* Everything above is cleared for each new unit; what follows keeps
 	 * its memory while the unit waits on the free list. */
 	struct cta__cta *ctas;
@@ -365,6 +364,11 @@ struct cta_sim {
 	 * sets solo_done when it committed the unit and went back to the
 	 * scheduler. solo_unit is the one-unit run such a lane switches to. */
 	int solo, solo_done;
+	/* While the engine thread runs a batch: its units before
+	 * commit_next are committed (cta__commit_early). */
+	int early_commit;
+	size_t commit_next;
+	int lazy_start; /* ... and counts each unit's start (cta__unit_started) */
 	struct cta__unit *solo_unit;
 	/* Every unit ever made (live or on the free list), for cta_sim_free:
 	 * a list of the live ones would touch two other units' memory at each
@@ -374,7 +378,7 @@ struct cta_sim {
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */
-	struct cta__unit *ready_head, *ready_tail;
+	size_t nready; /* dispatched units whose bodies wait to run: batch[0..nready) */
 	uint64_t ready_min;
 	/* SMs by resident-block count: bit i of bucket b (bwords words each)
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */
@@ -408,6 +412,9 @@ extern int cta__exact_threads;
 /* 0: cta__claim_next never moves a lane on to the next unit (the unit
  * tests compare both ways); 1 by default. */
 extern int cta__lane_moves;
+/* 0: a batch commits its units only once all its bodies ran, and counts
+ * their starts before (the unit tests compare both ways); 1 by default. */
+extern int cta__early_commits;
 uint64_t cta__rand(struct cta_sim *s);
 void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
@@ -428,6 +435,8 @@ enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
 int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
 /* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
 void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
+void cta__commit_early(struct cta_sim *s, size_t upto);
+void cta__unit_started(struct cta_sim *s, struct cta__unit *u);
 
 /* sched */
 int cta__sched_init(struct cta_sim *s);

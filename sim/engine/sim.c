@@ -566,44 +566,71 @@ static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i);
 
 void cta__ready(struct cta_sim *s, struct cta__unit *u)
 {
-	u->next_ready = NULL;
-	if (s->ready_tail)
-		s->ready_tail->next_ready = u;
-	else {
-		s->ready_head = u;
+	if (!s->nready || u->start_t < s->ready_min)
 		s->ready_min = u->start_t;
-	}
-	s->ready_tail = u;
-	if (u->start_t < s->ready_min)
-		s->ready_min = u->start_t;
+	if (s->nready == s->batch_cap)
+		s->batch = grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
+	s->batch[s->nready++] = u;
 }
 
-/* Runs the bodies of every dispatched unit: on the pool's host threads when
- * there are several, then commits them in dispatch order. */
+/* A unit of the batch starts: its kernel's counts and coverage. */
+static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__kernel *k = u->k;
+	for (unsigned i = 0; i < u->nctas; i++) {
+		struct cta__cta *c = &u->ctas[i];
+		cta__trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical, c->sm,
+		           CTA_TRACE_NONE, 0, NULL);
+		if (k->st.launched == 0)
+			k->st.first_start_ns = u->start_t;
+		k->st.launched++;
+		k->per_sm[c->sm]++;
+		/* Coverage is checked on full runs only (finish_stats). */
+		if (!s->o.timing_only)
+			cta__cover_add(&k->cover, c->logical);
+	}
+}
+
+void cta__unit_started(struct cta_sim *s, struct cta__unit *u)
+{
+	unit_started(s, u);
+}
+
+/* Commits the units of the running batch up to index `upto`, whose
+ * bodies are done for this batch, when that changes nothing: a unit whose
+ * outbox holds trace records, UB reports or an error (the committing of
+ * which writes the trace, may abort the run or stop it) ends the early
+ * commits of the batch; run_ready commits the rest, in order, as it
+ * commits every batch. Bodies read nothing a commit writes but the abort
+ * flag (cta__ub), which only UB reports set, and the trace records a
+ * commit would write come after the batch's start records either way. */
+int cta__early_commits = 1;
+
+void cta__commit_early(struct cta_sim *s, size_t upto)
+{
+	while (s->commit_next <= upto) {
+		struct cta__unit *u = s->batch[s->commit_next];
+		const struct cta__outbox *o = &u->out;
+		if (o->nrecs | o->nubs | o->ubtotal | o->error) {
+			s->early_commit = 0;
+			return;
+		}
+		commit_unit(s, u);
+		s->commit_next++;
+	}
+}
+
+/* Runs the bodies of every dispatched unit (the batch), then commits them
+ * in dispatch order. On the pool's host threads when there are several;
+ * on this one, the segment commits each unit as soon as it is done
+ * (cta__commit_early) and, without a trace, counts each unit's start as
+ * it comes to it (cta__unit_started): a unit's memory is then touched
+ * while it is still in cache, and the batch makes one pass over its units
+ * instead of three. */
 static void run_ready(struct cta_sim *s)
 {
-	struct cta__unit *u = s->ready_head;
-	s->ready_head = s->ready_tail = NULL;
-	size_t n = 0;
-	while (u) {
-		struct cta__unit *next = u->next_ready;
-		struct cta__kernel *k = u->k;
-		for (unsigned i = 0; i < u->nctas; i++) {
-			struct cta__cta *c = &u->ctas[i];
-			cta__trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical,
-			           c->sm, CTA_TRACE_NONE, 0, NULL);
-			if (k->st.launched == 0)
-				k->st.first_start_ns = u->start_t;
-			k->st.launched++;
-			k->per_sm[c->sm]++;
-			/* Coverage is checked on full runs only (finish_stats). */
-			if (!s->o.timing_only)
-				cta__cover_add(&k->cover, c->logical);
-		}
-		s->batch = grow(s->batch, &s->batch_cap, n + 1, sizeof(*s->batch));
-		s->batch[n++] = u;
-		u = next;
-	}
+	size_t n = s->nready;
+	s->nready = 0;
 	/* Waking the pool costs microseconds, and a block whose body costs less
 	 * than a couple of microseconds loses more to moving its memory between
 	 * cores than it gains: such batches (timing-only grids, tiny kernels)
@@ -614,11 +641,19 @@ static void run_ready(struct cta_sim *s)
 	uint64_t b = s->batches++;
 	int parallel =
 	    s->pool && n > 1 && (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
+	int early = !parallel && cta__early_commits;
+	int lazy = early && !s->tw;
+	/* Start records come first, in dispatch order, and counts of a
+	 * parallel batch are the engine thread's to keep. */
+	if (!lazy)
+		for (size_t i = 0; i < n; i++)
+			unit_started(s, s->batch[i]);
 	/* Parallel batches measure the CPU time of their segments; while the
 	 * estimate keeps batches here, every 64th is timed to notice when
 	 * bodies become expensive. */
 	int sample = s->pool && !parallel && (b & 63) == 1;
 	uint64_t t0 = sample ? thread_cpu_ns() : 0;
+	s->commit_next = 0;
 	if (parallel) {
 		/* The pools are idle: runners that finished away from their
 		 * maker go home before the workers need them. */
@@ -626,15 +661,20 @@ static void run_ready(struct cta_sim *s)
 		s->batch_cpu_ns = 0;
 		cta__pool_run(s->pool, segment_task, s, n);
 	} else {
+		s->early_commit = early;
+		s->lazy_start = lazy;
 		run_segments(s, s->batch, n, 0);
+		s->early_commit = 0;
+		s->lazy_start = 0;
 	}
 	if ((parallel || sample) && n) {
 		double per =
 		    (double)(parallel ? s->batch_cpu_ns : thread_cpu_ns() - t0) / (double)n;
 		s->seg_ns = s->seg_ns == 0 ? per : 0.5 * s->seg_ns + 0.5 * per;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = s->commit_next; i < n; i++)
 		commit_unit(s, s->batch[i]);
+	s->commit_next = 0;
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the
@@ -728,7 +768,7 @@ int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 	                                   (s->fe_free == next_t && s->dispatch_seq < head->seq));
 	if (disp)
 		next_t = s->fe_free;
-	if (s->ready_head && next_t >= s->ready_min)
+	if (s->nready && next_t >= s->ready_min)
 		return CTA__STEP_READY;
 	if (disp) {
 		s->now = s->fe_free;

@@ -629,10 +629,14 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	 * through the scheduler (most blocks never wait). */
 	while (!n && spare && !u->live_lanes && seg_i + 1 < seg_n) {
 		unit_settle(u->sim, u);
+		if (u->sim->early_commit)
+			cta__commit_early(u->sim, seg_i);
 		lanes_recycle(u);
 		u = seg_v[++seg_i];
 		cta__seg_unit = u;
 		u->host = x->l.unit->host;
+		if (u->sim->lazy_start)
+			cta__unit_started(u->sim, u);
 		n = pick_next(u->sim, u, spare);
 	}
 	if (n == &pick_failed) {
@@ -704,10 +708,14 @@ int cta__claim_next(struct cta__lane *l)
 		cta_settle(u->sim, u, x->cta);
 	else
 		unit_settle(u->sim, u);
+	if (u->sim->early_commit)
+		cta__commit_early(u->sim, seg_i);
 	u->all = NULL;
 	v->host = u->host;
 	cta__seg_unit = v;
 	seg_i++;
+	if (v->sim->lazy_start)
+		cta__unit_started(v->sim, v);
 	lane_clear(x);
 	lane_bind(v, x);
 	if (!v->cursor.nret)
@@ -1078,6 +1086,8 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 		struct cta__unit *u = v[seg_i];
 		cta__seg_unit = u;
 		u->host = host;
+		if (s->lazy_start)
+			cta__unit_started(s, u);
 		struct cta__lane_x *first = pick_next(s, u, NULL);
 		if (first == &pick_failed)
 			continue;
@@ -1098,6 +1108,8 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 				continue;
 		}
 		unit_settle(s, u);
+		if (s->early_commit)
+			cta__commit_early(s, seg_i);
 	}
 	seg_v = NULL;
 	seg_n = 0;

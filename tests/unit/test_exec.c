@@ -347,6 +347,125 @@ static void lane_moving_on_keeps_each_block_its_own_duration(void **state)
 	}
 }
 
+/* What a run of early_mix produced. */
+struct early_out {
+	int rc;
+	uint64_t makespan;
+	size_t nubs;
+	struct cta_kernel_stats st[3];
+	unsigned long long *t_end; /* the barrier-free kernels' threads */
+	char *trace;
+	size_t trace_len;
+};
+
+/* Three kernels released together on two SMs, so that batches hold blocks
+ * of all three: two barrier-free ones whose blocks end together (so the
+ * order of their commits is the order of their ends) and, in a third
+ * stream, one with barriers, or (`ub`) one whose blocks each hit a
+ * divergent barrier, in abort mode. */
+static void early_mix(int ub, int trace, struct early_out *out)
+{
+	enum { G = 24, T = 64 };
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2;
+	o.ub_mode = ub ? CTA_UB_ABORT : CTA_UB_REPORT;
+	char path[256];
+	st_tmpname(path, sizeof(path), "early.trace");
+	o.trace_path = trace ? path : NULL;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	int st1, st2;
+	assert_int_equal(cta_sim_stream_new(s, &st1, 0), 0);
+	assert_int_equal(cta_sim_stream_new(s, &st2, 0), 0);
+	out->t_end = calloc(2 * G * T, sizeof(*out->t_end));
+	unsigned *hits = calloc(2 * G * T, sizeof(*hits));
+	int *in = calloc(G * T, sizeof(int)), *res = calloc(G * T, sizeof(int));
+	unsigned long long *t_after = calloc(G * T, sizeof(*t_after));
+	unsigned long long t_start[G];
+	struct ex_when_args w0 = {out->t_end, hits, 1000},
+	                    w1 = {out->t_end + G * T, hits + G * T, 1000};
+	struct ex_rev_args rv = {in, res, t_after, t_start};
+	struct ex_div_args dv = {res};
+	struct cta_launch l = {0};
+	l.grid[0] = G;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = T;
+	l.block[1] = l.block[2] = 1;
+	l.kernel = &ex_when;
+	l.args = &w0;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	l.args = &w1;
+	l.stream = st1;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	l.kernel = ub ? &ex_div_exit : &ex_rev;
+	l.args = ub ? (const void *)&dv : (const void *)&rv;
+	l.smem_static = ub ? 0 : 256 * sizeof(int);
+	l.stream = st2;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	out->rc = cta_sim_run(s);
+	out->makespan = cta_sim_makespan_ns(s);
+	out->nubs = cta_sim_ub_count(s);
+	for (unsigned k = 0; k < 3; k++)
+		out->st[k] = *cta_sim_kernel_stats(s, k);
+	cta_sim_free(s);
+	out->trace = trace ? st_slurp(path, &out->trace_len) : NULL;
+	if (trace)
+		remove(path);
+	free(hits);
+	free(in);
+	free(res);
+	free(t_after);
+}
+
+/* A batch run on the engine's thread commits each unit as soon as its
+ * body is done, in dispatch order, unless its outbox holds trace records,
+ * UB reports or an error, and without a trace counts each block's start
+ * as it comes to it (cta__commit_early, cta__unit_started). Nothing may
+ * change: outcomes, stats, UB reports (one in abort mode) and the trace
+ * are those of a run that commits after the batch. */
+static void early_commits_change_nothing(void **state)
+{
+	(void)state;
+	enum { G = 24, T = 64 };
+	for (int ub = 0; ub < 2; ub++) {
+		for (int trace = 0; trace < 2; trace++) {
+			struct early_out r[2];
+			for (int run = 0; run < 2; run++) {
+				cta__early_commits = run;
+				early_mix(ub, trace, &r[run]);
+				cta__early_commits = 1;
+			}
+			assert_int_equal(r[0].rc, ub ? CTA_EUB : 0);
+			assert_int_equal(r[1].rc, r[0].rc);
+			assert_int_equal(r[1].makespan, r[0].makespan);
+			assert_int_equal(r[1].nubs, r[0].nubs);
+			if (ub)
+				assert_int_equal(r[0].nubs, 1);
+			for (unsigned k = 0; k < 3; k++) {
+				assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
+				assert_int_equal(r[1].st[k].first_start_ns,
+				                 r[0].st[k].first_start_ns);
+				assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
+				assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
+				assert_int_equal(r[1].st[k].per_sm_max, r[0].st[k].per_sm_max);
+			}
+			assert_memory_equal(r[1].t_end, r[0].t_end,
+			                    2 * G * T * sizeof(*r[0].t_end));
+			if (trace) {
+				assert_non_null(r[0].trace);
+				assert_non_null(r[1].trace);
+				assert_true(r[0].trace_len > 1000);
+				assert_int_equal(r[1].trace_len, r[0].trace_len);
+				assert_memory_equal(r[1].trace, r[0].trace, r[0].trace_len);
+			}
+			for (int run = 0; run < 2; run++) {
+				free(r[run].t_end);
+				free(r[run].trace);
+			}
+		}
+	}
+}
+
 static void timing_only_runs_one_thread_per_block(void **state)
 {
 	(void)state;
@@ -750,6 +869,7 @@ int main(void)
 	    cmocka_unit_test(cluster_sync_releases_every_thread_of_the_cluster_together),
 	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
 	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
+	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
 	    cmocka_unit_test(threads_at_different_syncthreads_are_reported_with_both_sites),
