@@ -432,6 +432,7 @@ static inline void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev,
 void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
+/* Never returns CTA__STEP_NEXT: see sim/engine/sim.c. */
 int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
 /* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
 void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);

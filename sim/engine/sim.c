@@ -751,11 +751,9 @@ static void finish_stats(struct cta_sim *s)
 /* One step of the main loop short of running bodies: returns
  * CTA__STEP_READY when dispatched units must run their bodies first,
  * CTA__STEP_RESUME with *resume set when a cancel was resolved and its unit
- * must run on, CTA__STEP_STOP when the run is over, else CTA__STEP_NEXT.
- * The host thread's loop calls it, and so does a lane that waits for the
- * engine in a resumed unit (lane_engine in sim/exec/exec.c), which goes on in its own
- * stack to whatever runs next. */
-int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
+ * must run on, CTA__STEP_STOP when the run is over, else CTA__STEP_NEXT. */
+static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
+                                                             struct cta__unit **resume)
 {
 	if (s->aborted || s->hung || s->io_error)
 		return CTA__STEP_STOP;
@@ -828,6 +826,21 @@ int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 	}
 	}
 	return CTA__STEP_NEXT;
+}
+
+/* Steps the engine until bodies must run (CTA__STEP_READY), a resolved
+ * cancel's unit must run on (CTA__STEP_RESUME, *resume set) or the run is
+ * over (CTA__STEP_STOP): the events between, most of them block ends, in
+ * one loop. The host thread's loop calls it, and so does a lane that waits
+ * for the engine in a resumed unit (lane_engine in sim/exec/exec.c), which
+ * goes on in its own stack to whatever runs next. */
+int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
+{
+	int st;
+	do
+		st = engine_step(s, resume);
+	while (st == CTA__STEP_NEXT);
+	return st;
 }
 
 int cta_sim_run(cta_sim *s)
