@@ -499,7 +499,8 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	o->error = 0;
 }
 
-static void commit_unit(struct cta_sim *s, struct cta__unit *u)
+static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_sim *s,
+                                                                     struct cta__unit *u)
 {
 	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
@@ -515,6 +516,11 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 			cta__push(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
 		}
 	}
+}
+
+static void commit_unit(struct cta_sim *s, struct cta__unit *u)
+{
+	commit_unit_inline(s, u);
 }
 
 static void run_segments(struct cta_sim *s, struct cta__unit *const *v, size_t n, unsigned worker)
@@ -615,7 +621,7 @@ void cta__commit_early(struct cta_sim *s, size_t upto)
 			s->early_commit = 0;
 			return;
 		}
-		commit_unit(s, u);
+		commit_unit_inline(s, u);
 		s->commit_next++;
 	}
 }
