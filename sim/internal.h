@@ -436,7 +436,11 @@ enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
 int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
 /* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
 void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
+/* While a batch runs on the engine's thread (s->early_commit): commits its
+ * units up to index upto, the segment having moved past them. */
 void cta__commit_early(struct cta_sim *s, size_t upto);
+/* While a batch runs without a trace (s->lazy_start): u's start, counted
+ * as the segment comes to it. */
 void cta__unit_started(struct cta_sim *s, struct cta__unit *u);
 
 /* sched */

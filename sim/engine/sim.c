@@ -602,6 +602,8 @@ void cta__unit_started(struct cta_sim *s, struct cta__unit *u)
 	unit_started(s, u);
 }
 
+int cta__early_commits = 1;
+
 /* Commits the units of the running batch up to index `upto`, whose
  * bodies are done for this batch, when that changes nothing: a unit whose
  * outbox holds trace records, UB reports or an error (the committing of
@@ -610,8 +612,6 @@ void cta__unit_started(struct cta_sim *s, struct cta__unit *u)
  * commits every batch. Bodies read nothing a commit writes but the abort
  * flag (cta__ub), which only UB reports set, and the trace records a
  * commit would write come after the batch's start records either way. */
-int cta__early_commits = 1;
-
 void cta__commit_early(struct cta_sim *s, size_t upto)
 {
 	while (s->commit_next <= upto) {
