@@ -840,9 +840,6 @@ __attribute__((noinline, cold)) static void report_exited(struct cta_sim *s, str
 	        c->exited, c->nthreads);
 }
 
-static void syncthreads_wait(struct cta__lane_x *x, struct cta__unit *u, struct cta__cta *c,
-                             const char *file, int line, int rule);
-
 /* __syncthreads, reporting divergence under `rule` (the work-stealing
  * loops report threads that skipped them as their own rule). */
 void cta__syncthreads_rule(const char *file, int line, int rule)
@@ -854,20 +851,12 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	u->out.crossings++;
 	if (c->nthreads == 1) {
 		/* A CTA of one thread (every CTA of a timing-only run): the
-		 * barrier completes as this thread arrives, as below. Kept
-		 * apart from the rest, which saves more registers. */
+		 * barrier completes as this thread arrives, as below. */
 		c->bar_gen++;
 		x->l.vtime += u->sim->dev.barrier_ns;
 		x->bar_gen = c->bar_gen;
 		return;
 	}
-	syncthreads_wait(x, u, c, file, line, rule);
-}
-
-__attribute__((noinline)) static void syncthreads_wait(struct cta__lane_x *x, struct cta__unit *u,
-                                                       struct cta__cta *c, const char *file,
-                                                       int line, int rule)
-{
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;
