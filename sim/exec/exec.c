@@ -807,9 +807,30 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 	c->bar_divergent_reported = 0;
 }
 
-void cta__syncthreads_rule(const char *file, int line, int rule);
+/* A CTA of one thread (every CTA of a timing-only run): the barrier
+ * completes as this thread arrives. */
+static inline void one_thread_barrier(struct cta__lane_x *x, struct cta__unit *u,
+                                      struct cta__cta *c)
+{
+	c->bar_gen++;
+	x->l.vtime += u->sim->dev.barrier_ns;
+	x->bar_gen = c->bar_gen;
+}
+
+__attribute__((noinline)) void cta__syncthreads_rule(const char *file, int line, int rule);
+/* The one-thread case returns here, without the registers the waiting
+ * code saves; the rest goes on (as a tail call) to the full barrier. */
 void cta__syncthreads(const char *file, int line)
 {
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__cta *c = cta__lane_cta(x);
+	if (c->nthreads == 1) {
+		struct cta__unit *u = x->l.unit;
+		flush_progress(&x->l);
+		u->out.crossings++;
+		one_thread_barrier(x, u, c);
+		return;
+	}
 	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
 }
 
@@ -850,11 +871,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	flush_progress(&x->l);
 	u->out.crossings++;
 	if (c->nthreads == 1) {
-		/* A CTA of one thread (every CTA of a timing-only run): the
-		 * barrier completes as this thread arrives, as below. */
-		c->bar_gen++;
-		x->l.vtime += u->sim->dev.barrier_ns;
-		x->bar_gen = c->bar_gen;
+		one_thread_barrier(x, u, c);
 		return;
 	}
 	if (c->bar_arrived == 0) {
