@@ -574,8 +574,7 @@ void cta__ready(struct cta_sim *s, struct cta__unit *u)
 {
 	if (!s->nready || u->start_t < s->ready_min)
 		s->ready_min = u->start_t;
-	if (s->nready == s->batch_cap)
-		s->batch = grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
+	s->batch = grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
 	s->batch[s->nready++] = u;
 }
 

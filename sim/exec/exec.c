@@ -479,6 +479,20 @@ static _Thread_local int seg_failed;
  * waiting lane goes straight on to the next (lane_leave_slow). */
 static _Thread_local struct cta__unit *const *seg_v;
 static _Thread_local size_t seg_i, seg_n;
+/* The segment comes to unit u (seg_v[seg_i]), scheduled from host. */
+static inline void seg_enter(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *host)
+{
+	cta__seg_unit = u;
+	u->host = host;
+	if (s->lazy_start)
+		cta__unit_started(s, u);
+}
+/* The segment moves past unit seg_i, settled. */
+static inline void seg_leave(struct cta_sim *s)
+{
+	if (s->early_commit)
+		cta__commit_early(s, seg_i);
+}
 /* CTA c of unit u is done once all its threads exited. */
 static inline void cta_settle(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c)
 {
@@ -629,14 +643,10 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	 * through the scheduler (most blocks never wait). */
 	while (!n && spare && !u->live_lanes && seg_i + 1 < seg_n) {
 		unit_settle(u->sim, u);
-		if (u->sim->early_commit)
-			cta__commit_early(u->sim, seg_i);
+		seg_leave(u->sim);
 		lanes_recycle(u);
 		u = seg_v[++seg_i];
-		cta__seg_unit = u;
-		u->host = x->l.unit->host;
-		if (u->sim->lazy_start)
-			cta__unit_started(u->sim, u);
+		seg_enter(u->sim, u, x->l.unit->host);
 		n = pick_next(u->sim, u, spare);
 	}
 	if (n == &pick_failed) {
@@ -708,14 +718,10 @@ int cta__claim_next(struct cta__lane *l)
 		cta_settle(u->sim, u, x->cta);
 	else
 		unit_settle(u->sim, u);
-	if (u->sim->early_commit)
-		cta__commit_early(u->sim, seg_i);
+	seg_leave(u->sim);
 	u->all = NULL;
-	v->host = u->host;
-	cta__seg_unit = v;
 	seg_i++;
-	if (v->sim->lazy_start)
-		cta__unit_started(v->sim, v);
+	seg_enter(v->sim, v, u->host);
 	lane_clear(x);
 	lane_bind(v, x);
 	if (!v->cursor.nret)
@@ -812,6 +818,8 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 static inline void one_thread_barrier(struct cta__lane_x *x, struct cta__unit *u,
                                       struct cta__cta *c)
 {
+	flush_progress(&x->l);
+	u->out.crossings++;
 	c->bar_gen++;
 	x->l.vtime += u->sim->dev.barrier_ns;
 	x->bar_gen = c->bar_gen;
@@ -825,10 +833,7 @@ void cta__syncthreads(const char *file, int line)
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__cta *c = cta__lane_cta(x);
 	if (c->nthreads == 1) {
-		struct cta__unit *u = x->l.unit;
-		flush_progress(&x->l);
-		u->out.crossings++;
-		one_thread_barrier(x, u, c);
+		one_thread_barrier(x, x->l.unit, c);
 		return;
 	}
 	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
@@ -868,12 +873,12 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__unit *u = x->l.unit;
 	struct cta__cta *c = cta__lane_cta(x);
-	flush_progress(&x->l);
-	u->out.crossings++;
 	if (c->nthreads == 1) {
 		one_thread_barrier(x, u, c);
 		return;
 	}
+	flush_progress(&x->l);
+	u->out.crossings++;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;
@@ -1101,10 +1106,7 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 	seg_n = n;
 	for (seg_i = 0; seg_i < n; seg_i++) {
 		struct cta__unit *u = v[seg_i];
-		cta__seg_unit = u;
-		u->host = host;
-		if (s->lazy_start)
-			cta__unit_started(s, u);
+		seg_enter(s, u, host);
 		struct cta__lane_x *first = pick_next(s, u, NULL);
 		if (first == &pick_failed)
 			continue;
@@ -1125,8 +1127,7 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 				continue;
 		}
 		unit_settle(s, u);
-		if (s->early_commit)
-			cta__commit_early(s, seg_i);
+		seg_leave(s);
 	}
 	seg_v = NULL;
 	seg_n = 0;
