@@ -378,7 +378,7 @@ struct cta_sim {
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */
-	size_t nready; /* dispatched units whose bodies wait to run: batch[0..nready) */
+	size_t nready; /* they are batch[0..nready) */
 	uint64_t ready_min;
 	/* SMs by resident-block count: bit i of bucket b (bwords words each)
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */

@@ -679,7 +679,6 @@ static void run_ready(struct cta_sim *s)
 	}
 	for (size_t i = s->commit_next; i < n; i++)
 		commit_unit(s, s->batch[i]);
-	s->commit_next = 0;
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the
