@@ -367,6 +367,10 @@ struct cta_sim {
 	/* While the engine thread runs a batch: its units before
 	 * commit_next are committed (cta__commit_early). */
 	int early_commit;
+	/* ub_mode is not OFF: the CLC rules keep the state they check (what
+	 * each thread observed, the work-stealing loop's callers, in-flight
+	 * buffers). With checking off only what the semantics need is kept. */
+	int checks;
 	size_t commit_next;
 	int lazy_start; /* ... and counts each unit's start (cta__unit_started) */
 	struct cta__unit *solo_unit;

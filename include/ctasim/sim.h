@@ -21,7 +21,8 @@ typedef struct cta_sim cta_sim;
 typedef enum cta_ub_mode {
 	CTA_UB_REPORT = 0, /* report every UB, run to the end */
 	CTA_UB_ABORT = 1,  /* stop the run at the first UB */
-	CTA_UB_OFF = 2,    /* no checking (for measuring the checker's cost) */
+	CTA_UB_OFF = 2,    /* no checking, no bookkeeping for it (measures the checker's cost);
+	                    * a barrier deadlock is still reported */
 } cta_ub_mode;
 
 #define CTA_SIM_OPTS_VERSION 1

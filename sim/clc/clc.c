@@ -251,7 +251,8 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 	}
 	if (b->completed_t > x->l.vtime)
 		x->l.vtime = b->completed_t;
-	observe(x, b);
+	if (x->l.unit->sim->checks)
+		observe(x, b);
 	return true;
 }
 
@@ -283,25 +284,18 @@ static struct cta__request *request_storage(struct cta__cta *c, unsigned rank,
 	return r;
 }
 
-void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, const char *file,
-                         int line)
+/* The rules a new request can break: a request after the block observed
+ * a failure, a multicast to a cluster not (or no longer) running, and a
+ * result buffer whose last request is still in flight. */
+static inline __attribute__((always_inline)) void
+check_request(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c, struct cta__lane_x *x,
+              int multicast, size_t roff, struct cta__rslot *own, const char *file, int line)
 {
-	struct cta__lane_x *x = self();
-	struct cta__unit *u = x->l.unit;
-	struct cta_sim *s = u->sim;
-	struct cta__kernel *k = u->k;
-	struct cta__cta *c = lane_cta(x);
-	/* Read first: a store on every call from every host thread would
-	 * bounce the kernel's cache line between cores. */
-	if (!__atomic_load_n(&k->uses_clc, __ATOMIC_RELAXED))
-		__atomic_store_n(&k->uses_clc, 1, __ATOMIC_RELAXED);
-	size_t roff = smem_off(c, result), boff = smem_off(c, bar);
-
+	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	if (c->observed_failure && c->observed_failure_t <= x->l.vtime)
 		cta__ub(s, UB_REQUEST_AFTER_OBSERVED_FAILURE, u, x, file, line,
 		        "the block observed a failed cancellation at %s:%d (t=%" PRIu64 " ns)",
 		        c->observed_failure_file, c->observed_failure_line, c->observed_failure_t);
-	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	if (multicast && u->nctas > 1) {
 		/* Exited in virtual time: a CTA whose threads all ended before
 		 * the request. A CTA not yet retired by the executor (done) is
@@ -321,8 +315,6 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 			        "every CTA of the cluster is known to have started (sync the "
 			        "cluster first)");
 	}
-	struct cta__rslot *own = slot_find(c, roff);
-	struct cta__mbar *ownb = mbar_self(x, bar);
 	for (unsigned t = first; t < last; t++) {
 		struct cta__rslot *sl = &u->ctas[t] == c ? own : slot_find(&u->ctas[t], roff);
 		if (sl && sl->r && (!sl->r->resolved || sl->r->done_t > x->l.vtime)) {
@@ -333,7 +325,27 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 			break;
 		}
 	}
+}
 
+void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, const char *file,
+                         int line)
+{
+	struct cta__lane_x *x = self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	struct cta__kernel *k = u->k;
+	struct cta__cta *c = lane_cta(x);
+	/* Read first: a store on every call from every host thread would
+	 * bounce the kernel's cache line between cores. */
+	if (!__atomic_load_n(&k->uses_clc, __ATOMIC_RELAXED))
+		__atomic_store_n(&k->uses_clc, 1, __ATOMIC_RELAXED);
+	size_t roff = smem_off(c, result), boff = smem_off(c, bar);
+
+	struct cta__rslot *own = slot_find(c, roff);
+	if (s->checks)
+		check_request(s, u, c, x, multicast, roff, own, file, line);
+	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
+	struct cta__mbar *ownb = mbar_self(x, bar);
 	struct cta__request *r = request_storage(c, x->l.cta_rank, own);
 	/* Every field, one by one: gcc clears a struct of this size with `rep
 	 * stos`, whose start-up costs more than these stores (see exec.c's
@@ -502,9 +514,10 @@ static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_resu
 	/* A thread reads a result several times (is_canceled, then the index):
 	 * once its read was defined, later ones by the same thread are too
 	 * (its clock, its observations and its barrier count only grow, and a
-	 * new request on the buffer clears the slot). */
+	 * new request on the buffer clears the slot). With checking off,
+	 * nothing sets ok_key and nothing is checked. */
 	uint64_t key = thread_key(x) + 1;
-	if (sl->ok_key == key || sl->reported)
+	if (sl->ok_key == key || sl->reported || !x->l.unit->sim->checks)
 		return sl;
 	if (sl->r->resolved && sl->phase_done && sl->r->done_t <= x->l.vtime &&
 	    (observed_by(x, sl, key - 1) || (sl->observed && x->bar_gen > sl->observed_gen))) {
@@ -514,20 +527,30 @@ static struct cta__rslot *checked_slot(struct cta__lane_x *x, const cta_clc_resu
 	return report_unready(x, sl, file, line, what);
 }
 
-bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)
+/* A thread of x's block observed a failed cancellation: from then on, a
+ * request from the block is UB (once per block and loop, out of the way). */
+static __attribute__((noinline)) void observed_failure(struct cta__lane_x *x, const char *file,
+                                                       int line)
 {
-	struct cta__lane_x *x = self();
 	struct cta__cta *c = lane_cta(x);
-	struct cta__rslot *sl = checked_slot(x, result, file, line, "query_cancel_is_canceled");
-	if (!sl || !sl->r->resolved)
-		return false;
-	bool ok = sl->r->outcome == CTA_CANCEL_SUCCESS;
-	if (!ok && (!c->observed_failure || x->l.vtime < c->observed_failure_t)) {
+	if (x->l.unit->sim->checks &&
+	    (!c->observed_failure || x->l.vtime < c->observed_failure_t)) {
 		c->observed_failure = 1;
 		c->observed_failure_t = x->l.vtime;
 		c->observed_failure_file = file;
 		c->observed_failure_line = line;
 	}
+}
+
+bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)
+{
+	struct cta__lane_x *x = self();
+	struct cta__rslot *sl = checked_slot(x, result, file, line, "query_cancel_is_canceled");
+	if (!sl || !sl->r->resolved)
+		return false;
+	bool ok = sl->r->outcome == CTA_CANCEL_SUCCESS;
+	if (!ok)
+		observed_failure(x, file, line);
 	return ok;
 }
 
@@ -565,7 +588,7 @@ void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c
 {
 	/* Multicast requests issued earlier in host order but after this CTA
 	 * ended in virtual time (see cta__clc_try_cancel). */
-	for (unsigned i = 0; u->nctas > 1 && i < u->nctas; i++)
+	for (unsigned i = 0; s->checks && u->nctas > 1 && i < u->nctas; i++)
 		for (const struct cta__request *r = u->ctas[i].reqs; r; r = r->next)
 			if (r->multicast && r->issue_t > c->end_t)
 				cta__ub(
@@ -608,7 +631,7 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 		c->foreach_line = line;
 		c->fe_leader_min = -1;
 	}
-	if (!c->fe_bits) {
+	if (!c->fe_bits && s->checks) {
 		c->fe_bits = calloc((c->nthreads + 63) / 64 + 1, sizeof(uint64_t));
 		u->clc_objs = 1;
 	}

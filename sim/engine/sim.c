@@ -115,6 +115,7 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 	if (!s)
 		return CTA_ENOMEM;
 	s->o = *opts;
+	s->checks = opts->ub_mode != CTA_UB_OFF;
 	s->dev = opts->device;
 	/* The duration model, resolved once per resident count. */
 	for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++) {

@@ -993,21 +993,44 @@ static void ub_abort_mode_does_not_stop_on_a_warning(void **state)
 	cta_harness_free(h);
 }
 
+/* With checking off, no ub_<rule> kernel is reported, except the barrier
+ * deadlock, which is not a check but the end of a run that cannot go on.
+ * (What the checks keep is then not kept at all: the trace comparison
+ * below shows that this changes nothing else.) */
 static void ub_checking_off_reports_nothing(void **state)
 {
 	(void)state;
-	struct cta_sim_opts o = st_opts("H100-SXM");
-	o.ub_mode = CTA_UB_OFF;
-	struct cta_harness *h;
-	assert_int_equal(st_run_harness(&h, "ub_request_after_observed_failure", &o, NULL), 0);
-	assert_int_equal(cta_sim_ub_count(cta_harness_sim(h)), 0);
-	cta_harness_free(h);
+	for (size_t i = 0; i < N_UB_CASES; i++) {
+		const struct ub_case *c = &ub_cases[i];
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = c->sm_limit;
+		o.ub_mode = CTA_UB_OFF;
+		const char *args[3] = {c->size, NULL, NULL};
+		args[c->size ? 1 : 0] = c->arg;
+		struct cta_harness *h;
+		int rc = st_run_harness(&h, c->harness, &o, args);
+		cta_sim *s = cta_harness_sim(h);
+		assert_non_null(s);
+		size_t n = cta_sim_ub_count(s);
+		if (!strcmp(c->rule, "barrier_deadlock")) {
+			assert_int_equal(rc, CTA_EUB);
+			assert_true(n >= 1);
+			assert_int_equal(st_ub_count(s, "barrier_deadlock"), n);
+		} else if (n) {
+			fail_msg("%s with checking off: %s at %s:%d", c->harness,
+			         cta_sim_ub_report(s, 0)->rule, cta_sim_ub_report(s, 0)->file,
+			         cta_sim_ub_report(s, 0)->line);
+		}
+		cta_harness_free(h);
+	}
 }
 
 /* ---- determinism ------------------------------------------------------------------ */
 
 /* Host threads for the next trace_of (0: all cores, the default). */
 static unsigned trace_threads;
+/* UB mode for the next trace_of (CTA_UB_REPORT, the default, is 0). */
+static cta_ub_mode trace_ub;
 
 static char *trace_of(const char *kernel, const char *const *args, uint64_t seed, double rate,
                       uint64_t jitter, size_t *len)
@@ -1023,6 +1046,7 @@ static char *trace_of(const char *kernel, const char *const *args, uint64_t seed
 	o.jitter_ns = jitter;
 	o.trace_path = path;
 	o.threads = trace_threads;
+	o.ub_mode = trace_ub;
 	struct cta_harness *h;
 	int rc = st_run_harness(&h, kernel, &o, args);
 	if (rc)
@@ -1059,6 +1083,35 @@ static void same_seed_gives_a_byte_identical_trace(void **state)
 		assert_int_equal(la, lb);
 		if (memcmp(a, b, la))
 			fail_msg("%s: two runs with seed 42 differ", runs[i].k);
+		free(a);
+		free(b);
+	}
+}
+
+/* Checking off keeps none of the state the rules need, and nothing else
+ * changes: valid CLC kernels give the same trace, byte for byte, with
+ * checking on and off (cluster multicast, the work-stealing loops, the
+ * guide's two requests; with injected failures and jitter). */
+static void trace_does_not_depend_on_checking(void **state)
+{
+	(void)state;
+	const char *vargs[] = {ST_TSAN_SMALL("n=20000", "n=4096"), "ns=500", NULL};
+	const char *cargs[] = {ST_TSAN_SMALL("n=65536", "n=4096"), "ns=500", NULL};
+	static const char *const kernels[] = {"vec_add_clc", "vec_add_try_cancel_blocks",
+	                                      "vecscale_clc", "vecscale_clc_cluster",
+	                                      "clc_two_requests"};
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
+		const char *const *args = strstr(kernels[i], "vecscale") ? cargs : vargs;
+		size_t la, lb;
+		trace_ub = CTA_UB_REPORT;
+		char *a = trace_of(kernels[i], args, 9, 0.3, 100, &la);
+		trace_ub = CTA_UB_OFF;
+		char *b = trace_of(kernels[i], args, 9, 0.3, 100, &lb);
+		trace_ub = CTA_UB_REPORT;
+		assert_true(la > 300);
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: traces with checking on and off differ", kernels[i]);
 		free(a);
 		free(b);
 	}
@@ -1190,6 +1243,7 @@ int main(void)
 	    cmocka_unit_test(ub_abort_mode_stops_at_the_first_report),
 	    cmocka_unit_test(ub_abort_mode_does_not_stop_on_a_warning),
 	    cmocka_unit_test(ub_checking_off_reports_nothing),
+	    cmocka_unit_test(trace_does_not_depend_on_checking),
 	    cmocka_unit_test(same_seed_gives_a_byte_identical_trace),
 	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
