@@ -277,6 +277,17 @@ static const struct ub_case ub_cases[] = {
 };
 #define N_UB_CASES (sizeof(ub_cases) / sizeof(ub_cases[0]))
 
+/* Runs c's invalid form under `mode`; *h must be freed by the caller. */
+static int run_ub_case(const struct ub_case *c, cta_ub_mode mode, struct cta_harness **h)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = c->sm_limit;
+	o.ub_mode = mode;
+	const char *args[3] = {c->size, NULL, NULL};
+	args[c->size ? 1 : 0] = c->arg;
+	return st_run_harness(h, c->harness, &o, args);
+}
+
 static void check_ub_case(const struct ub_case *c)
 {
 	int line = st_find_line(UB_BODY, c->anchor, c->needle);
@@ -286,10 +297,8 @@ static void check_ub_case(const struct ub_case *c)
 
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.sm_limit = c->sm_limit;
-	const char *args[3] = {c->size, NULL, NULL};
-	args[c->size ? 1 : 0] = c->arg;
 	struct cta_harness *h;
-	int rc = st_run_harness(&h, c->harness, &o, args);
+	int rc = run_ub_case(c, CTA_UB_REPORT, &h);
 	cta_sim *s = cta_harness_sim(h);
 	assert_non_null(s);
 	if (c->warning)
@@ -1002,13 +1011,8 @@ static void ub_checking_off_reports_nothing(void **state)
 	(void)state;
 	for (size_t i = 0; i < N_UB_CASES; i++) {
 		const struct ub_case *c = &ub_cases[i];
-		struct cta_sim_opts o = st_opts("H100-SXM");
-		o.sm_limit = c->sm_limit;
-		o.ub_mode = CTA_UB_OFF;
-		const char *args[3] = {c->size, NULL, NULL};
-		args[c->size ? 1 : 0] = c->arg;
 		struct cta_harness *h;
-		int rc = st_run_harness(&h, c->harness, &o, args);
+		int rc = run_ub_case(c, CTA_UB_OFF, &h);
 		cta_sim *s = cta_harness_sim(h);
 		assert_non_null(s);
 		size_t n = cta_sim_ub_count(s);
