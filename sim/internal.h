@@ -134,6 +134,14 @@ struct cta__request {
 	struct cta__request *next;     /* in the CTA's request list */
 };
 
+/* Bytes of a CTA's arena a block of kernel k can write: its shared memory
+ * and, after it, 64 hidden bytes for the work-stealing loop's state (80
+ * with slack). Arenas are at least this large. */
+static inline size_t cta__smem_need(const struct cta__kernel *k)
+{
+	return k->smem_bytes + 80;
+}
+
 /* ---- execution units: a block, or a whole cluster ----------------------- */
 enum lstate { L_RUN = 0, L_BARRIER, L_CBARRIER, L_MBAR, L_ENGINE, L_DONE };
 
@@ -141,76 +149,81 @@ enum lstate { L_RUN = 0, L_BARRIER, L_CBARRIER, L_MBAR, L_ENGINE, L_DONE };
  * scheduler of its unit needs. */
 struct cta__lane_x {
 	struct cta__lane l; /* must be first */
+	/* What a barrier, an mbarrier wait and a resumption touch, next to
+	 * the end of l (lanes are allocated on cache lines). */
 	struct cta__fiber *fiber;
-	enum lstate state;
-	int abandoned;        /* retired by the deadlock handler while suspended */
-	unsigned worker;      /* the host thread whose spare lanes it returns to */
 	struct cta__cta *cta; /* &l.unit->ctas[l.cta_rank], set with it */
 	uint64_t bar_gen;     /* CTA barrier generation at its last crossing */
-	const char *wait_file;
-	int wait_line;
 	struct cta__mbar *wait_bar;
-	unsigned wait_parity;
 	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
+	struct cta__lane_x *next_run;
+	unsigned char state; /* enum lstate */
+	unsigned char wait_parity;
+	unsigned char obs_used;  /* obs[] was written since the lane was new */
+	unsigned char abandoned; /* retired by the deadlock handler while suspended */
+	unsigned worker;         /* the host thread whose spare lanes it returns to */
 	/* mbarrier phases this thread observed complete (for read_before_complete):
 	 * as many as a CTA has result slots, so a thread that waits on every
-	 * request it has in flight keeps every observation. */
-	struct cta__mbar *obs_bar[CTA__OBS_MAX];
-	unsigned obs_phase[CTA__OBS_MAX];
-	uint64_t obs_tseq[CTA__OBS_MAX];
-	int obs_used;                     /* the arrays above were written since the lane was new */
+	 * request it has in flight keeps every observation. The first shares
+	 * a cache line with where the thread waits. */
+	const char *wait_file;
+	int wait_line;
+	struct cta__obs {
+		struct cta__mbar *bar;
+		uint64_t tseq;
+		unsigned phase;
+	} obs[CTA__OBS_MAX];
 	const struct cta__kernel *dims_k; /* the kernel whose dimensions l holds */
-	struct cta__lane_x *next_run;
 	struct cta__lane_x *next_all;
 };
 
 struct cta__cta {
-	uint64_t logical; /* logical block index */
-	uint3 bid;
-	unsigned sm;
+	/* What a barrier of one thread and a cancel request touch, in the
+	 * first cache line. */
 	unsigned char *smem;
-	uint64_t end_t;    /* latest thread exit */
-	uint64_t exited;   /* threads that finished */
-	uint64_t nthreads; /* threads executed (blockDim, or 1 when timing-only) */
-	int done;
+	unsigned nthreads; /* threads executed (blockDim, or 1 when timing-only) */
 	/* __syncthreads state */
 	unsigned bar_arrived;
-	uint64_t bar_max_t;
-	const char *bar_file;
-	int bar_line;
-	int bar_divergent_reported;
 	uint64_t bar_gen;
-	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
-	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
-	size_t smem_top;
+	uint64_t exited; /* threads that finished */
 	/* CLC and UB tracking */
 	struct cta__mbar *mbars;
 	struct cta__request *reqs;
-	int observed_failure;
+	uint64_t steal_current; /* logical index the block is processing now */
+	/* Bytes of smem that may be non-zero: set when shared memory is
+	 * handed to the body (or written for it), read and cleared when a new
+	 * block zeroes it. Blocks that never use shared memory skip the
+	 * zeroing. */
+	unsigned smem_dirty;
+	unsigned char nrslots;
+	unsigned char observed_failure;
+	unsigned char done;
+	uint64_t logical; /* logical block index */
+	uint3 bid;
+	unsigned sm;
+	uint64_t end_t; /* latest thread exit */
+	uint64_t bar_max_t;
 	uint64_t observed_failure_t;
 	const char *observed_failure_file;
 	int observed_failure_line;
+	const char *bar_file;
+	int bar_line;
+	int bar_divergent_reported;
+	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
+	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
+	size_t smem_top;
 	unsigned foreach_calls; /* threads that called for_each / try_cancel_blocks */
 	unsigned foreach_twice;
 	unsigned leaders;
 	const char *foreach_file;
 	int foreach_line;
 	int foreach_checked;
-	uint64_t steal_current; /* logical index the block is processing now */
-	uint64_t *fe_bits;      /* threads that called for_each (bitmap) */
-	unsigned fe_leader;     /* effective leader rank of try_cancel_blocks */
+	uint64_t *fe_bits;  /* threads that called for_each (bitmap) */
+	unsigned fe_leader; /* effective leader rank of try_cancel_blocks */
 	int fe_leader_min;
-	unsigned nrslots;
-	/* Bytes of smem that may be non-zero: set when shared memory is
-	 * handed to the body (or written for it), read and cleared when a new
-	 * block zeroes it. Blocks that never use shared memory skip the
-	 * zeroing. */
-	size_t smem_dirty;
 	/* Everything above is reset for each new block (so a block's
 	 * bookkeeping touches only these first four cache lines); the arrays
 	 * below are only read up to their counts. */
-	const void *sites[64];
-	size_t site_off[64];
 	struct cta__rslot {
 		size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
@@ -226,6 +239,13 @@ struct cta__cta {
 		 * what made the read defined stays true for that thread. */
 		uint64_t ok_key;
 	} rslots[8];
+	/* mbarriers and requests of earlier blocks on this CTA's memory, to
+	 * be used again (cta__unit_free puts them here; cta__cta_release
+	 * frees them). */
+	struct cta__mbar *spare_mbars;
+	struct cta__request *spare_reqs;
+	const void *sites[64];
+	size_t site_off[64];
 };
 
 /* What a unit's segment produced that touches shared state. Segments may
@@ -271,38 +291,40 @@ struct cta__run {
 };
 
 struct cta__unit {
+	/* Everything up to ret is cleared for each new unit (ctas, cap_ctas
+	 * and cap_smem are set again at once); what a resumed unit touches
+	 * comes first. */
 	struct cta__kernel *k;
+	struct cta_sim *sim;
+	struct cta__cta *ctas;
+	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
+	struct cta__fiber *host;              /* the scheduler's context */
+	/* outputs of the last segment, applied by the engine */
+	struct cta__request *new_reqs, *new_reqs_tail;
+	struct cta__cursor cursor; /* the second line, whole */
+	unsigned nctas;
+	int clc_objs; /* a CTA of it holds mbarriers, requests or fe_bits */
 	/* Dispatched and not yet freed: a run that stops early (hang, abort)
 	 * frees such units when the simulator is freed. */
 	int live;
-	int clc_objs;   /* a CTA of it holds mbarriers, requests or fe_bits */
-	uint64_t index; /* unit (cluster) index in the kernel */
-	uint64_t start_t;
-	unsigned nctas;
-	struct cta__cursor cursor;
-	struct cta__lane_x *runq, *runq_tail; /* lanes ready to continue */
-	struct cta__lane_x *all;              /* every lane ever started */
-	struct cta__lane_x *all_tail;         /* the first one started */
-	unsigned lane_worker;                 /* the worker that made the lanes, */
-	int lanes_mixed;                      /* ... unless several did */
-	int lanes_abandoned;                  /* unit_deadlock gave some up */
 	unsigned live_lanes;
-	struct cta__fiber *host; /* the scheduler's context */
-	struct cta_sim *sim;
+	unsigned ctas_done;
+	unsigned lane_worker; /* the worker that made the lanes, */
+	int lanes_mixed;      /* ... unless several did */
+	int lanes_abandoned;  /* unit_deadlock gave some up */
 	/* cluster barrier */
 	unsigned cbar_arrived;
+	unsigned cap_ctas; /* allocated CTAs */
+	uint64_t start_t;
+	struct cta__lane_x *all;      /* every lane ever started */
+	struct cta__lane_x *all_tail; /* the first one started */
+	uint64_t index;               /* unit (cluster) index in the kernel */
 	uint64_t cbar_max_t;
 	uint64_t cbar_gen;
 	struct cta__lane_x *cbar_waiters, *cbar_waiters_tail;
-	/* outputs of the last segment, applied by the engine */
-	struct cta__request *new_reqs, *new_reqs_tail;
-	unsigned ctas_done;
 	struct cta__unit *next_free;
-	/* Everything above is cleared for each new unit; what follows keeps
-	 * its memory while the unit waits on the free list. */
-	struct cta__cta *ctas;
-	unsigned cap_ctas;    /* allocated CTAs */
-	size_t cap_smem;      /* allocated shared memory per CTA */
+	size_t cap_smem; /* allocated shared memory per CTA */
+	/* Kept while the unit waits on the free list. */
 	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
 	unsigned ret_cap;
 	_Alignas(64) struct cta__outbox out;
@@ -478,6 +500,9 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
 /* Sets what every new unit of k starts from (k->cursor0); once the run's
  * options are final, before its first unit. */
 void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
+/* Frees what a CTA's memory holds: shared memory, spare mbarriers and
+ * requests. */
+void cta__cta_release(struct cta__cta *c);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__lane_self(void);
 /* Marks c's shared memory as possibly written (see smem_dirty). */

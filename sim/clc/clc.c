@@ -19,6 +19,19 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
 /* The running lane and its CTA. exec.c exports the same as functions; these
  * are read several times per request, where the calls cost more than the
  * loads. */
+/* mbarriers and requests, on cache lines of their own: their fields are
+ * read and written at every request. */
+static void *lines_alloc(size_t size)
+{
+	size_t bytes = (size + 63) / 64 * 64;
+	void *p = aligned_alloc(64, bytes);
+	if (!p)
+		abort(); /* a few bytes per barrier or request; nothing sensible to do without them
+		          */
+	memset(p, 0, bytes);
+	return p;
+}
+
 static inline struct cta__lane_x *self(void)
 {
 	return (struct cta__lane_x *)cta__cur;
@@ -147,9 +160,13 @@ void cta__mbarrier_init(uint64_t *bar, unsigned count, const char *file, int lin
 	struct cta__cta *c = lane_cta(x);
 	struct cta__mbar *b = mbar_find(c, smem_off(c, bar));
 	if (!b) {
-		b = calloc(1, sizeof(*b));
-		if (!b)
-			abort(); /* a few bytes per barrier; nothing sensible to do without them */
+		b = c->spare_mbars;
+		if (b) {
+			c->spare_mbars = b->next;
+			memset(b, 0, sizeof(*b));
+		} else {
+			b = lines_alloc(sizeof(*b));
+		}
 		b->addr = bar;
 		b->next = c->mbars;
 		c->mbars = b;
@@ -213,14 +230,14 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 	uint64_t key = thread_key_of(x, rank);
 	unsigned slot = 0;
 	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
-		if (x->obs_bar[i] == b || !x->obs_bar[i] || x->obs_tseq[i] != key) {
+		if (x->obs[i].bar == b || !x->obs[i].bar || x->obs[i].tseq != key) {
 			slot = i;
 			break;
 		}
 	x->obs_used = 1;
-	x->obs_bar[slot] = b;
-	x->obs_phase[slot] = b->phase;
-	x->obs_tseq[slot] = key;
+	x->obs[slot].bar = b;
+	x->obs[slot].phase = b->phase;
+	x->obs[slot].tseq = key;
 	struct cta__cta *c = lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
@@ -278,10 +295,12 @@ static struct cta__request *request_storage(struct cta__cta *c, unsigned rank,
 		*pp = r->next;
 		return r;
 	}
-	r = malloc(sizeof(*r));
-	if (!r)
-		abort(); /* a few bytes per request; nothing sensible to do without them */
-	return r;
+	r = c->spare_reqs;
+	if (r) {
+		c->spare_reqs = r->next;
+		return r;
+	}
+	return lines_alloc(sizeof(*r));
 }
 
 /* The rules a new request can break: a request after the block observed
@@ -479,8 +498,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 static int observed_by(const struct cta__lane_x *x, const struct cta__rslot *sl, uint64_t key)
 {
 	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
-		if (x->obs_bar[i] == sl->bar && x->obs_tseq[i] == key &&
-		    x->obs_phase[i] >= sl->done_phase)
+		if (x->obs[i].bar == sl->bar && x->obs[i].tseq == key &&
+		    x->obs[i].phase >= sl->done_phase)
 			return 1;
 	return 0;
 }
@@ -603,7 +622,7 @@ void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c
 		cta__ub(s, UB_FOR_EACH_NOT_ALL_THREADS, u, NULL, c->foreach_file, c->foreach_line,
 		        "only %u of the block's %" PRIu64
 		        " threads called the work-stealing loop; all must",
-		        c->foreach_calls, c->nthreads);
+		        c->foreach_calls, (uint64_t)c->nthreads);
 	}
 	free(c->fe_bits);
 	c->fe_bits = NULL;

@@ -217,7 +217,7 @@ void cta_sim_free(cta_sim *s)
 	for (size_t n = 0; n < s->nunits_made; n++) {
 		struct cta__unit *u = s->units[n];
 		for (unsigned i = 0; i < u->cap_ctas; i++)
-			free(u->ctas[i].smem);
+			cta__cta_release(&u->ctas[i]);
 		free(u->ctas);
 		free(u->ret);
 		free(u->out.recs);

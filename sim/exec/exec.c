@@ -120,11 +120,10 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	struct cta__cta *ctas = u->ctas;
 	unsigned cap = u->cap_ctas;
 	size_t smem_cap = u->cap_smem;
-	/* 64 hidden bytes at the end hold the work-stealing loop's state. */
-	size_t need = k->smem_bytes + 80;
+	size_t need = cta__smem_need(k);
 	if (cap < k->csize || smem_cap < need) {
 		for (unsigned i = 0; i < cap; i++)
-			free(ctas[i].smem);
+			cta__cta_release(&ctas[i]);
 		free(ctas);
 		cap = k->csize > cap ? k->csize : cap;
 		smem_cap = need > smem_cap ? need : smem_cap;
@@ -153,7 +152,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			if (ctas[i].smem_dirty)
 				zero(m, ctas[i].smem_dirty);
 			/* (which clears smem_dirty with the rest of the header) */
-			zero_header(&ctas[i], offsetof(struct cta__cta, sites));
+			zero_header(&ctas[i], offsetof(struct cta__cta, rslots));
 			ctas[i].smem = m;
 		}
 	}
@@ -161,7 +160,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	 * outbox, emptied by the engine at every commit, is emptied again in
 	 * case the unit was freed without one (its counts fill its first
 	 * line). */
-	zero_header(u, offsetof(struct cta__unit, ctas));
+	zero_header(u, offsetof(struct cta__unit, ret));
 	struct cta__outbox *o = &u->out;
 	if (o->ubtotal)
 		memset(o->ubcount, 0, sizeof(o->ubcount));
@@ -262,15 +261,19 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	/* Only CLC calls give a CTA mbarriers, requests or fe_bits. */
 	for (unsigned i = 0; u->clc_objs && i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
+		/* Kept for the next block on this memory: no malloc and free
+		 * per block, and lines that stay where they were. */
 		while (c->mbars) {
 			struct cta__mbar *b = c->mbars;
 			c->mbars = b->next;
-			free(b);
+			b->next = c->spare_mbars;
+			c->spare_mbars = b;
 		}
 		while (c->reqs) {
 			struct cta__request *r = c->reqs;
 			c->reqs = r->next;
-			free(r);
+			r->next = c->spare_reqs;
+			c->spare_reqs = r;
 		}
 		if (c->fe_bits) {
 			free(c->fe_bits); /* still set when the CTA never ended */
@@ -280,6 +283,21 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	u->all = NULL;
 	u->next_free = s->free_units;
 	s->free_units = u;
+}
+
+void cta__cta_release(struct cta__cta *c)
+{
+	free(c->smem);
+	while (c->spare_mbars) {
+		struct cta__mbar *b = c->spare_mbars;
+		c->spare_mbars = b->next;
+		free(b);
+	}
+	while (c->spare_reqs) {
+		struct cta__request *r = c->spare_reqs;
+		c->spare_reqs = r->next;
+		free(r);
+	}
 }
 
 static void enter_cta(struct cta__lane *l, unsigned rank)
@@ -320,8 +338,12 @@ int cta__claim_returned(struct cta__lane *l)
  * one (the run loop counts them only when the run ends). */
 static void flush_progress(struct cta__lane *l)
 {
-	*l->exited += l->tid.x - l->run_x0;
-	l->run_x0 = l->tid.x;
+	/* (Tested first: the count's line is not otherwise touched while a
+	 * block of one thread waits, which is every timing-only block.) */
+	if (l->tid.x != l->run_x0) {
+		*l->exited += l->tid.x - l->run_x0;
+		l->run_x0 = l->tid.x;
+	}
 }
 
 /* Hands the rest of the waiting lane's run back to the cursor, its
@@ -386,8 +408,8 @@ static inline void lane_clear(struct cta__lane_x *x)
 	if (x->obs_used) {
 		x->obs_used = 0;
 		for (int i = 0; i < CTA__OBS_MAX; i++) {
-			x->obs_bar[i] = NULL;
-			x->obs_tseq[i] = UINT64_MAX;
+			x->obs[i].bar = NULL;
+			x->obs[i].tseq = UINT64_MAX;
 		}
 	}
 }
@@ -423,11 +445,11 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		w->free_lanes = x->next_all;
 		lane_clear(x);
 	} else {
-		x = calloc(1, sizeof(*x));
+		x = calloc_lines(1, sizeof(*x));
 		if (!x)
 			return NULL;
 		for (int i = 0; i < CTA__OBS_MAX; i++)
-			x->obs_tseq[i] = UINT64_MAX;
+			x->obs[i].tseq = UINT64_MAX;
 	}
 	const struct cta__kernel *k = u->k;
 	if (x->dims_k != k) {
@@ -863,7 +885,7 @@ __attribute__((noinline, cold)) static void report_exited(struct cta_sim *s, str
 	cta__ub(s, UB_DIVERGENT_BARRIER, u, x, file, line,
 	        "%" PRIu64 " of the block's %" PRIu64
 	        " threads exited without reaching this barrier",
-	        c->exited, c->nthreads);
+	        c->exited, (uint64_t)c->nthreads);
 }
 
 /* __syncthreads, reporting divergence under `rule` (the work-stealing
@@ -977,7 +999,7 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 				        w ? w->wait_line : 0,
 				        "%" PRIu64 " of the block's %" PRIu64
 				        " threads exited without reaching this barrier",
-				        c->exited, c->nthreads);
+				        c->exited, (uint64_t)c->nthreads);
 			barrier_release(s, u, c, NULL);
 			woke = 1;
 		}
@@ -1135,10 +1157,12 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 }
 
 /* The body gets a pointer into c's shared memory: the next block on this
- * CTA's arena must find it zeroed again. */
+ * CTA's arena must find it zeroed again (as far as this block can have
+ * written: the kernel's lines are in cache, the unit's allocation size
+ * may not be). */
 static inline void smem_handed_out(struct cta__unit *u, struct cta__cta *c)
 {
-	c->smem_dirty = u->cap_smem;
+	c->smem_dirty = (unsigned)cta__smem_need(u->k); /* at most the SM's shared memory + 80 */
 }
 
 void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c)

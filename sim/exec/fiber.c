@@ -47,6 +47,10 @@ struct cta__fiber {
 	 * its cache line, or each switch to a cold fiber misses twice. */
 	int finished;
 	int in_pool; /* on the free list: not running and not resumable */
+	/* Read by cta__fiber_stack_left at every request a lane waits for:
+	 * in the same line too. */
+	char *stack_lo;  /* lowest usable byte, just above the guard */
+	size_t stack_sz; /* usable bytes */
 #if !defined(CTA__FIBER_ASM)
 	ucontext_t uc;
 #endif
@@ -54,10 +58,8 @@ struct cta__fiber {
 	cta__fiber_fn fn;
 	void *arg;
 	struct cta__fiber *ret;
-	char *map;       /* the whole mapping, guard page first; NULL for the host */
-	char *stack_lo;  /* lowest usable byte, just above the guard */
-	size_t stack_sz; /* usable bytes */
-	unsigned color;  /* bytes left unused at the top (see new_stack) */
+	char *map;      /* the whole mapping, guard page first; NULL for the host */
+	unsigned color; /* bytes left unused at the top (see new_stack) */
 	struct cta__fiber *next_free;
 	struct cta__fiber *next_all;
 #ifdef CTA__FIBER_ASAN
