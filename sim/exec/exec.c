@@ -520,8 +520,10 @@ static inline void cta_settle(struct cta_sim *s, struct cta__unit *u, struct cta
 {
 	if (!c->done && c->exited >= c->nthreads) {
 		c->done = 1;
-		/* Only clusters and work-stealing loops leave CLC checks. */
-		if (u->nctas > 1 || c->foreach_calls || c->fe_bits)
+		/* Only clusters and work-stealing loops leave CLC checks (a
+		 * loop's callers are counted with fe_bits, which set clc_objs:
+		 * tested first, it spares other blocks the CTA's cold lines). */
+		if (u->nctas > 1 || (u->clc_objs && (c->foreach_calls || c->fe_bits)))
 			cta__clc_cta_end(s, u, c);
 	}
 }
