@@ -16,9 +16,6 @@
 
 uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
 
-/* The running lane and its CTA. exec.c exports the same as functions; these
- * are read several times per request, where the calls cost more than the
- * loads. */
 /* mbarriers and requests, on cache lines of their own: their fields are
  * read and written at every request. */
 static void *lines_alloc(size_t size)
@@ -26,12 +23,14 @@ static void *lines_alloc(size_t size)
 	size_t bytes = (size + 63) / 64 * 64;
 	void *p = aligned_alloc(64, bytes);
 	if (!p)
-		abort(); /* a few bytes per barrier or request; nothing sensible to do without them
-		          */
+		abort(); /* a few bytes; nothing sensible to do without them */
 	memset(p, 0, bytes);
 	return p;
 }
 
+/* The running lane and its CTA. exec.c exports the same as functions; these
+ * are read several times per request, where the calls cost more than the
+ * loads. */
 static inline struct cta__lane_x *self(void)
 {
 	return (struct cta__lane_x *)cta__cur;
