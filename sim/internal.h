@@ -198,11 +198,20 @@ struct cta__cta {
 	unsigned char nrslots;
 	unsigned char observed_failure;
 	unsigned char done;
+	/* Set by whoever writes the cold lines below (observed_failure_t up
+	 * to the result slots); when clear they are all zero, and a new block
+	 * need not clear them: most blocks never write them, and clearing
+	 * them would fetch two lines the data stream evicted. */
+	unsigned char cold_dirty;
+	/* Set for every block: the second line. */
 	uint64_t logical; /* logical block index */
 	uint3 bid;
 	unsigned sm;
 	uint64_t end_t; /* latest thread exit */
 	uint64_t bar_max_t;
+	size_t smem_top;
+	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
+	/* The cold lines. */
 	uint64_t observed_failure_t;
 	const char *observed_failure_file;
 	int observed_failure_line;
@@ -210,8 +219,6 @@ struct cta__cta {
 	int bar_line;
 	int bar_divergent_reported;
 	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
-	unsigned nsites; /* shared-memory sites placed so far (arrays below) */
-	size_t smem_top;
 	unsigned foreach_calls; /* threads that called for_each / try_cancel_blocks */
 	unsigned foreach_twice;
 	unsigned leaders;

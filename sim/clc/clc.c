@@ -556,6 +556,7 @@ static __attribute__((noinline)) void observed_failure(struct cta__lane_x *x, co
 	if (x->l.unit->sim->checks &&
 	    (!c->observed_failure || x->l.vtime < c->observed_failure_t)) {
 		c->observed_failure = 1;
+		c->cold_dirty = 1;
 		c->observed_failure_t = x->l.vtime;
 		c->observed_failure_file = file;
 		c->observed_failure_line = line;
@@ -646,6 +647,7 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	unsigned me = lane_rank(x);
 	if (!__atomic_load_n(&u->k->uses_clc, __ATOMIC_RELAXED))
 		__atomic_store_n(&u->k->uses_clc, 1, __ATOMIC_RELAXED);
+	c->cold_dirty = 1;
 	if (!c->foreach_file) {
 		c->foreach_file = file;
 		c->foreach_line = line;

@@ -152,7 +152,13 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			if (ctas[i].smem_dirty)
 				zero(m, ctas[i].smem_dirty);
 			/* (which clears smem_dirty with the rest of the header) */
-			zero_header(&ctas[i], offsetof(struct cta__cta, rslots));
+			int cold = ctas[i].cold_dirty;
+			zero_header(&ctas[i], offsetof(struct cta__cta, observed_failure_t));
+			if (cold)
+				zero_header((char *)&ctas[i] +
+				                offsetof(struct cta__cta, observed_failure_t),
+				            offsetof(struct cta__cta, rslots) -
+				                offsetof(struct cta__cta, observed_failure_t));
 			ctas[i].smem = m;
 		}
 	}
@@ -903,6 +909,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	}
 	flush_progress(&x->l);
 	u->out.crossings++;
+	c->cold_dirty = 1;
 	if (c->bar_arrived == 0) {
 		c->bar_file = file;
 		c->bar_line = line;
