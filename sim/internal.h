@@ -510,6 +510,9 @@ void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
 /* Frees what a CTA's memory holds: shared memory, spare mbarriers and
  * requests. */
 void cta__cta_release(struct cta__cta *c);
+/* n objects of size bytes, zeroed, on whole cache lines of their own
+ * (NULL when out of memory). */
+void *cta__calloc_lines(size_t n, size_t size);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__lane_self(void);
 /* Marks c's shared memory as possibly written (see smem_dirty). */

@@ -20,11 +20,9 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
  * read and written at every request. */
 static void *lines_alloc(size_t size)
 {
-	size_t bytes = (size + 63) / 64 * 64;
-	void *p = aligned_alloc(64, bytes);
+	void *p = cta__calloc_lines(1, size);
 	if (!p)
 		abort(); /* a few bytes; nothing sensible to do without them */
-	memset(p, 0, bytes);
 	return p;
 }
 

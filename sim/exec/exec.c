@@ -88,7 +88,7 @@ static inline void zero_header(void *p, size_t n)
 /* Units, their CTAs and shared memory run on different host threads side
  * by side: each allocation gets whole cache lines, so that one thread's
  * writes (shared memory, barrier counts) never invalidate another's. */
-static void *calloc_lines(size_t n, size_t size)
+void *cta__calloc_lines(size_t n, size_t size)
 {
 	size_t bytes = (n * size + 63) / 64 * 64;
 	void *p = aligned_alloc(64, bytes);
@@ -112,7 +112,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			s->units = n;
 			s->units_cap = cap;
 		}
-		u = calloc_lines(1, sizeof(*u));
+		u = cta__calloc_lines(1, sizeof(*u));
 		if (!u)
 			return NULL;
 		s->units[s->nunits_made++] = u;
@@ -127,9 +127,9 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		free(ctas);
 		cap = k->csize > cap ? k->csize : cap;
 		smem_cap = need > smem_cap ? need : smem_cap;
-		ctas = calloc_lines(cap, sizeof(*ctas));
+		ctas = cta__calloc_lines(cap, sizeof(*ctas));
 		for (unsigned i = 0; ctas && i < cap; i++) {
-			ctas[i].smem = calloc_lines(1, smem_cap);
+			ctas[i].smem = cta__calloc_lines(1, smem_cap);
 			if (!ctas[i].smem) {
 				for (unsigned j = 0; j < i; j++)
 					free(ctas[j].smem);
@@ -152,13 +152,12 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			if (ctas[i].smem_dirty)
 				zero(m, ctas[i].smem_dirty);
 			/* (which clears smem_dirty with the rest of the header) */
-			int cold = ctas[i].cold_dirty;
-			zero_header(&ctas[i], offsetof(struct cta__cta, observed_failure_t));
-			if (cold)
-				zero_header((char *)&ctas[i] +
-				                offsetof(struct cta__cta, observed_failure_t),
-				            offsetof(struct cta__cta, rslots) -
-				                offsetof(struct cta__cta, observed_failure_t));
+			const size_t cold = offsetof(struct cta__cta, observed_failure_t),
+			             end = offsetof(struct cta__cta, rslots);
+			int cold_dirty = ctas[i].cold_dirty;
+			zero_header(&ctas[i], cold);
+			if (cold_dirty)
+				zero_header((char *)&ctas[i] + cold, end - cold);
 			ctas[i].smem = m;
 		}
 	}
@@ -451,7 +450,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		w->free_lanes = x->next_all;
 		lane_clear(x);
 	} else {
-		x = calloc_lines(1, sizeof(*x));
+		x = cta__calloc_lines(1, sizeof(*x));
 		if (!x)
 			return NULL;
 		for (int i = 0; i < CTA__OBS_MAX; i++)
