@@ -18,7 +18,7 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
 
 /* mbarriers and requests, on cache lines of their own: their fields are
  * read and written at every request. */
-static void *lines_alloc(size_t size)
+__attribute__((noinline, cold)) static void *lines_alloc(size_t size)
 {
 	void *p = cta__calloc_lines(1, size);
 	if (!p)
