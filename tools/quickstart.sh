@@ -13,6 +13,9 @@ install_deps() {
 	command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
 	command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 	[ -f /usr/include/cmocka.h ] || need="$need libcmocka-dev"
+	# Compressed traces (.gz, .zst).
+	[ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
+	[ -f /usr/include/zstd.h ] || need="$need libzstd-dev"
 	command -v python3 >/dev/null 2>&1 || need="$need python3"
 	if [ "${1:-}" = test ]; then
 		command -v clang >/dev/null 2>&1 || need="$need clang"
@@ -102,8 +105,11 @@ test)
 		"check:clang-format=$fmt" "check:fuzz_trace_reader=$fuzz"
 	exit $fail
 	;;
+deps)
+	install_deps test
+	;;
 *)
-	echo "usage: tools/quickstart.sh demo|test" >&2
+	echo "usage: tools/quickstart.sh demo|test|deps" >&2
 	exit 2
 	;;
 esac

@@ -32,6 +32,23 @@ size_t cta__trace_fmt_double(char *buf, size_t len, double d);
 int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *data, size_t len,
                         char *errbuf, size_t errlen);
 
+/* ---- Compressed files (trace_zio.c) -------------------------------- */
+
+enum { CTA__ZIO_PLAIN = 0, CTA__ZIO_GZIP = 1, CTA__ZIO_ZSTD = 2 };
+
+/* The compression a name asks for (".gz", ".zst", else plain). */
+int cta__zio_kind_of_name(const char *path);
+/* The compression data starts with (gzip or zstd magic bytes, else plain). */
+int cta__zio_kind_of_data(const void *data, size_t len);
+/* 1 when this build can read and write that kind. */
+int cta__zio_available(int kind);
+/* Reads the whole of path ("-": stdin), decompressed when its magic bytes
+ * say gzip or zstd, into a malloc'd NUL-terminated buffer. On failure
+ * returns a CTA_E* code and writes what went wrong (without the path). */
+int cta__zio_read(const char *path, char **out, size_t *out_len, char *msg, size_t mlen);
+/* Compresses everything in in_fd (from its start) into out_fd. */
+int cta__zio_compress(int in_fd, int out_fd, int kind, char *msg, size_t mlen);
+
 /* ---- Block layout shared by the exporters and tools ----------------- */
 
 /* The time a physical block spent processing one stolen index. */

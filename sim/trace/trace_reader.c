@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "trace_internal.h"
 
@@ -425,42 +424,11 @@ static int record_line(struct rd *r, const struct cta_trace_header *h, char *s, 
 	return 0;
 }
 
-static int read_file(struct rd *r, char **out, size_t *out_len)
+static int read_file(struct rd *r, const char *path, char **out, size_t *out_len)
 {
-	FILE *f = fopen(r->path, "rb");
-	if (!f)
-		return err(r, CTA_EIO, "cannot open: %s", strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		return err(r, CTA_EINVAL, "is a directory, not a trace file");
-	}
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (!buf) {
-			fclose(f);
-			return err(r, CTA_ENOMEM, "out of memory");
-		}
-		len += fread(buf + len, 1, cap - len - 1, f);
-		if (len < cap - 1)
-			break;
-		char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
-		cap *= 2;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return err(r, CTA_EIO, "read error");
-	}
-	buf[len] = 0;
-	*out = buf;
-	*out_len = len;
-	return 0;
+	char msg[256];
+	int rc = cta__zio_read(path, out, out_len, msg, sizeof(msg));
+	return rc ? err(r, rc, "%s", msg) : 0;
 }
 
 /* Moves every record text out of the file buffer into one compact block,
@@ -640,12 +608,15 @@ int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *dat
 int cta_trace_read(struct cta_trace *out, const char *path, char *errbuf, size_t errlen)
 {
 	struct rd r = {.path = path, .errbuf = errbuf, .errlen = errlen};
+	/* "-" is standard input; messages name it so. */
+	if (path && !strcmp(path, "-"))
+		r.path = "<stdin>";
 	char *buf = NULL;
 	size_t len = 0;
 	memset(out, 0, sizeof(*out));
 	if (errbuf && errlen)
 		errbuf[0] = 0;
-	int rc = read_file(&r, &buf, &len);
+	int rc = read_file(&r, path, &buf, &len);
 	if (rc)
 		return rc;
 	rc = parse(&r, out, buf, len);

@@ -1,7 +1,9 @@
 /* The trace writer: formats records into its own buffer (no stdio per
  * field, so tens of millions of records stay cheap), writes them to a
  * private temporary file, and renames it onto the final path only on close,
- * so an interrupted run never leaves a trace that looks whole. */
+ * so an interrupted run never leaves a trace that looks whole. A name
+ * ending in .gz or .zst is compressed at close, from that temporary file
+ * (the deterministic digit is fixed in place first); "-" is stdout. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 struct cta_trace_writer {
 	int fd;
 	int direct; /* writing straight to a device or pipe: nothing to rename */
+	int zkind;  /* CTA__ZIO_*: compression the final name asks for */
 	int err;    /* first failure; later calls return it */
 	uint64_t records;
 	unsigned kernel_count; /* records may name kernels 0 .. kernel_count-1 */
@@ -312,18 +315,49 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 	}
 	memcpy(w->path, path, pl + 1);
 	w->kernel_count = h->kernel_count;
+	w->zkind = cta__zio_kind_of_name(path);
+	if (!cta__zio_available(w->zkind)) {
+		int gz = w->zkind == CTA__ZIO_GZIP;
+		writer_free(w);
+		return fail(
+		    NULL, CTA_EUNSUPPORTED,
+		    gz ? "the .gz name asks for gzip, but this ctasim was built without zlib"
+		       : "the .zst name asks for zstd, but this ctasim was built without libzstd",
+		    path, 0);
+	}
+	/* "-" is standard output and /dev/fd/N an open descriptor: written
+	 * through a duplicate (keeping its offset), so close() leaves it open. */
+	int pass_fd = -1;
+	if (!strcmp(path, "-"))
+		pass_fd = 1;
+	else if (!strncmp(path, "/dev/fd/", 8) && path[8] >= '0' && path[8] <= '9' &&
+	         strlen(path) < 16)
+		pass_fd = atoi(path + 8);
+	if (pass_fd >= 0) {
+		w->direct = 1;
+		w->zkind = CTA__ZIO_PLAIN;
+		snprintf(w->tmp_path, pl + 48, "%s", pass_fd == 1 ? "<stdout>" : path);
+		w->fd = fcntl(pass_fd, F_DUPFD_CLOEXEC, 3);
+		if (w->fd < 0) {
+			int e = errno;
+			fail(NULL, CTA_EIO, "cannot write there", path, e);
+			writer_free(w);
+			return CTA_EIO;
+		}
+	}
 
 	/* A path that exists and is not a regular file (/dev/null, a pipe, a
 	 * terminal) is written directly: renaming a temporary onto it would
 	 * replace the device node itself, and a stream has no "whole file"
 	 * to protect anyway. */
 	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (!w->direct && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		writer_free(w);
 		return fail(NULL, CTA_EINVAL, "is a directory", path, 0);
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (!w->direct && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		w->direct = 1;
+		w->zkind = CTA__ZIO_PLAIN;
 		snprintf(w->tmp_path, pl + 48, "%s", path);
 		w->fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (w->fd < 0) {
@@ -343,7 +377,7 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 			snprintf(w->tmp_path, pl + 48, "%s.tmp.%ld-%d", path, pid, attempt);
 		else
 			snprintf(w->tmp_path, pl + 48, "%s.tmp.%ld", path, pid);
-		w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		w->fd = open(w->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (w->fd >= 0)
 			break;
 		if (errno != EEXIST || attempt >= 1000) {
@@ -424,6 +458,42 @@ void cta_trace_writer_set_deterministic(cta_trace_writer *w, int deterministic)
 		w->det = deterministic ? 1 : 0;
 }
 
+/* Replaces the plain temporary file by its compressed form, under a second
+ * private name, so that the rename at close still publishes a whole file. */
+static void compress_tmp(cta_trace_writer *w)
+{
+	size_t n = strlen(w->tmp_path) + 4;
+	char *zt = malloc(n);
+	if (!zt) {
+		fail(w, CTA_ENOMEM, "out of memory", w->path, 0);
+		return;
+	}
+	snprintf(zt, n, "%s.z", w->tmp_path);
+	int zfd = open(zt, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (zfd < 0) {
+		fail(w, CTA_EIO, "cannot create temporary file", zt, errno);
+		free(zt);
+		return;
+	}
+	char msg[256];
+	int rc = cta__zio_compress(w->fd, zfd, w->zkind, msg, sizeof(msg));
+	if (rc)
+		fail(w, rc, msg, zt, 0);
+	else if (fsync(zfd) != 0)
+		fail(w, CTA_EIO, "fsync failed", zt, errno);
+	if (close(zfd) != 0 && !w->err)
+		fail(w, CTA_EIO, "close failed", zt, errno);
+	if (w->err) {
+		unlink(zt);
+		free(zt);
+		return;
+	}
+	/* From here the compressed file is the temporary one. */
+	unlink(w->tmp_path);
+	free(w->tmp_path);
+	w->tmp_path = zt;
+}
+
 int cta_trace_writer_close(cta_trace_writer *w, int complete)
 {
 	if (!w)
@@ -444,8 +514,10 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 		    !w->direct && pwrite(w->fd, w->det ? "1" : "0", 1, (off_t)w->det_off) != 1)
 			fail(w, CTA_EIO, "cannot update the #deterministic header", w->tmp_path,
 			     errno);
-		if (!w->err && !w->direct && fsync(w->fd) != 0)
+		if (!w->err && !w->direct && !w->zkind && fsync(w->fd) != 0)
 			fail(w, CTA_EIO, "fsync failed", w->tmp_path, errno);
+		if (!w->err && !w->direct && w->zkind)
+			compress_tmp(w);
 		rc = w->err;
 	}
 	if (close(w->fd) != 0 && !rc)

@@ -1,10 +1,12 @@
 /* `ctasim run`: runs one kernel harness on the simulator (or the GPU) and
  * prints a short summary: blocks, SMs used, blocks per SM, virtual
  * makespan, cancellations, coverage, UB reports and the result check. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "cmd.h"
@@ -22,7 +24,7 @@ static void usage(FILE *f)
 	           "  --block X[,Y,Z]        block dimensions (default: the kernel's)\n"
 	           "  --arg NAME=VALUE       kernel parameter (repeatable)\n"
 	           "  --seed N               seed for every random choice (default 1)\n"
-	           "  --trace FILE           write the trace (traces/FORMAT.md)\n"
+	           "  --trace FILE           write the trace (.gz/.zst: compressed, -: stdout)\n"
 	           "  --backend sim|cuda     simulator (default) or the GPU\n"
 	           "  --clc auto|hardware|emulate   CUDA backend: how to run CLC\n"
 	           "  --ub report|abort|off  UB checking (default report)\n"
@@ -95,6 +97,20 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 				return -1;
 			}
 			so.trace_path = v;
+			/* "--trace -": the trace takes stdout and the report moves
+			 * to stderr, so `ctasim run K --trace - | ...` pipes a trace. */
+			if (!strcmp(v, "-")) {
+				static char fdpath[32];
+				fflush(stdout);
+				int fd = dup(1);
+				if (fd < 0 || dup2(2, 1) < 0) {
+					fprintf(stderr, "ctasim %s: --trace -: %s\n", cmd,
+					        strerror(errno));
+					return -1;
+				}
+				snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
+				so.trace_path = fdpath;
+			}
 		} else if (cli_is(a, "--backend")) {
 			VALUE("--backend");
 			if (!strcmp(v, "sim"))

@@ -21,7 +21,7 @@ static void usage(FILE *f)
 	           "\n"
 	           "  --device NAME|FILE     device model when the file names none (H100-SXM)\n"
 	           "  --seed N               seed when the file sets none (default 1)\n"
-	           "  --trace FILE           write the trace (traces/FORMAT.md)\n"
+	           "  --trace FILE           write the trace (.gz/.zst: compressed, -: stdout)\n"
 	           "  --timing-only          run one thread per block: timing, no results\n"
 	           "  --backend sim|cuda     simulator (default) or the GPU\n"
 	           "  --ub report|abort|off, --cancel-fail-rate P, --cancel-fail-after N,\n"
