@@ -1,5 +1,5 @@
 #!/bin/sh
-# One device-machine session of the CUDA backend's checks, as run on the
+# One device-machine run of the CUDA backend's checks, as run on the
 # H100 (docs/CUDA_BACKEND.md quotes its output): the self-test with traces,
 # then compute-sanitizer memcheck, racecheck and synccheck on its quick mode.
 # Usage: gpu_run.sh SELFTEST OUTDIR

@@ -1,5 +1,5 @@
 /* Does other work between blocks slow a streaming thread loop down?
- * A stand-alone measurement behind docs/PERFORMANCE.md (sixth session):
+ * A stand-alone measurement behind docs/NOTES.md (saxpy's gap):
  * saxpy over 2^24 floats (huge pages, as the harness maps its buffers),
  * once as a plain loop and once block by block through a loop shaped
  * like ctasim's vector thread loop, optionally with JUNK read-modify-
