@@ -131,15 +131,27 @@ struct cta__idx {
 enum { cta__ix = 0 };
 /* body_expr inside a kernel body (where cta__ix is the body's index
  * parameter), helper_expr elsewhere (helpers read the thread-local lane). */
-#define CTA__IX         _Generic(cta__ix, int : (const struct cta__idx *)0, default : cta__ix)
+#ifdef __cplusplus
+/* C++ has no _Generic: host code that includes this header (through
+ * harness.h or sim.h) reads the thread-local lane, as helpers do. */
+#define CTA__IX                              ((const struct cta__idx *)0)
+#define CTA__IN_BODY(body_expr, helper_expr) (helper_expr)
+#else
+#define CTA__IX _Generic(cta__ix, int : (const struct cta__idx *)0, default : cta__ix)
 #define CTA__IN_BODY(body_expr, helper_expr)                                                       \
 	_Generic(cta__ix, int : helper_expr, default : body_expr)
+#endif
 
 /* initial-exec: one %fs-relative load per access, instead of a call to
  * __tls_get_addr that -fPIC code would otherwise make. Inside a kernel body
  * the name is shadowed by a parameter holding the same pointer, so the
  * index macros below read a local. */
-extern CTA_EXPORT _Thread_local struct cta__lane *cta__cur
+#ifdef __cplusplus
+#define CTA__THREAD_LOCAL thread_local /* C++ host code including harness.h */
+#else
+#define CTA__THREAD_LOCAL _Thread_local
+#endif
+extern CTA_EXPORT CTA__THREAD_LOCAL struct cta__lane *cta__cur
     __attribute__((tls_model("initial-exec")));
 CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
 CTA_EXPORT int cta__claim_returned(struct cta__lane *l);
