@@ -146,6 +146,15 @@ static int fail(struct errbuf *eb, int code, const char *fmt, ...)
 
 int cta__cuda_select_device(int ordinal, char *err, size_t errlen)
 {
+	/* No GPU, no driver, or a driver older than the runtime: the machine
+	 * lacks what the command needs (exit 2), which is not a failed run. */
+	int ndev = 0;
+	cudaError_t de = cudaGetDeviceCount(&ndev);
+	if (de != cudaSuccess || ndev == 0) {
+		snprintf(err, errlen, "no CUDA GPU found (%s)",
+		         de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
+		return CTA_EUNSUPPORTED;
+	}
 	cudaError_t e = cudaSetDevice(ordinal);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "CUDA device %d: %s", ordinal, cudaGetErrorString(e));
@@ -374,7 +383,7 @@ static int exec_run(const struct cuda_run *r)
 	int ndev = 0;
 	cudaError_t de = cudaGetDeviceCount(&ndev);
 	if (de != cudaSuccess || ndev == 0)
-		FAIL_OUT(eb, CTA_EUNSUPPORTED, "CUDA backend: no usable GPU (%s)",
+		FAIL_OUT(eb, CTA_EUNSUPPORTED, "no CUDA GPU found (%s)",
 		         de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
 	if (r->opts->cuda_device < 0 || r->opts->cuda_device >= ndev)
 		FAIL_OUT(eb, CTA_ENOTFOUND, "CUDA backend: device %d does not exist (%d found)",

@@ -123,6 +123,22 @@ done
 expect 0 out "result      PASS" "a correct kernel exits 0" -- run vecscale_fixed_work --quiet
 expect 1 out "UB          1 report: request_after_observed_failure=1" \
 	"a UB kernel exits 1 and counts its rule" -- run ub_request_after_observed_failure
+expect 1 out "result      FAIL: broke rule request_after_observed_failure (results verified)" \
+	"a broken rule reads FAIL and names the rule, though the results verified" -- \
+	run ub_request_after_observed_failure
+expect 1 out "result      FAIL: broke rule barrier_deadlock" \
+	"a deadlock reads FAIL naming the rule" -- run ub_barrier_deadlock
+# --backend cuda where there is no GPU (or no CUDA backend) is a missing
+# environment: exit 2 and a message that says so (on a GPU it runs).
+"$CTASIM" run saxpy --backend cuda --quiet >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc -eq 0 ]; then
+	ok "--backend cuda ran on a GPU"
+elif [ $rc -eq 2 ] && grep -qE "no CUDA GPU found|has no CUDA backend" "$TMP/err"; then
+	ok "--backend cuda without a GPU exits 2 and says why"
+else
+	not_ok "--backend cuda without a GPU exits 2 and says why" "exit $rc"
+fi
 expect 0 out "result      PASS" "its valid twin exits 0" -- \
 	run ub_request_after_observed_failure --arg valid=1
 expect 1 out "read_failed_index=1" "--ub=abort stops at the first UB" -- \

@@ -354,15 +354,35 @@ int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_i
 	}
 	if (rc == CTA_EDEADLOCK || (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE))
 		fprintf(stderr, "ctasim %s: %s\n", cmd, cta_harness_errmsg(h));
-	if (cta_harness_verdict(h) == CTA_VERDICT_FAIL)
+	if (cta_harness_verdict(h) == CTA_VERDICT_FAIL) {
 		printf("result      FAIL: %s\n", cta_harness_errmsg(h));
-	else
-		printf("result      %s%s\n", verdict,
-		       code == CTA_EXIT_FAIL
-		           ? (rc == CTA_EUB         ? " (but the run broke a rule: exit 1)"
-		              : rc == CTA_ECOVERAGE ? " (but coverage failed: exit 1)"
-		                                    : " (but the run hung: exit 1)")
-		           : "");
+	} else if (code == CTA_EXIT_FAIL) {
+		/* The results checked out, but a rule was broken: that is a
+		 * failure, and the line says which rule. */
+		printf("result      FAIL: ");
+		if (rc == CTA_EUB) {
+			const char *const *names = cta_ub_rule_names();
+			size_t nub = s ? cta_sim_ub_count(s) : 0;
+			int listed = 0;
+			for (int r = 0; names[r]; r++) {
+				size_t j = 0;
+				while (j < nub && (cta_sim_ub_report(s, j)->warning ||
+				                   strcmp(cta_sim_ub_report(s, j)->rule, names[r])))
+					j++;
+				if (j < nub)
+					printf("%s%s", listed++ ? ", " : "broke rule ", names[r]);
+			}
+			printf("%s", listed ? "" : "undefined behaviour");
+		} else if (rc == CTA_ECOVERAGE) {
+			printf("broke rule exactly_once_coverage");
+		} else {
+			printf("deadlock (the run hung)");
+		}
+		printf(" (results %s)\n",
+		       cta_harness_verdict(h) == CTA_VERDICT_PASS ? "verified" : "not checked");
+	} else {
+		printf("result      %s\n", verdict);
+	}
 	if (ki->flags & CTA_KI_EXPECT_UB)
 		printf("note        %s is expected to fail: it demonstrates rule %s\n", ki->name,
 		       ki->expect_ub ? ki->expect_ub : "?");
@@ -393,12 +413,16 @@ int cta_cmd_run(int argc, char **argv)
 		cta_harness_free(h);
 		return CTA_EXIT_USAGE;
 	}
-	if (!quiet)
-		printf("device      %s (%s backend), seed %" PRIu64 "\n", o.sim.device.name,
-		       o.backend == CTA_BACKEND_CUDA ? "cuda" : "sim", o.sim.seed);
+	/* The GPU that ran is known only after the run: the line names it, not
+	 * the simulator's model. */
+	int cuda = o.backend == CTA_BACKEND_CUDA;
+	if (!quiet && !cuda)
+		printf("device      %s (sim backend), seed %" PRIu64 "\n", o.sim.device.name,
+		       o.sim.seed);
 	rc = cta_harness_run(h);
-	if (!quiet && cta_harness_gpu(h))
-		printf("gpu         %s\n", cta_harness_gpu(h));
+	if (!quiet && cuda && cta_harness_gpu(h))
+		printf("device      %s (cuda backend), seed %" PRIu64 "\n", cta_harness_gpu(h),
+		       o.sim.seed);
 	int code;
 	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK) {
 		fprintf(stderr, "ctasim run: %s\n", cta_harness_errmsg(h));

@@ -17,7 +17,8 @@ static void usage(FILE *f)
 	           "\n"
 	           "Runs the kernels of scenario FILE (docs/SCENARIOS.md) on one simulated\n"
 	           "device, writes one trace for all of them and checks each kernel's result.\n"
-	           "The file's device, seed, sm_limit and timing_only win over the options.\n"
+	           "--device, --placement, --seed and --sm-limit win over the file's device,\n"
+	           "seed and sm_limit (a note on stderr says what was replaced).\n"
 	           "\n"
 	           "  --device NAME|FILE     device model when the file names none (H100-SXM)\n"
 	           "  --seed N               seed when the file sets none (default 1)\n"
@@ -103,6 +104,62 @@ static int report(cta_scenario_run *x, int quiet)
 	return failed;
 }
 
+/* The value of the last occurrence of option opt in argv, or NULL. */
+static const char *given(int argc, char **argv, const char *opt)
+{
+	const char *v = NULL;
+	size_t n = strlen(opt);
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], opt, n) && argv[i][n] == '=')
+			v = argv[i] + n + 1;
+		else if (!strcmp(argv[i], opt) && i + 1 < argc)
+			v = argv[++i];
+	return v;
+}
+
+/* A flag on the command line that the file also sets is honoured, never
+ * dropped in silence: the command line wins and stderr says what it
+ * replaced. The device is resolved here so that --placement applies to the
+ * device that runs, the file's or the command line's. */
+static int apply_cli_over_file(struct cta_scenario *sc, struct cta_harness_opts *o, int argc,
+                               char **argv)
+{
+	const char *dev = given(argc, argv, "--device"), *seed = given(argc, argv, "--seed");
+	const char *sm = given(argc, argv, "--sm-limit"), *pl = given(argc, argv, "--placement");
+	if (dev && sc->device_ref[0])
+		fprintf(stderr,
+		        "ctasim scenario: note: --device %s replaces the file's device %s (line "
+		        "%d)\n",
+		        dev, sc->device_ref, sc->device_line);
+	if (!dev && sc->device_ref[0]) {
+		char derr[512];
+		cta_placement keep = o->sim.device.placement;
+		if (cta_device_resolve(&o->sim.device, sc->device_ref, derr, sizeof(derr)) < 0) {
+			fprintf(stderr, "ctasim scenario: %s:%d: field 'device': %s\n", sc->path,
+			        sc->device_line, derr);
+			return -1;
+		}
+		if (pl)
+			o->sim.device.placement = keep;
+	}
+	sc->device_ref[0] = 0;
+	if (seed && sc->has_seed) {
+		fprintf(stderr,
+		        "ctasim scenario: note: --seed %s replaces the file's seed %" PRIu64 "\n",
+		        seed, sc->seed);
+		sc->has_seed = 0;
+	}
+	if (sm && sc->sm_limit) {
+		fprintf(
+		    stderr,
+		    "ctasim scenario: note: --sm-limit %s replaces the file's sm_limit %u (line "
+		    "%d)\n",
+		    sm, sc->sm_limit, sc->sm_limit_line);
+		sc->sm_limit = 0;
+	}
+	return 0;
+}
+
 int cta_cmd_scenario(int argc, char **argv)
 {
 	struct cta_harness_opts o;
@@ -122,22 +179,32 @@ int cta_cmd_scenario(int argc, char **argv)
 	}
 	char err[1024] = "";
 	cta_scenario_run *x = NULL;
-	int rc = cta_scenario_exec_file(&x, path, &o, err, sizeof(err));
+	struct cta_scenario sc0;
+	int rc = cta_scenario_load(&sc0, path, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "ctasim scenario: %s\n", err);
+		return rc == CTA_EIO || rc == CTA_ENOMEM ? CTA_EXIT_FAIL : CTA_EXIT_USAGE;
+	}
+	if (apply_cli_over_file(&sc0, &o, argc, argv) < 0) {
+		cta_scenario_free(&sc0);
+		return CTA_EXIT_USAGE;
+	}
+	rc = cta_scenario_exec(&x, &sc0, &o, err, sizeof(err));
 	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK) {
 		fprintf(stderr, "ctasim scenario: %s\n", err);
 		cta_scenario_exec_free(x);
+		cta_scenario_free(&sc0);
 		return (rc == CTA_EIO || rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL
 		                                                              : CTA_EXIT_USAGE;
 	}
 	const struct cta_scenario *sc = cta_scenario_exec_scenario(x);
+	/* On the GPU the line names the GPU that ran, not the model. */
+	const char *gpu = sc->nkernels ? cta_harness_gpu(cta_scenario_exec_harness(x, 0)) : NULL;
 	if (!quiet)
 		printf("scenario    %s: %u kernel%s, %u stream%s, device %s (%s backend)\n", path,
 		       sc->nkernels, sc->nkernels == 1 ? "" : "s", sc->nstreams,
-		       sc->nstreams == 1 ? "" : "s", cta_scenario_exec_device(x)->name,
+		       sc->nstreams == 1 ? "" : "s", gpu ? gpu : cta_scenario_exec_device(x)->name,
 		       o.backend == CTA_BACKEND_CUDA ? "cuda" : "sim");
-	const char *gpu = sc->nkernels ? cta_harness_gpu(cta_scenario_exec_harness(x, 0)) : NULL;
-	if (!quiet && gpu)
-		printf("gpu         %s\n", gpu);
 	int failed = report(x, quiet);
 	int code = failed ? CTA_EXIT_FAIL : CTA_EXIT_OK;
 	if (rc == CTA_EUB) {
@@ -151,5 +218,6 @@ int cta_cmd_scenario(int argc, char **argv)
 	if (o.sim.trace_path && !quiet)
 		printf("trace       %s\n", o.sim.trace_path);
 	cta_scenario_exec_free(x);
+	cta_scenario_free(&sc0);
 	return code;
 }
