@@ -1,13 +1,17 @@
 #!/bin/sh
 # Records the reference traces of traces/reference/ on a GPU and measures
 # the simulator's CPU scaling on the same host. Usage:
-#   tools/gpu/record-reference.sh CTASIM OUTDIR [REPEATS]
-# CTASIM is a ctasim built with the CUDA backend. Writes OUTDIR/*.trace,
-# OUTDIR/env.txt (GPU, driver, CUDA) and OUTDIR/bench.txt.
+#   tools/gpu/record-reference.sh CTASIM OUTDIR [REPEATS] [SET]
+# CTASIM is a ctasim built with the CUDA backend. SET is `all` (default:
+# the placement grids, the guide's kernels, the CLC kernels and the bench)
+# or `structural` (the configurations of the structural model's
+# cross-validation, below). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
 out=$2
 reps=${3:-3}
+set_=${4:-all}
 mkdir -p "$out"
 {
 	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -25,6 +29,49 @@ run() { # name, args...
 		r=$((r + 1))
 	done
 }
+scen() { # name, scenario file
+	r=1
+	while [ $r -le "$reps" ]; do
+		timeout 60 "$ct" scenario --backend cuda --quiet --trace "$out/$1.r$r.trace" "$2" \
+			>>"$out/runs.log" 2>&1 || echo "FAILED: $1 r$r" >>"$out/runs.log"
+		r=$((r + 1))
+	done
+}
+if [ "$set_" = structural ]; then
+	# Grid sizes between and beyond the placement grids (256 threads,
+	# natural occupancy: 8 per SM), one to six blocks per SM.
+	for g in 8 50 80 100 120 200 396 528 800; do
+		run "sweep_natural_g$g" spin --arg grid=$g --arg ns=20000
+	done
+	# Occupancy limited by shared memory: 2, 3 and 4 blocks per SM.
+	run sweep_smem2_g264 spin --arg grid=264 --arg ns=20000 --arg smem=100000
+	run sweep_smem2_g400 spin --arg grid=400 --arg ns=20000 --arg smem=100000
+	run sweep_smem3_g396 spin --arg grid=396 --arg ns=20000 --arg smem=70000
+	run sweep_smem4_g528 spin --arg grid=528 --arg ns=20000 --arg smem=50000
+	run sweep_smem4_g700 spin --arg grid=700 --arg ns=20000 --arg smem=50000
+	# Block sizes 64..1024 (occupancy limited by threads or blocks).
+	run sweep_b64_g2112 spin --block 64 --arg grid=2112 --arg ns=20000
+	run sweep_b128_g2112 spin --block 128 --arg grid=2112 --arg ns=20000
+	run sweep_b512_g528 spin --block 512 --arg grid=528 --arg ns=20000
+	run sweep_b1024_g264 spin --block 1024 --arg grid=264 --arg ns=20000
+	run sweep_b1024_g500 spin --block 1024 --arg grid=500 --arg ns=20000
+	# 2-D and 3-D grids.
+	run sweep_2d_g33x8 spin --grid 33,8 --arg ns=20000
+	run sweep_3d_g11x4x3 spin --grid 11,4,3 --arg ns=20000
+	# Mixed block costs: every 7th block 4x longer.
+	run sweep_mixed_g1056 spin --arg grid=1056 --arg ns=20000 --arg imbalance=one_in_seven
+	run sweep_mixed_b128_g2112 spin --block 128 --arg grid=2112 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	# Other spin times (per-call against per-block cost).
+	run sweep_ns5000_g1056 spin --arg grid=1056 --arg ns=5000
+	run sweep_ns100000_g264 spin --arg grid=264 --arg ns=100000
+	# A CLC kernel (sm_90: emulated) and two concurrent kernels.
+	run sweep_spin_clc_g1056 spin_clc --arg grid=1056 --arg ns=2000
+	scen sweep_two_concurrent traces/reference/scenarios/hw_two_concurrent.json
+	scen sweep_two_smem traces/reference/scenarios/hw_two_smem.json
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
 # Block placement: grids of 1..1056 blocks, at natural occupancy (256
 # threads, 8 blocks per SM on an H100) and with one block per SM forced by
 # 200000 bytes of dynamic shared memory.
