@@ -74,6 +74,8 @@ struct cta__kernel {
 	int uses_clc;       /* issued at least one cancel or for_each */
 	uint64_t *fit;      /* SMs where one more block of this kernel fits (bwords words) */
 	int fit_valid;      /* fit is kept current (the kernel is a dispatch candidate) */
+	unsigned *sweep;    /* placement = sweep: the first wave's SMs, in block order */
+	unsigned sweep_len, sweep_pos;
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;

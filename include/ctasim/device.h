@@ -21,8 +21,12 @@ extern "C" {
 typedef enum cta_placement {
 	CTA_PLACE_SPREAD = 0,      /* fill every SM once before stacking; most free room first */
 	CTA_PLACE_ROUND_ROBIN = 1, /* plain round robin over SMs with room */
-	CTA_PLACE_ORDER = 2,       /* a calibrated SM order (placement_order), then spread */
+	CTA_PLACE_ORDER = 2,       /* replays recorded first waves (wave_order), then spread */
+	CTA_PLACE_SWEEP = 3, /* the hardware's rule over the topology (sweep_*), then spread */
 } cta_placement;
+
+/* The sweep rule (docs/FIDELITY.md): at most this many SMs go first. */
+#define CTA_DEVICE_MAX_SWEEP_FIRST 64
 
 /* A measured first wave: the SM that block i of a grid of `grid` blocks
  * started on, for the blocks that started before any ended. Hardware
@@ -105,6 +109,27 @@ struct cta_device_model {
 	unsigned wave_order_count;
 	struct cta_wave_order wave_order[CTA_DEVICE_MAX_WAVE_ORDERS];
 
+	/* The sweep rule (placement = sweep, docs/FIDELITY.md). A launch's
+	 * first wave is dealt in passes of at most one block per SM: the SMs
+	 * sweep_first[] take the first blocks of a pass, in that order; the
+	 * other TPCs get one block each, lowest TPC id first, then a second
+	 * on their other SM, and are visited GPC by GPC (GPC 0 first, TPC id
+	 * order inside one). After the first pass, sweep_first takes its k-th
+	 * turn after sweep_gap_first * k GPC steps of the sweep (one less
+	 * when the wave has at most sweep_small_waves passes), and after
+	 * sweep_gap_switch turns every sweep_gap_later steps. Grids of at
+	 * least sweep_rotate_grid blocks (0: never) take sweep_first starting
+	 * at its second half. */
+	unsigned sweep_first_len;
+	uint16_t sweep_first[CTA_DEVICE_MAX_SWEEP_FIRST];
+	unsigned sweep_gap_first, sweep_gap_later, sweep_gap_switch, sweep_small_waves;
+	uint64_t sweep_rotate_grid;
+
+	/* What the model's placement and durations were fitted on (traces,
+	 * GPU); empty when they were not fitted. `ctasim list` shows it and a
+	 * run on an unfitted model warns. */
+	char fitted_on[CTA_DEVICE_NAME_MAX];
+
 	/* Duration model (see CTA_DEVICE_MAX_RESIDENT); index 0 is unused. */
 	uint32_t spin_scale_ppm[CTA_DEVICE_MAX_RESIDENT + 1];
 	uint32_t spin_add_ns[CTA_DEVICE_MAX_RESIDENT + 1];
@@ -128,6 +153,15 @@ typedef enum cta_limiter {
 	CTA_LIMIT_REGISTERS,
 	CTA_LIMIT_SMEM,
 } cta_limiter;
+
+/* The first wave that placement = sweep deals for a launch of `grid`
+ * blocks (any shape; clusters are placed otherwise) whose first `wave`
+ * blocks fit at once on the first nsms SMs of *m (at most sm_count):
+ * out[i] is the SM of block i, for i < *len (<= wave; out has room for
+ * `wave` entries). Uses the model's topology and sweep_* parameters
+ * whatever its placement policy. Returns 0, CTA_EINVAL or CTA_ENOMEM. */
+CTA_EXPORT int cta_device_sweep_order(const struct cta_device_model *m, unsigned nsms,
+                                      uint64_t grid, uint64_t wave, unsigned *out, unsigned *len);
 
 /* Number of presets and the i-th one (NULL past the end). */
 CTA_EXPORT unsigned cta_device_preset_count(void);

@@ -189,6 +189,7 @@ void cta_sim_free(cta_sim *s)
 		free(k->args);
 		free(k->per_sm);
 		free(k->fit);
+		free(k->sweep);
 		cta__cover_free(&k->cover);
 		free(k);
 	}
@@ -360,6 +361,7 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 	}
 	if (rc) {
 		free(k->fit);
+		free(k->sweep);
 		free(k->per_sm);
 		free(k->args);
 		free(k);

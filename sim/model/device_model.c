@@ -118,8 +118,26 @@ static int check_placement(const struct cta_device_model *m, char *errbuf, size_
 	unsigned char seen[CTA_DEVICE_MAX_SMS];
 
 	if (m->placement != CTA_PLACE_SPREAD && m->placement != CTA_PLACE_ROUND_ROBIN &&
-	    m->placement != CTA_PLACE_ORDER)
+	    m->placement != CTA_PLACE_ORDER && m->placement != CTA_PLACE_SWEEP)
 		FAIL("placement", "placement %d is not a known policy", (int)m->placement);
+	if (m->sweep_first_len > CTA_DEVICE_MAX_SWEEP_FIRST || m->sweep_first_len > m->sm_count)
+		FAIL("sweep_first", "sweep_first has %u entries, more than sm_count (%u) or %d",
+		     m->sweep_first_len, m->sm_count, CTA_DEVICE_MAX_SWEEP_FIRST);
+	if (m->placement == CTA_PLACE_SWEEP && (!m->sweep_gap_first || !m->sweep_gap_later))
+		FAIL("sweep_gap_first",
+		     "placement 'sweep' needs sweep_gap_first and sweep_gap_later of at least 1");
+	memset(seen, 0, sizeof(seen));
+	for (unsigned i = 0; i < m->sweep_first_len; i++) {
+		unsigned sm = m->sweep_first[i];
+
+		if (sm >= m->sm_count)
+			FAIL("sweep_first",
+			     "sweep_first entry %u is SM %u, not below sm_count (%u)", i, sm,
+			     m->sm_count);
+		if (seen[sm])
+			FAIL("sweep_first", "sweep_first lists SM %u twice", sm);
+		seen[sm] = 1;
+	}
 	if (m->placement_order_len > m->sm_count)
 		FAIL("placement_order", "placement_order has %u entries, more than sm_count (%u)",
 		     m->placement_order_len, m->sm_count);

@@ -34,6 +34,11 @@ struct key {
 	{                                                                                          \
 #field, K_U64, F(field), UINT64_MAX, 1                                             \
 	}
+/* Keys a file without a base may leave out (0 or empty). */
+#define OPT_UINT(field, max)                                                                       \
+	{                                                                                          \
+#field, K_UINT, F(field), (max), 0                                                 \
+	}
 
 /* Every field, in the order cta_device_save writes them. */
 static const struct key keys[] = {
@@ -70,11 +75,18 @@ static const struct key keys[] = {
     {"placement_order", K_ARR, F(placement_order), 0, 0},
     {"gpc_of_sm", K_ARR, F(gpc_of_sm), 0, 0},
     {"tpc_of_sm", K_ARR, F(tpc_of_sm), 0, 0},
+    {"sweep_first", K_ARR, F(sweep_first), 0, 0},
+    OPT_UINT(sweep_gap_first, 1024),
+    OPT_UINT(sweep_gap_later, 1024),
+    OPT_UINT(sweep_gap_switch, 1024),
+    OPT_UINT(sweep_small_waves, 1024),
+    {"sweep_rotate_grid", K_U64, F(sweep_rotate_grid), UINT64_MAX, 0},
+    {"fitted_on", K_STR, F(fitted_on), 0, 0},
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const place_names[] = {"spread", "round_robin", "order"};
+static const char *const place_names[] = {"spread", "round_robin", "order", "sweep"};
 
 /* State of one load: the model being built and where each key was set. */
 struct loader {
@@ -216,16 +228,16 @@ static int parse_num(struct loader *ld, unsigned line, const char *key, const ch
 static int parse_array(struct loader *ld, unsigned line, size_t k, char *val)
 {
 	uint16_t *arr = (uint16_t *)((char *)&ld->m + keys[k].off);
-	unsigned n = 0;
+	unsigned n = 0, cap = keys[k].off == F(sweep_first) ? CTA_DEVICE_MAX_SWEEP_FIRST
+	                                                    : CTA_DEVICE_MAX_SMS;
 	char *save = NULL;
 
 	for (char *tok = strtok_r(val, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
 		unsigned long long v;
 		int rc;
 
-		if (n == CTA_DEVICE_MAX_SMS)
-			return fail(ld, line, "'%s' has more than %d entries", keys[k].name,
-			            CTA_DEVICE_MAX_SMS);
+		if (n == cap)
+			return fail(ld, line, "'%s' has more than %u entries", keys[k].name, cap);
 		rc = parse_num(ld, line, keys[k].name, tok, 0, 0, UINT16_MAX, &v, NULL);
 		if (rc)
 			return rc;
@@ -276,7 +288,8 @@ static int parse_value(struct loader *ld, unsigned line, size_t k, char *val)
 			}
 		}
 		return fail(ld, line,
-		            "unknown placement '%s' (expected spread, round_robin or order)", val);
+		            "unknown placement '%s' (expected spread, round_robin, order or sweep)",
+		            val);
 	case K_ARR:
 		return parse_array(ld, line, k, val);
 	}
@@ -505,6 +518,8 @@ static int finish(struct loader *ld)
 	}
 	if (ld->line_of[i_po])
 		ld->m.placement_order_len = ld->arr_len[i_po];
+	if (ld->line_of[key_index("sweep_first")])
+		ld->m.sweep_first_len = ld->arr_len[key_index("sweep_first")];
 
 	/* The base's arrays describe the base's shape; a file that changes the
 	 * shape without giving the arrays gets an even layout instead. */
@@ -521,6 +536,13 @@ static int finish(struct loader *ld)
 			memcpy(ld->m.gpc_of_sm, saved[0], sizeof(saved[0]));
 		if (ld->line_of[arrays[1]])
 			memcpy(ld->m.tpc_of_sm, saved[1], sizeof(saved[1]));
+	}
+	if (ld->base_line && shape_changed && !ld->line_of[key_index("sweep_first")]) {
+		/* The base's sweep names SMs of its own shape; its fit does not
+		 * carry over to another one. */
+		ld->m.sweep_first_len = 0;
+		if (!ld->line_of[key_index("fitted_on")])
+			ld->m.fitted_on[0] = 0;
 	}
 	if (ld->base_line && ld->line_of[i_sm] && !ld->line_of[i_po] &&
 	    ld->m.placement_order_len > ld->m.sm_count) {
@@ -627,7 +649,8 @@ static void write_model(FILE *f, const struct cta_device_model *m)
 
 		switch (k->type) {
 		case K_STR:
-			fprintf(f, "%s = %s\n", k->name, field);
+			if (*field) /* an empty optional string is left out */
+				fprintf(f, "%s = %s\n", k->name, field);
 			break;
 		case K_UINT:
 			fprintf(f, "%s = %u\n", k->name, *(const unsigned *)(const void *)field);
@@ -643,8 +666,11 @@ static void write_model(FILE *f, const struct cta_device_model *m)
 			fprintf(f, "%s = %s\n", k->name, place_names[m->placement]);
 			break;
 		case K_ARR:
+			if (k->off == F(sweep_first) && !m->sweep_first_len)
+				break;
 			write_array(f, k->name, (const uint16_t *)(const void *)field,
 			            k->off == F(placement_order) ? m->placement_order_len
+			            : k->off == F(sweep_first)   ? m->sweep_first_len
 			                                         : m->sm_count);
 			break;
 		}

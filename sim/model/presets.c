@@ -130,6 +130,30 @@ static const struct latencies lat_a100 = {
 
 #define MAX_GPCS 16
 
+/* The sweep rule's parameters (placement = sweep, docs/FIDELITY.md) as
+ * `ctasim calibrate` fits them from the reference traces of one GPU. */
+struct sweep_fit {
+	unsigned first_lo, first_hi; /* SMs first_lo..first_hi go first */
+	unsigned gap_first, gap_later, gap_switch, small_waves;
+	uint64_t rotate_grid;
+	const char *fitted_on;
+};
+
+/* Fitted on the 45 configurations of traces/reference/h100/ (H100 80GB
+ * HBM3): `ctasim calibrate traces/reference/h100 -o MODEL`; the same rule
+ * places every first-wave block of the H200's traces
+ * (traces/reference/h200/), so the H200 preset carries it too. */
+static const struct sweep_fit sweep_h100 = {
+    .first_lo = 124,
+    .first_hi = 131,
+    .gap_first = 3,
+    .gap_later = 6,
+    .gap_switch = 3,
+    .small_waves = 3,
+    .rotate_grid = 701,
+    .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
+};
+
 struct preset_desc {
 	const char *name;
 	unsigned cc_major, cc_minor;
@@ -139,6 +163,7 @@ struct preset_desc {
 	const unsigned char *gpc_of_tpc;      /* measured map, or NULL: round robin */
 	unsigned tpc_count;                   /* entries of gpc_of_tpc */
 	const struct latencies *lat;
+	const struct sweep_fit *sweep; /* NULL: not fitted (spread placement) */
 };
 
 /*
@@ -253,6 +278,7 @@ static const struct preset_desc descs[] = {
         .gpc_of_tpc = h100_sxm_gpc_of_tpc,
         .tpc_count = 66,
         .lat = &lat_h100_sxm,
+        .sweep = &sweep_h100,
     },
     {
         .name = "H100-PCIe",
@@ -272,6 +298,7 @@ static const struct preset_desc descs[] = {
         .gpc_of_tpc = h100_sxm_gpc_of_tpc,
         .tpc_count = 66,
         .lat = &lat_h200,
+        .sweep = &sweep_h100,
     },
     {
         .name = "A100-SXM",
@@ -410,6 +437,18 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 
 	m->placement = CTA_PLACE_SPREAD;
 	m->placement_order_len = 0;
+	if (d->sweep) {
+		const struct sweep_fit *f = d->sweep;
+		m->placement = CTA_PLACE_SWEEP;
+		for (unsigned sm = f->first_lo; sm <= f->first_hi; sm++)
+			m->sweep_first[m->sweep_first_len++] = (uint16_t)sm;
+		m->sweep_gap_first = f->gap_first;
+		m->sweep_gap_later = f->gap_later;
+		m->sweep_gap_switch = f->gap_switch;
+		m->sweep_small_waves = f->small_waves;
+		m->sweep_rotate_grid = f->rotate_grid;
+		strncpy(m->fitted_on, f->fitted_on, sizeof(m->fitted_on) - 1);
+	}
 }
 
 static void build_all(void)

@@ -14,6 +14,31 @@ static unsigned round_up(unsigned v, unsigned unit)
 	return unit ? (v + unit - 1) / unit * unit : v;
 }
 
+/* placement = sweep: the SMs of the launch's first wave, block by block
+ * (cta_device_sweep_order), computed once per launch; blocks past it
+ * follow retire order (spread). */
+static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
+{
+	uint64_t wave = (uint64_t)k->occupancy * s->nsms;
+	if (wave > k->nblocks)
+		wave = k->nblocks;
+	if (k->csize > 1 || wave == 0)
+		return 0;
+	unsigned *out = malloc((size_t)wave * sizeof *out);
+	if (!out)
+		return CTA_ENOMEM;
+	unsigned len = 0;
+	int rc = cta_device_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len);
+	if (rc) {
+		free(out);
+		return rc;
+	}
+	k->sweep = out;
+	k->sweep_len = len;
+	k->sweep_pos = 0;
+	return 0;
+}
+
 int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 {
 	const struct cta_device_model *d = &s->dev;
@@ -41,6 +66,11 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	k->fit = calloc((s->nsms + 63) / 64, sizeof(uint64_t));
 	if (!k->fit)
 		return CTA_ENOMEM;
+	if (d->placement == CTA_PLACE_SWEEP) {
+		int rc = build_sweep(s, k);
+		if (rc)
+			return rc;
+	}
 	/* Clusters must fit on one GPC at once. */
 	if (k->csize > 1) {
 		unsigned best = 0;
@@ -96,8 +126,9 @@ static void bucket_move(struct cta_sim *s, unsigned sm, unsigned from, unsigned 
 int cta__sched_init(struct cta_sim *s)
 {
 	/* What cta__sched_can_refill needs of the run as a whole. */
-	s->refill_ok = !s->dev.dispatch_latency_ns && !s->o.jitter_ns && !s->o.random_tiebreak &&
-	               s->dev.placement == CTA_PLACE_SPREAD;
+	s->refill_ok =
+	    !s->dev.dispatch_latency_ns && !s->o.jitter_ns && !s->o.random_tiebreak &&
+	    (s->dev.placement == CTA_PLACE_SPREAD || s->dev.placement == CTA_PLACE_SWEEP);
 	s->bwords = (s->nsms + 63) / 64;
 	s->nbuckets = s->dev.max_blocks_per_sm + 1;
 	s->bucket = calloc((size_t)s->nbuckets * s->bwords, sizeof(uint64_t));
@@ -172,8 +203,8 @@ int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k)
 	 * room was freed since nothing last fitted, it is known without the
 	 * scan, as dispatch_one knows it.) */
 	return s->refill_ok && s->cand_valid && s->ncand && s->cand[0] == k && k->csize == 1 &&
-	       k->next_unit < k->nunits && !s->dispatch_pending && !s->in_dispatch &&
-	       !s->resv_valid && s->fe_free <= s->now &&
+	       k->sweep_pos >= k->sweep_len && k->next_unit < k->nunits && !s->dispatch_pending &&
+	       !s->in_dispatch && !s->resv_valid && s->fe_free <= s->now &&
 	       (s->nofit_gen == s->room_gen || nothing_fits(s));
 }
 
@@ -289,9 +320,23 @@ static int pick_order(struct cta_sim *s, const struct cta__kernel *k)
 	return pick_spread(s, k, -1);
 }
 
-static int pick_sm(struct cta_sim *s, const struct cta__kernel *k)
+/* placement = sweep: the next SM of the launch's first wave that has room
+ * (one taken by another kernel is passed over), then retire order. */
+static int pick_sweep(struct cta_sim *s, struct cta__kernel *k)
+{
+	while (k->sweep_pos < k->sweep_len) {
+		unsigned sm = k->sweep[k->sweep_pos++];
+		if (fits(s, &s->sms[sm], k))
+			return (int)sm;
+	}
+	return pick_spread(s, k, -1);
+}
+
+static int pick_sm(struct cta_sim *s, struct cta__kernel *k)
 {
 	switch (s->dev.placement) {
+	case CTA_PLACE_SWEEP:
+		return pick_sweep(s, k);
 	case CTA_PLACE_ROUND_ROBIN:
 		return pick_round_robin(s, k);
 	case CTA_PLACE_ORDER:

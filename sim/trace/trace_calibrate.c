@@ -683,6 +683,10 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			out->tpc_of_sm[s] = (uint16_t)(s / per_tpc);
 			out->gpc_of_sm[s] = (uint16_t)((s / per_tpc) % g);
 		}
+		/* The base's sweep names SMs of its own topology. */
+		out->sweep_first_len = 0;
+		if (out->placement == CTA_PLACE_SWEEP)
+			out->placement = CTA_PLACE_SPREAD;
 		char msg[200];
 		snprintf(
 		    msg, sizeof(msg),

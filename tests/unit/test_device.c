@@ -152,7 +152,10 @@ static void presets_have_the_published_sm_counts(void **state)
 		assert_int_equal(m->cc_major, want[i].cc_major);
 		assert_int_equal(m->has_clc, want[i].has_clc);
 		assert_int_equal(m->sms_per_tpc, 2);
-		assert_int_equal(m->placement, CTA_PLACE_SPREAD);
+		/* The parts with reference traces ship the fitted sweep rule. */
+		int fitted = !strcmp(want[i].name, "H100-SXM") || !strcmp(want[i].name, "H200");
+		assert_int_equal(m->placement, fitted ? CTA_PLACE_SWEEP : CTA_PLACE_SPREAD);
+		assert_int_equal(m->fitted_on[0] != 0, fitted);
 		assert_int_equal(m->priority_greatest, -5);
 		assert_int_equal(m->priority_least, 0);
 		for (unsigned s = 0; s < m->sm_count; s++)
@@ -600,7 +603,7 @@ static void placement_must_be_a_known_policy(void **state)
 {
 	(void)state;
 	expect_error("base = H100\nplacement = random\n", 2,
-	             "unknown placement 'random' (expected spread, round_robin or order)");
+	             "unknown placement 'random' (expected spread, round_robin, order or sweep)");
 }
 
 /* Rules that need the whole model point at the key they blame. */
@@ -672,11 +675,72 @@ static void resolve_reports_a_broken_file(void **state)
 	assert_string_equal(err, want);
 }
 
+/* The sweep rule against first waves recorded on an H100 80GB HBM3
+ * (traces/reference/h100/, every run alike): SMs 124-131 first, one block
+ * per TPC on the lowest TPC ids, visited GPC by GPC; both SMs of a TPC
+ * once the pass has more blocks than TPCs; SMs 124-131 again after 2
+ * (small waves) or 3 GPC steps; from 701 blocks on they start at 128. */
+static void sweep_rule_gives_the_recorded_h100_first_waves(void **state)
+{
+	(void)state;
+	const struct cta_device_model *m = cta_device_find("H100");
+	static unsigned out[2112];
+	unsigned len = 0;
+	/* 16 blocks: SMs 124-131, then the first SM of TPCs 0-7 (one per GPC). */
+	assert_int_equal(cta_device_sweep_order(m, 132, 16, 16, out, &len), 0);
+	assert_int_equal(len, 16);
+	for (unsigned i = 0; i < 16; i++)
+		assert_int_equal(out[i], i < 8 ? 124 + i : 2 * (i - 8));
+	/* 33 blocks: TPCs 0-24 singly, GPC 0's (0, 8, 16, 24) first. */
+	const unsigned g33[] = {124, 125, 126, 127, 128, 129, 130, 131,
+	                        0,   16,  32,  48,  2,   18,  34,  4};
+	assert_int_equal(cta_device_sweep_order(m, 132, 33, 33, out, &len), 0);
+	assert_int_equal(len, 33);
+	for (unsigned i = 0; i < sizeof(g33) / sizeof(g33[0]); i++)
+		assert_int_equal(out[i], g33[i]);
+	assert_int_equal(out[32], 46);
+	/* 80 blocks: 62 TPCs singly, then the second SM of TPCs 0-9. */
+	const unsigned g80[] = {124, 125, 126, 127, 128, 129, 130, 131, 0, 1, 16, 17, 32, 48, 2, 3};
+	assert_int_equal(cta_device_sweep_order(m, 132, 80, 80, out, &len), 0);
+	for (unsigned i = 0; i < sizeof(g80) / sizeof(g80[0]); i++)
+		assert_int_equal(out[i], g80[i]);
+	assert_int_equal(out[79], 122);
+	/* 264 blocks, two per SM: the second turn of 124-131 after two GPC
+	 * steps (8 + 16 blocks). */
+	assert_int_equal(cta_device_sweep_order(m, 132, 264, 264, out, &len), 0);
+	assert_int_equal(len, 264);
+	assert_int_equal(out[31], 107);
+	assert_int_equal(out[32], 124);
+	assert_int_equal(out[40], 4);
+	/* 1056 blocks, eight per SM: turns after 40, 88, 132 and 230 blocks of
+	 * the sweep, each starting at SM 128. */
+	assert_int_equal(cta_device_sweep_order(m, 132, 1056, 1056, out, &len), 0);
+	assert_int_equal(len, 1056);
+	const unsigned at[] = {0, 48, 104, 156, 262};
+	for (unsigned i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		assert_int_equal(out[at[i]], 128);
+		assert_int_equal(out[at[i] + 4], 124);
+	}
+	/* Every SM gets eight. */
+	unsigned per[132] = {0};
+	for (unsigned i = 0; i < len; i++)
+		per[out[i]]++;
+	for (unsigned i = 0; i < 132; i++)
+		assert_int_equal(per[i], 8);
+	/* Fewer SMs than the model: only those, none of 124-131. */
+	assert_int_equal(cta_device_sweep_order(m, 100, 100, 100, out, &len), 0);
+	assert_int_equal(len, 100);
+	for (unsigned i = 0; i < len; i++)
+		assert_true(out[i] < 100);
+	assert_int_equal(cta_device_sweep_order(m, 133, 1, 1, out, &len), CTA_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(every_preset_validates),
 	    cmocka_unit_test(presets_have_the_published_sm_counts),
+	    cmocka_unit_test(sweep_rule_gives_the_recorded_h100_first_waves),
 	    cmocka_unit_test(h100_gpcs_hold_16_or_18_sms),
 	    cmocka_unit_test(h100_sm_ids_interleave_gpcs_as_measured),
 	    cmocka_unit_test(b200_tpcs_are_numbered_round_robin_over_gpcs),

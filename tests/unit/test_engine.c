@@ -334,6 +334,7 @@ static void every_refill_is_the_spread_choice(void **state)
 		o.sm_limit = NSM;
 		o.timing_only = 1;
 		o.device.dispatch_latency_ns = v < 2 ? 0 : 300;
+		o.device.placement = CTA_PLACE_SPREAD; /* the sweep's first wave differs */
 		char path[256];
 		st_tmpname(path, sizeof(path), "refill.trace");
 		o.trace_path = path;

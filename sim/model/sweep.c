@@ -1,0 +1,130 @@
+/* The sweep rule of block placement (placement = sweep): the SM of every
+ * block of a launch's first wave, from the device's TPC/GPC topology and
+ * a handful of fitted parameters. docs/FIDELITY.md states the rule and the
+ * evidence for it. */
+#include <stdlib.h>
+
+#include "ctasim/device.h"
+
+/* The step (GPC visits of the sweep, gpc_count per pass) after which the
+ * first SMs take their k-th turn (k >= 1) in a first wave of `passes`
+ * whole passes (docs/FIDELITY.md, "placement"). */
+static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, uint64_t passes,
+                                int rotated)
+{
+	if (k == passes) /* the turn of the last, partial pass: at its start */
+		return passes * d->gpc_count;
+	uint64_t r = k <= d->sweep_gap_switch
+	                 ? (uint64_t)d->sweep_gap_first * k
+	                 : (uint64_t)d->sweep_gap_first * d->sweep_gap_switch +
+	                       (uint64_t)d->sweep_gap_later * (k - d->sweep_gap_switch);
+	if (passes <= d->sweep_small_waves && !rotated && r > 1)
+		r--;
+	return r;
+}
+
+int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint64_t grid,
+                           uint64_t wave, unsigned *out, unsigned *len)
+{
+	*len = 0;
+	if (!d || !out || nsms > d->sm_count || nsms == 0)
+		return CTA_EINVAL;
+	if (wave == 0 || !d->gpc_count)
+		return 0;
+	unsigned *first = malloc((size_t)nsms * sizeof *first);
+	unsigned char *isfirst = calloc(nsms, 1);
+	/* Main TPCs in id order: their SMs (main SMs in id order, grouped). */
+	unsigned *msm = malloc((size_t)nsms * sizeof *msm);
+	unsigned *tstart = malloc(((size_t)nsms + 1) * sizeof *tstart);
+	unsigned *cnt = malloc((size_t)nsms * sizeof *cnt);
+	uint64_t *turn = NULL;
+	int rc = CTA_ENOMEM;
+	if (!first || !isfirst || !msm || !tstart || !cnt)
+		goto done;
+	unsigned nf = 0;
+	for (unsigned i = 0; i < d->sweep_first_len; i++)
+		if (d->sweep_first[i] < nsms && !isfirst[d->sweep_first[i]]) {
+			first[nf++] = d->sweep_first[i];
+			isfirst[d->sweep_first[i]] = 1;
+		}
+	/* Group the other SMs by TPC, TPCs by increasing id (the presets and
+	 * model files number SMs TPC by TPC, so one pass over the SMs does). */
+	unsigned ntpc = 0, nm = 0;
+	for (unsigned t = 0, i = 0; i < nsms; i++) {
+		if (isfirst[i])
+			continue;
+		if (!nm || d->tpc_of_sm[i] != t) {
+			t = d->tpc_of_sm[i];
+			tstart[ntpc++] = nm;
+		}
+		msm[nm++] = i;
+	}
+	tstart[ntpc] = nm;
+	uint64_t passes = wave / nsms, rem = wave % nsms;
+	unsigned turns = (unsigned)(passes + (rem > 0));
+	turn = malloc(((size_t)turns + 1) * sizeof *turn);
+	if (!turn)
+		goto done;
+	int rotated = d->sweep_rotate_grid && grid >= d->sweep_rotate_grid;
+	/* Blocks of each turn of the first SMs; the rest go to the sweep. */
+	uint64_t left = wave, main_left;
+	for (unsigned t = 0; t < turns; t++) {
+		uint64_t f = left < nf ? left : nf;
+		turn[t] = f;
+		left -= f;
+	}
+	main_left = left;
+	unsigned rot = rotated ? nf / 2 : 0;
+	uint64_t n = 0, step = 0;
+	unsigned next_turn = 0;
+	/* Emits turn t of the first SMs. */
+#define EMIT_TURN(t)                                                                               \
+	do {                                                                                       \
+		for (unsigned j_ = 0; j_ < turn[(t)]; j_++)                                        \
+			out[n++] = first[(j_ + rot) % nf];                                         \
+	} while (0)
+	while (main_left || next_turn < turns) {
+		uint64_t c = main_left < nm ? main_left : nm;
+		main_left -= c;
+		/* One pass of c blocks: the lowest TPC ids get a block on their
+		 * first SM, then on their second, and so on. */
+		for (unsigned t = 0; t < ntpc; t++)
+			cnt[t] = 0;
+		uint64_t given = 0;
+		for (unsigned lvl = 0; given < c; lvl++)
+			for (unsigned t = 0; t < ntpc && given < c; t++)
+				if (tstart[t + 1] - tstart[t] > lvl) {
+					cnt[t]++;
+					given++;
+				}
+		for (unsigned g = 0; g < d->gpc_count; g++, step++) {
+			while (
+			    next_turn < turns &&
+			    (next_turn == 0 ? 0 : first_turn_step(d, next_turn, passes, rotated)) <=
+			        step) {
+				EMIT_TURN(next_turn);
+				next_turn++;
+			}
+			for (unsigned t = 0; t < ntpc; t++)
+				if (d->gpc_of_sm[msm[tstart[t]]] == g)
+					for (unsigned j = 0; j < cnt[t]; j++)
+						out[n++] = msm[tstart[t] + j];
+		}
+		if (!main_left)
+			while (next_turn < turns) {
+				EMIT_TURN(next_turn);
+				next_turn++;
+			}
+	}
+#undef EMIT_TURN
+	*len = (unsigned)n;
+	rc = 0;
+done:
+	free(first);
+	free(isfirst);
+	free(msm);
+	free(tstart);
+	free(cnt);
+	free(turn);
+	return rc;
+}
