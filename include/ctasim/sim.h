@@ -137,6 +137,17 @@ CTA_EXPORT unsigned cta_sim_sm_count(const cta_sim *s);
  * as incomplete. Only for the crash path: nothing may run afterwards. */
 CTA_EXPORT int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr);
 CTA_EXPORT void cta_sim_crash_finish_trace(void);
+/* The same for a body that leaves the process another way: `what` says
+ * how ("called exit(0)", "raised SIGABRT (abort)"); the trace's incomplete
+ * marker says `why` ("crashed", "interrupted by SIGINT"). */
+CTA_EXPORT int cta_sim_crash_describe_what(char *buf, size_t len, const char *what);
+CTA_EXPORT int cta_sim_crash_finish_trace_as(const char *why); /* 1: a trace was closed */
+/* 1 when the calling thread is running a kernel body of a simulator
+ * inside cta_sim_run; 2 when a simulator runs but the calling thread runs
+ * no body; 0 outside cta_sim_run. */
+CTA_EXPORT int cta_sim_crash_in_body(void);
+/* "SIGSEGV (invalid memory access)", ... for the signals above. */
+CTA_EXPORT const char *cta_sim_signal_name(int sig);
 /* 0 when the crash that cta_sim_crash_describe describes happened in the
  * vector form of a thread loop (blocks with blockIdx.x < 2^20, unless exact
  * threads are on), where the description names the run of threads but not

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctasim/io.h"
 #include "internal.h"
 
 void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
@@ -14,6 +15,13 @@ void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
 /* The simulator inside cta_sim_run, if any (one at a time per process is
  * all the command line runs). */
 struct cta_sim *volatile cta__running_sim;
+
+static const char *signame(int sig);
+
+const char *cta_sim_signal_name(int sig)
+{
+	return signame(sig);
+}
 
 static const char *signame(int sig)
 {
@@ -28,27 +36,57 @@ static const char *signame(int sig)
 		return "SIGILL (illegal instruction)";
 	case SIGABRT:
 		return "SIGABRT (abort)";
+	case SIGTRAP:
+		return "SIGTRAP (trap)";
+	case SIGSYS:
+		return "SIGSYS (bad system call)";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGINT:
+		return "SIGINT";
+	case SIGHUP:
+		return "SIGHUP";
+	case SIGUSR1:
+		return "SIGUSR1";
+	case SIGUSR2:
+		return "SIGUSR2";
+	case SIGALRM:
+		return "SIGALRM";
 	default:
 		return "a fatal signal";
 	}
 }
 
-int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
+int cta_sim_crash_in_body(void)
+{
+	struct cta__lane *l = cta__cur;
+	if (!cta__running_sim)
+		return 0;
+	return l && l->unit ? 1 : 2;
+}
+
+int cta_sim_crash_describe_what(char *buf, size_t len, const char *what)
 {
 	struct cta_sim *s = cta__running_sim;
 	struct cta__lane *l = cta__cur;
 	int n;
-	if (!s || !l || !l->unit) {
-		n = snprintf(buf, len, "ctasim: crashed with %s outside any kernel body\n",
-		             signame(sig));
+	if (s && (!l || !l->unit)) {
+		/* A signal sent to the whole process (kill(getpid(), ...)) may
+		 * land on a host thread that runs no body. */
+		n = snprintf(buf, len,
+		             "ctasim: a kernel body %s (seen on a host thread running no body: "
+		             "the block and thread are not known; --threads 1 names them)\n",
+		             what);
+	} else if (!s || !l || !l->unit) {
+		n = snprintf(buf, len, "ctasim: %s outside any kernel body\n", what);
 	} else {
 		struct cta__unit *u = l->unit;
 		unsigned rank = l->cta_rank < u->nctas ? l->cta_rank : 0;
 		struct cta__cta *c = &u->ctas[rank];
 		n = snprintf(buf, len,
-		             "ctasim: kernel %s crashed: %s at address %p, in block %llu (physical "
+		             "ctasim: kernel %s %s, in block %llu (physical "
 		             "block %llu, blockIdx %u,%u,%u)",
-		             u->k->label, signame(sig), addr, (unsigned long long)c->steal_current,
+		             u->k->label, what, (unsigned long long)c->steal_current,
 		             (unsigned long long)c->logical, c->bid.x, c->bid.y, c->bid.z);
 		if (n > 0 && (size_t)n < len && l->vec) {
 			/* The lane's tid.x may lag: name the run (x from run_x0
@@ -66,11 +104,20 @@ int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
 			              (unsigned long long)l->vtime);
 		}
 	}
-	if (s && s->tw && n > 0 && (size_t)n < len)
+	if (s && s->tw && n > 0 && (size_t)n < len) {
+		char path[300];
 		n += snprintf(buf + n, len - (size_t)n,
 		              "ctasim: the trace so far is kept, marked incomplete: %s\n",
-		              s->o.trace_path);
+		              cta_escape(path, sizeof(path), s->o.trace_path, 0));
+	}
 	return n < 0 ? 0 : (n >= (int)len ? (int)len - 1 : n);
+}
+
+int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
+{
+	char what[160];
+	snprintf(what, sizeof(what), "crashed: %s at address %p", signame(sig), addr);
+	return cta_sim_crash_describe_what(buf, len, what);
 }
 
 int cta_sim_crash_thread_known(void)
@@ -86,11 +133,18 @@ void cta_sim_set_exact_threads(int on)
 	cta__exact_threads = on != 0;
 }
 
-void cta_sim_crash_finish_trace(void)
+int cta_sim_crash_finish_trace_as(const char *why)
 {
 	struct cta_sim *s = cta__running_sim;
 	if (s && s->tw) {
-		cta__trace_writer_emergency_close(s->tw, "crashed");
+		cta__trace_writer_emergency_close(s->tw, why);
 		s->tw = NULL;
+		return 1;
 	}
+	return 0;
+}
+
+void cta_sim_crash_finish_trace(void)
+{
+	cta_sim_crash_finish_trace_as("crashed");
 }

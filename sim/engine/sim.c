@@ -99,7 +99,7 @@ void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned 
 	struct cta_trace_rec r = {t, ev, kernel, block, phys, sm, arg, code, text};
 	if (cta_trace_writer_add(s->tw, &r) < 0) {
 		s->io_error = 1;
-		cta__errf(s, "writing trace: %s", cta_trace_writer_errmsg(s->tw));
+		cta__errf(s, "%s", cta_trace_writer_errmsg(s->tw));
 	}
 }
 
@@ -406,7 +406,7 @@ static int open_trace(struct cta_sim *s)
 	int rc = cta_trace_writer_open(&s->tw, s->o.trace_path, h);
 	free(h);
 	if (rc < 0) {
-		cta__errf(s, "cannot write trace: %s", cta_trace_writer_errmsg(NULL));
+		cta__errf(s, "%s", cta_trace_writer_errmsg(NULL));
 		s->tw = NULL;
 	}
 	return rc;
@@ -458,7 +458,7 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 			r->text = o->text + ((uintptr_t)r->text - 1);
 		if (s->tw && !s->io_error && cta_trace_writer_add(s->tw, r) < 0) {
 			s->io_error = 1;
-			cta__errf(s, "writing trace: %s", cta_trace_writer_errmsg(s->tw));
+			cta__errf(s, "%s", cta_trace_writer_errmsg(s->tw));
 		}
 	}
 	o->nrecs = o->ntext = 0;
@@ -916,7 +916,8 @@ int cta_sim_run(cta_sim *s)
 		int crc = cta_trace_writer_close(s->tw, !s->io_error && !s->hung && !s->aborted);
 		s->tw = NULL;
 		if (crc < 0 && result >= 0) {
-			cta__errf(s, "writing trace '%s' failed", s->o.trace_path);
+			/* "PATH: write failed: No space left on device". */
+			cta__errf(s, "%s", cta_trace_writer_errmsg(NULL));
 			result = CTA_EIO;
 		}
 	}

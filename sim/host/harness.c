@@ -5,11 +5,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ctasim/io.h"
 #include "host/harness_impl.h"
 
 /* ---- registries ------------------------------------------------------------ */
@@ -179,48 +181,24 @@ const char *cta_harness_str(struct cta_harness *h, const char *name)
 	return p->def;
 }
 
-/* Integers accept decimal or 0x hex, an optional K/M/G suffix (powers of
- * 1024), and the shift form 1<<20 that the seeds use. */
-static int parse_i64(const char *v, int64_t *out)
-{
-	if (!v || !*v)
-		return -1;
-	char *end;
-	errno = 0;
-	long long x = strtoll(v, &end, 0);
-	if (errno || end == v)
-		return -1;
-	if (end[0] == '<' && end[1] == '<') {
-		char *e2;
-		long long sh = strtoll(end + 2, &e2, 10);
-		if (e2 == end + 2 || *e2 || sh < 0 || sh > 62)
-			return -1;
-		*out = (int64_t)x << sh;
-		return 0;
-	}
-	int64_t mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1024, end++;
-	else if (*end == 'M')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'G')
-		mul = 1024LL * 1024 * 1024, end++;
-	if (*end)
-		return -1;
-	*out = x * mul;
-	return 0;
-}
-
 int64_t cta_harness_int(struct cta_harness *h, const char *name)
 {
 	const char *v = cta_harness_str(h, name);
 	int64_t x = 0;
-	if (v && parse_i64(v, &x) < 0 && !h->failed_param) {
-		h->failed_param = 1;
-		note_param(h, name);
-		snprintf(h->errmsg, sizeof(h->errmsg),
-		         "argument %s=%s: not an integer (examples: 1000, 0x100, 64K, 1<<20)", name,
-		         v);
+	char why[96];
+	/* One parser for --arg and scenario args (include/ctasim/io.h):
+	 * decimal or 0x hex, K/M/G (powers of 1024), A<<B, every overflow
+	 * refused rather than wrapped. */
+	if (v && cta_parse_int(v, INT64_MIN, INT64_MAX, CTA_NUM_SUFFIX | CTA_NUM_SHIFT, &x, why,
+	                       sizeof(why)) < 0) {
+		x = 0;
+		if (!h->failed_param) {
+			h->failed_param = 1;
+			note_param(h, name);
+			char ev[200];
+			snprintf(h->errmsg, sizeof(h->errmsg), "argument %s=%s: %s", name,
+			         cta_escape(ev, sizeof(ev), v, 0), why);
+		}
 	}
 	return x;
 }
@@ -230,13 +208,17 @@ double cta_harness_double(struct cta_harness *h, const char *name)
 	const char *v = cta_harness_str(h, name);
 	if (!v)
 		return 0;
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if ((errno || end == v || *end) && !h->failed_param) {
-		h->failed_param = 1;
-		note_param(h, name);
-		snprintf(h->errmsg, sizeof(h->errmsg), "argument %s=%s: not a number", name, v);
+	double x = 0;
+	char why[96];
+	if (cta_parse_real(v, -HUGE_VAL, HUGE_VAL, &x, why, sizeof(why)) < 0) {
+		x = 0;
+		if (!h->failed_param) {
+			h->failed_param = 1;
+			note_param(h, name);
+			char ev[200];
+			snprintf(h->errmsg, sizeof(h->errmsg), "argument %s=%s: %s", name,
+			         cta_escape(ev, sizeof(ev), v, 0), why);
+		}
 	}
 	return x;
 }

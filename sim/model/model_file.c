@@ -733,10 +733,13 @@ int cta_device_save(const struct cta_device_model *m, const char *path, char *er
 	/* mkstemp creates the file private; a model is an ordinary document. */
 	fchmod(fd, 0644);
 	write_model(f, m);
-	rc = ferror(f);
-	if (fclose(f) != 0 || rc) {
+	/* fflush while errno still says why ("No space left on device"). */
+	int we = fflush(f) ? errno : ferror(f) ? EIO : 0;
+	if (fclose(f) != 0 && !we)
+		we = errno;
+	if (we) {
 		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: write error", path);
+			snprintf(errbuf, errlen, "%s: %s", path, strerror(we));
 		unlink(tmp);
 		free(tmp);
 		return CTA_EIO;

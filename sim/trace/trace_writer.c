@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctasim/io.h"
 #include "trace_internal.h"
 
 /* 1 MiB amortises write(2) calls well; bigger buys nothing measurable. */
@@ -71,6 +72,12 @@ const char *cta_trace_writer_errmsg(const cta_trace_writer *w)
 	return w ? w->msg : last_msg;
 }
 
+/* The file a message names: the one asked for, not our temporary. */
+static const char *shown(const cta_trace_writer *w)
+{
+	return w->path[0] == '-' && !w->path[1] ? "<stdout>" : w->path;
+}
+
 static int flush_buf(cta_trace_writer *w)
 {
 	size_t off = 0;
@@ -79,7 +86,7 @@ static int flush_buf(cta_trace_writer *w)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(w, CTA_EIO, "write failed", w->tmp_path, errno);
+			return fail(w, CTA_EIO, "write failed", shown(w), errno);
 		}
 		off += (size_t)n;
 	}
@@ -368,32 +375,18 @@ int cta_trace_writer_open(cta_trace_writer **out, const char *path,
 		}
 	}
 
-	/* O_EXCL makes the name ours alone; a second writer in this process
-	 * (or a stale file of a dead process with our pid) moves us on to the
-	 * next suffix instead of sharing a file. */
-	long pid = (long)getpid();
-	for (int attempt = 0; !w->direct; attempt++) {
-		if (attempt)
-			snprintf(w->tmp_path, pl + 48, "%s.tmp.%ld-%d", path, pid, attempt);
-		else
-			snprintf(w->tmp_path, pl + 48, "%s.tmp.%ld", path, pid);
-		w->fd = open(w->tmp_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (w->fd >= 0)
-			break;
-		if (errno != EEXIST || attempt >= 1000) {
-			int e = errno;
-			/* A folder that is missing or not ours is the caller's
-			 * mistake, not an I/O failure. */
-			int code = e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
-			               ? CTA_EINVAL
-			               : CTA_EIO;
-			if (code == CTA_EINVAL)
-				fail(NULL, code, "cannot create a file there", path, e);
-			else
-				fail(NULL, code, "cannot create temporary file", w->tmp_path, e);
+	/* A private name beside the target (O_EXCL | O_NOFOLLOW, drawn at
+	 * random): a file or symlink planted there is never used. */
+	if (!w->direct) {
+		char *tmp;
+		w->fd = cta_tmpfile_create(path, &tmp, last_msg, sizeof(last_msg));
+		if (w->fd < 0) {
+			int code = w->fd;
 			writer_free(w);
 			return code;
 		}
+		free(w->tmp_path);
+		w->tmp_path = tmp;
 	}
 	if (write_header(w, h)) {
 		int rc = w->err;
@@ -515,13 +508,13 @@ int cta_trace_writer_close(cta_trace_writer *w, int complete)
 			fail(w, CTA_EIO, "cannot update the #deterministic header", w->tmp_path,
 			     errno);
 		if (!w->err && !w->direct && !w->zkind && fsync(w->fd) != 0)
-			fail(w, CTA_EIO, "fsync failed", w->tmp_path, errno);
+			fail(w, CTA_EIO, "fsync failed", shown(w), errno);
 		if (!w->err && !w->direct && w->zkind)
 			compress_tmp(w);
 		rc = w->err;
 	}
 	if (close(w->fd) != 0 && !rc)
-		rc = fail(w, CTA_EIO, "close failed", w->tmp_path, errno);
+		rc = fail(w, CTA_EIO, "close failed", shown(w), errno);
 	/* An incomplete trace is still renamed: it is marked as such, and a
 	 * failed run is exactly when someone wants to look at it. A trace
 	 * whose writing failed is removed, since its end is unknown. */

@@ -82,13 +82,13 @@ expect 0 out "result      PASS" "1024 threads per block is fine" -- \
 	run saxpy --block 1024 --arg n=5000 --quiet
 
 # ---- other bad options ------------------------------------------------------------
-expect 2 err "--seed 'x': expected a non-negative integer" "--seed text" -- run saxpy --seed x
+expect 2 err "--seed 'x': not an integer" "--seed text" -- run saxpy --seed x
 expect 2 err "--ub 'sometimes': expected report, abort or off" "--ub bad mode" -- \
 	run saxpy --ub sometimes
-expect 2 err "expected a probability in [0, 1]" "--cancel-fail-rate over 1" -- \
+expect 2 err "--cancel-fail-rate '2': out of range [0, 1]" "--cancel-fail-rate over 1" -- \
 	run vec_add_clc --cancel-fail-rate 2
-expect 2 err "--sm-limit must be at least 1" "--sm-limit 0" -- run saxpy --sm-limit 0
-expect 2 err "device H100-SXM has 132 SMs" "--sm-limit over the SM count" -- \
+expect 2 err "--sm-limit '0': out of range [1, 4294967295]" "--sm-limit 0" -- run saxpy --sm-limit 0
+expect 2 err "--sm-limit '500': out of range [1, 132] (device H100-SXM has 132 SMs)" "--sm-limit over the SM count" -- \
 	run saxpy --sm-limit 500
 expect 2 err "option --trace needs a value" "--trace without a file" -- run saxpy --trace
 
@@ -181,7 +181,7 @@ elif [ -n "$repro" ] && grep -qF "read_failed_index" "$TMP/out"; then
 else
 	not_ok "explore: the reproducer fails again" "reproducer: '$repro'"
 fi
-expect 2 err "--schedules must be at least 1" "explore --schedules 0" -- \
+expect 2 err "--schedules '0': out of range [1, 1000000]" "explore --schedules 0" -- \
 	explore vec_add_clc --schedules 0
 expect 2 err "unknown kernel 'nosuch'" "explore: unknown kernel" -- explore nosuch
 

@@ -23,7 +23,7 @@ expect_in "$TMP/out" "spin_scale 1 "
 grep -q "^spin_scale = 1 " "$TMP/dur.model" || fail "no spin_scale line written"
 expect_rc 0 "$CTASIM" run spin --arg grid=4 --arg ns=500 --device "$TMP/dur.model" --quiet
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --block-ns 0
-expect_in "$TMP/err" "--block-ns needs a number of ns > 0"
+expect_in "$TMP/err" "--block-ns '0': out of range [1, 1000000000000] (NS or KERNEL=NS"
 
 # spin_add: every cta_spin_ns call costs ns * scale + add. The spin kernel's
 # one call of 500 ns: 500 + 700 with spin_add alone, 2 * 500 + 100 with
@@ -46,7 +46,7 @@ expect_in "$TMP/err" "badadd.model:2: spin_add: bad time 'x'"
 expect_rc 0 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/named.model" --base H100 \
 	--block-ns nosuchkernel=100 --duration-trace "$TMP/hw.trace"
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --block-ns spin=
-expect_in "$TMP/err" "or KERNEL=NS"
+expect_in "$TMP/err" "ctasim calibrate: --block-ns 'spin=': empty, not an integer (NS or KERNEL=NS"
 
 # An unknown base model is an input error.
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --base NO-SUCH-GPU

@@ -40,6 +40,6 @@ expect_rc 1 "$CTASIM" diff "$TMP/a.trace" "$TMP/d.trace"
 expect_in "$TMP/out" "VIOLATED (1 lost, 0 duplicated, 0 out of range)"
 
 expect_rc 2 "$CTASIM" diff "$TMP/a.trace" "$TMP/a.trace" --tol-order -1
-expect_in "$TMP/err" "ctasim diff: --tol-order needs a number >= 0"
+expect_in "$TMP/err" "ctasim diff: --tol-order '-1': out of range [0, 1]"
 expect_rc 2 "$CTASIM" diff "$TMP/a.trace"
 finish

@@ -34,5 +34,5 @@ fi
 expect_rc 2 "$CTASIM" view "$TMP/a.trace"
 expect_in "$TMP/err" "usage: ctasim view"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace" -o "$TMP/b.svg" --width abc
-expect_in "$TMP/err" "ctasim view: --width needs a number"
+expect_in "$TMP/err" "ctasim view: --width 'abc': not an integer"
 finish

@@ -1,6 +1,7 @@
 /* Tests of the trace format: the writer and reader round-trip every event
  * and field, the reader rejects each malformed input with its line number,
  * and the writer never leaves a whole-looking file behind an interrupted run. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,9 +224,20 @@ static void unclosed_writer_leaves_no_file_at_path(void **state)
 		assert_int_equal(cta_trace_writer_add(w, &r), 0);
 	/* The process "dies" here: the handle is leaked on purpose. */
 	assert_int_equal(access(path, F_OK), -1);
-	char tmp[200];
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	assert_int_equal(access(tmp, F_OK), 0);
+	/* The temporary is PATH.tmp.<pid>.<random>: the only such file. */
+	char tmp[400], prefix[64];
+	snprintf(prefix, sizeof(prefix), "never_closed.trace.tmp.%ld.", (long)getpid());
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	int found = 0;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+			snprintf(tmp, sizeof(tmp), "%s/%s", dir, e->d_name);
+			found++;
+		}
+	closedir(d);
+	assert_int_equal(found, 1);
 	/* With its temporary gone, a late close has nothing to rename: it
 	 * fails and still leaves no file at PATH (and frees the handle). */
 	unlink(tmp);

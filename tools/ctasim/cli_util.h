@@ -8,11 +8,17 @@
 
 #include "ctasim/harness.h"
 
-/* Parses "X[,Y[,Z]]" into d (missing entries are 1). Prints an error naming
- * `opt` and returns -1 on bad input. */
+/* Option values, parsed by the library's one number parser
+ * (include/ctasim/io.h: decimal or 0x, K/M/G, A<<B; overflow and values
+ * outside [min, max] refused). Print "ctasim CMD: OPT 'V': why" naming the
+ * range and return -1 on bad input. */
+int cli_parse_u64(const char *cmd, const char *opt, const char *v, uint64_t min, uint64_t max,
+                  uint64_t *out);
+int cli_parse_double(const char *cmd, const char *opt, const char *v, double min, double max,
+                     double *out);
+/* Parses "X[,Y[,Z]]" into d (missing entries are 1), each of 32 bits;
+ * cta_sim_launch checks CUDA's limits (0 included) against the device. */
 int cli_parse_dims(const char *cmd, const char *opt, const char *v, unsigned d[3]);
-int cli_parse_u64(const char *cmd, const char *opt, const char *v, uint64_t *out);
-int cli_parse_double(const char *cmd, const char *opt, const char *v, double *out);
 /* Resolves --device NAME|FILE into m (default H100-SXM); prints errors. */
 int cli_device(const char *cmd, const char *name, struct cta_device_model *m);
 /* The value of an option that takes one: "--opt V" or "--opt=V". Advances
@@ -20,22 +26,53 @@ int cli_device(const char *cmd, const char *name, struct cta_device_model *m);
 const char *cli_value(const char *cmd, int argc, char **argv, int *i, const char *opt);
 /* 1 when argv[*i] is opt (as "--opt" or "--opt=..."). */
 int cli_is(const char *arg, const char *opt);
+/* 1 when path is "-": standard output (or input) for every command that
+ * writes or reads a file (--trace -, view -o -, export -o -, ...). */
+int cli_is_stdio(const char *path);
+/* Removes (and notes on stderr) the temporaries of path that killed runs
+ * left (cta_tmpfile_sweep). */
+void cli_sweep_stale(const char *cmd, const char *path);
+
+/* Standard streams that remember why a write failed and (stderr) escape
+ * control bytes; called first thing in main. cli_stdio_finish flushes and
+ * closes stdout at exit and turns a lost output into exit 2 with
+ * "ctasim: <stdout>: No space left on device"; returns the exit code. */
+void cli_stdio_init(void);
+int cli_stdio_finish(int code);
+extern int cli_stdout_err;
+/* From now on what the command prints goes to stderr: stdout carries a
+ * trace ("--trace -"). */
+void cli_stdout_to_stderr(void); /* errno of stdout's first failed write, or 0 */
+/* A write stream on fd that stores the first failure's errno in *err. */
+FILE *cli_fd_stream(int fd, int *err);
+
 /* An output file written atomically: "-" is stdout; a device or pipe
  * (/dev/stdout, a fifo) is written in place, since renaming onto it would
- * replace the node; anything else is written to PATH.tmp.PID and renamed
- * onto PATH only when everything was written. */
+ * replace the node; anything else is written to a private temporary beside
+ * PATH (cta_tmpfile_create) and renamed onto PATH only when everything was
+ * written and synced. */
 struct cli_out {
 	FILE *f;
 	const char *path;
 	char *tmp;
 	int to_stdout, direct;
+	int fd;  /* the temporary's descriptor (for fsync) */
+	int err; /* errno of the first failure */
 };
 /* Opens o for path; prints the reason ("ctasim CMD: PATH: ...") and
  * returns -1 on failure. */
 int cli_out_open(struct cli_out *o, const char *cmd, const char *path);
 /* Finishes o; rc is the writer's result so far. Returns rc, or CTA_EIO
- * when closing or renaming failed; on failure the temporary is removed. */
+ * when writing, closing or renaming failed; on failure the temporary is
+ * removed. */
 int cli_out_close(struct cli_out *o, int rc);
+/* Prints "ctasim CMD: PATH: strerror" for a failed cli_out_close. */
+void cli_out_report(const char *cmd, const struct cli_out *o, int rc);
+/* From a SIGINT/SIGTERM handler: removes the temporary of the output
+ * being written, if any (async-signal-safe). */
+void cli_interrupted_cleanup(void);
+/* The trace the command writes (--trace), for the interruption message. */
+extern const char *volatile cli_trace_path;
 
 struct cta_trace;
 /* Writes a trace to an output file. */

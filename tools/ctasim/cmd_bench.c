@@ -15,6 +15,7 @@
 #include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/harness.h"
+#include "ctasim/io.h"
 #include "ctasim/sim.h"
 
 /* Provided by bench_sched.c when the scheduler benchmarks are built. */
@@ -389,7 +390,8 @@ int cta_cmd_bench(int argc, char **argv)
 			    "  --quick      smaller sizes (a smoke test, figures less stable)\n"
 			    "  --full       include the 2^31-1-block timing-only launch\n"
 			    "  --only NAME  saxpy, barriers, timing, clc, sched or threads\n"
-			    "  --threads N  also measure N host threads against 1\n");
+			    "  --threads N  also measure N host threads against 1, N in [1, "
+			    "1024]\n");
 			return CTA_EXIT_OK;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
@@ -398,16 +400,26 @@ int cta_cmd_bench(int argc, char **argv)
 		} else if (cli_is(argv[i], "--only")) {
 			if (!(only = cli_value("bench", argc, argv, &i, "--only")))
 				return CTA_EXIT_USAGE;
+			static const char *const figures[] = {"saxpy", "barriers", "timing",
+			                                      "clc",   "sched",    "threads"};
+			size_t f = 0;
+			while (f < sizeof(figures) / sizeof(figures[0]) && strcmp(only, figures[f]))
+				f++;
+			if (f == sizeof(figures) / sizeof(figures[0])) {
+				char ev[200];
+				fprintf(
+				    stderr,
+				    "ctasim bench: --only '%s': expected saxpy, barriers, timing, "
+				    "clc, sched or threads\n",
+				    cta_escape(ev, sizeof(ev), only, 0));
+				return CTA_EXIT_USAGE;
+			}
 		} else if (cli_is(argv[i], "--threads")) {
 			const char *v = cli_value("bench", argc, argv, &i, "--threads");
 			uint64_t n;
-			if (!v || cli_parse_u64("bench", "--threads", v, &n) < 0)
+			if (!v ||
+			    cli_parse_u64("bench", "--threads", v, 1, CTA_SIM_MAX_THREADS, &n) < 0)
 				return CTA_EXIT_USAGE;
-			if (n == 0 || n > CTA_SIM_MAX_THREADS) {
-				fprintf(stderr, "ctasim bench: --threads must be 1 to %d\n",
-				        CTA_SIM_MAX_THREADS);
-				return CTA_EXIT_USAGE;
-			}
 			threads = (unsigned)n;
 		} else {
 			fprintf(stderr, "ctasim bench: unexpected argument '%s'\n", argv[i]);

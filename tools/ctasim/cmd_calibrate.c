@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/device.h"
+#include "ctasim/io.h"
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
 
@@ -24,7 +26,8 @@ static const char usage_text[] =
     "  -o MODEL         model file to write\n"
     "  --base DEVICE    preset name or model file to start from\n"
     "                   (default: the device named in the first trace)\n"
-    "  --block-ns NS    every block of the traces asked for NS ns with one\n"
+    "  --block-ns NS    every block of the traces asked for NS ns (NS in [1, 10^12])\n"
+    "                   with one\n"
     "                   cta_spin_ns call (the spin kernel's ns): also fit the\n"
     "                   duration model, spin_scale (and, where blocks asked for\n"
     "                   two or more times, spin_add) per count of blocks\n"
@@ -37,7 +40,7 @@ static const char usage_text[] =
     "                   placement or latencies (repeatable)\n"
     "  --duration-quantile Q\n"
     "                   quantile of the block durations behind each spin_scale,\n"
-    "                   0 .. 1 (default 0.99: the slow blocks set the makespan)\n";
+    "                   [0, 1] (default 0.99: the slow blocks set the makespan)\n";
 
 int cta_cmd_calibrate(int argc, char **argv)
 {
@@ -75,16 +78,24 @@ int cta_cmd_calibrate(int argc, char **argv)
 		} else if (!strcmp(a, "--block-ns") || !strcmp(a, "--duration-quantile")) {
 			if (++i >= argc)
 				goto usage;
-			char *end;
 			if (a[2] == 'b') {
 				const char *eq = strchr(argv[i], '=');
 				const char *num = eq ? eq + 1 : argv[i];
-				unsigned long long v = strtoull(num, &end, 10);
-				if (*end || end == num || num[0] == '-' || v == 0 ||
-				    (eq && eq == argv[i])) {
+				uint64_t v;
+				if (eq && eq == argv[i]) {
 					fprintf(stderr, "ctasim calibrate: --block-ns needs a "
 					                "number of ns > 0, or KERNEL=NS\n");
 					goto usage;
+				}
+				char why[96], ev[200];
+				if (cta_parse_uint(num, 1, 1000000000000ull, CTA_NUM_SUFFIX, &v,
+				                   why, sizeof(why)) < 0) {
+					fprintf(stderr,
+					        "ctasim calibrate: --block-ns '%s': %s (NS or "
+					        "KERNEL=NS, "
+					        "NS in [1, 10^12])\n",
+					        cta_escape(ev, sizeof(ev), argv[i], 0), why);
+					goto done;
 				}
 				if (eq) {
 					/* argv outlives the call: the name ends at '='. */
@@ -95,13 +106,10 @@ int cta_cmd_calibrate(int argc, char **argv)
 					opts.block_ns = v;
 				}
 			} else {
-				double q = strtod(argv[i], &end);
-				if (*end || end == argv[i] || !(q >= 0 && q <= 1)) {
-					fprintf(stderr,
-					        "ctasim calibrate: --duration-quantile needs a "
-					        "number from 0 to 1\n");
-					goto usage;
-				}
+				double q;
+				if (cli_parse_double("calibrate", "--duration-quantile", argv[i], 0,
+				                     1, &q) < 0)
+					goto done;
 				opts.quantile = q;
 			}
 		} else if (!strcmp(a, "--duration-trace")) {

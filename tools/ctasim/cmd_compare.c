@@ -32,16 +32,18 @@ static void usage(FILE *f)
 	           "completion time. docs/COMPARE.md explains the columns.\n"
 	           "\n"
 	           "  --device NAME|FILE   device model (default H100-SXM)\n"
-	           "  --seed N             seed (default 1)\n"
+	           "  --seed N             seed, [0, 2^64-1] (default 1)\n"
 	           "  --tiles-per-slot N   tiles (1024-element blocks of work) per resident block\n"
-	           "                       slot of the device (default 16)\n"
-	           "  --ns NS              virtual cost of one tile (default 2000)\n"
-	           "  --prologue-ns NS     virtual cost of compute_scalar() (default 2000)\n"
-	           "  --urgent-blocks N    blocks of the urgent spin kernel (default: SM count)\n"
-	           "  --urgent-ns NS       cost of one urgent block (default 2000)\n"
+	           "                       slot of the device, [1, 65536] (default 16)\n"
+	           "  --ns NS              virtual cost of one tile, [1, 10^9] (default 2000)\n"
+	           "  --prologue-ns NS     virtual cost of compute_scalar(), [0, 10^9]\n"
+	           "                       (default 2000)\n"
+	           "  --urgent-blocks N    blocks of the urgent spin kernel, [0, 2^31-1]\n"
+	           "                       (default and 0: SM count)\n"
+	           "  --urgent-ns NS       cost of one urgent block, [1, 10^9] (default 2000)\n"
 	           "  --full               run every thread and check results (slow); default\n"
 	           "                       is timing-only (one thread per block)\n"
-	           "  --csv FILE           also write the table as CSV\n"
+	           "  --csv FILE           also write the table as CSV ('-': stdout)\n"
 	           "  --svg-dir DIR        write DIR/<case>-<approach>.svg (and .trace)\n"
 	           "\n"
 	           "exit: 0 success, 1 a run failed (result, coverage, UB), 2 usage\n");
@@ -295,17 +297,15 @@ static int run_one(const struct params *p, int a, int c, uint64_t release, struc
 			snprintf(title, sizeof(title), "%s, %s work", approaches[a], case_names[c]);
 			struct cta_svg_opts so = CTA_SVG_OPTS_INIT;
 			so.title = title;
-			FILE *f = fopen(svg, "w");
-			const char *why = f ? NULL : strerror(errno);
-			int bad = !f;
-			if (f) {
-				bad = cta_trace_render_svg(&t, f, &so) < 0;
-				bad |= fclose(f) != 0;
-			}
-			if (bad) {
-				fprintf(stderr, "ctasim compare: cannot write %s%s%s\n", svg,
-				        why ? ": " : "", why ? why : "");
+			struct cli_out out;
+			if (cli_out_open(&out, "compare", svg) < 0) {
 				r->ok = 0;
+			} else {
+				int wrc = cli_out_close(&out, cta_trace_render_svg(&t, out.f, &so));
+				if (wrc) {
+					cli_out_report("compare", &out, wrc);
+					r->ok = 0;
+				}
 			}
 		}
 		cta_trace_free(&t);
@@ -360,12 +360,13 @@ static int parse(int argc, char **argv, struct params *p)
 	struct {
 		const char *opt;
 		uint64_t *dst;
-	} u64s[] = {{"--seed", &so.seed},
-	            {"--tiles-per-slot", &p->tiles_per_slot},
-	            {"--ns", &p->ns},
-	            {"--prologue-ns", &p->prologue_ns},
-	            {"--urgent-blocks", &p->urgent_blocks},
-	            {"--urgent-ns", &p->urgent_ns}};
+		uint64_t min, max;
+	} u64s[] = {{"--seed", &so.seed, 0, UINT64_MAX},
+	            {"--tiles-per-slot", &p->tiles_per_slot, 1, 65536},
+	            {"--ns", &p->ns, 1, 1000000000},
+	            {"--prologue-ns", &p->prologue_ns, 0, 1000000000},
+	            {"--urgent-blocks", &p->urgent_blocks, 0, 2147483647},
+	            {"--urgent-ns", &p->urgent_ns, 1, 1000000000}};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -379,7 +380,8 @@ static int parse(int argc, char **argv, struct params *p)
 			u++;
 		if (u < sizeof(u64s) / sizeof(u64s[0])) {
 			if (!(v = cli_value("compare", argc, argv, &i, u64s[u].opt)) ||
-			    cli_parse_u64("compare", u64s[u].opt, v, u64s[u].dst) < 0)
+			    cli_parse_u64("compare", u64s[u].opt, v, u64s[u].min, u64s[u].max,
+			                  u64s[u].dst) < 0)
 				return -1;
 		} else if (cli_is(a, "--device") || cli_is(a, "--csv") || cli_is(a, "--svg-dir")) {
 			const char *opt = cli_is(a, "--device") ? "--device"
@@ -397,10 +399,6 @@ static int parse(int argc, char **argv, struct params *p)
 			fprintf(stderr, "ctasim compare: unknown argument '%s' (see --help)\n", a);
 			return -1;
 		}
-	}
-	if (p->tiles_per_slot == 0) {
-		fprintf(stderr, "ctasim compare: --tiles-per-slot must be at least 1\n");
-		return -1;
 	}
 	if (cli_device("compare", device, &so.device) < 0)
 		return -1;
@@ -479,10 +477,10 @@ int cta_cmd_compare(int argc, char **argv)
 		for (int c = 0; c < NCASES; c++)
 			for (int a = 0; a < 3; a++)
 				print_row(f, 1, c, a, &rows[c][a]);
-		int crc = cli_out_close(&o, ferror(f) ? CTA_EIO : 0);
+		int crc = cli_out_close(&o, 0);
 		if (crc) {
-			fprintf(stderr, "ctasim compare: %s: %s\n", p.csv, cta_strerror(crc));
-			return CTA_EXIT_FAIL;
+			cli_out_report("compare", &o, crc);
+			return CTA_EXIT_USAGE;
 		}
 	}
 	return ok ? CTA_EXIT_OK : CTA_EXIT_FAIL;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
@@ -20,27 +21,31 @@ static const char usage_text[] =
     "coarser timer tick of the two traces are ignored.\n"
     "\n"
     "  --json                      the report as one JSON object\n"
-    "  --tol-bps-distance X        max blocks-per-SM distance (default 0.25)\n"
-    "  --tol-first-wave X          min first-wave agreement, 0..1 (default 0.8)\n"
-    "  --tol-order X               min Spearman start-order correlation (default 0.9)\n"
-    "  --tol-makespan X            max |makespan ratio - 1| (default 0.2)\n"
-    "  --tol-offset X              max start/end offset difference over makespan (0.1)\n"
-    "  --tol-steals X              max steals-per-block difference (default 0.1)\n"
+    "  --tol-bps-distance X        max blocks-per-SM distance, [0, 10^9] (default 0.25)\n"
+    "  --tol-first-wave X          min first-wave agreement, [0, 1] (default 0.8)\n"
+    "  --tol-order X               min Spearman start-order correlation, [0, 1]\n"
+    "                              (default 0.9)\n"
+    "  --tol-makespan X            max |makespan ratio - 1|, [0, 10^9] (default 0.2)\n"
+    "  --tol-offset X              max start/end offset difference over makespan,\n"
+    "                              [0, 10^9] (default 0.1)\n"
+    "  --tol-steals X              max steals-per-block difference, [0, 10^9]\n"
+    "                              (default 0.1)\n"
     "\n"
     "exit: 0 within tolerance, 1 outside tolerance, 2 usage or bad input\n";
 
 struct tol_opt {
 	const char *name;
 	size_t off;
+	double min, max;
 };
 
 static const struct tol_opt tol_opts[] = {
-    {"--tol-bps-distance", offsetof(struct cta_diff_tol, bps_distance)},
-    {"--tol-first-wave", offsetof(struct cta_diff_tol, first_wave)},
-    {"--tol-order", offsetof(struct cta_diff_tol, order_rho)},
-    {"--tol-makespan", offsetof(struct cta_diff_tol, makespan)},
-    {"--tol-offset", offsetof(struct cta_diff_tol, offset)},
-    {"--tol-steals", offsetof(struct cta_diff_tol, steals_per_block)},
+    {"--tol-bps-distance", offsetof(struct cta_diff_tol, bps_distance), 0, 1e9},
+    {"--tol-first-wave", offsetof(struct cta_diff_tol, first_wave), 0, 1},
+    {"--tol-order", offsetof(struct cta_diff_tol, order_rho), 0, 1},
+    {"--tol-makespan", offsetof(struct cta_diff_tol, makespan), 0, 1e9},
+    {"--tol-offset", offsetof(struct cta_diff_tol, offset), 0, 1e9},
+    {"--tol-steals", offsetof(struct cta_diff_tol, steals_per_block), 0, 1e9},
 };
 
 int cta_cmd_diff(int argc, char **argv)
@@ -70,13 +75,13 @@ int cta_cmd_diff(int argc, char **argv)
 		if (t) {
 			if (!val && ++i < argc)
 				val = argv[i];
-			char *end;
-			double v = val ? strtod(val, &end) : NAN;
-			if (!val || !*val || *end || !isfinite(v) || v < 0) {
-				fprintf(stderr, "ctasim diff: %s needs a number >= 0, not '%s'\n",
-				        t->name, val ? val : "");
+			double v;
+			if (!val) {
+				fprintf(stderr, "ctasim diff: option %s needs a value\n", t->name);
 				return CTA_EXIT_USAGE;
 			}
+			if (cli_parse_double("diff", t->name, val, t->min, t->max, &v) < 0)
+				return CTA_EXIT_USAGE;
 			*(double *)((char *)&tol + t->off) = v;
 			continue;
 		}
@@ -122,7 +127,8 @@ int cta_cmd_diff(int argc, char **argv)
 	int within = r->within;
 	free(r);
 	if (rc || fflush(stdout)) {
-		fprintf(stderr, "ctasim diff: <stdout>: %s\n", cta_strerror(CTA_EIO));
+		fprintf(stderr, "ctasim diff: <stdout>: %s\n",
+		        cli_stdout_err ? strerror(cli_stdout_err) : cta_strerror(CTA_EIO));
 		return CTA_EXIT_USAGE;
 	}
 	return within ? CTA_EXIT_OK : CTA_EXIT_FAIL;

@@ -12,13 +12,15 @@
 #include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/harness.h"
+#include "ctasim/io.h"
 #include "ctasim/sim.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: ctasim explore KERNEL [--schedules N] [run options]\n"
 	           "\n"
-	           "Runs KERNEL under N distinct schedules (default 100): schedule i uses seed\n"
+	           "Runs KERNEL under N distinct schedules (N in [1, 10^6], default 100):\n"
+	           "schedule i uses seed\n"
 	           "SEED+i, random placement tie-breaks, and a mix of latency jitter, SM counts\n"
 	           "and injected cancel failures. Stops at the first schedule that breaks a rule\n"
 	           "(UB, coverage, deadlock) or gives a wrong result, and prints the `ctasim run`\n"
@@ -63,11 +65,8 @@ int cta_cmd_explore(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (cli_is(argv[i], "--schedules")) {
 			const char *v = cli_value("explore", argc, argv, &i, "--schedules");
-			int bad = !v || cli_parse_u64("explore", "--schedules", v, &nsched) < 0;
-			if (!bad && nsched == 0) {
-				fprintf(stderr, "ctasim explore: --schedules must be at least 1\n");
-				bad = 1;
-			}
+			int bad = !v || cli_parse_u64("explore", "--schedules", v, 1, 1000000,
+			                              &nsched) < 0;
 			if (bad) {
 				free(rest);
 				return CTA_EXIT_USAGE;

@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+
+/* --jitter's bound: a second of jitter on every latency is already far
+ * beyond any GPU's; more only overflows virtual time. */
+#define CLI_JITTER_MAX 1000000000ull
 #include "cmd.h"
 #include "ctasim/harness.h"
 #include "ctasim/sim.h"
@@ -20,23 +24,31 @@ static void usage(FILE *f)
 	           "Runs KERNEL (see 'ctasim list') and checks its result.\n"
 	           "\n"
 	           "  --device NAME|FILE     device model (default H100-SXM)\n"
-	           "  --grid X[,Y,Z]         grid dimensions (default: the kernel's)\n"
-	           "  --block X[,Y,Z]        block dimensions (default: the kernel's)\n"
-	           "  --arg NAME=VALUE       kernel parameter (repeatable)\n"
-	           "  --seed N               seed for every random choice (default 1)\n"
-	           "  --trace FILE           write the trace (.gz/.zst: compressed, -: stdout)\n"
+	           "  --grid X[,Y,Z]         grid dimensions (default: the kernel's; x in\n"
+	           "                         [1, 2^31-1], y and z in [1, 65535])\n"
+	           "  --block X[,Y,Z]        block dimensions (default: the kernel's; x and y\n"
+	           "                         in [1, 1024], z in [1, 64])\n"
+	           "  --arg NAME=VALUE       kernel parameter (repeatable; integers: 1000,\n"
+	           "                         0x100, 64K, 1<<20, within 64 bits)\n"
+	           "  --seed N               seed for every random choice, [0, 2^64-1]\n"
+	           "                         (default 1)\n"
+	           "  --trace FILE           write the trace (.gz/.zst: compressed, -: stdout,\n"
+	           "                         the summary then goes to stderr)\n"
 	           "  --backend sim|cuda     simulator (default) or the GPU\n"
 	           "  --clc auto|hardware|emulate   CUDA backend: how to run CLC\n"
 	           "  --ub report|abort|off  UB checking (default report)\n"
-	           "  --cancel-fail-rate P   make each cancel fail with probability P\n"
-	           "  --cancel-fail-after N  make every cancel after the first N fail\n"
+	           "  --cancel-fail-rate P   make each cancel fail with probability P in [0, 1]\n"
+	           "  --cancel-fail-after N  make every cancel after the first N fail,\n"
+	           "                         N in [0, 2^63-1]\n"
 	           "  --timing-only          run one thread per block: timing, no results\n"
 	           "  --placement spread|round_robin|order   override the model's policy\n"
-	           "  --jitter NS            +-NS random jitter on every latency\n"
+	           "  --jitter NS            +-NS random jitter on every latency, [0, 10^9]\n"
 	           "  --random-tiebreak      break placement ties by the seed\n"
-	           "  --sm-limit N           use only the first N SMs\n"
-	           "  --threads N            host threads for block bodies (0: all cores)\n"
-	           "  --max-events N         stop as hung after N events\n"
+	           "  --sm-limit N           use only the first N SMs, [1, the device's SMs]\n"
+	           "  --threads N            host threads for block bodies, [0, 1024]\n"
+	           "                         (0: all cores)\n"
+	           "  --max-events N         stop as hung after N events, [0, 2^63-1]\n"
+	           "                         (0: no limit)\n"
 	           "  --load LIB.so          load a shared object of user kernels first\n"
 	           "  --quiet                print only the result line\n"
 	           "\n"
@@ -88,7 +100,7 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			argv_args[o->nargs++] = v;
 		} else if (cli_is(a, "--seed")) {
 			VALUE("--seed");
-			if (cli_parse_u64(cmd, "--seed", v, &so.seed) < 0)
+			if (cli_parse_u64(cmd, "--seed", v, 0, UINT64_MAX, &so.seed) < 0)
 				return -1;
 		} else if (cli_is(a, "--trace")) {
 			VALUE("--trace");
@@ -97,6 +109,7 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 				return -1;
 			}
 			so.trace_path = v;
+			cli_trace_path = v;
 			/* "--trace -": the trace takes stdout and the report moves
 			 * to stderr, so `ctasim run K --trace - | ...` pipes a trace. */
 			if (!strcmp(v, "-")) {
@@ -110,7 +123,8 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 				}
 				snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
 				so.trace_path = fdpath;
-			}
+			} else
+				cli_sweep_stale(cmd, v);
 		} else if (cli_is(a, "--backend")) {
 			VALUE("--backend");
 			if (!strcmp(v, "sim"))
@@ -153,20 +167,12 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			}
 		} else if (cli_is(a, "--cancel-fail-rate")) {
 			VALUE("--cancel-fail-rate");
-			if (cli_parse_double(cmd, "--cancel-fail-rate", v, &so.cancel_fail_rate) <
-			    0)
+			if (cli_parse_double(cmd, "--cancel-fail-rate", v, 0, 1,
+			                     &so.cancel_fail_rate) < 0)
 				return -1;
-			if (so.cancel_fail_rate < 0 || so.cancel_fail_rate > 1) {
-				fprintf(
-				    stderr,
-				    "ctasim %s: --cancel-fail-rate %s: expected a probability in "
-				    "[0, 1]\n",
-				    cmd, v);
-				return -1;
-			}
 		} else if (cli_is(a, "--cancel-fail-after")) {
 			VALUE("--cancel-fail-after");
-			if (cli_parse_u64(cmd, "--cancel-fail-after", v, &n) < 0)
+			if (cli_parse_u64(cmd, "--cancel-fail-after", v, 0, INT64_MAX, &n) < 0)
 				return -1;
 			so.cancel_fail_after = (int64_t)n;
 		} else if (!strcmp(a, "--timing-only")) {
@@ -193,30 +199,21 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			}
 		} else if (cli_is(a, "--jitter")) {
 			VALUE("--jitter");
-			if (cli_parse_u64(cmd, "--jitter", v, &so.jitter_ns) < 0)
+			if (cli_parse_u64(cmd, "--jitter", v, 0, CLI_JITTER_MAX, &so.jitter_ns) < 0)
 				return -1;
 		} else if (cli_is(a, "--sm-limit")) {
 			VALUE("--sm-limit");
-			if (cli_parse_u64(cmd, "--sm-limit", v, &n) < 0)
+			if (cli_parse_u64(cmd, "--sm-limit", v, 1, UINT32_MAX, &n) < 0)
 				return -1;
-			if (n == 0) {
-				fprintf(stderr, "ctasim %s: --sm-limit must be at least 1\n", cmd);
-				return -1;
-			}
 			so.sm_limit = (unsigned)n;
 		} else if (cli_is(a, "--threads")) {
 			VALUE("--threads");
-			if (cli_parse_u64(cmd, "--threads", v, &n) < 0)
+			if (cli_parse_u64(cmd, "--threads", v, 0, CTA_SIM_MAX_THREADS, &n) < 0)
 				return -1;
-			if (n > CTA_SIM_MAX_THREADS) {
-				fprintf(stderr, "ctasim %s: --threads %" PRIu64 ": at most %d\n",
-				        cmd, n, CTA_SIM_MAX_THREADS);
-				return -1;
-			}
 			so.threads = (unsigned)n;
 		} else if (cli_is(a, "--max-events")) {
 			VALUE("--max-events");
-			if (cli_parse_u64(cmd, "--max-events", v, &so.max_events) < 0)
+			if (cli_parse_u64(cmd, "--max-events", v, 0, INT64_MAX, &so.max_events) < 0)
 				return -1;
 		} else if (cli_is(a, "--load")) {
 			VALUE("--load");
@@ -247,8 +244,9 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 	if (placement >= 0)
 		so.device.placement = (cta_placement)placement;
 	if (so.sm_limit > so.device.sm_count) {
-		fprintf(stderr, "ctasim %s: --sm-limit %u: device %s has %u SMs\n", cmd,
-		        so.sm_limit, so.device.name, so.device.sm_count);
+		fprintf(stderr,
+		        "ctasim %s: --sm-limit '%u': out of range [1, %u] (device %s has %u SMs)\n",
+		        cmd, so.sm_limit, so.device.sm_count, so.device.name, so.device.sm_count);
 		return -1;
 	}
 	o->sim = so;
@@ -426,8 +424,9 @@ int cta_cmd_run(int argc, char **argv)
 	int code;
 	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK) {
 		fprintf(stderr, "ctasim run: %s\n", cta_harness_errmsg(h));
-		code = (rc == CTA_EIO || rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL
-		                                                              : CTA_EXIT_USAGE;
+		/* A file that cannot be written is the environment's fault,
+		 * exit 2 like every other I/O error of every command. */
+		code = (rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL : CTA_EXIT_USAGE;
 	} else {
 		code = cli_report("run", h, ki, rc, quiet);
 		if (o.sim.trace_path && !quiet)

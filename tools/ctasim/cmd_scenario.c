@@ -194,8 +194,7 @@ int cta_cmd_scenario(int argc, char **argv)
 		fprintf(stderr, "ctasim scenario: %s\n", err);
 		cta_scenario_exec_free(x);
 		cta_scenario_free(&sc0);
-		return (rc == CTA_EIO || rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL
-		                                                              : CTA_EXIT_USAGE;
+		return (rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL : CTA_EXIT_USAGE;
 	}
 	const struct cta_scenario *sc = cta_scenario_exec_scenario(x);
 	/* On the GPU the line names the GPU that ran, not the model. */

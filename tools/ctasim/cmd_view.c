@@ -19,19 +19,16 @@ static const char usage_text[] =
     "marked. Convert to PNG with e.g. 'rsvg-convert -o out.png FILE.svg'.\n"
     "\n"
     "  -o FILE            output file ('-': standard output)\n"
-    "  --width PX         picture width (default 1600)\n"
-    "  --lane-height PX   height of one SM lane (default: from the SM count)\n"
+    "  --width PX         picture width, [1, 100000] (default 1600)\n"
+    "  --lane-height PX   height of one SM lane, [1, 100000] (default: from the\n"
+    "                     SM count)\n"
     "  --title TEXT       title line (default: device and backend)\n";
 
 static int parse_px(const char *opt, const char *s, unsigned *out)
 {
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (!*s || *end || v == 0 || v > 100000) {
-		fprintf(stderr, "ctasim view: %s needs a number of pixels (1..100000), not '%s'\n",
-		        opt, s);
+	uint64_t v;
+	if (cli_parse_u64("view", opt, s, 1, 100000, &v) < 0)
 		return -1;
-	}
 	*out = (unsigned)v;
 	return 0;
 }

@@ -4,10 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "cli_util.h"
 
 #include "cmd.h"
 #include "ctasim/export.h"
+#include "ctasim/io.h"
 #include "ctasim/sim.h"
 
 struct command {
@@ -45,16 +49,32 @@ static char **saved_argv;
 static char **rerun_envp; /* the environment plus the two variables below */
 static char first_report[sizeof(FIRST_VAR) + 1024] = FIRST_VAR;
 
-static void on_fatal(int sig, siginfo_t *si, void *uc)
+/* Set once a report is on its way out: the exits it makes are the CLI's
+ * own, not a body's. */
+static volatile sig_atomic_t leaving;
+
+/* Leaves without running anything else: exit_group directly, past the
+ * _exit below and any exit handlers. */
+static _Noreturn void leave_now(int code)
 {
-	(void)uc;
+	syscall(SYS_exit_group, code);
+	for (;;)
+		pause();
+}
+
+/* The report of a body that left the process (`what`: how), the trace
+ * kept and marked incomplete, exit 1; with vector code, first a re-run by
+ * exact threads to name the thread. */
+static _Noreturn void body_left(const char *what)
+{
 	char buf[1024];
-	int n = cta_sim_crash_describe(buf, sizeof(buf), sig, si ? si->si_addr : NULL);
+	leaving = 1;
+	int n = cta_sim_crash_describe_what(buf, sizeof(buf), what);
 	if (!cta_sim_crash_thread_known() && rerun_envp && n > 0) {
 		memcpy(first_report + sizeof(FIRST_VAR) - 1, buf, (size_t)n);
 		first_report[sizeof(FIRST_VAR) - 1 + (size_t)n] = 0;
 		static const char note[] =
-		    "ctasim: the crash was in a run of threads executed as vector "
+		    "ctasim: this happened in a run of threads executed as vector "
 		    "code; running the command again thread by thread to name "
 		    "the thread\n";
 		if (write(2, note, sizeof(note) - 1) < 0)
@@ -70,7 +90,111 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	if (n > 0 && write(2, buf, (size_t)n) < 0)
 		n = 0;
 	cta_sim_crash_finish_trace();
-	_exit(CTA_EXIT_FAIL);
+	leave_now(CTA_EXIT_FAIL);
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	char what[160];
+	snprintf(what, sizeof(what), "crashed: %s at address %p", cta_sim_signal_name(sig),
+	         si ? si->si_addr : NULL);
+	body_left(what);
+}
+
+/* abort(), raise() and kill() of the process's own pid from a body are a
+ * body leaving: reported like a crash, exit 1. The same signals from
+ * outside (SIGINT from the terminal, SIGTERM from a batch scheduler) end
+ * the run as an interruption: the trace so far kept and marked
+ * incomplete, the output being written removed, exit 128 + signal. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	int own = si &&
+	          (si->si_code == SI_USER || si->si_code == SI_TKILL || si->si_code == SI_QUEUE) &&
+	          si->si_pid == getpid();
+	int where = cta_sim_crash_in_body();
+	int fault = sig == SIGABRT || sig == SIGTRAP || sig == SIGSYS;
+	if (!leaving && ((own && where) || (fault && where == 1))) {
+		char what[160];
+		snprintf(what, sizeof(what), "raised %s", cta_sim_signal_name(sig));
+		body_left(what);
+	}
+	if (fault) {
+		/* ctasim's own assertion: keep the trace, then die of it. */
+		leaving = 1;
+		cta_sim_crash_finish_trace();
+		signal(sig, SIG_DFL);
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		raise(sig);
+		leave_now(128 + sig);
+	}
+	leaving = 1;
+	char why[64], msg[600], path[400];
+	const char *name = sig == SIGINT    ? "SIGINT"
+	                   : sig == SIGTERM ? "SIGTERM"
+	                   : sig == SIGHUP  ? "SIGHUP"
+	                   : sig == SIGUSR1 ? "SIGUSR1"
+	                   : sig == SIGUSR2 ? "SIGUSR2"
+	                                    : "SIGALRM";
+	snprintf(why, sizeof(why), "interrupted by %s", name);
+	int kept = cta_sim_crash_finish_trace_as(why);
+	cli_interrupted_cleanup();
+	int n;
+	if (kept && cli_trace_path && !cli_is_stdio(cli_trace_path))
+		n = snprintf(msg, sizeof(msg),
+		             "ctasim: %s; the trace so far is kept, marked incomplete: %s\n", why,
+		             cta_escape(path, sizeof(path), cli_trace_path, 0));
+	else
+		n = snprintf(msg, sizeof(msg), "ctasim: %s\n", why);
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		n = 0;
+	leave_now(128 + sig);
+}
+
+/* exit() called by a body runs the exit handlers on the body's thread. */
+static void on_exit_check(int status, void *arg)
+{
+	(void)arg;
+	if (!leaving && cta_sim_crash_in_body() == 1) {
+		char what[64];
+		snprintf(what, sizeof(what), "called exit(%d)", status);
+		body_left(what);
+	}
+}
+
+/* _exit and _Exit skip the exit handlers: the executable's own definitions
+ * stand in front of libc's (for kernels linked in, and through the
+ * exported symbol for those loaded with --load), check, and then end the
+ * process as libc's would. glibc's exit() reaches the system call through
+ * its internal alias, not through these. */
+__attribute__((visibility("default"))) void _exit(int status)
+{
+	if (!leaving && cta_sim_crash_in_body() == 1) {
+		char what[64];
+		snprintf(what, sizeof(what), "called _exit(%d)", status);
+		body_left(what);
+	}
+	leave_now(status);
+}
+
+__attribute__((visibility("default"))) void _Exit(int status)
+{
+	if (!leaving && cta_sim_crash_in_body() == 1) {
+		char what[64];
+		snprintf(what, sizeof(what), "called _Exit(%d)", status);
+		body_left(what);
+	}
+	leave_now(status);
+}
+
+static void on_quick_exit(void)
+{
+	if (!leaving && cta_sim_crash_in_body() == 1)
+		body_left("called quick_exit()");
 }
 
 extern char **environ;
@@ -104,6 +228,20 @@ static void install_crash_handlers(char **argv)
 	int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	/* One at a time: a second SIGINT while the first is being handled
+	 * waits instead of cutting the trace's last lines short. */
+	sigfillset(&sa.sa_mask);
+	int other[] = {SIGABRT, SIGTRAP, SIGSYS,  SIGINT, SIGTERM,
+	               SIGHUP,  SIGUSR1, SIGUSR2, SIGALRM};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		sigaction(other[i], &sa, NULL);
+	/* Past a file-size limit a write fails with EFBIG, reported like any
+	 * other write error, instead of the process being killed. */
+	signal(SIGXFSZ, SIG_IGN);
+	on_exit(on_exit_check, NULL);
+	at_quick_exit(on_quick_exit);
 }
 
 /* A re-run after a crash in vector code that finished without crashing
@@ -120,9 +258,8 @@ static int rerun_result(int rc)
 	return CTA_EXIT_FAIL;
 }
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
-	install_crash_handlers(argv);
 	if (argc < 2) {
 		usage(stderr);
 		return CTA_EXIT_USAGE;
@@ -140,4 +277,11 @@ int main(int argc, char **argv)
 			return rerun_result(commands[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "ctasim: unknown command '%s' (see 'ctasim --help')\n", argv[1]);
 	return CTA_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	cli_stdio_init();
+	install_crash_handlers(argv);
+	return cli_stdio_finish(run_main(argc, argv));
 }
