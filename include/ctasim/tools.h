@@ -179,6 +179,9 @@ struct cta_calib_report {
 	/* Distinct requested times among them; where 2 or more, spin_add was
 	 * fitted at that count, elsewhere it is taken from a fitted count. */
 	unsigned n_spin_lengths[CTA_DEVICE_MAX_RESIDENT + 1];
+	/* The sweep rule (placement = sweep): first-wave blocks of the
+	 * idle-device launches it places on the recorded SM, of how many. */
+	uint64_t sweep_placed, sweep_total;
 	char note[256]; /* anything the caller should tell the user, or "" */
 };
 
@@ -206,11 +209,14 @@ struct cta_calib_opts {
 	/* Per trace (NULL: none): nonzero when the trace feeds the duration
 	 * model only, not placement or latencies (a multi-kernel scenario). */
 	const unsigned char *duration_only;
+	/* Nonzero: placement = order, replaying the recorded first waves by
+	 * grid size (wave_order), instead of fitting the sweep rule. */
+	int replay_waves;
 };
 #define CTA_CALIB_OPTS_INIT                                                                        \
 	{                                                                                          \
 		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
-		.duration_only = NULL                                                              \
+		.duration_only = NULL, .replay_waves = 0                                           \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

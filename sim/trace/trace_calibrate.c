@@ -715,11 +715,28 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		note(rep, "no kernel started on an idle device: placement kept from the base");
 	}
 
-	/* The measured first waves, by grid size: block i of the grid started
-	 * on wave[i], for the prefix of blocks that started before any block of
-	 * the kernel ended. Hardware placement depends on the grid size. */
+	/* The sweep rule over the base's topology, unless the recorded waves
+	 * are to be replayed or the topology had to be rebuilt. */
 	out->wave_order_count = 0;
-	for (size_t ti = 0; ti < n; ti++) {
+	int sweep = !opts->replay_waves && final_sm == base->sm_count && base->gpc_count;
+	if (sweep) {
+		rc = cta__calib_fit_sweep(out, traces, n, donly, &rep->sweep_placed,
+		                          &rep->sweep_total);
+		if (rc) {
+			free_fit(&fit);
+			return fail(errbuf, errlen, "%s", cta_strerror(rc));
+		}
+		if (!rep->sweep_total) {
+			note(rep,
+			     "no single kernel started on an idle device: sweep rule kept from "
+			     "the base");
+			out->placement = base->placement;
+		}
+	}
+	/* With replay_waves, the measured first waves by grid size: block i of
+	 * the grid started on wave[i], for the prefix of blocks that started
+	 * before any block of the kernel ended. */
+	for (size_t ti = 0; ti < n && !sweep; ti++) {
 		const struct cta_trace *t = traces[ti];
 		for (unsigned kk = 0; kk < t->header.kernel_count && !(donly && donly[ti]); kk++) {
 			const struct cta_trace_kernel *kd = &t->header.kernels[kk];

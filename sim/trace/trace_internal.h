@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ctasim/device.h"
 #include "ctasim/trace.h"
 
 #define CTA__TRACE_MAGIC   "#ctasim-trace"
@@ -100,5 +101,14 @@ uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k);
 /* Closes a writer from a fatal-signal handler: flushes, marks the trace
  * "#incomplete records=N WHY", renames; only async-signal-safe calls. */
 void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
+
+/* ---- Calibration of the sweep rule (trace_sweep_fit.c) ------------ */
+
+/* Fits m's sweep_* parameters (placement = sweep) to the first waves of
+ * the idle-device single-kernel launches of the traces (those with
+ * donly[i] set are skipped); m's topology is kept. *placed of *total
+ * first-wave blocks then land on the recorded SM. */
+int cta__calib_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
+                         size_t n, const unsigned char *donly, uint64_t *placed, uint64_t *total);
 
 #endif

@@ -59,9 +59,20 @@ static void synthetic_latencies_and_order_are_recovered(void **state)
 	base_model(&base);
 	struct cta_calib_report rep;
 	char err[256] = "";
-	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
-	assert_int_equal(m.sm_count, 8);
+	/* Replaying the recorded wave is an option; the default fits the
+	 * sweep rule over the base's topology. */
+	struct cta_calib_opts replay = CTA_CALIB_OPTS_INIT;
+	replay.replay_waves = 1;
+	assert_int_equal(
+	    cta_trace_calibrate_opts(&m, &rep, &base, ts, 1, &replay, err, sizeof(err)), 0);
 	assert_int_equal(m.placement, CTA_PLACE_ORDER);
+	assert_int_equal(m.wave_order_count, 1);
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.placement, CTA_PLACE_SWEEP);
+	assert_int_equal(m.wave_order_count, 0);
+	assert_int_equal(rep.sweep_total, 16); /* two blocks on each of 8 SMs */
+	assert_true(rep.sweep_placed <= rep.sweep_total);
+	assert_int_equal(m.sm_count, 8);
 	assert_int_equal(m.placement_order_len, 8);
 	assert_memory_equal(m.placement_order, order8, sizeof(order8));
 	/* Launch: first start minus launch minus nothing else. */

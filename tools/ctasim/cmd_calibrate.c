@@ -1,6 +1,7 @@
 /* `ctasim calibrate HWTRACE... -o MODEL`: fits a device model's placement
- * order and scheduler latencies to hardware traces and writes it as a model
- * file that `ctasim run --device MODEL` loads. */
+ * rule (the sweep, or with --replay-waves the recorded waves), scheduler
+ * latencies and durations to hardware traces and writes it as a model file
+ * that `ctasim run --device MODEL` loads. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,18 @@
 static const char usage_text[] =
     "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE]\n"
     "                        [--block-ns [KERNEL=]NS]... [--duration-trace TRACE]...\n"
-    "                        [--duration-quantile Q]\n"
+    "                        [--duration-quantile Q] [--replay-waves]\n"
     "\n"
     "Fits a device model to one or more (hardware) traces of one GPU: the SM\n"
-    "count, the first-wave placement order (placement = order) and the launch,\n"
+    "count, the parameters of the sweep rule of block placement over the base's\n"
+    "TPC/GPC topology (placement = sweep, docs/FIDELITY.md) and the launch,\n"
     "dispatch, block start, retire and cancel latencies (docs/TOOLS.md gives the\n"
     "estimators). Everything else comes from the base model.\n"
     "\n"
+    "  --replay-waves   instead of the sweep rule, store each recorded first\n"
+    "                   wave and replay it for launches of that grid size\n"
+    "                   (placement = order): exact on the recorded sizes, a\n"
+    "                   guess on others\n"
     "  -o MODEL         model file to write\n"
     "  --base DEVICE    preset name or model file to start from\n"
     "                   (default: the device named in the first trace)\n"
@@ -112,6 +118,8 @@ int cta_cmd_calibrate(int argc, char **argv)
 					goto done;
 				opts.quantile = q;
 			}
+		} else if (!strcmp(a, "--replay-waves")) {
+			opts.replay_waves = 1;
 		} else if (!strcmp(a, "--duration-trace")) {
 			if (++i >= argc)
 				goto usage;
@@ -162,14 +170,34 @@ int cta_cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, "ctasim calibrate: %s\n", err);
 		goto done;
 	}
+	{
+		/* What the fit saw, cut to the field's size. */
+		char what[160];
+		int w =
+		    snprintf(what, sizeof(what), "%zu traces of %s", n, traces[0].header.device);
+		size_t len = w < 0 ? 0 : (size_t)w;
+		if (len >= sizeof(m->fitted_on))
+			len = sizeof(m->fitted_on) - 1;
+		memcpy(m->fitted_on, what, len);
+		m->fitted_on[len] = 0;
+	}
 	if (cta_device_save(m, out, err, sizeof(err))) {
 		fprintf(stderr, "ctasim calibrate: %s\n", err);
 		goto done;
 	}
 	printf("calibrated %s from %u trace(s), base %s\n", out, rep.traces, bn);
 	printf("  sm_count             %u\n", m->sm_count);
-	printf("  placement order      from %u kernel(s) on an idle device%s\n", rep.kernels_used,
-	       rep.kernels_used ? "" : " (kept from the base)");
+	if (m->placement == CTA_PLACE_SWEEP && rep.sweep_total)
+		printf("  placement            sweep: %u SMs first, gaps %u/%u after %u turns, "
+		       "small waves %u, rotate from %" PRIu64 " blocks; places %" PRIu64
+		       " of %" PRIu64 " first-wave blocks (%.2f%%)\n",
+		       m->sweep_first_len, m->sweep_gap_first, m->sweep_gap_later,
+		       m->sweep_gap_switch, m->sweep_small_waves, m->sweep_rotate_grid,
+		       rep.sweep_placed, rep.sweep_total,
+		       100.0 * rep.sweep_placed / rep.sweep_total);
+	else
+		printf("  placement order      from %u kernel(s) on an idle device%s\n",
+		       rep.kernels_used, rep.kernels_used ? "" : " (kept from the base)");
 	printf("  launch_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->launch_latency_ns,
 	       rep.n_launch);
 	printf("  dispatch_latency_ns  %" PRIu64 " (%" PRIu64 " samples)\n", m->dispatch_latency_ns,
