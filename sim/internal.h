@@ -430,6 +430,7 @@ struct cta_sim {
 	int deterministic;
 	int io_error;
 	int bad_smem;         /* a body used more shared memory than declared */
+	struct cta__san *san; /* --sanitize: the sanitizer's state (sim/sanitize) */
 	uint64_t activations; /* kernels made active so far: the FIFO key */
 };
 
@@ -564,7 +565,14 @@ enum cta__ub_rule {
 	UB_DIVERGENT_BARRIER,
 	UB_BARRIER_DEADLOCK,
 	UB_BUILTIN_BLOCKIDX_IN_BODY,
-	UB__COUNT
+	UB__COUNT,
+	/* The sanitizer's reports (sim/sanitize), through the same path. */
+	UB_MEMCHECK_OOB = UB__COUNT,
+	UB_MEMCHECK_USE_AFTER_FREE,
+	UB_RACECHECK_SHARED_WW,
+	UB_RACECHECK_SHARED_RW,
+	UB_INITCHECK_SHARED,
+	UB__ALL
 };
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,

@@ -74,6 +74,13 @@ CTA_EXPORT uint64_t cta_harness_seed(struct cta_harness *h);
 /* Host buffer of `bytes`, zeroed, owned by the harness. Its contents are
  * copied to the device before the first launch and back after the last. */
 CTA_EXPORT void *cta_harness_alloc(struct cta_harness *h, size_t bytes);
+/* Frees buffer `host` before the launches run, as cudaFree in host code
+ * would (a kernel that still uses it then reads freed memory). Under
+ * --sanitize the memory stays allocated, marked freed, until the harness
+ * is freed, so memcheck reports such an access. */
+CTA_EXPORT void cta_harness_release(struct cta_harness *h, void *host);
+/* The sanitizer tool this run uses (CTA_SANITIZE_NONE without one). */
+CTA_EXPORT cta_sanitize_tool cta_harness_sanitizer(const struct cta_harness *h);
 /* The pointer a kernel argument must hold for host buffer `host` (the same
  * pointer in the simulator, the device copy on a GPU). */
 CTA_EXPORT void *cta_harness_dev(struct cta_harness *h, void *host);

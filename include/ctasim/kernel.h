@@ -302,6 +302,14 @@ static inline int cta__claim(struct cta__lane *l)
 #error "ctasim kernels need a compiler with constructor attributes"
 #endif
 
+/* The sanitizer's second build of the kernel bodies (kernels/sanitized.c)
+ * defines these to name its copies apart and register them as the
+ * instrumented variants. */
+#ifndef CTA__KDEF_NAME
+#define CTA__KDEF_NAME(name)  name
+#define CTA__KDEF_REGISTER(k) cta_kernel_register(k)
+#endif
+
 /* Defines kernel NAME whose body sees `const ARGTYPE *ARGNAME`. The body
  * is always inlined into the thread loop, so that its index reads become
  * the loop's registers before the compiler computes their ranges. Also
@@ -329,11 +337,11 @@ static inline int cta__claim(struct cta__lane *l)
 			name##__rows((const argtype *)cta__a);                                     \
 		}                                                                                  \
 	}                                                                                          \
-	CTA_EXPORT const struct cta_kernel_def name = {#name,    name##__threads, sizeof(argtype), \
-	                                               __FILE__, __LINE__,        NULL};           \
+	CTA_EXPORT const struct cta_kernel_def CTA__KDEF_NAME(name) = {                            \
+	    #name, name##__threads, sizeof(argtype), __FILE__, __LINE__, NULL};                    \
 	CTA__CONSTRUCTOR(name##__register)                                                         \
 	{                                                                                          \
-		cta_kernel_register(&name);                                                        \
+		CTA__KDEF_REGISTER(&CTA__KDEF_NAME(name));                                         \
 	}                                                                                          \
 	static inline void name##__body(const argtype *argname, CTA__LANE_PARAM)
 

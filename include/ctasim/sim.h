@@ -25,6 +25,16 @@ typedef enum cta_ub_mode {
 	                    * a barrier deadlock is still reported */
 } cta_ub_mode;
 
+/* The sanitizer for kernel bodies (docs/SANITIZE.md), one tool a run as
+ * compute-sanitizer has: the kernels built into ctasim run their second,
+ * instrumented build, one thread at a time on one host thread. */
+typedef enum cta_sanitize_tool {
+	CTA_SANITIZE_NONE = 0,
+	CTA_SANITIZE_MEMCHECK = 1,  /* out of bounds, use after free */
+	CTA_SANITIZE_RACECHECK = 2, /* shared-memory races between two barriers */
+	CTA_SANITIZE_INITCHECK = 3, /* reads of shared memory the block never wrote */
+} cta_sanitize_tool;
+
 #define CTA_SIM_OPTS_VERSION 1
 /* The most host threads a simulator takes (cta_sim_opts.threads). */
 #define CTA_SIM_MAX_THREADS 1024
@@ -44,6 +54,8 @@ struct cta_sim_opts {
 	int random_tiebreak;       /* break placement ties by seed instead of by SM id */
 	unsigned sm_limit;         /* 0: all SMs of the model; else use the first N */
 	uint64_t max_events;       /* 0: no limit; else stop as hung after this many */
+	/* CTA_SANITIZE_NONE: the plain kernels; else the tool (docs/SANITIZE.md) */
+	cta_sanitize_tool sanitize;
 };
 #define CTA_SIM_OPTS_INIT                                                                          \
 	{                                                                                          \
@@ -165,6 +177,13 @@ CTA_EXPORT const struct cta_kernel_def *cta_kernel_find(const char *name);
 
 /* All UB rule names (NULL-terminated), for docs and the CLI. */
 CTA_EXPORT const char *const *cta_ub_rule_names(void);
+/* The sanitizer's report names (NULL-terminated): memcheck_oob, ... */
+CTA_EXPORT const char *const *cta_sanitize_rule_names(void);
+/* The tool's name ("memcheck", ...), and the tool of a name (-1: none). */
+CTA_EXPORT const char *cta_sanitize_tool_name(cta_sanitize_tool t);
+CTA_EXPORT int cta_sanitize_tool_parse(const char *name);
+/* 1 when kernel k has an instrumented build (every kernel of kernels/). */
+CTA_EXPORT int cta_sanitize_available(const struct cta_kernel_def *k);
 
 #ifdef __cplusplus
 }

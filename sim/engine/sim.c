@@ -10,6 +10,7 @@
 
 #include "exec/fiber.h"
 #include "internal.h"
+#include "sanitize/sanitize.h"
 
 #include "exec/pool.h"
 
@@ -153,6 +154,15 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 	 * advances a clock: more host threads cannot make that faster. */
 	if (opts->timing_only)
 		nw = 1;
+	/* --sanitize: one host thread, so reports come in one order. */
+	if (opts->sanitize) {
+		nw = 1;
+		if ((unsigned)opts->sanitize > CTA_SANITIZE_INITCHECK || cta__san_sim_new(s) < 0) {
+			cta_sim_free(s);
+			return (unsigned)opts->sanitize > CTA_SANITIZE_INITCHECK ? CTA_EINVAL
+			                                                         : CTA_ENOMEM;
+		}
+	}
 	if (nw == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		nw = n > 0 ? (unsigned)n : 1;
@@ -198,6 +208,7 @@ void cta_sim_free(cta_sim *s)
 	free(s->streams);
 	free(s->sms);
 	free(s->ubs);
+	cta__san_sim_free(s);
 	free(s->bucket);
 	free(s->bcount);
 	free(s->gpcmask);
@@ -318,10 +329,19 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		cta__errf(s, "unknown stream %d", l->stream);
 		return CTA_EINVAL;
 	}
+	const struct cta_kernel_def *kdef = l->kernel;
+	if (s->san && !(kdef = cta__san_kernel(l->kernel))) {
+		cta__errf(s,
+		          "kernel %s has no instrumented build: --sanitize runs the kernels "
+		          "built into ctasim (kernels/), not ones loaded with --load",
+		          l->kernel->name);
+		return CTA_EUNSUPPORTED;
+	}
 	struct cta__kernel *k = calloc(1, sizeof(*k));
 	if (!k)
 		return CTA_ENOMEM;
 	k->l = *l;
+	k->l.kernel = kdef;
 	memcpy(k->l.cluster, cl, sizeof(cl));
 	k->csize = csize;
 	k->id = s->nkernels;
@@ -476,7 +496,7 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 		s->ubs[s->nubs++] = o->ubs[i];
 	}
 	o->nubs = 0;
-	for (unsigned r = 0; o->ubtotal && r < UB__COUNT; r++) {
+	for (unsigned r = 0; o->ubtotal && r < UB__ALL; r++) {
 		s->ub_counts[r] += drop ? 0 : o->ubcount[r];
 		if (o->ubcount[r] && r != UB_BUILTIN_BLOCKIDX_IN_BODY &&
 		    s->o.ub_mode == CTA_UB_ABORT)

@@ -230,7 +230,7 @@ void cta__unit_template(struct cta_sim *s, struct cta__kernel *k)
 		cur->idim.z = k->l.block[2];
 	}
 	/* One thread a block in timing-only mode: nothing to vectorise. */
-	cur->exact = cta__exact_threads || s->o.timing_only;
+	cur->exact = cta__exact_threads || s->o.timing_only || s->o.sanitize;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 }

@@ -13,6 +13,7 @@
 
 #include "ctasim/io.h"
 #include "host/harness_impl.h"
+#include "sanitize/sanitize.h"
 
 /* ---- registries ------------------------------------------------------------ */
 
@@ -268,6 +269,12 @@ static void *host_alloc(size_t bytes, int *mapped)
 
 static void host_free(void *p, size_t bytes, int mapped)
 {
+	if (mapped == 2) {
+		/* A --sanitize buffer between its red zones (cta_harness_alloc). */
+		cta__san_buffer_forget(p);
+		free((char *)p - CTA__SAN_REDZONE);
+		return;
+	}
 	if (!mapped) {
 		free(p);
 		return;
@@ -285,7 +292,18 @@ void *cta_harness_alloc(struct cta_harness *h, size_t bytes)
 		return NULL;
 	}
 	int mapped = 0;
-	void *p = host_alloc(bytes, &mapped);
+	void *p;
+	if (h->opts.sim.sanitize && h->opts.backend == CTA_BACKEND_SIM) {
+		/* Red zones on both sides, so that memcheck tells an access just
+		 * out of bounds from one in another buffer. */
+		char *z = calloc(1, bytes + 2 * CTA__SAN_REDZONE);
+		p = z ? z + CTA__SAN_REDZONE : NULL;
+		mapped = 2;
+		if (p)
+			cta__san_buffer_add(p, bytes, h->ki->name, h->nbufs);
+	} else {
+		p = host_alloc(bytes, &mapped);
+	}
 	if (!p) {
 		cta_harness_error(h, CTA_ENOMEM, "out of memory allocating %zu bytes", bytes);
 		return NULL;
@@ -304,6 +322,33 @@ void *cta_harness_alloc(struct cta_harness *h, size_t bytes)
 	h->bufs[h->nbufs].mapped = mapped;
 	h->nbufs++;
 	return p;
+}
+
+void cta_harness_release(struct cta_harness *h, void *host)
+{
+	for (unsigned i = 0; host && i < h->nbufs; i++) {
+		struct cta__hbuf *b = &h->bufs[i];
+		if (b->host != host)
+			continue;
+		if (b->mapped == 2) {
+			/* Kept allocated until the harness is freed: memcheck then
+			 * reports a kernel's access instead of it landing in reused
+			 * memory. */
+			cta__san_buffer_release(host);
+			return;
+		}
+		if (b->dev && b->dev != b->host)
+			cta__cuda_free(b->dev);
+		host_free(b->host, b->bytes, b->mapped);
+		memmove(b, b + 1, (h->nbufs - i - 1) * sizeof(*b));
+		h->nbufs--;
+		return;
+	}
+}
+
+cta_sanitize_tool cta_harness_sanitizer(const struct cta_harness *h)
+{
+	return h->opts.backend == CTA_BACKEND_SIM ? h->opts.sim.sanitize : CTA_SANITIZE_NONE;
 }
 
 void *cta_harness_dev(struct cta_harness *h, void *host)

@@ -30,13 +30,24 @@ const char *const *cta_ub_rule_names(void)
 	return rule_names;
 }
 
+/* Indexed by enum cta__ub_rule from UB__COUNT (sim/sanitize reports them). */
+static const char *const san_rule_names[UB__ALL - UB__COUNT + 1] = {
+    "memcheck_oob",        "memcheck_use_after_free", "racecheck_shared_ww",
+    "racecheck_shared_rw", "initcheck_shared",        NULL,
+};
+
+const char *const *cta_sanitize_rule_names(void)
+{
+	return san_rule_names;
+}
+
 /* Reports kept in full; beyond this only the counts grow. */
 #define MAX_STORED 4096
 
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
              const char *file, int line, const char *causefmt, ...)
 {
-	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK)
+	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK && rule < UB__COUNT)
 		return;
 	if (s->aborted)
 		return;
@@ -64,7 +75,7 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 	}
 	struct cta_ub_report *r = &o->ubs[o->nubs++];
 	memset(r, 0, sizeof(*r));
-	r->rule = rule_names[rule];
+	r->rule = rule < UB__COUNT ? rule_names[rule] : san_rule_names[rule - UB__COUNT];
 	r->warning = warning;
 	r->file = file ? file : "?";
 	r->line = line;

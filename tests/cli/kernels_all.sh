@@ -79,6 +79,16 @@ for k in $listed; do
 			expect 1 "$rule" "$k" --arg after_exit=1
 		fi
 		;;
+	san_*)
+		# The sanitizer's planted bugs: caught by their tool, refused
+		# without it, and the valid twins clean under it.
+		rule=$(awk -v k="$k" '$1 == k' "$tmp/list" | sed -n 's/.*\[expected to fail: \([a-z_]*\).*/\1/p')
+		tool=${rule%%_*}
+		expect 1 "reports?: (.* )?${rule}=[0-9]" "$k" --sanitize "$tool"
+		expect 0 "" "$k" --sanitize "$tool" --arg valid=1
+		expect 0 "" "$k" --arg valid=1
+		expect 2 "--sanitize $tool" "$k"
+		;;
 	*)
 		# Other kernels that list marks as expected to fail (a crash
 		# demonstration, say) must fail; the rest must pass.

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 	           "  --backend sim|cuda     simulator (default) or the GPU\n"
 	           "  --clc auto|hardware|emulate   CUDA backend: how to run CLC\n"
 	           "  --ub report|abort|off  UB checking (default report)\n"
+	           "  --sanitize memcheck|racecheck|initcheck   check the bodies' memory\n"
+	           "                         accesses (docs/SANITIZE.md)\n"
 	           "  --cancel-fail-rate P   make each cancel fail with probability P in [0, 1]\n"
 	           "  --cancel-fail-after N  make every cancel after the first N fail,\n"
 	           "                         N in [0, 2^63-1]\n"
@@ -165,6 +167,18 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 				        cmd, v);
 				return -1;
 			}
+		} else if (cli_is(a, "--sanitize")) {
+			VALUE("--sanitize");
+			int t = cta_sanitize_tool_parse(v);
+			if (t <= 0) {
+				fprintf(
+				    stderr,
+				    "ctasim %s: --sanitize '%s': expected memcheck, racecheck or "
+				    "initcheck\n",
+				    cmd, v);
+				return -1;
+			}
+			so.sanitize = (cta_sanitize_tool)t;
 		} else if (cli_is(a, "--cancel-fail-rate")) {
 			VALUE("--cancel-fail-rate");
 			if (cli_parse_double(cmd, "--cancel-fail-rate", v, 0, 1,
@@ -237,6 +251,13 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			        cmd);
 		else
 			fprintf(stderr, "ctasim %s: which kernel? (see 'ctasim list')\n", cmd);
+		return -1;
+	}
+	if (so.sanitize && o->backend == CTA_BACKEND_CUDA) {
+		fprintf(stderr,
+		        "ctasim %s: --sanitize checks the simulator's run; on a GPU use "
+		        "compute-sanitizer (tests/cuda/gpu_sanitize.sh)\n",
+		        cmd);
 		return -1;
 	}
 	if (cli_device(cmd, device, &so.device) < 0)
@@ -337,6 +358,14 @@ int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_i
 					n += !strcmp(cta_sim_ub_report(s, j)->rule, names[r]);
 				if (n)
 					printf(" %s=%zu", names[r], n);
+			}
+			const char *const *snames = cta_sanitize_rule_names();
+			for (int r = 0; snames[r]; r++) {
+				size_t n = 0;
+				for (size_t j = 0; j < nub; j++)
+					n += !strcmp(cta_sim_ub_report(s, j)->rule, snames[r]);
+				if (n)
+					printf(" %s=%zu", snames[r], n);
 			}
 			printf("\n");
 			for (size_t j = 0; j < nub && j < 5; j++) {

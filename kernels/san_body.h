@@ -1,0 +1,85 @@
+/* Planted bugs for the sanitizer (--sanitize, docs/SANITIZE.md): one kernel
+ * per report, each a small vec-copy (out[i] = in[i] + 1) with one classic
+ * mistake. With valid = 1 it is the valid twin: the same code with the
+ * mistake fixed, which no tool may report. Compiles as C11 and as CUDA C++,
+ * where compute-sanitizer's tools catch the same bugs. */
+#ifndef CTASIM_KERNELS_SAN_BODY_H
+#define CTASIM_KERNELS_SAN_BODY_H
+
+#include "ctasim/kernel.h"
+
+struct san_args {
+	const int *in;
+	int *out;
+	int n;
+	int valid;
+};
+
+/* [memcheck_oob] on a harness buffer: the off-by-one bound `i <= n`. */
+CTA_KERNEL(san_memcheck_oob, struct san_args, p)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	int last = p->valid ? p->n - 1 : p->n;
+	if (i <= last)
+		p->out[i] = p->in[i] + 1; // The bug: one past the end
+}
+
+/* [memcheck_oob] on shared memory: a tile indexed one slot too far (the
+ * harness launches blocks of SAN_TILE threads). */
+#define SAN_TILE 256
+CTA_KERNEL(san_memcheck_shared_oob, struct san_args, p)
+{
+	CTA_SHARED_ARRAY(int, tile, SAN_TILE);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned slot = threadIdx.x + (p->valid ? 0u : 1u);
+	tile[slot] = p->in[i]; // The bug: slot SAN_TILE is past the tile
+	__syncthreads();
+	p->out[i] = tile[slot] + 1;
+}
+
+/* [memcheck_use_after_free]: the harness releases `in` before the launch
+ * (cudaFree before the kernel that still reads it). */
+CTA_KERNEL(san_memcheck_use_after_free, struct san_args, p)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	p->out[i] = p->in[i] + 1; // The bug: in was freed
+}
+
+/* [racecheck_shared_ww]: every thread sets the block's flag, where one
+ * thread should. */
+CTA_KERNEL(san_racecheck_ww, struct san_args, p)
+{
+	CTA_SHARED(int, one);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (!p->valid || threadIdx.x == 0)
+		*one = 1; // The bug: every thread writes
+	__syncthreads();
+	p->out[i] = p->in[i] + *one;
+}
+
+/* [racecheck_shared_rw]: reads a neighbour's slot without the barrier
+ * between the writes and the reads. */
+CTA_KERNEL(san_racecheck_rw, struct san_args, p)
+{
+	CTA_SHARED_ARRAY(int, tile, SAN_TILE);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	tile[threadIdx.x] = p->in[i];
+	if (p->valid)
+		__syncthreads();
+	p->out[i] = tile[(threadIdx.x + 1) % blockDim.x] + 1; // The bug: no barrier before
+}
+
+/* [initcheck_shared]: the last thread's slot is never written (the bound
+ * `t < blockDim.x - 1`), and every thread reads its own. */
+CTA_KERNEL(san_initcheck_shared, struct san_args, p)
+{
+	CTA_SHARED_ARRAY(int, tile, SAN_TILE);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned writers = blockDim.x - (p->valid ? 0u : 1u);
+	if (threadIdx.x < writers)
+		tile[threadIdx.x] = p->in[i];
+	__syncthreads();
+	p->out[i] = tile[threadIdx.x] + 1; // The bug: slot blockDim.x-1 unwritten
+}
+
+#endif

@@ -1,0 +1,42 @@
+/* Every kernel body of kernels/ compiled a second time, instrumented for
+ * --sanitize (docs/SANITIZE.md): gcc's -fsanitize=kernel-address turns each
+ * load and store into a call that sim/sanitize/sanitize.c answers. The
+ * copies register as the instrumented variants of the plain kernels. */
+#include <stddef.h>
+
+/* The builtins the instrumentation calls, renamed with asm labels so they
+ * reach ctasim's sanitizer and never an ASan runtime linked beside it. */
+#define SAN_BUILTIN(n)                                                                             \
+	void __asan_load##n##_noabort(void *) __asm__("cta__san_load" #n);                         \
+	void __asan_store##n##_noabort(void *) __asm__("cta__san_store" #n);
+SAN_BUILTIN(1)
+SAN_BUILTIN(2)
+SAN_BUILTIN(4)
+SAN_BUILTIN(8)
+SAN_BUILTIN(16)
+void __asan_loadN_noabort(void *, long) __asm__("cta__san_loadN");
+void __asan_storeN_noabort(void *, long) __asm__("cta__san_storeN");
+void __asan_handle_no_return(void) __asm__("cta__san_no_return");
+
+/* Distinct names for the copies' descriptors, registered apart. */
+#define CTA__KDEF_NAME(name)  name##__sanitized
+#define CTA__KDEF_REGISTER(k) cta__san_kernel_register(k)
+#include "ctasim/kernel.h"
+void cta__san_kernel_register(const struct cta_kernel_def *k);
+
+/* The copies always run the exact thread loop: no vector clones. */
+#undef CTA__LOOP_CLONES
+#define CTA__LOOP_CLONES
+
+/* Every body of kernels/ (the list device/kernels.cu includes, plus the
+ * planted bugs). */
+#include "compute_body.h"
+#include "crash_body.h"
+#include "reduce_body.h"
+#include "san_body.h"
+#include "saxpy_body.h"
+#include "spin_body.h"
+#include "ub_body.h"
+#include "vec_add_body.h"
+#include "vecscale_body.h"
+#include "work_steal_body.h"

@@ -1,0 +1,721 @@
+/* The sanitizer for kernel bodies (--sanitize memcheck|racecheck|initcheck),
+ * as compute-sanitizer is on a GPU. gcc's kernel-address instrumentation
+ * (kernels/sanitized.c) turns every load and store of the kernels' second
+ * build into a call of __asan_{load,store}N_noabort(addr); ctasim defines
+ * those here: an address in the running block's shared memory or in a
+ * harness buffer (or its red zones) is checked, anything else (the stack,
+ * the argument copy, the simulator's own state) is left alone. Reports go
+ * through the UB checker (sim/ub/ub.c), one per instruction (per pair of
+ * instructions for a race), with thread, block, source place and buffer.
+ * docs/SANITIZE.md is the reference. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <inttypes.h>
+#include <link.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "sanitize/sanitize.h"
+
+extern char **environ;
+
+/* ---- the instrumented kernels ---------------------------------------- */
+
+static const struct cta_kernel_def **san_defs;
+static size_t nsan, capsan;
+
+void cta__san_kernel_register(const struct cta_kernel_def *k)
+{
+	if (nsan == capsan) {
+		size_t cap = capsan ? capsan * 2 : 64;
+		const struct cta_kernel_def **n = realloc(san_defs, cap * sizeof(*n));
+		if (!n)
+			return; /* at load time: that kernel then has no sanitized build */
+		san_defs = n;
+		capsan = cap;
+	}
+	san_defs[nsan++] = k;
+}
+
+const struct cta_kernel_def *cta__san_kernel(const struct cta_kernel_def *k)
+{
+	/* Name, file and line: a user kernel of the same name (--load) is not
+	 * ours. */
+	for (size_t i = 0; k && i < nsan; i++)
+		if (!strcmp(san_defs[i]->name, k->name) && san_defs[i]->line == k->line &&
+		    !strcmp(san_defs[i]->file, k->file))
+			return san_defs[i];
+	return NULL;
+}
+
+int cta_sanitize_available(const struct cta_kernel_def *k)
+{
+	return cta__san_kernel(k) != NULL;
+}
+
+static const char *const tool_names[] = {"none", "memcheck", "racecheck", "initcheck"};
+
+const char *cta_sanitize_tool_name(cta_sanitize_tool t)
+{
+	return (unsigned)t < 4 ? tool_names[t] : "?";
+}
+
+int cta_sanitize_tool_parse(const char *name)
+{
+	for (int i = 0; name && i < 4; i++)
+		if (!strcmp(name, tool_names[i]))
+			return i;
+	return -1;
+}
+
+/* ---- harness buffers ---------------------------------------------------
+ * Process-wide, sorted by address: buffers belong to harnesses, which know
+ * nothing of the simulator that runs them. Changed only by harness setup
+ * and teardown; read by the checks, which run on one host thread. */
+struct sbuf {
+	uintptr_t lo, hi; /* the buffer; [lo - RZ, hi + RZ) is its own */
+	int freed;
+	unsigned index;
+	char owner[48];
+};
+static struct sbuf *bufs;
+static size_t nbufs, capbufs;
+static uintptr_t bufs_lo = UINTPTR_MAX, bufs_hi; /* span of every [lo - RZ, hi + RZ) */
+static pthread_mutex_t bufs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void bufs_span(void)
+{
+	bufs_lo = UINTPTR_MAX;
+	bufs_hi = 0;
+	for (size_t i = 0; i < nbufs; i++) {
+		if (bufs[i].lo - CTA__SAN_REDZONE < bufs_lo)
+			bufs_lo = bufs[i].lo - CTA__SAN_REDZONE;
+		if (bufs[i].hi + CTA__SAN_REDZONE > bufs_hi)
+			bufs_hi = bufs[i].hi + CTA__SAN_REDZONE;
+	}
+}
+
+void cta__san_buffer_add(const void *p, size_t bytes, const char *owner, unsigned index)
+{
+	pthread_mutex_lock(&bufs_lock);
+	if (nbufs == capbufs) {
+		size_t cap = capbufs ? capbufs * 2 : 16;
+		struct sbuf *n = realloc(bufs, cap * sizeof(*n));
+		if (!n) {
+			pthread_mutex_unlock(&bufs_lock);
+			return; /* unchecked, not wrong */
+		}
+		bufs = n;
+		capbufs = cap;
+	}
+	uintptr_t lo = (uintptr_t)p;
+	size_t i = nbufs;
+	while (i > 0 && bufs[i - 1].lo > lo) {
+		bufs[i] = bufs[i - 1];
+		i--;
+	}
+	struct sbuf *b = &bufs[i];
+	memset(b, 0, sizeof(*b));
+	b->lo = lo;
+	b->hi = lo + bytes;
+	b->index = index;
+	snprintf(b->owner, sizeof(b->owner), "%s", owner ? owner : "?");
+	nbufs++;
+	bufs_span();
+	pthread_mutex_unlock(&bufs_lock);
+}
+
+static struct sbuf *buf_at(uintptr_t a)
+{
+	size_t lo = 0, hi = nbufs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (bufs[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* bufs[lo - 1] starts at or below a; the next one may own a through
+	 * its leading red zone. */
+	if (lo < nbufs && a >= bufs[lo].lo - CTA__SAN_REDZONE)
+		return &bufs[lo];
+	if (lo > 0 && a < bufs[lo - 1].hi + CTA__SAN_REDZONE)
+		return &bufs[lo - 1];
+	return NULL;
+}
+
+void cta__san_buffer_release(const void *p)
+{
+	pthread_mutex_lock(&bufs_lock);
+	struct sbuf *b = buf_at((uintptr_t)p);
+	if (b && b->lo == (uintptr_t)p)
+		b->freed = 1;
+	pthread_mutex_unlock(&bufs_lock);
+}
+
+void cta__san_buffer_forget(const void *p)
+{
+	pthread_mutex_lock(&bufs_lock);
+	for (size_t i = 0; i < nbufs; i++)
+		if (bufs[i].lo == (uintptr_t)p) {
+			memmove(&bufs[i], &bufs[i + 1], (nbufs - i - 1) * sizeof(*bufs));
+			nbufs--;
+			break;
+		}
+	bufs_span();
+	pthread_mutex_unlock(&bufs_lock);
+}
+
+/* ---- per-simulator state ---------------------------------------------- */
+
+/* What racecheck and initcheck keep per byte of a block's shared memory.
+ * gen is the shadow's block generation when the byte was last touched:
+ * an older one reads as never touched, so a new block costs no clearing.
+ * Epochs are the block's barrier count + 1 (0: never); threads are linear
+ * ranks in the block; PCs are offsets from pc_base. */
+#define MANY_READERS 0xffffu
+struct shb {
+	uint32_t gen;
+	uint32_t wep, rep; /* epochs of the last write and of the reads since */
+	uint16_t wt, rt;   /* last writer; the reader, or MANY_READERS */
+	int32_t wpc, rpc;
+};
+
+/* The shadow of one CTA's arena, and the block it belongs to. */
+struct shadow {
+	const unsigned char *arena;
+	size_t cap;
+	const struct cta__unit *unit;
+	const struct cta__kernel *k;
+	uint64_t index;
+	uint64_t start_t;
+	unsigned rank;
+	uint32_t gen;
+	struct shb *b;
+};
+
+struct place {
+	uintptr_t pc;
+	const char *file;
+	int line;
+};
+
+struct cta__san {
+	cta_sanitize_tool tool;
+	struct shadow *sh; /* open addressing by arena address */
+	size_t nsh, capsh;
+	struct shadow *last;
+	uint64_t *seen; /* reports made: (rule, pc, other pc) keys, open addressing */
+	size_t nseen, capseen;
+	struct place *places; /* symbolised PCs */
+	size_t nplaces, capplaces;
+};
+
+/* Interned file names of every report (reports keep the pointer). */
+static char **files;
+static size_t nfiles, capfiles;
+
+int cta__san_sim_new(struct cta_sim *s)
+{
+	s->san = calloc(1, sizeof(*s->san));
+	if (!s->san)
+		return CTA_ENOMEM;
+	s->san->tool = s->o.sanitize;
+	return 0;
+}
+
+void cta__san_sim_free(struct cta_sim *s)
+{
+	struct cta__san *z = s->san;
+	if (!z)
+		return;
+	for (size_t i = 0; i < z->capsh; i++)
+		free(z->sh[i].b);
+	free(z->sh);
+	free(z->seen);
+	free(z->places);
+	free(z);
+	s->san = NULL;
+}
+
+/* PCs are kept as 32-bit offsets from here: the instrumented kernels are
+ * linked into the same program. */
+static void pc_anchor(void)
+{
+}
+#define PC_BASE ((uintptr_t)&pc_anchor)
+
+/* ---- source places ------------------------------------------------------
+ * A report names the source line of the instruction: addr2line reads it
+ * from the program's debug information (the instrumented kernels are built
+ * with -g). Only on the report path, and once per instruction. */
+static const char *intern(const char *f)
+{
+	for (size_t i = 0; i < nfiles; i++)
+		if (!strcmp(files[i], f))
+			return files[i];
+	if (nfiles == capfiles) {
+		size_t cap = capfiles ? capfiles * 2 : 16;
+		char **n = realloc(files, cap * sizeof(*n));
+		if (!n)
+			return "?";
+		files = n;
+		capfiles = cap;
+	}
+	char *d = strdup(f);
+	if (!d)
+		return "?";
+	files[nfiles++] = d;
+	return d;
+}
+
+/* "a/b/../c" -> "a/c", and the current directory's prefix dropped. */
+static void tidy_path(char *p)
+{
+	char *q;
+	while ((q = strstr(p, "/../")) != NULL) {
+		char *start = q;
+		while (start > p && start[-1] != '/')
+			start--;
+		if (start == q)
+			break;
+		memmove(start, q + 4, strlen(q + 4) + 1);
+	}
+	char cwd[1024];
+	if (getcwd(cwd, sizeof(cwd))) {
+		size_t n = strlen(cwd);
+		if (!strncmp(p, cwd, n) && p[n] == '/')
+			memmove(p, p + n + 1, strlen(p + n + 1) + 1);
+	}
+}
+
+static int addr2line(const char *obj, uintptr_t addr, char *out, size_t len)
+{
+	int fd[2];
+	if (pipe(fd) < 0)
+		return -1;
+	char a[32];
+	snprintf(a, sizeof(a), "0x%" PRIxPTR, addr);
+	char *argv[] = {"addr2line", "-i", "-e", (char *)obj, a, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fd[0]);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 1 /* O_WRONLY */, 0);
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "addr2line", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd[1]);
+	size_t n = 0;
+	if (!rc) {
+		ssize_t r;
+		while (n + 1 < len && (r = read(fd[0], out + n, len - 1 - n)) > 0)
+			n += (size_t)r;
+		int st;
+		while (waitpid(pid, &st, 0) < 0)
+			;
+	}
+	close(fd[0]);
+	out[n] = 0;
+	return rc ? -1 : 0;
+}
+
+static void symbolize(struct cta__san *z, uintptr_t pc, const char **file, int *line)
+{
+	for (size_t i = 0; i < z->nplaces; i++)
+		if (z->places[i].pc == pc) {
+			*file = z->places[i].file;
+			*line = z->places[i].line;
+			return;
+		}
+	*file = "?";
+	*line = 0;
+	Dl_info di;
+	if (dladdr((void *)pc, &di) && di.dli_fbase) {
+		const ElfW(Ehdr) *eh = di.dli_fbase;
+		uintptr_t addr = pc - 1; /* the call, not the return address */
+		if (eh->e_type == ET_DYN)
+			addr -= (uintptr_t)di.dli_fbase;
+		const char *obj = di.dli_fname && di.dli_fname[0] && access(di.dli_fname, R_OK) == 0
+		                      ? di.dli_fname
+		                      : "/proc/self/exe";
+		char buf[2048];
+		if (addr2line(obj, addr, buf, sizeof(buf)) == 0 && buf[0] && buf[0] != '?') {
+			/* The first line is the innermost (inlined) place. */
+			char *nl = strchr(buf, '\n');
+			if (nl)
+				*nl = 0;
+			char *sp = strstr(buf, " (discriminator");
+			if (sp)
+				*sp = 0;
+			char *colon = strrchr(buf, ':');
+			if (colon) {
+				*colon = 0;
+				*line = atoi(colon + 1);
+				tidy_path(buf);
+				*file = intern(buf);
+			}
+		}
+	}
+	if (z->nplaces == z->capplaces) {
+		size_t cap = z->capplaces ? z->capplaces * 2 : 16;
+		struct place *n = realloc(z->places, cap * sizeof(*n));
+		if (!n)
+			return;
+		z->places = n;
+		z->capplaces = cap;
+	}
+	z->places[z->nplaces++] = (struct place){pc, *file, *line};
+}
+
+/* 1 the first time (rule, pc, other) is seen: one report per instruction
+ * (per pair for races), as compute-sanitizer groups its hazards. */
+static int first_time(struct cta__san *z, unsigned rule, uintptr_t pc, uintptr_t other)
+{
+	uint64_t key = ((uint64_t)rule << 58) ^ ((uint64_t)(pc - PC_BASE) << 29) ^
+	               (uint64_t)(other ? other - PC_BASE : 0) ^ 1;
+	if (2 * (z->nseen + 1) > z->capseen) {
+		size_t cap = z->capseen ? z->capseen * 2 : 64;
+		uint64_t *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return 0;
+		for (size_t i = 0; i < z->capseen; i++)
+			if (z->seen[i]) {
+				size_t j = (size_t)(z->seen[i] * 0x9e3779b97f4a7c15ull) & (cap - 1);
+				while (n[j])
+					j = (j + 1) & (cap - 1);
+				n[j] = z->seen[i];
+			}
+		free(z->seen);
+		z->seen = n;
+		z->capseen = cap;
+	}
+	size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull) & (z->capseen - 1);
+	while (z->seen[j]) {
+		if (z->seen[j] == key)
+			return 0;
+		j = (j + 1) & (z->capseen - 1);
+	}
+	z->seen[j] = key;
+	z->nseen++;
+	return 1;
+}
+
+/* ---- shared memory ------------------------------------------------------ */
+
+/* "variable 'name' + off" for an offset of c's arena. */
+static void smem_name(const struct cta__cta *c, const struct cta__kernel *k, size_t off, char *buf,
+                      size_t len)
+{
+	if (off < k->l.smem_dynamic) {
+		snprintf(buf, len, "dynamic shared memory + %zu", off);
+		return;
+	}
+	for (unsigned i = 0; i < c->nsites; i++) {
+		const struct cta__smem_site *site = c->sites[i];
+		if (off >= c->site_off[i] && off < c->site_off[i] + site->size) {
+			snprintf(buf, len, "shared variable '%s' + %zu (%zu bytes)", site->name,
+			         off - c->site_off[i], site->size);
+			return;
+		}
+	}
+	snprintf(buf, len, "shared memory offset %zu", off);
+}
+
+static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
+{
+	const struct cta__cta *c = x->cta;
+	const struct cta__unit *u = x->l.unit;
+	struct shadow *h = z->last;
+	if (!h || h->arena != c->smem) {
+		if (2 * (z->nsh + 1) > z->capsh) {
+			size_t cap = z->capsh ? z->capsh * 2 : 64;
+			struct shadow *n = calloc(cap, sizeof(*n));
+			if (!n)
+				return NULL;
+			for (size_t i = 0; i < z->capsh; i++)
+				if (z->sh[i].arena) {
+					size_t j = ((uintptr_t)z->sh[i].arena >> 6) & (cap - 1);
+					while (n[j].arena)
+						j = (j + 1) & (cap - 1);
+					n[j] = z->sh[i];
+				}
+			free(z->sh);
+			z->sh = n;
+			z->capsh = cap;
+		}
+		size_t j = ((uintptr_t)c->smem >> 6) & (z->capsh - 1);
+		while (z->sh[j].arena && z->sh[j].arena != c->smem)
+			j = (j + 1) & (z->capsh - 1);
+		h = &z->sh[j];
+		if (!h->arena) {
+			h->arena = c->smem;
+			z->nsh++;
+		}
+		z->last = h;
+	}
+	if (h->cap < u->cap_smem) {
+		free(h->b);
+		h->b = calloc(u->cap_smem, sizeof(*h->b));
+		h->cap = h->b ? u->cap_smem : 0;
+		h->gen = 1;
+		if (!h->b)
+			return NULL;
+	}
+	unsigned rank = x->l.cta_rank;
+	if (h->unit != u || h->k != u->k || h->index != u->index || h->start_t != u->start_t ||
+	    h->rank != rank) {
+		/* A new block on this memory: everything it holds is older. */
+		h->unit = u;
+		h->k = u->k;
+		h->index = u->index;
+		h->start_t = u->start_t;
+		h->rank = rank;
+		if (++h->gen == 0) {
+			memset(h->b, 0, h->cap * sizeof(*h->b));
+			h->gen = 1;
+		}
+	}
+	return h;
+}
+
+/* The library writes some shared memory itself (results of cancellation
+ * requests, mbarriers): bytes a body never stored but may read. */
+static int library_bytes(const struct cta__cta *c, size_t off)
+{
+	for (unsigned i = 0; i < c->nrslots && i < 8; i++)
+		if (off >= c->rslots[i].off && off < c->rslots[i].off + sizeof(cta_clc_result))
+			return 1;
+	for (const struct cta__mbar *m = c->mbars; m; m = m->next)
+		if ((const unsigned char *)m->addr <= c->smem + off &&
+		    c->smem + off < (const unsigned char *)(m->addr + 1))
+			return 1;
+	return 0;
+}
+
+static unsigned rank_of(const struct cta__lane *l)
+{
+	return l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+}
+
+static void report(struct cta__san *z, enum cta__ub_rule rule, struct cta__lane_x *x, uintptr_t pc,
+                   uintptr_t other, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void report(struct cta__san *z, enum cta__ub_rule rule, struct cta__lane_x *x, uintptr_t pc,
+                   uintptr_t other, const char *fmt, ...)
+{
+	if (!first_time(z, rule, pc, other))
+		return;
+	const char *file;
+	int line;
+	symbolize(z, pc, &file, &line);
+	char cause[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof(cause), fmt, ap);
+	va_end(ap);
+	struct cta__unit *u = x->l.unit;
+	cta__ub(u->sim, rule, u, x, file, line, "%s", cause);
+}
+
+static const char *other_place(struct cta__san *z, int32_t pc, char *buf, size_t len)
+{
+	const char *file;
+	int line;
+	symbolize(z, PC_BASE + (uintptr_t)(intptr_t)pc, &file, &line);
+	snprintf(buf, len, "%s:%d", file, line);
+	return buf;
+}
+
+static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off, size_t n,
+                          int write, uintptr_t pc)
+{
+	const struct cta__cta *c = x->cta;
+	const struct cta__kernel *k = x->l.unit->k;
+	const char *what = write ? "write" : "read";
+	char name[200];
+	if (off + n > k->smem_bytes) {
+		if (z->tool == CTA_SANITIZE_MEMCHECK) {
+			/* Name the variable the access runs off, if it follows one. */
+			char last[200] = "";
+			for (unsigned i = 0; i < c->nsites; i++) {
+				const struct cta__smem_site *site = c->sites[i];
+				size_t end = c->site_off[i] + site->size;
+				if (end <= off + n && end + 64 > off)
+					snprintf(last, sizeof(last),
+					         "; shared variable '%s' ends at %zu", site->name,
+					         end);
+			}
+			report(
+			    z, UB_MEMCHECK_OOB, x, pc, 0,
+			    "%s of %zu bytes at shared memory offset %zu, past the %zu bytes the "
+			    "launch declares (smem_static + smem_dynamic)%s",
+			    what, n, off, k->smem_bytes, last);
+		}
+		return;
+	}
+	if (z->tool == CTA_SANITIZE_MEMCHECK)
+		return;
+	struct shadow *h = shadow_of(z, x);
+	if (!h)
+		return;
+	const uint32_t gen = h->gen;
+	const uint32_t ep = (uint32_t)(c->bar_gen + x->l.unit->cbar_gen + 1);
+	const unsigned t = rank_of(&x->l);
+	const int32_t mypc = (int32_t)(pc - PC_BASE);
+	char where[300];
+	for (size_t i = 0; i < n; i++) {
+		struct shb *b = &h->b[off + i];
+		if (b->gen != gen)
+			*b = (struct shb){.gen = gen};
+		if (z->tool == CTA_SANITIZE_INITCHECK) {
+			if (write) {
+				b->wep = ep;
+			} else if (!b->wep && !library_bytes(c, off + i)) {
+				smem_name(c, k, off + i, name, sizeof(name));
+				report(z, UB_INITCHECK_SHARED, x, pc, 0,
+				       "read of %zu bytes of %s, which no thread of this block has "
+				       "written (shared memory is not initialised on a GPU; the "
+				       "simulator's zeros hide this)",
+				       n, name);
+				b->wep = ep; /* reported once */
+			}
+			continue;
+		}
+		/* racecheck */
+		if (write) {
+			if (b->wep == ep && b->wt != t) {
+				smem_name(c, k, off + i, name, sizeof(name));
+				report(
+				    z, UB_RACECHECK_SHARED_WW, x, pc,
+				    PC_BASE + (uintptr_t)(intptr_t)b->wpc,
+				    "write of %s by thread %u races with the write by thread %u at "
+				    "%s: no __syncthreads between them",
+				    name, t, b->wt, other_place(z, b->wpc, where, sizeof(where)));
+			} else if (b->rep == ep && b->rt != t) {
+				smem_name(c, k, off + i, name, sizeof(name));
+				char rt[32];
+				if (b->rt == MANY_READERS)
+					snprintf(rt, sizeof(rt), "other threads");
+				else
+					snprintf(rt, sizeof(rt), "thread %u", b->rt);
+				report(z, UB_RACECHECK_SHARED_RW, x, pc,
+				       PC_BASE + (uintptr_t)(intptr_t)b->rpc,
+				       "write of %s by thread %u races with the read by %s at %s: "
+				       "no __syncthreads between them",
+				       name, t, rt, other_place(z, b->rpc, where, sizeof(where)));
+			}
+			b->wep = ep;
+			b->wt = (uint16_t)t;
+			b->wpc = mypc;
+		} else {
+			if (b->wep == ep && b->wt != t) {
+				smem_name(c, k, off + i, name, sizeof(name));
+				report(
+				    z, UB_RACECHECK_SHARED_RW, x, pc,
+				    PC_BASE + (uintptr_t)(intptr_t)b->wpc,
+				    "read of %s by thread %u races with the write by thread %u at "
+				    "%s: no __syncthreads between them",
+				    name, t, b->wt, other_place(z, b->wpc, where, sizeof(where)));
+			}
+			if (b->rep == ep && b->rt != t)
+				b->rt = MANY_READERS;
+			else
+				b->rt = (uint16_t)t;
+			b->rep = ep;
+			b->rpc = mypc;
+		}
+	}
+}
+
+/* ---- global memory (harness buffers) ------------------------------------ */
+
+static void global_access(struct cta__san *z, struct cta__lane_x *x, uintptr_t a, size_t n,
+                          int write, uintptr_t pc)
+{
+	struct sbuf *b = buf_at(a);
+	if (!b)
+		return;
+	const char *what = write ? "write" : "read";
+	size_t bytes = b->hi - b->lo;
+	if (b->freed) {
+		report(z, UB_MEMCHECK_USE_AFTER_FREE, x, pc, 0,
+		       "%s of %zu bytes at offset %" PRIdPTR " of harness buffer #%u of %s (%zu "
+		       "bytes), which the harness released before the launch",
+		       what, n, (intptr_t)(a - b->lo), b->index, b->owner, bytes);
+		return;
+	}
+	if (a < b->lo)
+		report(z, UB_MEMCHECK_OOB, x, pc, 0,
+		       "%s of %zu bytes %zu bytes before harness buffer #%u of %s (%zu bytes)",
+		       what, n, (size_t)(b->lo - a), b->index, b->owner, bytes);
+	else if (a + n > b->hi)
+		report(z, UB_MEMCHECK_OOB, x, pc, 0,
+		       "%s of %zu bytes at offset %zu of harness buffer #%u of %s (%zu bytes): "
+		       "%zu bytes past its end",
+		       what, n, (size_t)(a - b->lo), b->index, b->owner, bytes,
+		       (size_t)(a + n - b->hi));
+}
+
+/* ---- the instrumentation's entry points --------------------------------- */
+
+static inline void check(uintptr_t a, size_t n, int write, uintptr_t pc)
+{
+	struct cta__lane *l = cta__cur;
+	if (__builtin_expect(!l, 0))
+		return;
+	struct cta__unit *u = l->unit;
+	struct cta__san *z = u->sim->san;
+	if (__builtin_expect(!z, 0))
+		return;
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	/* The thread loop reads its lane before a thread enters its CTA. */
+	uintptr_t sm = (uintptr_t)l->smem;
+	if (a - sm < u->cap_smem && sm && x->cta) {
+		shared_access(z, x, a - sm, n, write, pc);
+		return;
+	}
+	if (z->tool == CTA_SANITIZE_MEMCHECK && a - bufs_lo < bufs_hi - bufs_lo)
+		global_access(z, x, a, n, write, pc);
+}
+
+#define RET_PC ((uintptr_t)__builtin_return_address(0))
+/* What gcc's -fsanitize=kernel-address calls (__asan_loadN_noabort and
+ * friends), under the names kernels/sanitized.c gives them with asm
+ * labels: a program that also links an ASan runtime keeps its own. */
+#define SAN_ENTRY(n)                                                                               \
+	CTA_EXPORT void cta__san_load##n(uintptr_t a);                                             \
+	CTA_EXPORT void cta__san_store##n(uintptr_t a);                                            \
+	void cta__san_load##n(uintptr_t a)                                                         \
+	{                                                                                          \
+		check(a, n, 0, RET_PC);                                                            \
+	}                                                                                          \
+	void cta__san_store##n(uintptr_t a)                                                        \
+	{                                                                                          \
+		check(a, n, 1, RET_PC);                                                            \
+	}
+SAN_ENTRY(1)
+SAN_ENTRY(2)
+SAN_ENTRY(4)
+SAN_ENTRY(8)
+SAN_ENTRY(16)
+
+CTA_EXPORT void cta__san_loadN(uintptr_t a, size_t n);
+CTA_EXPORT void cta__san_storeN(uintptr_t a, size_t n);
+CTA_EXPORT void cta__san_no_return(void);
+void cta__san_loadN(uintptr_t a, size_t n)
+{
+	check(a, n, 0, RET_PC);
+}
+void cta__san_storeN(uintptr_t a, size_t n)
+{
+	check(a, n, 1, RET_PC);
+}
+void cta__san_no_return(void)
+{
+}

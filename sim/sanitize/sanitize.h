@@ -1,0 +1,32 @@
+/* The sanitizer for kernel bodies (--sanitize): what the rest of the
+ * simulator calls. The kernels of kernels/ are compiled a second time with
+ * gcc's kernel-address instrumentation (kernels/sanitized.c); every load
+ * and store of those copies calls back into sim/sanitize/sanitize.c. */
+#ifndef CTASIM_SANITIZE_H
+#define CTASIM_SANITIZE_H
+
+#include <stddef.h>
+
+#include "ctasim/kernel.h"
+
+struct cta_sim;
+
+/* Registers the instrumented copy of a kernel (from kernels/sanitized.c). */
+CTA_EXPORT void cta__san_kernel_register(const struct cta_kernel_def *k);
+/* The instrumented copy of k (same name, file and line), or NULL. */
+const struct cta_kernel_def *cta__san_kernel(const struct cta_kernel_def *k);
+
+/* Per-simulator state, made by cta_sim_new when opts.sanitize is set. */
+int cta__san_sim_new(struct cta_sim *s);
+void cta__san_sim_free(struct cta_sim *s);
+
+/* Harness buffers (sim/host/harness.c): a buffer of `bytes` at p with `rz`
+ * bytes of red zone on each side, named "buffer INDEX of OWNER". release
+ * marks it freed (its memory stays allocated until forget, so a late
+ * access is caught, not corrupting); forget drops it. */
+#define CTA__SAN_REDZONE 4096
+void cta__san_buffer_add(const void *p, size_t bytes, const char *owner, unsigned index);
+void cta__san_buffer_release(const void *p);
+void cta__san_buffer_forget(const void *p);
+
+#endif

@@ -1,0 +1,143 @@
+#!/bin/sh
+# Pins `ctasim run --sanitize` (docs/SANITIZE.md): every tool reports
+# nothing on every kernel of kernels/ (and on the valid twins of the UB
+# kernels), each planted bug is caught by its tool with its report name,
+# source line, thread and block, the valid twins are clean, and bad uses
+# exit 2. Reports and traces are the same run after run.
+# Usage: sanitize.sh PATH/TO/ctasim [PATH/TO/cli_lose_index.so]
+set -u
+CTASIM=${1:?usage: sanitize.sh CTASIM [LOSE_INDEX_MODULE]}
+LOSE=${2:-}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ctasim-san.XXXXXX") || exit 99
+trap 'rm -rf "$TMP"' EXIT
+n=0
+failed=0
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for line in "$@"; do echo "# $line"; done
+	sed 's/^/# stderr: /' "$TMP/err" | head -20
+	sed 's/^/# stdout: /' "$TMP/out" | head -20
+}
+
+# expect CODE PATTERN DESC -- ARGS...: runs ctasim ARGS, checks the exit
+# code and that stdout or stderr matches the extended regex PATTERN.
+expect() {
+	code=$1 pattern=$2 desc=$3
+	shift 4
+	"$CTASIM" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		not_ok "$desc" "exit $rc, expected $code: ctasim $*"
+	elif [ -n "$pattern" ] && ! cat "$TMP/out" "$TMP/err" | grep -Eq -- "$pattern"; then
+		not_ok "$desc" "output lacks '$pattern': ctasim $*"
+	else
+		ok "$desc"
+	fi
+}
+
+# clean TOOL ARGS...: exit 0 and no report at all.
+clean() {
+	tool=$1
+	shift
+	"$CTASIM" run "$@" --sanitize "$tool" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" -ne 0 ] || grep -q '^UB ' "$TMP/out"; then
+		not_ok "$tool: no report on $*" "exit $rc"
+	else
+		ok "$tool: no report on $*"
+	fi
+}
+
+# ---- every shipped kernel, every tool: no report --------------------------------
+# Defaults, but smaller where the default grid takes long one thread at a
+# time (the sanitizer runs one thread after another on one host thread).
+small() {
+	case $1 in
+	compute_heavy) echo "--arg n=65536 --arg iters=200" ;;
+	spin_clc) echo "--arg grid=4096" ;;
+	vecscale_clc | vecscale_clc_cluster | vecscale_fixed_work | vecscale_fixed_blocks)
+		echo "--arg n=262144" ;;
+	esac
+}
+"$CTASIM" list >"$TMP/list" 2>&1
+kernels=$(awk '{print $1}' "$TMP/list" | grep -E '^[a-z][a-z0-9_]*$' | sort -u)
+for k in $kernels; do
+	case $k in
+	crash*) continue ;; # crash demonstrations
+	san_*) continue ;;  # the planted bugs, below
+	ub_*)
+		for tool in memcheck racecheck initcheck; do
+			# shellcheck disable=SC2046
+			clean "$tool" "$k" --arg valid=1 $(small "$k")
+		done
+		;;
+	*)
+		for tool in memcheck racecheck initcheck; do
+			# shellcheck disable=SC2046
+			clean "$tool" "$k" $(small "$k")
+		done
+		;;
+	esac
+done
+clean racecheck vec_add_clc --arg n=1048576 --sm-limit 4
+clean initcheck block_reduce --block 100,1,1 --arg n=30000
+
+# ---- the planted bugs ---------------------------------------------------------
+expect 1 "UB memcheck_oob: .*san_body.h:24 kernel 0 block 1 \(physical 1\) thread 244 .*write of 4 bytes at offset 2000 of harness buffer #[0-9]+ of san_memcheck_oob \(2000 bytes\): 4 bytes past its end" \
+	"memcheck: a write one past a buffer, with place, block, thread and buffer" -- \
+	run san_memcheck_oob --sanitize memcheck
+expect 1 "UB memcheck_oob: .*san_body.h:35 kernel 0 block 0 \(physical 0\) thread 255 .*shared memory offset 1024, past the 1024 bytes .*'tile' ends at 1024" \
+	"memcheck: a write one slot past a shared tile" -- \
+	run san_memcheck_shared_oob --sanitize memcheck
+expect 1 "UB memcheck_use_after_free: .*san_body.h:45 kernel 0 block 0 \(physical 0\) thread 0 .*released before the launch" \
+	"memcheck: a read of a buffer freed before the launch" -- \
+	run san_memcheck_use_after_free --sanitize memcheck
+expect 1 "UB racecheck_shared_ww: .*san_body.h:55 .*thread 1 .*'one' .* races with the write by thread 0 at .*san_body.h:55" \
+	"racecheck: two threads write one shared word between barriers" -- \
+	run san_racecheck_ww --sanitize racecheck
+expect 1 "UB racecheck_shared_rw: .*san_body.h:66 .*thread 1 .*races with the read by thread 0 at .*san_body.h:69" \
+	"racecheck: a write after another thread's read, no barrier" -- \
+	run san_racecheck_rw --sanitize racecheck
+expect 1 "UB initcheck_shared: .*san_body.h:82 .*thread 255 .*'tile' \+ 1020 .*no thread of this block has written" \
+	"initcheck: a read of a shared slot no thread wrote" -- \
+	run san_initcheck_shared --sanitize initcheck
+expect 1 "1 report: memcheck_use_after_free=1" "one report per instruction, not per thread" -- \
+	run san_memcheck_use_after_free --sanitize memcheck --arg n=4096
+# Each tool finds only its own kind.
+expect 0 "PASS" "memcheck does not report races" -- run san_racecheck_rw --sanitize memcheck --arg valid=1
+clean memcheck san_racecheck_ww --arg valid=1
+clean racecheck san_initcheck_shared --arg valid=1
+clean initcheck san_racecheck_rw --arg valid=1
+
+# ---- deterministic: same reports and trace, run after run ---------------------------
+"$CTASIM" run san_racecheck_rw --sanitize racecheck --trace "$TMP/a.trace" >"$TMP/a.out" 2>&1
+"$CTASIM" run san_racecheck_rw --sanitize racecheck --trace "$TMP/b.trace" --threads 4 \
+	>"$TMP/b.out" 2>&1
+if cmp -s "$TMP/a.trace" "$TMP/b.trace" && grep -q 'racecheck_shared_rw' "$TMP/a.trace"; then
+	ok "traces with reports are byte-identical, any --threads"
+else
+	not_ok "traces with reports are byte-identical, any --threads"
+fi
+
+# ---- bad uses ---------------------------------------------------------------------
+expect 2 "--sanitize 'bogus': expected memcheck, racecheck or initcheck" "unknown tool" -- \
+	run saxpy --sanitize bogus
+expect 2 "run it with --sanitize memcheck" "a planted bug without its tool is refused" -- \
+	run san_memcheck_oob
+expect 2 "use compute-sanitizer" "no --sanitize on the GPU backend" -- \
+	run saxpy --sanitize memcheck --backend cuda
+if [ -n "$LOSE" ]; then
+	expect 2 "has no instrumented build" "a --load kernel has no instrumented build" -- \
+		run cli_lose_index --load "$LOSE" --sanitize memcheck
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
