@@ -171,6 +171,12 @@ CTA_EXPORT const struct cta_device_model *cta_device_preset(unsigned i);
  * Returns NULL when none matches. */
 CTA_EXPORT const struct cta_device_model *cta_device_find(const char *name);
 
+/* Input limits of model files: lines of at most 64 KiB, at most 1 MiB in
+ * all; a NUL byte ends the load (binary data). cta_device_load refuses
+ * larger files with CTA_EPARSE naming the line. */
+#define CTA_DEVICE_MODEL_MAX_LINE  65536
+#define CTA_DEVICE_MODEL_MAX_BYTES (1 << 20)
+
 /* Loads a model file (format in docs/DEVICES.md) into *out. On error returns
  * a negative code and writes "FILE:LINE: what is wrong" into errbuf. */
 CTA_EXPORT int cta_device_load(struct cta_device_model *out, const char *path, char *errbuf,

@@ -68,6 +68,12 @@ struct cta_trace_kernel {
 };
 
 #define CTA_TRACE_MAX_KERNELS 64
+/* Input limits of the reader: a trace (after decompression) of at most
+ * 2 GiB, lines of at most 64 KiB. Larger files are refused with
+ * CTA_ERANGE before memory runs out; a file whose first bytes are not the
+ * magic line is refused at once (CTA_EPARSE), whatever its size. */
+#define CTA_TRACE_MAX_BYTES ((size_t)2 << 30)
+#define CTA_TRACE_MAX_LINE  65536
 struct cta_trace_header {
 	int version;
 	char backend[16]; /* "sim" or "cuda" */

@@ -573,7 +573,6 @@ int cta_device_load(struct cta_device_model *out, const char *path, char *errbuf
 	struct loader *ld;
 	FILE *f;
 	char *text = NULL;
-	size_t cap = 0;
 	int rc = 0;
 
 	if (errbuf && errlen)
@@ -611,10 +610,41 @@ int cta_device_load(struct cta_device_model *out, const char *path, char *errbuf
 	ld->errlen = errlen;
 	ld->m.placement = CTA_PLACE_SPREAD;
 
-	while (getline(&text, &cap, f) >= 0) {
+	/* Bounded input: a model is a few KiB of text, so /dev/zero or a
+	 * binary given by mistake is refused at its first bad byte instead of
+	 * being read until memory runs out. */
+	text = malloc(CTA_DEVICE_MODEL_MAX_LINE + 2);
+	if (!text)
+		rc = CTA_ENOMEM;
+	for (size_t total = 0; !rc;) {
+		size_t n = 0;
+		int c;
+		while ((c = getc(f)) != EOF && c != '\n' && c != 0 &&
+		       n <= CTA_DEVICE_MODEL_MAX_LINE)
+			text[n++] = (char)c;
+		if (c == EOF && n == 0)
+			break;
 		ld->last_line++;
+		total += n + 1;
+		if (c == 0) {
+			rc = fail(ld, ld->last_line,
+			          "NUL byte: binary data, not a device model file");
+			break;
+		}
+		if (n > CTA_DEVICE_MODEL_MAX_LINE) {
+			rc = fail(ld, ld->last_line, "line longer than the limit of %d bytes",
+			          CTA_DEVICE_MODEL_MAX_LINE);
+			break;
+		}
+		if (total > CTA_DEVICE_MODEL_MAX_BYTES) {
+			rc = fail(ld, ld->last_line, "file larger than the limit of %d bytes",
+			          CTA_DEVICE_MODEL_MAX_BYTES);
+			break;
+		}
+		text[n++] = '\n';
+		text[n] = 0;
 		rc = parse_line(ld, ld->last_line, text);
-		if (rc)
+		if (c == EOF)
 			break;
 	}
 	if (!rc && ferror(f)) {

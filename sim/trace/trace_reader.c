@@ -476,6 +476,9 @@ static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
 		if (!nl)
 			return err(r, CTA_EPARSE, "truncated: last line has no newline");
 		size_t n = (size_t)(nl - s);
+		if (n > CTA_TRACE_MAX_LINE)
+			return err(r, CTA_ERANGE, "line of %zu bytes, longer than the limit of %d",
+			           n, CTA_TRACE_MAX_LINE);
 		pos += n + 1;
 		*nl = 0;
 		if (n && s[n - 1] == '\r')

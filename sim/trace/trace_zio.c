@@ -82,6 +82,10 @@ static int obuf_room(struct obuf *b, size_t want)
 {
 	if (b->cap - b->len > want)
 		return 0;
+	/* A trace (decompressed, too) larger than the documented limit is
+	 * refused before memory runs out; so is a compression bomb. */
+	if (b->len >= CTA_TRACE_MAX_BYTES)
+		return CTA_ERANGE;
 	size_t nc = b->cap ? b->cap : 1 << 16;
 	while (nc - b->len <= want) {
 		if (nc > SIZE_MAX / 2)
@@ -96,11 +100,21 @@ static int obuf_room(struct obuf *b, size_t want)
 	return 0;
 }
 
+static int room_fail(int rc, char *msg, size_t mlen)
+{
+	if (rc == CTA_ERANGE)
+		return msgf(msg, mlen, rc,
+		            "larger than the limit of %llu bytes (CTA_TRACE_MAX_BYTES)",
+		            (unsigned long long)CTA_TRACE_MAX_BYTES);
+	return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+}
+
 static int read_all(int fd, struct obuf *b, char *msg, size_t mlen)
 {
 	for (;;) {
-		if (obuf_room(b, 1 << 16))
-			return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+		int rr = obuf_room(b, 1 << 16);
+		if (rr)
+			return room_fail(rr, msg, mlen);
 		ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -110,6 +124,14 @@ static int read_all(int fd, struct obuf *b, char *msg, size_t mlen)
 		if (n == 0)
 			return 0;
 		b->len += (size_t)n;
+		/* Garbage is refused at its first bytes, not after reading it
+		 * all (/dev/zero, /dev/urandom, a binary given by mistake). */
+		if (b->len - (size_t)n < 16 && b->len >= 16 &&
+		    cta__zio_kind_of_data(b->p, b->len) == CTA__ZIO_PLAIN &&
+		    memcmp(b->p, CTA__TRACE_MAGIC, b->len < 13 ? b->len : 13))
+			return msgf(msg, mlen, CTA_EPARSE,
+			            "not a ctasim trace (it does not start with '" CTA__TRACE_MAGIC
+			            "')");
 	}
 }
 
@@ -124,8 +146,8 @@ static int gunzip(const char *in, size_t inlen, struct obuf *b, char *msg, size_
 	size_t pos = 0;
 	int rc = 0;
 	for (;;) {
-		if (obuf_room(b, 1 << 18)) {
-			rc = msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+		if ((rc = obuf_room(b, 1 << 18)) != 0) {
+			rc = room_fail(rc, msg, mlen);
 			break;
 		}
 		/* zlib counts in uInt: feed at most 1 GiB at a time. */
@@ -179,8 +201,8 @@ static int unzstd(const char *in, size_t inlen, struct obuf *b, char *msg, size_
 	int rc = 0;
 	size_t last = 1;
 	while (ib.pos < ib.size) {
-		if (obuf_room(b, 1 << 18)) {
-			rc = msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+		if ((rc = obuf_room(b, 1 << 18)) != 0) {
+			rc = room_fail(rc, msg, mlen);
 			break;
 		}
 		ZSTD_outBuffer ob = {b->p + b->len, b->cap - b->len - 1, 0};
@@ -196,8 +218,8 @@ static int unzstd(const char *in, size_t inlen, struct obuf *b, char *msg, size_
 	}
 	/* Drain what the decoder still holds once the input is consumed. */
 	while (!rc && last != 0) {
-		if (obuf_room(b, 1 << 18)) {
-			rc = msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+		if ((rc = obuf_room(b, 1 << 18)) != 0) {
+			rc = room_fail(rc, msg, mlen);
 			break;
 		}
 		ZSTD_outBuffer ob = {b->p + b->len, b->cap - b->len - 1, 0};

@@ -172,6 +172,35 @@ expect 0 err "removed 1 temporary file that a killed run left ($TMP/k.trace.tmp.
 	"the next run writing there removes it and says so" -- run spin --trace "$TMP/k.trace" --quiet
 check '[ -z "$(ls "$TMP" | grep "k\.trace\.tmp\.")" ]' "and no temporary is left"
 
+# ---- 6. bounded input --------------------------------------------------------------------
+# Each must be refused at once: `timeout 5` turns a reader that keeps reading
+# into exit 124.
+bounded() { # bounded PATTERN DESC -- ARGS
+	pattern=$1 desc=$2
+	shift 3
+	timeout 5 "$CTASIM" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$pattern" "$TMP/err"; then ok "$desc"; else not_ok "$desc" "exit $rc"; fi
+}
+bounded "/dev/zero:1: NUL byte: binary data, not a device model file" "run --device /dev/zero" -- \
+	run saxpy --device /dev/zero
+bounded "/dev/urandom:" "run --device /dev/urandom" -- run saxpy --device /dev/urandom
+bounded "/dev/zero: not a ctasim trace (it does not start with '#ctasim-trace')" "view /dev/zero" -- \
+	view /dev/zero -o "$TMP/z.svg"
+bounded "/dev/urandom: not a ctasim trace" "view /dev/urandom" -- view /dev/urandom -o "$TMP/z.svg"
+bounded "/dev/zero: not a ctasim trace" "calibrate /dev/zero" -- calibrate /dev/zero -o "$TMP/z.model"
+bounded "/dev/zero: not a ctasim trace" "export /dev/zero" -- export --perfetto /dev/zero
+bounded "/dev/zero: not a ctasim trace" "diff /dev/zero" -- diff /dev/zero "$TMP/a.trace"
+bounded "file is larger than the limit of 4194304 bytes" "scenario /dev/zero" -- scenario /dev/zero
+awk 'BEGIN { printf "base = H100-SXM\n# "; for (i = 0; i < 70000; i++) printf "x"; printf "\n" }' \
+	>"$TMP/long.model"
+bounded "long.model:2: line longer than the limit of 65536 bytes" "a model line over 64 KiB" -- \
+	run saxpy --device "$TMP/long.model"
+{ head -c 100 "$TMP/a.trace" | head -1; awk 'BEGIN { for (i = 0; i < 70000; i++) printf "#"; printf "\n" }'; } \
+	>"$TMP/long.trace"
+bounded "long.trace:2: line of 70000 bytes, longer than the limit of 65536" "a trace line over 64 KiB" -- \
+	view "$TMP/long.trace" -o "$TMP/z.svg"
+
 # ---- 7. write errors -------------------------------------------------------------------
 if [ -w /dev/full ]; then
 	"$CTASIM" run saxpy >/dev/full 2>"$TMP/err"
