@@ -181,6 +181,64 @@ elif [ -n "$repro" ] && grep -qF "read_failed_index" "$TMP/out"; then
 else
 	not_ok "explore: the reproducer fails again" "reproducer: '$repro'"
 fi
+# The reproducer keeps every flag as typed (--placement, --device, --arg).
+expect 1 out "reproduce:" "explore with --placement and --device fails" -- \
+	explore ub_read_failed_index --schedules 3 --placement round_robin --device H200 --arg ns=5
+if grep -q "^reproduce:  ctasim run ub_read_failed_index --placement round_robin --device H200 --arg ns=5 --seed " "$TMP/out"; then
+	ok "explore: the reproducer keeps --placement, --device and --arg"
+else
+	not_ok "explore: the reproducer keeps --placement, --device and --arg"
+fi
+# Shards: disjoint slices whose merge gives the first failure overall.
+if [ -n "$LOSE" ]; then
+	"$CTASIM" explore cli_lose_index --load "$LOSE" --schedules 40 >"$TMP/whole" 2>"$TMP/err"
+	for i in 0 1 2; do
+		"$CTASIM" explore cli_lose_index --load "$LOSE" --schedules 40 --shard $i/3 \
+			>"$TMP/shard$i" 2>"$TMP/err"
+	done
+	expect 1 out "FAILED" "explore --merge of 3 shards reports the failure" -- \
+		explore --merge "$TMP/shard2" "$TMP/shard0" "$TMP/shard1"
+	want=$(grep "^reproduce:" "$TMP/whole")
+	if [ -n "$want" ] && grep -qxF "$want" "$TMP/out" &&
+		grep -q "^$(sed -n 's/^\(schedule [0-9]* of 40 FAILED\).*/\1/p' "$TMP/whole")" "$TMP/out"; then
+		ok "explore --merge: same first failing schedule and reproducer as one whole run"
+	else
+		not_ok "explore --merge: same first failure as the whole run" "whole: $(cat "$TMP/whole")"
+	fi
+	case "$want" in
+	*"--load $LOSE"*) ok "explore: the reproducer keeps --load" ;;
+	*) not_ok "explore: the reproducer keeps --load" "$want" ;;
+	esac
+	repro=${want#reproduce:  ctasim }
+	if eval "\"\$CTASIM\" $repro" >"$TMP/out" 2>"$TMP/err"; then
+		not_ok "explore: the --load reproducer fails again" "exit 0: $repro"
+	else
+		ok "explore: the --load reproducer fails again"
+	fi
+	expect 2 err "shard 1/3 is missing" "explore --merge names a missing shard" -- \
+		explore --merge "$TMP/shard0" "$TMP/shard2"
+	expect 2 err "given twice" "explore --merge refuses a shard given twice" -- \
+		explore --merge "$TMP/shard0" "$TMP/shard0" "$TMP/shard1" "$TMP/shard2"
+fi
+for i in 0 1; do
+	"$CTASIM" explore vec_add_clc --schedules 6 --arg n=20000 --shard $i/2 >"$TMP/pass$i" 2>"$TMP/err"
+done
+expect 0 out "6 schedules explored: all passed" "explore --merge of passing shards" -- \
+	explore --merge "$TMP/pass0" "$TMP/pass1"
+expect 2 err "--shard '2/2': expected I/N" "explore --shard out of range" -- \
+	explore vec_add_clc --shard 2/2
+echo "garbage" >"$TMP/garbage"
+expect 2 err "no '#explore' line" "explore --merge of a file that is no shard output" -- \
+	explore --merge "$TMP/garbage"
+# Progress: a line with rate and ETA on a terminal (forced here), none with
+# --quiet or when stderr is not a terminal.
+CTASIM_PROGRESS=1 "$CTASIM" explore vec_add_clc --schedules 4 --arg n=20000 >"$TMP/out" 2>"$TMP/err"
+if grep -q "4/4 schedules.*/s  ETA" "$TMP/err"; then ok "explore shows progress on a terminal"; else
+	not_ok "explore shows progress on a terminal"; fi
+CTASIM_PROGRESS=1 "$CTASIM" explore vec_add_clc --schedules 4 --arg n=20000 --quiet >"$TMP/out" 2>"$TMP/err"
+if [ -s "$TMP/err" ]; then not_ok "explore --quiet has no progress line"; else ok "explore --quiet has no progress line"; fi
+"$CTASIM" explore vec_add_clc --schedules 4 --arg n=20000 >"$TMP/out" 2>"$TMP/err"
+if [ -s "$TMP/err" ]; then not_ok "no progress line when stderr is a file"; else ok "no progress line when stderr is a file"; fi
 expect 2 err "--schedules '0': out of range [1, 1000000]" "explore --schedules 0" -- \
 	explore vec_add_clc --schedules 0
 expect 2 err "unknown kernel 'nosuch'" "explore: unknown kernel" -- explore nosuch

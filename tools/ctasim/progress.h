@@ -1,0 +1,23 @@
+/* A one-line progress bar with rate and ETA on stderr, for commands that
+ * can take a while (explore, calibrate, long views). Silent unless stderr
+ * is a terminal (or CTASIM_PROGRESS=1), and with --quiet. */
+#ifndef CTASIM_CLI_PROGRESS_H
+#define CTASIM_CLI_PROGRESS_H
+
+#include <stdint.h>
+
+struct cli_progress {
+	int on;
+	const char *what; /* "schedules", "traces" */
+	uint64_t total, done;
+	double t0, last;
+	int drawn;
+};
+
+void cli_progress_start(struct cli_progress *p, const char *what, uint64_t total, int quiet);
+/* Records done units; redraws at most about ten times a second. */
+void cli_progress_step(struct cli_progress *p, uint64_t done);
+/* Clears the line, so what follows starts on a clean one. */
+void cli_progress_end(struct cli_progress *p);
+
+#endif
