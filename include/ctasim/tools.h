@@ -209,6 +209,10 @@ struct cta_calib_opts {
 	/* Per trace (NULL: none): nonzero when the trace feeds the duration
 	 * model only, not placement or latencies (a multi-kernel scenario). */
 	const unsigned char *duration_only;
+	/* Per trace (NULL: none): the time every block of its kernels asked
+	 * for with one cta_spin_ns call, or 0; overrides block_ns, not
+	 * `named`. */
+	const uint64_t *trace_ns;
 	/* Nonzero: placement = order, replaying the recorded first waves by
 	 * grid size (wave_order), instead of fitting the sweep rule. */
 	int replay_waves;
@@ -216,7 +220,7 @@ struct cta_calib_opts {
 #define CTA_CALIB_OPTS_INIT                                                                        \
 	{                                                                                          \
 		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
-		.duration_only = NULL, .replay_waves = 0                                           \
+		.duration_only = NULL, .trace_ns = NULL, .replay_waves = 0                         \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

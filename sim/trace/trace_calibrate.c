@@ -572,6 +572,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 
 	const unsigned char *donly = opts->duration_only;
 	int want_spin = opts->block_ns || opts->n_named;
+	for (size_t i = 0; opts->trace_ns && i < n; i++)
+		want_spin |= opts->trace_ns[i] != 0;
 	uint64_t max_sm = 0;
 	int any = 0;
 	for (size_t i = 0; i < n; i++)
@@ -607,7 +609,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		if (want_spin) {
 			uint64_t kns[CTA_TRACE_MAX_KERNELS];
 			for (unsigned k = 0; k < t->header.kernel_count; k++) {
-				kns[k] = opts->block_ns;
+				kns[k] = opts->trace_ns && opts->trace_ns[i] ? opts->trace_ns[i]
+				                                             : opts->block_ns;
 				for (size_t j = 0; j < opts->n_named; j++)
 					if (!strcmp(opts->named[j].name, t->header.kernels[k].name))
 						kns[k] = opts->named[j].ns;

@@ -3,9 +3,9 @@
 # the simulator's CPU scaling on the same host. Usage:
 #   tools/gpu/record-reference.sh CTASIM OUTDIR [REPEATS] [SET]
 # CTASIM is a ctasim built with the CUDA backend. SET is `all` (default:
-# the placement grids, the guide's kernels, the CLC kernels and the bench)
-# or `structural` (the configurations of the structural model's
-# cross-validation, below). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# the placement grids, the guide's kernels, the CLC kernels and the bench),
+# `reference` (the same without the bench) or `structural` (the
+# configurations of the structural model's cross-validation, below). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -91,5 +91,6 @@ for k in vec_add_clc vec_add_clc_2d vec_add_clc_3d vec_add_try_cancel_blocks vec
 	run "clc_$k" $k
 done
 # CPU scaling of the simulator on this host (no GPU involved).
+[ "$set_" = reference ] && { echo "done" >>"$out/runs.log"; exit 0; }
 "$ct" bench --threads "$(nproc)" >"$out/bench.txt" 2>&1
 echo "done" >>"$out/runs.log"

@@ -1,0 +1,666 @@
+/* `ctasim fidelity DIR`: leave-one-configuration-out cross-validation of
+ * the fitted device model over the reference traces of one GPU (DIR's
+ * configs.txt names each configuration and the command that made it): for
+ * every configuration, a model calibrated on all the others predicts it
+ * and `ctasim diff`'s metrics compare prediction and recorded runs.
+ * --predict DIR2 also fits on all of DIR and predicts DIR2's traces (another
+ * GPU); --device MODEL judges a given model instead of fitted ones. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include "cli_util.h"
+#include "cmd.h"
+#include "ctasim/device.h"
+#include "ctasim/tools.h"
+#include "ctasim/trace.h"
+
+extern char **environ;
+
+/* snprintf for messages and paths that may be cut short. */
+static void msgf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void msgf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static const char usage_text[] =
+    "usage: ctasim fidelity DIR [--predict DIR2]... [--device MODEL] [--only NAME]...\n"
+    "                       [--check] [--min-placement F] [--max-median-makespan F]\n"
+    "                       [--max-worst-makespan F] [--max-predict-makespan F]\n"
+    "\n"
+    "Cross-validates the fitted device model on the reference traces of one GPU.\n"
+    "DIR/configs.txt names each configuration, one a line: `NAME run KERNEL\n"
+    "[ctasim run options]` or `NAME scenario FILE [bins=NS]`; its recorded runs are\n"
+    "DIR/NAME.rN.trace[.gz|.zst]. For every configuration, `ctasim calibrate` on\n"
+    "the runs of all the others (the `spin` kernel's --arg ns gives the duration\n"
+    "model its requested times) fits a model, the simulator runs the configuration\n"
+    "on it, and each recorded run is compared as `ctasim diff` does: first-wave\n"
+    "blocks on the same SM, blocks-per-SM distance, makespan ratio sim/hw; for a\n"
+    "scenario with bins=NS, block starts per NS-wide bin. The hardware's own\n"
+    "agreement between its runs is shown beside.\n"
+    "\n"
+    "  --predict DIR2   also fit on every configuration of DIR and predict those\n"
+    "                   of DIR2 (another GPU of the same part; repeatable)\n"
+    "  --device MODEL   judge this model (preset or file) on every configuration\n"
+    "                   instead of fitting (the shipped presets: --device H100)\n"
+    "  --only NAME      only this configuration (repeatable)\n"
+    "  --check          exit 1 when a target is missed:\n"
+    "  --min-placement F          first-wave blocks on the same SM, or the\n"
+    "                             hardware runs' own agreement if lower (0.95)\n"
+    "  --max-median-makespan F    median |makespan ratio - 1| (0.05)\n"
+    "  --max-worst-makespan F     largest |makespan ratio - 1| (0.15)\n"
+    "  --max-predict-makespan F   largest for --predict (0.10)\n"
+    "  (every bins=NS scenario must match its runs bin for bin)\n";
+
+#define MAX_RUNS 16
+
+struct config {
+	char name[128];
+	int scenario;
+	char **argv; /* the command's words after run/scenario */
+	int argc;
+	uint64_t spin_ns; /* requested time of every block (spin, no imbalance), or 0 */
+	uint64_t bins_ns; /* scenario start bins to match, or 0 */
+	unsigned nruns;
+	struct cta_trace runs[MAX_RUNS];
+	char dir[1024];
+};
+
+struct configs {
+	struct config *c;
+	size_t n;
+};
+
+static void configs_free(struct configs *cs)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		for (unsigned r = 0; r < cs->c[i].nruns; r++)
+			cta_trace_free(&cs->c[i].runs[r]);
+		for (int a = 0; a < cs->c[i].argc; a++)
+			free(cs->c[i].argv[a]);
+		free(cs->c[i].argv);
+	}
+	free(cs->c);
+	cs->c = NULL;
+	cs->n = 0;
+}
+
+/* NAME.rN.trace, .trace.gz or .trace.zst in DIR (NAME may hold a folder). */
+static int load_runs(struct config *c, const char *dir, char *err, size_t elen)
+{
+	char sub[1024], prefix[256];
+	const char *slash = strrchr(c->name, '/');
+	if (slash) {
+		msgf(sub, sizeof(sub), "%s/%.*s", dir, (int)(slash - c->name), c->name);
+		msgf(prefix, sizeof(prefix), "%s.r", slash + 1);
+	} else {
+		msgf(sub, sizeof(sub), "%s", dir);
+		msgf(prefix, sizeof(prefix), "%s.r", c->name);
+	}
+	DIR *d = opendir(sub);
+	if (!d) {
+		msgf(err, elen, "%s: %s", sub, strerror(errno));
+		return -1;
+	}
+	char names[MAX_RUNS][512];
+	unsigned n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t pl = strlen(prefix);
+		if (strncmp(e->d_name, prefix, pl))
+			continue;
+		const char *p = e->d_name + pl;
+		if (*p < '0' || *p > '9')
+			continue;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (strcmp(p, ".trace") && strcmp(p, ".trace.gz") && strcmp(p, ".trace.zst"))
+			continue;
+		if (n == MAX_RUNS)
+			break;
+		msgf(names[n++], sizeof(names[0]), "%s/%s", sub, e->d_name);
+	}
+	closedir(d);
+	/* Run order by name: r1, r2, ... (up to r9 sorts right). */
+	qsort(names, n, sizeof(names[0]), (int (*)(const void *, const void *))strcmp);
+	for (unsigned i = 0; i < n; i++) {
+		char terr[512];
+		if (cta_trace_read(&c->runs[c->nruns], names[i], terr, sizeof(terr))) {
+			msgf(err, elen, "%s", terr);
+			return -1;
+		}
+		c->nruns++;
+	}
+	if (!n) {
+		msgf(err, elen, "%s/%s: no recorded run (%sN.trace[.gz])", sub, prefix, prefix);
+		return -1;
+	}
+	return 0;
+}
+
+/* The words of one manifest line (split at blanks; no quoting). */
+static int parse_line(struct config *c, char *line, const char *path, unsigned lno, char *err,
+                      size_t elen)
+{
+	char *save = NULL, *w[64];
+	int n = 0;
+	for (char *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == 64) {
+			msgf(err, elen, "%s:%u: more than 64 words", path, lno);
+			return -1;
+		}
+		w[n++] = t;
+	}
+	if (n < 3 || (strcmp(w[1], "run") && strcmp(w[1], "scenario"))) {
+		msgf(err, elen,
+		     "%s:%u: expected `NAME run KERNEL [options]` or `NAME scenario FILE`", path,
+		     lno);
+		return -1;
+	}
+	if (strlen(w[0]) >= sizeof(c->name)) {
+		msgf(err, elen, "%s:%u: name longer than %zu bytes", path, lno,
+		     sizeof(c->name) - 1);
+		return -1;
+	}
+	msgf(c->name, sizeof(c->name), "%s", w[0]);
+	c->scenario = !strcmp(w[1], "scenario");
+	c->argv = calloc((size_t)n, sizeof(char *));
+	if (!c->argv)
+		return -1;
+	int imbalanced = 0;
+	for (int i = 2; i < n; i++) {
+		if (c->scenario && !strncmp(w[i], "bins=", 5)) {
+			char *end;
+			c->bins_ns = strtoull(w[i] + 5, &end, 10);
+			if (*end || !c->bins_ns) {
+				msgf(err, elen, "%s:%u: bins=NS needs a number of ns > 0", path,
+				     lno);
+				return -1;
+			}
+			continue;
+		}
+		if (!(c->argv[c->argc++] = strdup(w[i])))
+			return -1;
+		if (!c->scenario && i > 2 && !strcmp(w[i - 1], "--arg")) {
+			if (!strncmp(w[i], "ns=", 3))
+				c->spin_ns = strtoull(w[i] + 3, NULL, 10);
+			if (!strncmp(w[i], "imbalance=", 10) && strcmp(w[i] + 10, "none"))
+				imbalanced = 1;
+		}
+	}
+	if (c->scenario || strcmp(w[2], "spin") || imbalanced)
+		c->spin_ns = 0;
+	return 0;
+}
+
+static int load_configs(struct configs *cs, const char *dir, char *const *only, int nonly,
+                        char *err, size_t elen)
+{
+	char path[1100];
+	msgf(path, sizeof(path), "%s/configs.txt", dir);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		msgf(err, elen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lno = 0;
+	int rc = 0;
+	while (!rc && getline(&line, &cap, f) >= 0) {
+		lno++;
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
+			continue;
+		struct config *nc = realloc(cs->c, (cs->n + 1) * sizeof(*nc));
+		if (!nc) {
+			rc = -1;
+			break;
+		}
+		cs->c = nc;
+		struct config *c = &cs->c[cs->n++];
+		memset(c, 0, sizeof(*c));
+		msgf(c->dir, sizeof(c->dir), "%s", dir);
+		rc = parse_line(c, p, path, lno, err, elen);
+		if (!rc && nonly) {
+			int keep = 0;
+			for (int i = 0; i < nonly; i++)
+				keep |= !strcmp(only[i], c->name);
+			if (!keep) {
+				for (int a = 0; a < c->argc; a++)
+					free(c->argv[a]);
+				free(c->argv);
+				cs->n--;
+				continue;
+			}
+		}
+		if (!rc)
+			rc = load_runs(c, dir, err, elen);
+	}
+	free(line);
+	fclose(f);
+	if (!rc && !cs->n) {
+		msgf(err, elen, "%s: no configuration", path);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* Fits a model on every run of every configuration but `skip` (SIZE_MAX:
+ * none). */
+static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip, char *err,
+               size_t elen)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cs->n; i++)
+		if (i != skip)
+			n += cs->c[i].nruns;
+	const struct cta_trace **tp = calloc(n ? n : 1, sizeof(*tp));
+	uint64_t *ns = calloc(n ? n : 1, sizeof(*ns));
+	struct cta_device_model *base = malloc(sizeof(*base));
+	int rc = -1;
+	if (!tp || !ns || !base || !n) {
+		msgf(err, elen, n ? "out of memory" : "nothing to fit on");
+		goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < cs->n; i++)
+		for (unsigned r = 0; i != skip && r < cs->c[i].nruns; r++) {
+			ns[n] = cs->c[i].spin_ns;
+			tp[n++] = &cs->c[i].runs[r];
+		}
+	if (cta_device_resolve(base, tp[0]->header.device, err, elen))
+		goto out;
+	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+	o.trace_ns = ns;
+	struct cta_calib_report rep;
+	rc = cta_trace_calibrate_opts(m, &rep, base, tp, n, &o, err, elen);
+out:
+	free(tp);
+	free(ns);
+	free(base);
+	return rc;
+}
+
+/* Runs the configuration on model file `model` (this executable, as a
+ * child, its report sent to /dev/null) into trace `out`. */
+static int simulate(const struct config *c, const char *model, const char *out, char *err,
+                    size_t elen)
+{
+	char scen[2200];
+	const char **av = calloc((size_t)c->argc + 10, sizeof(char *));
+	if (!av)
+		return -1;
+	int n = 0;
+	av[n++] = "ctasim";
+	av[n++] = c->scenario ? "scenario" : "run";
+	for (int i = 0; i < c->argc; i++) {
+		if (c->scenario && i == 0 && c->argv[0][0] != '/') {
+			msgf(scen, sizeof(scen), "%s/%s", c->dir, c->argv[0]);
+			av[n++] = scen;
+		} else {
+			av[n++] = c->argv[i];
+		}
+	}
+	av[n++] = "--device";
+	av[n++] = model;
+	av[n++] = "--trace";
+	av[n++] = out;
+	av[n++] = "--quiet";
+	av[n] = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	pid_t pid;
+	int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, (char *const *)av, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	free(av);
+	if (rc) {
+		msgf(err, elen, "cannot start the simulator: %s", strerror(rc));
+		return -1;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		msgf(err, elen, "%s: `ctasim %s` on the model failed (exit %d)", c->name,
+		     c->scenario ? "scenario" : "run", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Block starts per bin of `ns`, from the trace's first start, per kernel:
+ * 1 when a and b agree in every bin of every kernel. */
+static int same_bins(const struct cta_trace *a, const struct cta_trace *b, uint64_t ns)
+{
+	if (a->header.kernel_count != b->header.kernel_count)
+		return 0;
+	const struct cta_trace *t[2] = {a, b};
+	uint64_t t0[2] = {UINT64_MAX, UINT64_MAX}, tmax = 0;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < t[s]->count; i++)
+			if (t[s]->recs[i].ev == CTA_TEV_START && t[s]->recs[i].t_ns < t0[s])
+				t0[s] = t[s]->recs[i].t_ns;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < t[s]->count; i++)
+			if (t[s]->recs[i].ev == CTA_TEV_START && t[s]->recs[i].t_ns - t0[s] > tmax)
+				tmax = t[s]->recs[i].t_ns - t0[s];
+	size_t nb = (size_t)(tmax / ns) + 1;
+	unsigned nk = a->header.kernel_count;
+	uint64_t *cnt = calloc(2 * nb * nk, sizeof(*cnt));
+	if (!cnt)
+		return 0;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < t[s]->count; i++) {
+			const struct cta_trace_rec *r = &t[s]->recs[i];
+			if (r->ev == CTA_TEV_START && r->kernel < nk)
+				cnt[((size_t)s * nk + r->kernel) * nb + (r->t_ns - t0[s]) / ns]++;
+		}
+	int same = !memcmp(cnt, cnt + nb * nk, nb * nk * sizeof(*cnt));
+	free(cnt);
+	return same;
+}
+
+/* One configuration's figures against its runs. */
+struct score {
+	uint64_t fw_same, fw_n;   /* first-wave blocks, summed over kernels and runs */
+	uint64_t hw_same, hw_n;   /* the same between run 1 and the others */
+	double bps;               /* largest blocks-per-SM distance */
+	double ratio, rmin, rmax; /* makespan sim/hw: mean, range over runs */
+	unsigned bins_ok, bins_n; /* runs matching start bins */
+};
+
+static int diff_counts(const struct cta_trace *hw, const struct cta_trace *sim, uint64_t *same,
+                       uint64_t *n, double *bps, double *ratio, char *err, size_t elen)
+{
+	struct cta_diff_result *d = malloc(sizeof(*d));
+	if (!d)
+		return -1;
+	if (cta_trace_diff(d, hw, sim, NULL, err, elen)) {
+		free(d);
+		return -1;
+	}
+	for (unsigned k = 0; k < d->kernel_count; k++) {
+		const struct cta_diff_kernel *dk = &d->kernels[k];
+		uint64_t m = dk->first_wave_n[0] > dk->first_wave_n[1] ? dk->first_wave_n[0]
+		                                                       : dk->first_wave_n[1];
+		*same += dk->first_wave_same;
+		*n += m;
+		if (bps && dk->bps_distance > *bps)
+			*bps = dk->bps_distance;
+	}
+	if (ratio)
+		*ratio = d->makespan_ratio;
+	free(d);
+	return 0;
+}
+
+static int score_config(struct score *sc, const struct config *c, const struct cta_trace *sim,
+                        char *err, size_t elen)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->rmin = INFINITY;
+	sc->rmax = -INFINITY;
+	for (unsigned r = 0; r < c->nruns; r++) {
+		double ratio = 1;
+		char derr[512];
+		if (diff_counts(&c->runs[r], sim, &sc->fw_same, &sc->fw_n, &sc->bps, &ratio, derr,
+		                sizeof(derr))) {
+			msgf(err, elen, "%s run %u: %s", c->name, r + 1, derr);
+			return -1;
+		}
+		sc->ratio += ratio / c->nruns;
+		if (ratio < sc->rmin)
+			sc->rmin = ratio;
+		if (ratio > sc->rmax)
+			sc->rmax = ratio;
+		if (r > 0)
+			diff_counts(&c->runs[r], &c->runs[0], &sc->hw_same, &sc->hw_n, NULL, NULL,
+			            derr, sizeof(derr));
+		if (c->bins_ns) {
+			sc->bins_n++;
+			sc->bins_ok += same_bins(&c->runs[r], sim, c->bins_ns);
+		}
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct targets {
+	double placement, median, worst, predict;
+};
+
+/* Predicts every configuration of cs, each with the model `fixed` or, when
+ * NULL, with one fitted on `train` less the configuration itself (train ==
+ * cs: leave one out) or on all of train. Prints the table and the summary;
+ * returns 1 when a target is missed, 0 when met, -1 on error. */
+static int evaluate(const char *title, const struct configs *cs, const struct configs *train,
+                    const struct cta_device_model *fixed, const char *tmpdir, double worst_max,
+                    const struct targets *tg, char *err, size_t elen)
+{
+	char model[1200], simt[1200];
+	msgf(model, sizeof(model), "%s/model", tmpdir);
+	msgf(simt, sizeof(simt), "%s/sim.trace", tmpdir);
+	struct cta_device_model *m = malloc(sizeof(*m));
+	double *errs = calloc(cs->n, sizeof(double));
+	if (!m || !errs) {
+		free(m);
+		free(errs);
+		return -1;
+	}
+	printf("%s\n\n", title);
+	printf("%-34s %4s %18s %8s %8s %22s %6s\n", "configuration", "runs", "first wave same SM",
+	       "hw runs", "bps", "makespan sim/hw", "bins");
+	uint64_t fw_same = 0, fw_n = 0, hw_same = 0, hw_n = 0;
+	unsigned bins_bad = 0, nerr = 0;
+	int rc = 0;
+	for (size_t i = 0; i < cs->n && !rc; i++) {
+		const struct config *c = &cs->c[i];
+		if (fixed)
+			*m = *fixed;
+		else if (fit(m, train, train == cs ? i : SIZE_MAX, err, elen))
+			rc = -1;
+		if (!rc && cta_device_save(m, model, err, elen))
+			rc = -1;
+		if (!rc && simulate(c, model, simt, err, elen))
+			rc = -1;
+		struct cta_trace sim;
+		if (!rc && cta_trace_read(&sim, simt, err, elen))
+			rc = -1;
+		if (rc)
+			break;
+		struct score sc;
+		rc = score_config(&sc, c, &sim, err, elen);
+		cta_trace_free(&sim);
+		if (rc)
+			break;
+		fw_same += sc.fw_same;
+		fw_n += sc.fw_n;
+		hw_same += sc.hw_same;
+		hw_n += sc.hw_n;
+		errs[nerr++] = fabs(sc.ratio - 1);
+		char fw[32], hw[16] = "-", bins[16] = "-", ms[40];
+		msgf(fw, sizeof(fw), "%" PRIu64 "/%" PRIu64 " %.3f", sc.fw_same, sc.fw_n,
+		     sc.fw_n ? (double)sc.fw_same / sc.fw_n : 1.0);
+		if (sc.hw_n)
+			msgf(hw, sizeof(hw), "%.3f", (double)sc.hw_same / sc.hw_n);
+		if (sc.bins_n) {
+			msgf(bins, sizeof(bins), "%u/%u", sc.bins_ok, sc.bins_n);
+			bins_bad += sc.bins_ok != sc.bins_n;
+		}
+		msgf(ms, sizeof(ms), "%.3f (%.3f-%.3f)", sc.ratio, sc.rmin, sc.rmax);
+		printf("%-34s %4u %18s %8s %8.3f %22s %6s\n", c->name, c->nruns, fw, hw, sc.bps, ms,
+		       bins);
+		fflush(stdout);
+	}
+	int missed = 0;
+	if (!rc) {
+		qsort(errs, nerr, sizeof(double), cmp_double);
+		double med = nerr % 2 ? errs[nerr / 2] : (errs[nerr / 2 - 1] + errs[nerr / 2]) / 2;
+		double worst = errs[nerr - 1];
+		double place = fw_n ? (double)fw_same / fw_n : 1;
+		double hwp = hw_n ? (double)hw_same / hw_n : 1;
+		double want = tg->placement < hwp ? tg->placement : hwp;
+		printf("\nsummary: %zu configurations\n", cs->n);
+		printf("  first-wave blocks on the same SM  %" PRIu64 "/%" PRIu64
+		       " = %.4f  (hardware runs among themselves %.4f; target %.4f)  %s\n",
+		       fw_same, fw_n, place, hwp, want, place >= want ? "met" : "MISSED");
+		printf("  median |makespan ratio - 1|        %.4f  (target %.4f)  %s\n", med,
+		       tg->median, med <= tg->median ? "met" : "MISSED");
+		printf("  largest |makespan ratio - 1|       %.4f  (target %.4f)  %s\n", worst,
+		       worst_max, worst <= worst_max ? "met" : "MISSED");
+		printf("  scenarios with every start bin    %s\n\n", bins_bad ? "MISSED" : "met");
+		missed = place < want || med > tg->median || worst > worst_max || bins_bad;
+	}
+	free(m);
+	free(errs);
+	return rc ? -1 : missed;
+}
+
+int cta_cmd_fidelity(int argc, char **argv)
+{
+	const char *dir = NULL, *device = NULL;
+	const char **predict = calloc((size_t)argc, sizeof(char *));
+	char **only = calloc((size_t)argc, sizeof(char *));
+	int npredict = 0, nonly = 0, check = 0;
+	struct targets tg = {0.95, 0.05, 0.15, 0.10};
+	if (!predict || !only) {
+		free(predict);
+		free(only);
+		return CTA_EXIT_USAGE;
+	}
+	int ret = CTA_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		double *t = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			ret = CTA_EXIT_OK;
+			goto out;
+		} else if (!strcmp(a, "--predict") || !strcmp(a, "--device") ||
+		           !strcmp(a, "--only")) {
+			if (++i >= argc) {
+				fprintf(stderr, "ctasim fidelity: %s needs a value\n", a);
+				goto usage;
+			}
+			if (a[2] == 'p')
+				predict[npredict++] = argv[i];
+			else if (a[2] == 'd')
+				device = argv[i];
+			else
+				only[nonly++] = argv[i];
+		} else if (!strcmp(a, "--check")) {
+			check = 1;
+		} else if ((!strcmp(a, "--min-placement") && (t = &tg.placement)) ||
+		           (!strcmp(a, "--max-median-makespan") && (t = &tg.median)) ||
+		           (!strcmp(a, "--max-worst-makespan") && (t = &tg.worst)) ||
+		           (!strcmp(a, "--max-predict-makespan") && (t = &tg.predict))) {
+			if (++i >= argc || cli_parse_double("fidelity", a, argv[i], 0, 1e9, t) < 0)
+				goto usage;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "ctasim fidelity: unknown option '%s'\n", a);
+			goto usage;
+		} else if (!dir) {
+			dir = a;
+		} else {
+			fprintf(stderr, "ctasim fidelity: one DIR only ('%s' and '%s')\n", dir, a);
+			goto usage;
+		}
+	}
+	if (!dir)
+		goto usage;
+	char err[1024], tmpdir[] = "/tmp/ctasim-fidelity-XXXXXX";
+	struct configs cs = {0};
+	struct cta_device_model *fixed = NULL;
+	if (load_configs(&cs, dir, only, nonly, err, sizeof(err))) {
+		fprintf(stderr, "ctasim fidelity: %s\n", err);
+		configs_free(&cs);
+		goto out;
+	}
+	if (device) {
+		fixed = malloc(sizeof(*fixed));
+		if (!fixed || cta_device_resolve(fixed, device, err, sizeof(err))) {
+			fprintf(stderr, "ctasim fidelity: --device %s: %s\n", device,
+			        fixed ? err : "out of memory");
+			free(fixed);
+			configs_free(&cs);
+			goto out;
+		}
+	}
+	if (!mkdtemp(tmpdir)) {
+		fprintf(stderr, "ctasim fidelity: cannot make a scratch folder: %s\n",
+		        strerror(errno));
+		free(fixed);
+		configs_free(&cs);
+		ret = CTA_EXIT_USAGE;
+		goto out;
+	}
+	char title[1400];
+	if (fixed)
+		msgf(title, sizeof(title), "%s: every configuration on the model %s", dir, device);
+	else
+		msgf(title, sizeof(title),
+		     "%s: leave one configuration out (each predicted by a model fitted on all "
+		     "the others)",
+		     dir);
+	int rc = evaluate(title, &cs, &cs, fixed, tmpdir, tg.worst, &tg, err, sizeof(err));
+	int missed = rc > 0;
+	for (int p = 0; p < npredict && rc >= 0; p++) {
+		struct configs other = {0};
+		if (load_configs(&other, predict[p], NULL, 0, err, sizeof(err))) {
+			rc = -1;
+			configs_free(&other);
+			break;
+		}
+		msgf(title, sizeof(title), "%s predicted from %s: %s", predict[p],
+		     fixed ? device : dir,
+		     fixed ? "the given model" : "a model fitted on all of its configurations");
+		rc = evaluate(title, &other, &cs, fixed, tmpdir, tg.predict, &tg, err, sizeof(err));
+		missed |= rc > 0;
+		configs_free(&other);
+	}
+	char path[1200];
+	msgf(path, sizeof(path), "%s/model", tmpdir);
+	unlink(path);
+	msgf(path, sizeof(path), "%s/sim.trace", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+	free(fixed);
+	configs_free(&cs);
+	if (rc < 0) {
+		fprintf(stderr, "ctasim fidelity: %s\n", err);
+		ret = CTA_EXIT_USAGE;
+		goto out;
+	}
+	ret = check && missed ? CTA_EXIT_FAIL : CTA_EXIT_OK;
+	goto out;
+usage:
+	fputs(usage_text, stderr);
+out:
+	free(predict);
+	free(only);
+	return ret;
+}
