@@ -48,7 +48,8 @@ int cta__cuda_launch_clock_probe(unsigned long long *dev_flag, cudaStream_t s);
 
 struct cuda_kernel {
 	const char *name;
-	const void *fn[2]; /* [0] instrumented, [1] uninstrumented */
+	const void *fn[2];                  /* [0] instrumented, [1] uninstrumented */
+	const struct cta__cuda_fn_ops *ops; /* the runtime its unit is linked with */
 	size_t args_size;
 	const char *file;
 	int line;
@@ -58,8 +59,11 @@ struct cuda_kernel {
 static struct cuda_kernel registry[MAX_KERNELS];
 static unsigned nregistry;
 
-int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_plain,
-                       size_t args_size, const char *file, int line)
+/* Exported from the ctasim executable: shared objects of user kernels
+ * register theirs when --load opens them. */
+CTA_EXPORT int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_plain,
+                                  size_t args_size, const char *file, int line,
+                                  const struct cta__cuda_fn_ops *ops)
 {
 	/* Static initializers run before main: nothing to report to yet, so a
 	 * full table is reported when a kernel is not found. */
@@ -68,6 +72,7 @@ int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_pl
 		k->name = name;
 		k->fn[0] = fn_instr;
 		k->fn[1] = fn_plain;
+		k->ops = ops;
 		k->args_size = args_size;
 		k->file = file;
 		k->line = line;
@@ -410,7 +415,8 @@ static int exec_run(const struct cuda_run *r)
 			    "CUDA backend: kernel '%s' takes %zu argument bytes, launch gave %zu",
 			    l->kernel->name, ls[i].k->args_size, l->args_size);
 		struct cudaFuncAttributes fa;
-		CK(cudaFuncGetAttributes(&fa, ls[i].k->fn[instr ? 0 : 1]));
+		CK((cudaError_t)ls[i].k->ops->get_attributes(r->opts->cuda_device,
+		                                             ls[i].k->fn[instr ? 0 : 1], &fa));
 		stats.binary_version = fa.binaryVersion;
 		ls[i].smem_static = fa.sharedSizeBytes;
 	}
@@ -550,11 +556,13 @@ static int exec_run(const struct cuda_run *r)
 		CK(cudaEventCreate(&s->ev1));
 		const void *fn = s->k->fn[instr ? 0 : 1];
 		if (l->cfg.smem_dynamic > 48 * 1024)
-			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-			                        (int)l->cfg.smem_dynamic));
+			CK((cudaError_t)s->k->ops->set_attribute(
+			    r->opts->cuda_device, fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+			    (int)l->cfg.smem_dynamic));
 		if (cd[0] * cd[1] * cd[2] > 8)
-			CK(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed,
-			                        1));
+			CK((cudaError_t)s->k->ops->set_attribute(
+			    r->opts->cuda_device, fn,
+			    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 	}
 	CK(cudaDeviceSynchronize());
 
@@ -590,7 +598,8 @@ static int exec_run(const struct cuda_run *r)
 			wait_until(origin + r->jobs[i].release_ns);
 		CK(cudaEventRecord(s->ev0, cfg.stream));
 		s->host_launch = host_ns();
-		cudaError_t e = cudaLaunchKernelExC(&cfg, s->k->fn[instr ? 0 : 1], args);
+		cudaError_t e = (cudaError_t)s->k->ops->launch(r->opts->cuda_device, &cfg,
+		                                               s->k->fn[instr ? 0 : 1], args);
 		if (e != cudaSuccess) {
 			rc = fail(eb,
 			          e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue

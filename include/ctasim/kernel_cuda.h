@@ -80,12 +80,30 @@ struct cta__cuda_ctx {
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* How the backend reaches the kernels of one nvcc translation unit: through
+ * the CUDA runtime that unit is linked with. A user's shared object
+ * (ctasim run --backend cuda --load LIB.so) carries a runtime of its own, in
+ * which its kernels are registered; launching them through ctasim's would
+ * fail. Both runtimes share the device's primary context, so memory and
+ * streams pass between them. cfg is a cudaLaunchConfig_t, fa a struct
+ * cudaFuncAttributes; the results are cudaError_t values. */
+struct cta__cuda_fn_ops {
+	int (*launch)(int device, const void *cfg, const void *fn, void **args);
+	int (*get_attributes)(int device, const void *fn, void *fa);
+	int (*set_attribute)(int device, const void *fn, int attr, int value);
+};
 /* Kernel registry of the CUDA backend (device/cuda_exec.c). fn_instr and
  * fn_plain are the host handles of the instrumented and uninstrumented
  * builds of one body. Returns a dummy value so it can run as a static
- * initializer. */
+ * initializer. Weak: a shared object of user kernels built with nvcc also
+ * loads into a ctasim without the CUDA backend (it then runs on the
+ * simulator only). */
+#if defined(__GNUC__)
+__attribute__((weak))
+#endif
 int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_plain,
-                       size_t args_size, const char *file, int line);
+                       size_t args_size, const char *file, int line,
+                       const struct cta__cuda_fn_ops *ops);
 #ifdef __cplusplus
 }
 #endif
@@ -96,6 +114,28 @@ int cta__cuda_register(const char *name, const void *fn_instr, const void *fn_pl
 
 #define CTA_DEVICE      static __device__
 #define CTA_HOST_DEVICE static inline __host__ __device__
+
+/* This translation unit's runtime, for the backend (struct cta__cuda_fn_ops). */
+static int cta__cuda_op_launch(int device, const void *cfg, const void *fn, void **args)
+{
+	cudaError_t e = cudaSetDevice(device);
+	return (int)(e != cudaSuccess
+	                 ? e
+	                 : cudaLaunchKernelExC((const cudaLaunchConfig_t *)cfg, fn, args));
+}
+static int cta__cuda_op_attributes(int device, const void *fn, void *fa)
+{
+	cudaError_t e = cudaSetDevice(device);
+	return (int)(e != cudaSuccess ? e : cudaFuncGetAttributes((cudaFuncAttributes *)fa, fn));
+}
+static int cta__cuda_op_set(int device, const void *fn, int attr, int value)
+{
+	cudaError_t e = cudaSetDevice(device);
+	return (int)(e != cudaSuccess ? e
+	                              : cudaFuncSetAttribute(fn, (cudaFuncAttribute)attr, value));
+}
+static const struct cta__cuda_fn_ops cta__cuda_ops = {cta__cuda_op_launch, cta__cuda_op_attributes,
+                                                      cta__cuda_op_set};
 
 /* ======================================================================
  * Per-block state of the backend. One instance per block (namespace-scope
@@ -690,9 +730,12 @@ template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(voi
 			cta__cuda_leave<Instr>();                                                  \
 		}                                                                                  \
 	}                                                                                          \
-	static const int name##__cuda_reg = cta__cuda_register(                                    \
-	    #name, (const void *)name##__cuda<true>, (const void *)name##__cuda<false>,            \
-	    sizeof(argtype), __FILE__, __LINE__);                                                  \
+	static const int name##__cuda_reg =                                                        \
+	    cta__cuda_register                                                                     \
+	        ? cta__cuda_register(#name, (const void *)name##__cuda<true>,                      \
+	                             (const void *)name##__cuda<false>, sizeof(argtype), __FILE__, \
+	                             __LINE__, &cta__cuda_ops)                                     \
+	        : 0;                                                                               \
 	static __device__ void name##__body(const argtype *argname)
 
 #endif /* !CTA__CUDA_ABI_ONLY && __CUDACC__ */

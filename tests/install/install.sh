@@ -91,6 +91,16 @@ else
 	cat out >>err
 	no "installed ctasim run --load ./libmykernel.so square"
 fi
+# ... and through the installed ctasim-build-kernel (its default include
+# folder is the installed one, which sits under the destdir here).
+if [ -x "$bindir/ctasim-build-kernel" ] &&
+	CTASIM_INCLUDE="$(dirname "$(find "$D" -path '*/include/ctasim/kernel.h' | head -n 1)")/.." \
+		sh "$bindir/ctasim-build-kernel" --sim-only -o libsq2.so mykernel.c >out 2>err &&
+	"$bindir/ctasim" run --load ./libsq2.so square --arg n=1000 >out 2>>err && grep -q "result      PASS" out; then
+	ok "installed ctasim-build-kernel --sim-only: PASS"
+else
+	no "installed ctasim-build-kernel"
+fi
 # 2. A host program against the shared library.
 # shellcheck disable=SC2086
 if $CC -std=c11 -O2 $cflags square_main.c mykernel.c $libs -o square 2>err &&
