@@ -385,7 +385,8 @@ CTA_EXPORT void cta__syncthreads(const char *file, int line);
  * CTA_SHARED(T, name): one T per block; `name` is a `T *` to it.
  * CTA_SHARED_ARRAY(T, name, N): N elements per block; `name` is a `T *`.
  * CTA_SHARED_DYNAMIC(T, name): the launch's dynamic shared memory.
- * Contents start as zero bytes in the simulator (undefined on a GPU). */
+ * Contents start as zero bytes in the simulator (undefined on a GPU;
+ * `--sanitize initcheck` reports a read of a byte the block never wrote). */
 struct cta__smem_site {
 	size_t size, align;
 	const char *name;

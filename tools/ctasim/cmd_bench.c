@@ -307,6 +307,61 @@ static void bench_clc(void)
 	figure("ub_checker_overhead", best[0] / best[1], "ratio", "<=", 1.10);
 }
 
+/* --sanitize: each tool's run against the plain run of the same kernel, in
+ * this process, best of BEST_OF each (CPU time of the simulator's run; the
+ * harness's setup and verify are outside it). The instrumented kernels run
+ * one thread at a time with a call per load and store: the ratio is the
+ * price of that, on a barrier-free kernel (saxpy), a shared-memory
+ * reduction with barriers (block_reduce) and a work-stealing CLC kernel
+ * (vec_add_clc). The figure with a target is the largest ratio. */
+static void bench_sanitize(void)
+{
+	static const struct {
+		const char *kernel, *arg, *quick_arg;
+	} ks[] = {
+	    {"saxpy", "n=4194304", "n=262144"},
+	    {"block_reduce", "n=4194304", "n=262144"},
+	    {"vec_add_clc", "n=4194304", "n=262144"},
+	};
+	double worst = 0;
+	for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
+		const char *args[] = {quick ? ks[k].quick_arg : ks[k].arg};
+		/* [4]: the plain kernel with exact threads, the sanitizer's loop
+		 * without its checks: the floor under its ratio. */
+		double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+		for (int rep = 0; rep < BEST_OF; rep++)
+			for (int tool = 0; tool < 5; tool++) {
+				struct cta_sim_opts so = base_opts();
+				so.sanitize =
+				    tool < 4 ? (cta_sanitize_tool)tool : CTA_SANITIZE_NONE;
+				cta_sim_set_exact_threads(tool == 4);
+				struct cta_harness *h;
+				cta_sim *s = prepare(ks[k].kernel, args, 1, so, &h);
+				if (!s)
+					return;
+				double t = timed_run(s, &so);
+				if (cta_sim_ub_count(s))
+					fprintf(stderr, "ctasim bench: %s --sanitize %s reported\n",
+					        ks[k].kernel, cta_sanitize_tool_name(so.sanitize));
+				best[tool] = t < best[tool] ? t : best[tool];
+				cta_sim_free(s);
+				cta_harness_free(h);
+			}
+		cta_sim_set_exact_threads(0);
+		for (int tool = 1; tool < 4; tool++) {
+			char name[64];
+			snprintf(name, sizeof(name), "sanitize_%s_%s", cta_sanitize_tool_name(tool),
+			         ks[k].kernel);
+			info(name, best[tool] / best[0], "ratio");
+			worst = best[tool] / best[0] > worst ? best[tool] / best[0] : worst;
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "exact_threads_%s", ks[k].kernel);
+		info(name, best[4] / best[0], "ratio");
+	}
+	figure("sanitize_overhead_max", worst, "ratio", "<=", 3.0);
+}
+
 static void bench_sched(void)
 {
 	double multi, single;
@@ -389,7 +444,8 @@ int cta_cmd_bench(int argc, char **argv)
 			    "line is\n`name value unit target`. Exit 1 when a target is missed.\n"
 			    "  --quick      smaller sizes (a smoke test, figures less stable)\n"
 			    "  --full       include the 2^31-1-block timing-only launch\n"
-			    "  --only NAME  saxpy, barriers, timing, clc, sched or threads\n"
+			    "  --only NAME  saxpy, barriers, timing, clc, sched, sanitize or "
+			    "threads\n"
 			    "  --threads N  also measure N host threads against 1, N in [1, "
 			    "1024]\n");
 			return CTA_EXIT_OK;
@@ -400,8 +456,8 @@ int cta_cmd_bench(int argc, char **argv)
 		} else if (cli_is(argv[i], "--only")) {
 			if (!(only = cli_value("bench", argc, argv, &i, "--only")))
 				return CTA_EXIT_USAGE;
-			static const char *const figures[] = {"saxpy", "barriers", "timing",
-			                                      "clc",   "sched",    "threads"};
+			static const char *const figures[] = {"saxpy", "barriers", "timing", "clc",
+			                                      "sched", "sanitize", "threads"};
 			size_t f = 0;
 			while (f < sizeof(figures) / sizeof(figures[0]) && strcmp(only, figures[f]))
 				f++;
@@ -410,7 +466,7 @@ int cta_cmd_bench(int argc, char **argv)
 				fprintf(
 				    stderr,
 				    "ctasim bench: --only '%s': expected saxpy, barriers, timing, "
-				    "clc, sched or threads\n",
+				    "clc, sched, sanitize or threads\n",
 				    cta_escape(ev, sizeof(ev), only, 0));
 				return CTA_EXIT_USAGE;
 			}
@@ -435,6 +491,7 @@ int cta_cmd_bench(int argc, char **argv)
 	RUN("timing", bench_timing(full));
 	RUN("clc", bench_clc());
 	RUN("sched", bench_sched());
+	RUN("sanitize", bench_sanitize());
 	if (threads)
 		RUN("threads", bench_threads(threads));
 #undef RUN
