@@ -143,6 +143,9 @@ struct cta_diff_result {
 	struct cta_diff_kernel kernels[CTA_TRACE_MAX_KERNELS];
 	unsigned outside; /* union of the kernels' bits and the makespan bit */
 	int within;       /* 1 when every metric is within tolerance */
+	/* What each side is, from its header's backend: "hardware" (cuda) or
+	 * "simulator" (sim); static strings. */
+	const char *side[2];
 };
 
 /* Compares trace a against trace b. tol may be NULL for the defaults.

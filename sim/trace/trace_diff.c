@@ -426,6 +426,8 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 	if (!(tick > 0))
 		tick = 1;
 	out->tick_ns = tick;
+	for (int s = 0; s < 2; s++)
+		out->side[s] = strcmp(tr[s]->header.backend, "cuda") ? "simulator" : "hardware";
 	uint64_t origin[2];
 	for (int s = 0; s < 2; s++) {
 		origin[s] = origin_of(tr[s]);
@@ -516,7 +518,7 @@ const char *cta_diff_metric_name(unsigned bit)
 	case CTA_DIFF_M_ORDER:
 		return "start_order";
 	case CTA_DIFF_M_MAKESPAN:
-		return "makespan";
+		return "busy_span";
 	case CTA_DIFF_M_OFFSET:
 		return "offsets";
 	case CTA_DIFF_M_STEALS:
@@ -556,22 +558,34 @@ int cta_diff_write_text(const struct cta_diff_result *r, FILE *f, const char *na
 	const struct cta_diff_tol *t = &r->tol;
 	na = na ? na : "A";
 	nb = nb ? nb : "B";
-	fprintf(f, "A: %s\nB: %s\n", na, nb);
+	const char *sa = r->side[0] ? r->side[0] : "A", *sb = r->side[1] ? r->side[1] : "B";
+	/* Which side is which, and every ratio says which over which: the
+	 * measures are defined once, in traces/FORMAT.md ("Measures"). */
+	fprintf(f, "A: %s (%s)\nB: %s (%s)\n", na, sa, nb, sb);
 	fprintf(f, "timer tick %g ns: smaller time differences are not differences\n\n",
 	        r->tick_ns);
 	fprintf(f,
-	        "makespan          A %" PRIu64 " ns, B %" PRIu64
-	        " ns, ratio B/A %.3f (tolerance +-%.2f)  %s\n",
-	        r->makespan_ns[0], r->makespan_ns[1], r->makespan_ratio, t->makespan,
+	        "busy span         A %" PRIu64 " ns, B %" PRIu64
+	        " ns, ratio B/A (%s/%s) %.3f (tolerance +-%.2f)  %s\n",
+	        r->makespan_ns[0], r->makespan_ns[1], sb, sa, r->makespan_ratio, t->makespan,
 	        okstr(r->outside, CTA_DIFF_M_MAKESPAN));
 	fprintf(f, "                  (first block start to last block end)\n");
-	fprintf(f, "launch to start   A ");
+	fprintf(f, "launch latency    A ");
 	for (int s = 0; s < 2; s++) {
 		if (r->launch_offset_ns[s] < 0)
 			fprintf(f, "-");
 		else
 			fprintf(f, "%" PRId64 " ns", r->launch_offset_ns[s]);
-		fprintf(f, s ? " (host launch latency, not compared)\n" : ", B ");
+		fprintf(f, s ? " (first launch to first block start; not compared)\n" : ", B ");
+	}
+	fprintf(f, "makespan          A ");
+	for (int s = 0; s < 2; s++) {
+		if (r->launch_offset_ns[s] < 0)
+			fprintf(f, "-");
+		else
+			fprintf(f, "%" PRIu64 " ns",
+			        (uint64_t)r->launch_offset_ns[s] + r->makespan_ns[s]);
+		fprintf(f, s ? " (first launch to last block end; not compared)\n" : ", B ");
 	}
 	for (unsigned k = 0; k < r->kernel_count; k++) {
 		const struct cta_diff_kernel *d = &r->kernels[k];
@@ -582,7 +596,7 @@ int cta_diff_write_text(const struct cta_diff_result *r, FILE *f, const char *na
 		put_cov(f, &d->coverage[1]);
 		fprintf(f, "  %s\n", okstr(d->outside, CTA_DIFF_M_COVERAGE));
 		fprintf(f,
-		        "  blocks per SM   A mean %.2f [%" PRIu64 "..%" PRIu64
+		        "  indices per SM  A mean %.2f [%" PRIu64 "..%" PRIu64
 		        "], B mean %.2f [%" PRIu64 "..%" PRIu64 "] over %u SMs\n"
 		        "                  distance %.3f (max %.3f)  %s; by SM id %.3f\n",
 		        d->bps_mean[0], d->bps_min[0], d->bps_max[0], d->bps_mean[1], d->bps_min[1],
@@ -597,15 +611,16 @@ int cta_diff_write_text(const struct cta_diff_result *r, FILE *f, const char *na
 		    f, "  start order     Spearman %.4f over %" PRIu64 " blocks (min %.3f)  %s\n",
 		    d->order_rho, d->order_n, t->order_rho, okstr(d->outside, CTA_DIFF_M_ORDER));
 		double ma = r->makespan_ns[0] ? (double)r->makespan_ns[0] : 1;
-		fprintf(f,
-		        "  start offset    A %" PRId64 " ns, B %" PRId64 " ns, B-A %+" PRId64
-		        " ns (%.1f%% of makespan A)\n"
-		        "  end offset      A %" PRId64 " ns, B %" PRId64 " ns, B-A %+" PRId64
-		        " ns (%.1f%% of makespan A; max %.1f%%)  %s\n",
-		        d->start_offset_ns[0], d->start_offset_ns[1], d->start_diff_ns,
-		        100.0 * (double)d->start_diff_ns / ma, d->end_offset_ns[0],
-		        d->end_offset_ns[1], d->end_diff_ns, 100.0 * (double)d->end_diff_ns / ma,
-		        100 * t->offset, okstr(d->outside, CTA_DIFF_M_OFFSET));
+		fprintf(
+		    f,
+		    "  start offset    A %" PRId64 " ns, B %" PRId64 " ns, B-A (%s-%s) %+" PRId64
+		    " ns (%.1f%% of busy span A)\n"
+		    "  end offset      A %" PRId64 " ns, B %" PRId64 " ns, B-A (%s-%s) %+" PRId64
+		    " ns (%.1f%% of busy span A; max %.1f%%)  %s\n",
+		    d->start_offset_ns[0], d->start_offset_ns[1], sb, sa, d->start_diff_ns,
+		    100.0 * (double)d->start_diff_ns / ma, d->end_offset_ns[0], d->end_offset_ns[1],
+		    sb, sa, d->end_diff_ns, 100.0 * (double)d->end_diff_ns / ma, 100 * t->offset,
+		    okstr(d->outside, CTA_DIFF_M_OFFSET));
 		fprintf(f, "  steals/block    A %.3f, B %.3f (max difference %.3f)  %s\n",
 		        d->steals_per_block[0], d->steals_per_block[1], t->steals_per_block,
 		        okstr(d->outside, CTA_DIFF_M_STEALS));
@@ -648,7 +663,9 @@ int cta_diff_write_json(const struct cta_diff_result *r, FILE *f, const char *na
 	cta__put_json_str(f, na ? na : "A");
 	fputs("\",\"b\":\"", f);
 	cta__put_json_str(f, nb ? nb : "B");
-	fprintf(f, "\",\"within\":%s,\"outside\":", r->within ? "true" : "false");
+	fprintf(f, "\",\"sides\":[\"%s\",\"%s\"]", r->side[0] ? r->side[0] : "A",
+	        r->side[1] ? r->side[1] : "B");
+	fprintf(f, ",\"within\":%s,\"outside\":", r->within ? "true" : "false");
 	put_outside(f, r->outside);
 	fputs(",\"tick_ns\":", f);
 	put_num(f, r->tick_ns);
@@ -665,6 +682,10 @@ int cta_diff_write_json(const struct cta_diff_result *r, FILE *f, const char *na
 	fputs(",\"steals_per_block\":", f);
 	put_num(f, t->steals_per_block);
 	fprintf(f, "},\"makespan_ns\":[%" PRIu64 ",%" PRIu64 "],\"makespan_ratio\":",
+	        r->makespan_ns[0], r->makespan_ns[1]);
+	put_num(f, r->makespan_ratio);
+	/* makespan_ns/_ratio are the busy span, under their older names. */
+	fprintf(f, ",\"busy_span_ns\":[%" PRIu64 ",%" PRIu64 "],\"busy_span_ratio\":",
 	        r->makespan_ns[0], r->makespan_ns[1]);
 	put_num(f, r->makespan_ratio);
 	fprintf(f, ",\"launch_offset_ns\":[%" PRId64 ",%" PRId64 "]", r->launch_offset_ns[0],

@@ -7,7 +7,7 @@ write_fixture "$TMP/a.trace"
 expect_rc 0 "$CTASIM" diff "$TMP/a.trace" "$TMP/a.trace"
 expect_in "$TMP/out" "verdict: within tolerance"
 expect_in "$TMP/out" "(first block start to last block end)"
-expect_in "$TMP/out" "launch to start   A "
+expect_in "$TMP/out" "launch latency    A "
 
 # Kernel 1's blocks swap SMs: placement disagrees, the rest does not.
 write_fixture "$TMP/b.trace" 's/^2600,start,1,0,0,2,/2600,start,1,0,0,3,/; s/^2610,start,1,1,1,3,/2610,start,1,1,1,2,/; s/^3600,end,1,0,0,2,/3600,end,1,0,0,3,/; s/^3700,end,1,1,1,3,/3700,end,1,1,1,2,/'
@@ -42,4 +42,17 @@ expect_in "$TMP/out" "VIOLATED (1 lost, 0 duplicated, 0 out of range)"
 expect_rc 2 "$CTASIM" diff "$TMP/a.trace" "$TMP/a.trace" --tol-order -1
 expect_in "$TMP/err" "ctasim diff: --tol-order '-1': out of range [0, 1]"
 expect_rc 2 "$CTASIM" diff "$TMP/a.trace"
+
+# Sides are labelled from the headers' backends, and ratios say which over
+# which (traces/FORMAT.md, "Measures").
+write_fixture "$TMP/hw.trace" 's/^#backend sim$/#backend cuda/'
+expect_rc 0 "$CTASIM" diff "$TMP/hw.trace" "$TMP/a.trace"
+expect_in "$TMP/out" "A: $TMP/hw.trace (hardware)"
+expect_in "$TMP/out" "B: $TMP/a.trace (simulator)"
+expect_in "$TMP/out" "ratio B/A (simulator/hardware)"
+expect_in "$TMP/out" "B-A (simulator-hardware)"
+expect_in "$TMP/out" "makespan          A "
+expect_rc 0 "$CTASIM" diff "$TMP/hw.trace" "$TMP/a.trace" --json
+expect_in "$TMP/out" '"sides":["hardware","simulator"]'
+expect_in "$TMP/out" '"busy_span_ratio":1'
 finish

@@ -321,13 +321,13 @@ static void reports_state_the_verdict(void **state)
 	assert_int_equal(cta_diff_write_text(&r, f, "sim.trace", "hw.trace"), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "A: sim.trace"));
-	assert_non_null(strstr(buf, "verdict: OUTSIDE tolerance: makespan"));
+	assert_non_null(strstr(buf, "verdict: OUTSIDE tolerance: busy_span"));
 	free(buf);
 	f = open_memstream(&buf, &len);
 	assert_int_equal(cta_diff_write_json(&r, f, "sim.trace", "hw.trace"), 0);
 	fclose(f);
 	assert_non_null(strstr(buf, "\"within\":false"));
-	assert_non_null(strstr(buf, "\"outside\":[\"makespan\""));
+	assert_non_null(strstr(buf, "\"outside\":[\"busy_span\""));
 	free(buf);
 	synth_free(&a);
 	synth_free(&b);

@@ -347,7 +347,8 @@ int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_i
 		for (unsigned i = 0; i < cta_sim_kernel_count(s); i++)
 			cli_report_kernel(s, i, cta_harness_launched(h, i),
 			                  cta_harness_device(h)->sm_count);
-		printf("makespan    %" PRIu64 " ns (virtual)\n", cta_sim_makespan_ns(s));
+		printf("makespan    %" PRIu64 " ns (virtual; first launch to last block end)\n",
+		       cta_sim_makespan_ns(s));
 		size_t nub = cta_sim_ub_count(s);
 		if (nub) {
 			const char *const *names = cta_ub_rule_names();

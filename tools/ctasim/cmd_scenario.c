@@ -98,7 +98,8 @@ static int report(cta_scenario_run *x, int quiet)
 			       v == CTA_VERDICT_SKIPPED ? "skipped (timing-only run)" : "PASS");
 	}
 	if (s && !quiet) {
-		printf("\nmakespan    %" PRIu64 " ns (virtual)\n", cta_sim_makespan_ns(s));
+		printf("\nmakespan    %" PRIu64 " ns (virtual; first launch to last block end)\n",
+		       cta_sim_makespan_ns(s));
 		print_ub(s);
 	}
 	return failed;
