@@ -6,19 +6,11 @@
 #define CTASIM_KERNELS_REDUCE_BODY_H
 
 #include "ctasim/kernel.h"
+#include "reduce_args.h"
 
 /* Largest block the kernel supports: the static shared array has one slot
  * per thread. */
 #define BLOCK_REDUCE_MAX_THREADS 1024
-
-struct block_reduce_args {
-	const unsigned *in;
-	long long n;
-	unsigned long long *partial; /* one per block, linear block index */
-	unsigned long long npartial; /* blocks beyond this (a --grid override) write none */
-	unsigned long long *total;
-	unsigned long long ns; /* virtual cost of one element (per thread) */
-};
 
 CTA_KERNEL(block_reduce, struct block_reduce_args, p)
 {

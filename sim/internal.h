@@ -80,7 +80,8 @@ struct cta__kernel {
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
 	struct cta__kernel *next_in_stream;
-	struct cta__cursor cursor0; /* a new unit's cursor, less its start time */
+	struct cta__cursor cursor0;   /* a new unit's cursor, less its start time */
+	const struct cta__kc_def *kc; /* compiled region form (exec/regions.h), or NULL */
 };
 
 struct cta__stream {
@@ -448,6 +449,7 @@ extern int cta__exact_threads;
 /* 0: cta__claim_next never moves a lane on to the next unit (the unit
  * tests compare both ways); 1 by default. */
 extern int cta__lane_moves;
+int cta__lane_move_next(struct cta__lane *l);
 /* 0: a batch commits its units only once all its bodies ran, and counts
  * their starts before (the unit tests compare both ways); 1 by default. */
 extern int cta__early_commits;

@@ -17,6 +17,9 @@ install_deps() {
 	[ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
 	[ -f /usr/include/zstd.h ] || need="$need libzstd-dev"
 	command -v python3 >/dev/null 2>&1 || need="$need python3"
+	# The kernel compiler (compiler/): clang and LLVM 16 with its headers.
+	command -v clang-16 >/dev/null 2>&1 || need="$need clang-16"
+	command -v llvm-config-16 >/dev/null 2>&1 || need="$need llvm-16-dev libclang-16-dev"
 	if [ "${1:-}" = test ]; then
 		command -v clang >/dev/null 2>&1 || need="$need clang"
 		command -v clang-format >/dev/null 2>&1 || need="$need clang-format"

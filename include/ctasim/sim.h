@@ -171,6 +171,16 @@ CTA_EXPORT int cta_sim_crash_thread_known(void);
  * vector code where the compiler can make it). Results and traces are the
  * same either way. */
 CTA_EXPORT void cta_sim_set_exact_threads(int on);
+/* Process-wide, for launches made afterwards: 0 runs every kernel on the
+ * thread loop and fibers, even where the kernel compiler (compiler/) made
+ * a region form of its body; 1 (the default) uses that form. Results,
+ * traces and UB reports are the same either way. */
+CTA_EXPORT void cta_sim_set_regions(int on);
+/* Whether kernel `name` runs as compiled region loops (1), was left on
+ * fibers by the kernel compiler (0; *why, when why is not NULL, says why),
+ * or is unknown to it (-1: a build without the kernel compiler, or a kernel
+ * loaded with --load). */
+CTA_EXPORT int cta_kernel_regions(const char *name, const char **why);
 
 /* Kernel registry: every CTA_KERNEL registers itself here. */
 CTA_EXPORT const struct cta_kernel_def *cta_kernel_find(const char *name);

@@ -15,6 +15,7 @@
 #endif
 
 #include "exec/fiber.h"
+#include "exec/regions.h"
 #include "internal.h"
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
@@ -233,6 +234,7 @@ void cta__unit_template(struct cta_sim *s, struct cta__kernel *k)
 	cur->exact = cta__exact_threads || s->o.timing_only || s->o.sanitize;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
+	k->kc = cta__kc_for(s, k);
 }
 
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
@@ -395,7 +397,10 @@ static void runner_main(void *arg)
 	for (;;) {
 		struct cta__lane_x *x = (struct cta__lane_x *)cta__cur;
 		const struct cta__kernel *k = x->l.unit->k;
-		k->l.kernel->threads(k->args);
+		/* A body the kernel compiler made into regions runs its block
+		 * as loops over threads, without a lane per waiting thread. */
+		if (!k->kc || !cta__kc_threads(x))
+			k->l.kernel->threads(k->args);
 		x->state = L_DONE;
 		lane_leave(x);
 	}
@@ -727,6 +732,12 @@ int cta__lane_moves = 1;
  * left. */
 int cta__claim_next(struct cta__lane *l)
 {
+	return cta__lane_move_next(l) && cta__claim(l);
+}
+
+/* cta__claim_next without the claim: 1 when the lane moved on. */
+int cta__lane_move_next(struct cta__lane *l)
+{
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
 	struct cta__unit *v;
@@ -755,7 +766,7 @@ int cta__claim_next(struct cta__lane *l)
 	lane_bind(v, x);
 	if (!v->cursor.nret)
 		enter_cta(l, v->cursor.cta); /* what the claim would call */
-	return cta__claim(l);
+	return 1;
 }
 
 /* The running lane x stops, because it waits (x->state says for what) or

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../kernels/reduce_args.h"
 #include "../../kernels/saxpy_args.h"
 #include "cli_util.h"
 #include "cmd.h"
@@ -174,24 +175,132 @@ static void bench_saxpy(void)
 	figure("saxpy_sim_over_loop", best_sim / best_loop, "ratio", "<=", 2.0);
 }
 
-/* (b) shared-memory reduction: barrier crossings per second per core. */
+/* block_reduce (kernels/reduce_body.h) in loop-fission form: for each
+ * block, for each barrier-separated phase, for each thread; the reference
+ * the barrier-heavy figures are measured against. Same work, same sums. */
+__attribute__((noinline)) static void fission_reduce(const struct block_reduce_args *p,
+                                                     unsigned long long nblk, unsigned bsize,
+                                                     unsigned long long *sdata)
+{
+	for (unsigned long long blk = 0; blk < nblk; blk++) {
+		for (unsigned tid = 0; tid < bsize; tid++) {
+			unsigned long long sum = 0;
+			for (unsigned long long i = blk * bsize + tid; i < (unsigned long long)p->n;
+			     i += nblk * bsize)
+				sum += p->in[i];
+			sdata[tid] = sum;
+		}
+		unsigned pow2 = 1;
+		while (pow2 < bsize)
+			pow2 <<= 1;
+		for (unsigned s = pow2 / 2; s > 0; s >>= 1)
+			for (unsigned tid = 0; tid < bsize; tid++)
+				if (tid < s && tid + s < bsize)
+					sdata[tid] += sdata[tid + s];
+		if (blk < p->npartial)
+			p->partial[blk] = sdata[0];
+		__atomic_fetch_add(p->total, sdata[0], __ATOMIC_RELAXED);
+	}
+}
+
+/* One block_reduce run on the simulator, regions on or off: CPU seconds,
+ * crossings and the total it computed. */
+static double reduce_run(const char *const *args, int regions, uint64_t *crossings,
+                         unsigned long long *total, double *fission)
+{
+	struct cta_sim_opts so = base_opts();
+	struct cta_harness *h;
+	/* (Read when the run starts.) */
+	cta_sim_set_regions(regions);
+	cta_sim *s = prepare("block_reduce", args, 1, so, &h);
+	if (!s) {
+		cta_sim_set_regions(1);
+		return -1;
+	}
+	struct cta_launch l;
+	cta_harness_sim_launch(h, 0, &l);
+	const struct block_reduce_args *a = l.args;
+	if (l.kernel->args_size != sizeof(*a)) {
+		fprintf(stderr, "ctasim bench: block_reduce's arguments are not "
+		                "struct block_reduce_args\n");
+		cta_sim_free(s);
+		cta_harness_free(h);
+		return -1;
+	}
+	if (fission) {
+		/* The reference, on the harness's own input, into buffers of
+		 * its own. */
+		unsigned long long nblk = (unsigned long long)l.grid[0] * l.grid[1] * l.grid[2];
+		unsigned bsize = l.block[0] * l.block[1] * l.block[2];
+		unsigned long long *part = calloc(nblk, sizeof(*part));
+		unsigned long long *sdata = calloc(bsize, sizeof(*sdata));
+		unsigned long long ftotal = 0;
+		struct block_reduce_args f = *a;
+		f.partial = part;
+		f.total = &ftotal;
+		if (part && sdata) {
+			double t0 = now_cpu();
+			fission_reduce(&f, nblk, bsize, sdata);
+			*fission = now_cpu() - t0;
+		}
+		free(part);
+		free(sdata);
+		*total = ftotal;
+	}
+	double t = timed_run(s, &so);
+	cta_sim_set_regions(1);
+	*crossings = cta_sim_barrier_crossings(s);
+	if (!fission)
+		*total = *a->total;
+	cta_sim_free(s);
+	cta_harness_free(h);
+	return t;
+}
+
+/* (b) shared-memory reduction: barrier crossings per second per core, and
+ * the barrier-heavy ratios against the loop-fission form: the kernel
+ * compiler's region loops (where this build has them) and the fibers. */
 static void bench_barriers(void)
 {
 	const char *args[] = {quick ? "n=262144" : "n=4194304"};
-	struct cta_sim_opts so = base_opts();
-	double best = 0;
+	int regions = cta_kernel_regions("block_reduce", NULL) == 1;
+	double best = 0, fis = 1e30, reg = 1e30, fib = 1e30;
 	for (int rep = 0; rep < BEST_OF; rep++) {
-		struct cta_harness *h;
-		cta_sim *s = prepare("block_reduce", args, 1, so, &h);
-		if (!s)
+		uint64_t c = 0, cf = 0;
+		unsigned long long tf = 0, ts = 0;
+		double f = 1e30;
+		double t = reduce_run(args, 1, &c, &tf, &f);
+		if (t < 0)
 			return;
-		double t = timed_run(s, &so);
-		double c = (double)cta_sim_barrier_crossings(s);
-		cta_sim_free(s);
-		cta_harness_free(h);
-		best = c / t > best ? c / t : best;
+		double tb = reduce_run(args, 0, &cf, &ts, NULL);
+		if (tb < 0)
+			return;
+		if (tf != ts || c != cf) {
+			fprintf(
+			    stderr,
+			    "ctasim bench: block_reduce: the loop-fission form, the simulator's "
+			    "two paths disagree (totals %llu and %llu, crossings %" PRIu64
+			    " and %" PRIu64 ")\n",
+			    tf, ts, c, cf);
+			misses++;
+			return;
+		}
+		best = (double)c / t > best ? (double)c / t : best;
+		fis = f < fis ? f : fis;
+		reg = t < reg ? t : reg;
+		fib = tb < fib ? tb : fib;
 	}
 	figure("barrier_crossings_per_s_per_core", best / 1e6, "M/s", ">=", 20);
+	info("barrier_fission_ms", fis * 1e3, "ms");
+	if (regions) {
+		info("barrier_regions_ms", reg * 1e3, "ms");
+		figure("barrier_regions_over_fission", reg / fis, "ratio", "<=", 2.0);
+	} else {
+		printf("%-34s %14s %-16s %s\n", "barrier_regions_over_fission", "n/a", "ratio",
+		       "(no kernel compiler in this build)");
+	}
+	info("barrier_fibers_ms", fib * 1e3, "ms");
+	figure("barrier_fibers_over_fission", fib / fis, "ratio", "<=", 10);
 }
 
 static double spin_rate(uint64_t blocks, struct cta_sim_opts so, double *cpu)

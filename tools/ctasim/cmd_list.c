@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "ctasim/device.h"
 #include "ctasim/harness.h"
+#include "ctasim/sim.h"
 
 int cta_cmd_list(int argc, char **argv)
 {
@@ -37,6 +38,9 @@ int cta_cmd_list(int argc, char **argv)
 			         k->expect_ub ? k->expect_ub : "UB");
 		else if (k->flags & CTA_KI_CLC)
 			snprintf(tags, sizeof(tags), " [clc]");
+		/* Bodies the kernel compiler made into region loops. */
+		if (cta_kernel_regions(k->name, NULL) == 1)
+			snprintf(tags + strlen(tags), sizeof(tags) - strlen(tags), " [regions]");
 		printf("  %-34s %s%s\n", k->name, k->summary ? k->summary : "", tags);
 		if (verbose)
 			for (const struct cta_param_desc *p = k->params; p && p->name; p++)

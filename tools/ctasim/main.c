@@ -260,6 +260,11 @@ static int rerun_result(int rc)
 
 static int run_main(int argc, char **argv)
 {
+	/* CTASIM_REGIONS=0 runs every kernel on fibers, even those the kernel
+	 * compiler made into regions (tests compare the two paths). */
+	const char *regions = getenv("CTASIM_REGIONS");
+	if (regions && !strcmp(regions, "0"))
+		cta_sim_set_regions(0);
 	if (argc < 2) {
 		usage(stderr);
 		return CTA_EXIT_USAGE;

@@ -1,0 +1,24 @@
+/* Included first by the kernel compiler's translation units (compiler/kc_*.c):
+ * turns each CTA_KERNEL of a kernels/NAME_body.h that follows into a body
+ * NAME__kc_body and its descriptor NAME__kc, which the pass (regions_pass.cpp)
+ * rewrites into the region form or marks as left on fibers, and registers the
+ * descriptor with the engine (sim/exec/regions.c) at load time. */
+#ifndef CTASIM_COMPILER_KC_KERNEL_H
+#define CTASIM_COMPILER_KC_KERNEL_H
+
+#include "ctasim/kernel.h"
+#include "exec/regions.h"
+
+#undef CTA_KERNEL
+#define CTA_KERNEL(name, argtype, argname)                                                         \
+	static void name##__kc_body(const argtype *argname, CTA__LANE_PARAM);                      \
+	static struct cta__kc_def name##__kc = {#name, (void *)name##__kc_body,                    \
+	                                        "the kernel compiler did not run", __FILE__,       \
+	                                        __LINE__};                                         \
+	CTA__CONSTRUCTOR(name##__kc_register)                                                      \
+	{                                                                                          \
+		cta__kc_register(&name##__kc);                                                     \
+	}                                                                                          \
+	static void name##__kc_body(const argtype *argname, CTA__LANE_PARAM)
+
+#endif

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Runs every kernel of `ctasim list` both ways, as the kernel compiler's
+# region loops (the default where it made them) and on fibers
+# (CTASIM_REGIONS=0), and checks that exit code, output, messages and trace
+# are byte-identical; block_reduce also with odd block shapes, costs and
+# several host threads. Where the build has the kernel compiler (second
+# argument 1), the barrier kernels must be listed as [regions], so that the
+# comparison is not between two fiber runs.
+# Usage: regions.sh path/to/ctasim 0|1
+set -u
+CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+HAVE_KC=${2:-0}
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+n=0
+fail=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+bad() {
+	n=$((n + 1))
+	fail=$((fail + 1))
+	echo "not ok $n - $*"
+}
+
+if ! "$CTASIM" list >"$tmp/list" 2>&1; then
+	bad "ctasim list"
+	echo "1..$n"
+	exit 1
+fi
+if [ "$HAVE_KC" = 1 ]; then
+	for k in block_reduce ub_divergent_barrier work_steal_queue; do
+		if grep -E "^  $k .*\[regions\]" "$tmp/list" >/dev/null; then
+			ok "$k is compiled to regions"
+		else
+			bad "$k is compiled to regions"
+		fi
+	done
+else
+	if grep '\[regions\]' "$tmp/list" >/dev/null; then
+		bad "no kernel is listed as [regions] without the kernel compiler"
+	else
+		ok "no kernel is listed as [regions] without the kernel compiler"
+	fi
+fi
+
+# One run: exit code, stdout, stderr and the trace, in $tmp/$1.*
+run() {
+	tag=$1
+	shift
+	(cd "$tmp" && "$CTASIM" run "$@" --trace t.csv >"$tag.out" 2>"$tag.err")
+	echo "rc=$?" >>"$tmp/$tag.out"
+	mv "$tmp/t.csv" "$tmp/$tag.csv" 2>/dev/null || : >"$tmp/$tag.csv"
+}
+both() {
+	run a "$@"
+	CTASIM_REGIONS=0 run b "$@"
+	for f in out err csv; do
+		if ! cmp -s "$tmp/a.$f" "$tmp/b.$f"; then
+			bad "$* : regions and fibers give the same $f"
+			diff "$tmp/a.$f" "$tmp/b.$f" | head -n 6 | sed 's/^/# /'
+			return
+		fi
+	done
+	# A run that did not get as far as a trace compares nothing.
+	if ! grep -q kernel_end "$tmp/a.csv"; then
+		bad "$* : ran to the kernel's end"
+		sed 's/^/# /' "$tmp/a.out" "$tmp/a.err" | tail -n 6
+		return
+	fi
+	ok "$* : identical both ways ($(grep -c . "$tmp/a.csv") trace lines)"
+}
+
+# Every kernel, on one host thread (work_steal_queue's blocks communicate:
+# with several host threads its interleaving is not fixed either way).
+for k in $(awk '/^kernels:/ {on = 1; next} /^$/ {on = 0} on {print $1}' "$tmp/list"); do
+	case $k in
+	crash_*) continue ;; # its crash report is pinned by crash.sh
+	esac
+	# (Smaller than the defaults where those take seconds.)
+	case $k in
+	compute_heavy) small="--arg n=65536 --arg iters=20" ;;
+	spin_clc) small="--arg grid=4096" ;;
+	vecscale_clc*) small="--arg n=131072" ;;
+	ub_builtin_blockidx_in_body) small="--arg n=262144" ;;
+	*) small="" ;;
+	esac
+	# shellcheck disable=SC2086
+	both "$k" --threads 1 $small
+	case $k in
+	# shellcheck disable=SC2086
+	ub_*) both "$k" --threads 1 --arg valid=1 $small ;;
+	esac
+done
+# The barrier-heavy kernel in shapes, costs and host threads.
+both block_reduce --arg n=100000 --block 96,2,1 --threads 2
+both block_reduce --arg n=50000 --block 8,4,3 --arg ns=3 --threads 2
+both block_reduce --arg n=70000 --block 1000 --grid 7 --threads 2
+both block_reduce --arg n=4096 --block 33 --device A100-SXM
+both ub_divergent_barrier --block 250 --threads 2
+
+echo "1..$n"
+[ "$fail" -eq 0 ]
