@@ -65,7 +65,9 @@ static const char *base_name(const char *path)
 const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_kernel_def *kd = k->l.kernel;
-	if (!cta__kc_enabled || s->o.timing_only || k->csize != 1 || k->threads < 2)
+	/* (--sanitize runs the instrumented build of the bodies: not this.) */
+	if (!cta__kc_enabled || s->o.timing_only || s->o.sanitize || k->csize != 1 ||
+	    k->threads < 2)
 		return NULL;
 	for (size_t i = 0; i < ndefs; i++) {
 		const struct cta__kc_def *d = defs[i];

@@ -32,7 +32,7 @@ struct cta__kernel;
 struct cta__lane_x;
 
 /* The compiled form of kernel k, or NULL when it has none or its launch
- * cannot use it (clusters, timing-only runs, one-thread blocks). */
+ * cannot use it (clusters, timing-only runs, --sanitize, one-thread blocks). */
 const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Runs the lane's unit, and the units it moves on to, in region form;
  * 0 when the unit must run on the thread loop instead. */

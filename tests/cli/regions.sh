@@ -86,6 +86,13 @@ for k in $(awk '/^kernels:/ {on = 1; next} /^$/ {on = 0} on {print $1}' "$tmp/li
 	ub_builtin_blockidx_in_body) small="--arg n=262144" ;;
 	*) small="" ;;
 	esac
+	case $k in
+	san_*) # planted bugs for --sanitize (which runs every body on fibers):
+		# without it, only their valid twins run.
+		both "$k" --threads 1 --arg valid=1
+		continue
+		;;
+	esac
 	# shellcheck disable=SC2086
 	both "$k" --threads 1 $small
 	case $k in
