@@ -134,7 +134,14 @@ struct cta_device_model {
 	uint32_t spin_scale_ppm[CTA_DEVICE_MAX_RESIDENT + 1];
 	uint32_t spin_add_ns[CTA_DEVICE_MAX_RESIDENT + 1];
 	uint64_t spin_add_mask; /* bit r - 1: spin_add_ns[r] is given */
+	/* 0: r above is the count of blocks resident when the block starts,
+	 * itself included. 1: r is 1 + CTA_DEVICE_SPIN_STEPS x the threads
+	 * resident before it / max_threads_per_sm (rounded down), so that
+	 * blocks of every size share one fit (for 256-thread blocks on a
+	 * 2048-thread SM the two agree). */
+	unsigned spin_by_threads;
 };
+#define CTA_DEVICE_SPIN_STEPS 8
 
 /* Resources one block of a launch asks for. */
 struct cta_block_resources {

@@ -98,6 +98,18 @@ void *cta__calloc_lines(size_t n, size_t size)
 	return p;
 }
 
+/* The duration model's index of a block of k just placed on SM sm (its
+ * room taken): the blocks resident, itself included, or with
+ * spin_by_threads 1 + the eighths of the SM's threads taken before it. */
+static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
+{
+	const struct cta__sm *m = &s->sms[sm];
+	if (!s->dev.spin_by_threads || !s->dev.max_threads_per_sm)
+		return m->blocks;
+	unsigned before = m->threads > k->threads ? m->threads - k->threads : 0;
+	return 1 + (unsigned)((uint64_t)before * CTA_DEVICE_SPIN_STEPS / s->dev.max_threads_per_sm);
+}
+
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                 const unsigned *sms, uint64_t t)
 {
@@ -183,7 +195,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	/* Everything of the cursor but its start time is the kernel's. */
 	u->cursor = k->cursor0;
 	u->cursor.t0 = t;
-	unsigned res = 0; /* the most loaded SM of the unit, its blocks counted */
+	unsigned res = 0; /* the duration model's index: of the unit's most loaded SM */
 	if (k->csize == 1) {
 		/* A unit of one block: its index is the block's. */
 		struct cta__cta *c = &ctas[0];
@@ -194,7 +206,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		c->nthreads = k->cursor0.left;
 		c->end_t = t;
 		c->smem_top = k->l.smem_dynamic;
-		res = s->sms[sms[0]].blocks;
+
 	} else {
 		uint64_t per = k->cursor0.left / k->csize;
 		for (unsigned r = 0; r < k->csize; r++) {
@@ -206,11 +218,14 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			c->nthreads = per;
 			c->end_t = t;
 			c->smem_top = k->l.smem_dynamic;
-			res = s->sms[sms[r]].blocks > res ? s->sms[sms[r]].blocks : res;
 		}
 	}
 	/* Duration model, by that count. */
 	if (s->has_spin_scale) {
+		for (unsigned r = 0; r < k->csize; r++) {
+			unsigned ri = spin_index(s, k, sms[r]);
+			res = ri > res ? ri : res;
+		}
 		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
 		u->cursor.spin = s->spin_ppm[res];
 		u->cursor.add = s->spin_add[res];

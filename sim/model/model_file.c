@@ -82,6 +82,7 @@ static const struct key keys[] = {
     OPT_UINT(sweep_small_waves, 1024),
     {"sweep_rotate_grid", K_U64, F(sweep_rotate_grid), UINT64_MAX, 0},
     {"fitted_on", K_STR, F(fitted_on), 0, 0},
+    OPT_UINT(spin_by_threads, 1),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -97,6 +98,7 @@ struct loader {
 	unsigned base_line, last_line;
 	unsigned spin_line[CTA_DEVICE_MAX_RESIDENT + 1]; /* line of each spin_scale */
 	unsigned add_line[CTA_DEVICE_MAX_RESIDENT + 1];  /* line of each spin_add */
+	int any_spin_line, any_add_line; /* the file gave spin_scale / spin_add lines */
 	int any_key;
 	char *errbuf;
 	size_t errlen;
@@ -420,6 +422,17 @@ static int parse_spin_scale(struct loader *ld, unsigned line, char *v)
 		return fail(ld, line,
 		            "second spin_scale for %llu resident blocks (first on line %u)", r,
 		            ld->spin_line[r]);
+	if (!ld->any_spin_line) {
+		/* A file's spin_scale lines replace the base's whole table, and
+		 * its spin_add lines (or none) the base's adds: a duration model
+		 * is fitted as one piece. */
+		memset(ld->m.spin_scale_ppm, 0, sizeof(ld->m.spin_scale_ppm));
+		if (!ld->any_add_line) {
+			memset(ld->m.spin_add_ns, 0, sizeof(ld->m.spin_add_ns));
+			ld->m.spin_add_mask = 0;
+		}
+		ld->any_spin_line = 1;
+	}
 	ld->spin_line[r] = line;
 	ld->any_key = 1;
 	ld->m.spin_scale_ppm[r] = (uint32_t)ppm;
@@ -442,6 +455,13 @@ static int parse_spin_add(struct loader *ld, unsigned line, char *v)
 	if (ld->add_line[r])
 		return fail(ld, line, "second spin_add for %llu resident blocks (first on line %u)",
 		            r, ld->add_line[r]);
+	if (!ld->any_add_line) {
+		memset(ld->m.spin_add_ns, 0, sizeof(ld->m.spin_add_ns));
+		ld->m.spin_add_mask = 0;
+		if (!ld->any_spin_line)
+			memset(ld->m.spin_scale_ppm, 0, sizeof(ld->m.spin_scale_ppm));
+		ld->any_add_line = 1;
+	}
 	ld->add_line[r] = line;
 	ld->any_key = 1;
 	ld->m.spin_add_ns[r] = (uint32_t)ns;
@@ -537,6 +557,8 @@ static int finish(struct loader *ld)
 		if (ld->line_of[arrays[1]])
 			memcpy(ld->m.tpc_of_sm, saved[1], sizeof(saved[1]));
 	}
+	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_by_threads")])
+		ld->m.spin_by_threads = 0; /* a table of before that key counts blocks */
 	if (ld->base_line && shape_changed && !ld->line_of[key_index("sweep_first")]) {
 		/* The base's sweep names SMs of its own shape; its fit does not
 		 * carry over to another one. */

@@ -136,13 +136,19 @@ struct sweep_fit {
 	unsigned first_lo, first_hi; /* SMs first_lo..first_hi go first */
 	unsigned gap_first, gap_later, gap_switch, small_waves;
 	uint64_t rotate_grid;
+	/* The duration model (spin_by_threads): factor in ppm and per-call add
+	 * by 1 + eighths of the SM's threads taken before the block. */
+	uint32_t spin_scale_ppm[9];
+	uint32_t spin_add_ns;
 	const char *fitted_on;
 };
 
-/* Fitted on the 45 configurations of traces/reference/h100/ (H100 80GB
- * HBM3): `ctasim calibrate traces/reference/h100 -o MODEL`; the same rule
- * places every first-wave block of the H200's traces
- * (traces/reference/h200/), so the H200 preset carries it too. */
+/* Fitted on the 56 configurations of traces/reference/h100/ (H100 80GB
+ * HBM3, 3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
+ * writes these values (docs/FIDELITY.md). The H200 is the same GH100 die
+ * with the same SM numbering: its recorded first waves
+ * (traces/reference/cuda-h200-clc-emulated/) are placed alike, so the
+ * H200 preset carries the H100's fit. */
 static const struct sweep_fit sweep_h100 = {
     .first_lo = 124,
     .first_hi = 131,
@@ -151,6 +157,8 @@ static const struct sweep_fit sweep_h100 = {
     .gap_switch = 3,
     .small_waves = 3,
     .rotate_grid = 701,
+    .spin_scale_ppm = {0, 998755, 999077, 1002400, 1012188, 1280235, 1996282, 2002306, 2007953},
+    .spin_add_ns = 1116,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
@@ -447,6 +455,12 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_gap_switch = f->gap_switch;
 		m->sweep_small_waves = f->small_waves;
 		m->sweep_rotate_grid = f->rotate_grid;
+		m->spin_by_threads = 1;
+		for (unsigned r = 1; r <= 8; r++) {
+			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
+			m->spin_add_ns[r] = f->spin_add_ns;
+			m->spin_add_mask |= 1ull << (r - 1);
+		}
 		strncpy(m->fitted_on, f->fitted_on, sizeof(m->fitted_on) - 1);
 	}
 }

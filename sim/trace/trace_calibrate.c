@@ -341,8 +341,17 @@ static int before(const struct blk *c, const struct blk *b)
  * own. That is the count the simulator sees when it starts the block.
  * kns[k] is the time kernel k's blocks asked for; 0 leaves them out (but
  * they still count as resident). */
+static unsigned kthreads(const struct cta_trace *t, unsigned k)
+{
+	const unsigned *b = t->header.kernels[k].block;
+	return b[0] * b[1] * b[2];
+}
+
+/* Block durations by the duration model's index: the blocks resident at
+ * the block's start, itself included, or with maxthr (spin_by_threads)
+ * 1 + the eighths of maxthr threads resident before it. */
 static int spin_samples(struct samples *per_r, struct samples *len_r, const struct cta_trace *t,
-                        const struct kfacts *kf, const uint64_t *kns)
+                        const struct kfacts *kf, const uint64_t *kns, unsigned maxthr)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->count; i++) {
@@ -397,12 +406,21 @@ static int spin_samples(struct samples *per_r, struct samples *len_r, const stru
 			if ((f->has_end && x->s >= f->first_end) || !kns[x->kernel])
 				continue;
 			unsigned res = 1;
+			uint64_t tb = 0; /* threads of the blocks counted in res */
 			/* Blocks that overlap x: started before x ended, and ended
 			 * after x started (so started at most `longest` before it). */
 			for (size_t c = b; c-- > i && bs[c].s + longest >= x->s;)
-				res += bs[c].e > x->s && before(&bs[c], x);
+				if (bs[c].e > x->s && before(&bs[c], x)) {
+					res++;
+					tb += kthreads(t, bs[c].kernel);
+				}
 			for (size_t c = b + 1; c < j && bs[c].s < x->e; c++)
-				res += before(&bs[c], x);
+				if (before(&bs[c], x)) {
+					res++;
+					tb += kthreads(t, bs[c].kernel);
+				}
+			if (maxthr) /* spin_by_threads: eighths of the SM taken before */
+				res = 1 + (unsigned)(tb * CTA_DEVICE_SPIN_STEPS / maxthr);
 			if (res > CTA_DEVICE_MAX_RESIDENT)
 				res = CTA_DEVICE_MAX_RESIDENT;
 			rc = push(&per_r[res], x->e - x->s);
@@ -460,7 +478,8 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 	out->spin_add_mask = 0;
 	struct len_point one[CTA_DEVICE_MAX_RESIDENT + 1] = {{0, 0}};
 	uint64_t fitted = 0; /* bit r - 1: spin_add fitted at r */
-	int any_spin = 0;
+	int any_spin = 0, add_known = 0;
+	double add0 = 0;
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
 		size_t n = fit->spin[r].n;
 		if (!(rep->n_spin[r] = n))
@@ -493,26 +512,39 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 			free(pt);
 			continue;
 		}
-		double ml = 0, md = 0, sxx = 0, sxy = 0, sll = 0, sld = 0;
-		for (size_t i = 0; i < np; i++) {
-			ml += pt[i].len / (double)np;
-			md += pt[i].d / (double)np;
+		/* One per-call add for every count: the lowest count with two or
+		 * more times fixes it (there blocks run alone, and the overshoot
+		 * is the call's own cost); higher counts, whose slow blocks mix
+		 * two populations, fit only their factor through it. */
+		if (!add_known) {
+			double ml = 0, md = 0, sxx = 0, sxy = 0;
+			for (size_t i = 0; i < np; i++) {
+				ml += pt[i].len / (double)np;
+				md += pt[i].d / (double)np;
+			}
+			for (size_t i = 0; i < np; i++) {
+				sxx += (pt[i].len - ml) * (pt[i].len - ml);
+				sxy += (pt[i].len - ml) * (pt[i].d - md);
+			}
+			double sc = sxy / sxx;
+			add0 = sc > 0 ? md - sc * ml : 0;
+			if (!(add0 > 0))
+				add0 = 0;
+			add0 = floor(add0 + 0.5);
+			if (add0 > CTA_DEVICE_SPIN_ADD_MAX)
+				add0 = CTA_DEVICE_SPIN_ADD_MAX;
+			add_known = 1;
 		}
+		double sll = 0, sld = 0;
 		for (size_t i = 0; i < np; i++) {
-			sxx += (pt[i].len - ml) * (pt[i].len - ml);
-			sxy += (pt[i].len - ml) * (pt[i].d - md);
 			sll += pt[i].len * pt[i].len;
-			sld += pt[i].len * pt[i].d;
+			sld += pt[i].len * (pt[i].d - add0);
 		}
 		free(pt);
-		double scale = sxy / sxx, add = md - scale * ml;
-		if (!(scale > 0) || add < 0) {
-			scale = sld / sll;
-			add = 0;
+		double scale = sld / sll, add = add0;
+		if (!(scale > 0)) {
+			scale = 1e-6;
 		}
-		add = floor(add + 0.5);
-		if (add > CTA_DEVICE_SPIN_ADD_MAX)
-			add = CTA_DEVICE_SPIN_ADD_MAX;
 		out->spin_scale_ppm[r] = clamp_ppm(scale * 1e6);
 		out->spin_add_ns[r] = (uint32_t)add;
 		fitted |= 1ull << (r - 1);
@@ -616,7 +648,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 						kns[k] = opts->named[j].ns;
 			}
 			kernel_facts(kf, t);
-			rc = spin_samples(fit.spin, fit.spin_len, t, kf, kns);
+			rc = spin_samples(fit.spin, fit.spin_len, t, kf, kns,
+			                  base->max_threads_per_sm);
 		}
 		if (rc || (donly && donly[i]))
 			continue;
@@ -802,6 +835,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	if ((rep->n_cancel = fit.cancel.n))
 		out->cancel_latency_ns = median(&fit.cancel);
 
+	if (want_spin)
+		out->spin_by_threads = base->max_threads_per_sm != 0;
 	if (want_spin && (rc = fit_durations(out, rep, &fit, opts->quantile))) {
 		free_fit(&fit);
 		return fail(errbuf, errlen, "%s", cta_strerror(rc));

@@ -38,6 +38,12 @@ static inline struct cta_sim_opts st_opts(const char *device)
 		abort();
 	}
 	o.device = *m;
+	/* The engine's semantics, not the fitted block times: every block
+	 * takes the time its body asks for. */
+	memset(o.device.spin_scale_ppm, 0, sizeof(o.device.spin_scale_ppm));
+	memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
+	o.device.spin_add_mask = 0;
+	o.device.spin_by_threads = 0;
 	return o;
 }
 

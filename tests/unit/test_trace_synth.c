@@ -94,7 +94,7 @@ int synth_make(struct cta_trace *out, const struct synth *in)
 	strncpy(k->name, s.name, sizeof(k->name) - 1);
 	k->grid[0] = (unsigned)s.blocks;
 	k->grid[1] = k->grid[2] = 1;
-	k->block[0] = 128;
+	k->block[0] = 256; /* on a 2048-thread SM, the eighths of spin_by_threads count blocks */
 	k->block[1] = k->block[2] = 1;
 	k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
 

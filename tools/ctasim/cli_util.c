@@ -110,6 +110,11 @@ int cli_device(const char *cmd, const char *name, struct cta_device_model *m)
 		fprintf(stderr, "ctasim %s: --device: %s\n", cmd, err);
 		return -1;
 	}
+	if (!m->fitted_on[0])
+		fprintf(stderr,
+		        "ctasim %s: warning: device model %s is not fitted to hardware traces: "
+		        "placement and block times are estimates (docs/FIDELITY.md)\n",
+		        cmd, m->name);
 	return 0;
 }
 

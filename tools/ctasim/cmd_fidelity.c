@@ -39,6 +39,7 @@ static void msgf(char *buf, size_t len, const char *fmt, ...)
 
 static const char usage_text[] =
     "usage: ctasim fidelity DIR [--predict DIR2]... [--device MODEL] [--only NAME]...\n"
+    "                       [--duration-quantile Q] [-o MODEL]\n"
     "                       [--check] [--min-placement F] [--max-median-makespan F]\n"
     "                       [--max-worst-makespan F] [--max-predict-makespan F]\n"
     "\n"
@@ -58,6 +59,8 @@ static const char usage_text[] =
     "  --device MODEL   judge this model (preset or file) on every configuration\n"
     "                   instead of fitting (the shipped presets: --device H100)\n"
     "  --only NAME      only this configuration (repeatable)\n"
+    "  -o MODEL         also write the model fitted on every configuration of DIR\n"
+    "  --duration-quantile Q  as for calibrate (default 0.99)\n"
     "  --check          exit 1 when a target is missed:\n"
     "  --min-placement F          first-wave blocks on the same SM, or the\n"
     "                             hardware runs' own agreement if lower (0.95)\n"
@@ -264,6 +267,8 @@ static int load_configs(struct configs *cs, const char *dir, char *const *only, 
 
 /* Fits a model on every run of every configuration but `skip` (SIZE_MAX:
  * none). */
+static double quantile = 0.99; /* --duration-quantile */
+
 static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip, char *err,
                size_t elen)
 {
@@ -289,8 +294,12 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 		goto out;
 	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
 	o.trace_ns = ns;
+	o.quantile = quantile;
 	struct cta_calib_report rep;
 	rc = cta_trace_calibrate_opts(m, &rep, base, tp, n, &o, err, elen);
+	if (!rc)
+		msgf(m->fitted_on, sizeof(m->fitted_on), "%s (%s)", cs->c[0].dir,
+		     tp[0]->header.device);
 out:
 	free(tp);
 	free(ns);
@@ -304,7 +313,7 @@ static int simulate(const struct config *c, const char *model, const char *out, 
                     size_t elen)
 {
 	char scen[2200];
-	const char **av = calloc((size_t)c->argc + 10, sizeof(char *));
+	const char **av = calloc((size_t)c->argc + 12, sizeof(char *));
 	if (!av)
 		return -1;
 	int n = 0;
@@ -323,6 +332,8 @@ static int simulate(const struct config *c, const char *model, const char *out, 
 	av[n++] = "--trace";
 	av[n++] = out;
 	av[n++] = "--quiet";
+	av[n++] = "--threads"; /* one configuration at a time, each on one thread */
+	av[n++] = "1";
 	av[n] = NULL;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -542,7 +553,7 @@ static int evaluate(const char *title, const struct configs *cs, const struct co
 
 int cta_cmd_fidelity(int argc, char **argv)
 {
-	const char *dir = NULL, *device = NULL;
+	const char *dir = NULL, *device = NULL, *save = NULL;
 	const char **predict = calloc((size_t)argc, sizeof(char *));
 	char **only = calloc((size_t)argc, sizeof(char *));
 	int npredict = 0, nonly = 0, check = 0;
@@ -560,6 +571,12 @@ int cta_cmd_fidelity(int argc, char **argv)
 			fputs(usage_text, stdout);
 			ret = CTA_EXIT_OK;
 			goto out;
+		} else if (!strcmp(a, "-o")) {
+			if (++i >= argc) {
+				fprintf(stderr, "ctasim fidelity: -o needs a file\n");
+				goto usage;
+			}
+			save = argv[i];
 		} else if (!strcmp(a, "--predict") || !strcmp(a, "--device") ||
 		           !strcmp(a, "--only")) {
 			if (++i >= argc) {
@@ -577,7 +594,8 @@ int cta_cmd_fidelity(int argc, char **argv)
 		} else if ((!strcmp(a, "--min-placement") && (t = &tg.placement)) ||
 		           (!strcmp(a, "--max-median-makespan") && (t = &tg.median)) ||
 		           (!strcmp(a, "--max-worst-makespan") && (t = &tg.worst)) ||
-		           (!strcmp(a, "--max-predict-makespan") && (t = &tg.predict))) {
+		           (!strcmp(a, "--max-predict-makespan") && (t = &tg.predict)) ||
+		           (!strcmp(a, "--duration-quantile") && (t = &quantile))) {
 			if (++i >= argc || cli_parse_double("fidelity", a, argv[i], 0, 1e9, t) < 0)
 				goto usage;
 		} else if (a[0] == '-' && a[1]) {
@@ -617,6 +635,21 @@ int cta_cmd_fidelity(int argc, char **argv)
 		configs_free(&cs);
 		ret = CTA_EXIT_USAGE;
 		goto out;
+	}
+	if (save) {
+		struct cta_device_model *all = malloc(sizeof(*all));
+		if (!all || fit(all, &cs, SIZE_MAX, err, sizeof(err)) ||
+		    cta_device_save(all, save, err, sizeof(err))) {
+			fprintf(stderr, "ctasim fidelity: -o %s: %s\n", save,
+			        all ? err : "out of memory");
+			free(all);
+			free(fixed);
+			configs_free(&cs);
+			rmdir(tmpdir);
+			goto out;
+		}
+		printf("model fitted on every configuration of %s written to %s\n\n", dir, save);
+		free(all);
 	}
 	char title[1400];
 	if (fixed)

@@ -50,8 +50,10 @@ int cta_cmd_list(int argc, char **argv)
 	printf("\ndevices:\n");
 	for (unsigned i = 0; i < cta_device_preset_count(); i++) {
 		const struct cta_device_model *d = cta_device_preset(i);
-		printf("  %-12s sm_%u%u, %u SMs in %u GPCs%s\n", d->name, d->cc_major, d->cc_minor,
-		       d->sm_count, d->gpc_count, d->has_clc ? ", cluster launch control" : "");
+		printf("  %-12s sm_%u%u, %u SMs in %u GPCs%s; %s%s\n", d->name, d->cc_major,
+		       d->cc_minor, d->sm_count, d->gpc_count,
+		       d->has_clc ? ", cluster launch control" : "",
+		       d->fitted_on[0] ? "fitted on " : "not fitted (estimates)", d->fitted_on);
 	}
 	return CTA_EXIT_OK;
 }
