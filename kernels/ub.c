@@ -155,5 +155,7 @@ UB_HARNESS(divergent_barrier, ub_params_one_block, 0, 0, 1024 * sizeof(int),
            "__syncthreads reached by the even threads only")
 UB_HARNESS(barrier_deadlock, ub_params_one_block, 0, 0, 16,
            "threads at __syncthreads while one waits on an mbarrier that never completes")
+UB_HARNESS(mbarrier_not_initialised, ub_params_one_block, 0, 0, 16,
+           "arrives at and waits on an mbarrier nobody initialised")
 UB_HARNESS(builtin_blockidx_in_body, ub_params_many_blocks, CTA_KI_CLC, 0, 0,
            "stealing body uses blockIdx instead of its block index (warning; wrong result)")

@@ -278,6 +278,25 @@ CTA_KERNEL(ub_barrier_deadlock, struct ub_args, p)
 	__syncthreads();
 }
 
+/* [mbarrier_not_initialised]: thread 0 arrives at an mbarrier and every
+ * thread waits for its phase, but nobody initialised it: on a GPU its
+ * arrival count and phase are whatever shared memory held. The valid twin
+ * initialises it for one arrival. The wait is bounded, as in
+ * ub_barrier_deadlock, so that the invalid form cannot hang a GPU. */
+CTA_KERNEL(ub_mbarrier_not_initialised, struct ub_args, p)
+{
+	CTA_SHARED(uint64_t, bar);
+	// The bug: the initialisation is forgotten.
+	if (p->valid && cta_thread_rank() == 0)
+		cta_mbarrier_init(bar, 1);
+	__syncthreads();
+	if (cta_thread_rank() == 0)
+		cta_mbarrier_arrive(bar);
+	for (int k = 0; k < UB_DEADLOCK_SPIN_LIMIT && !cta_mbarrier_try_wait_parity(bar, 0); k++) {
+	}
+	ub_tile(p, blockIdx.x);
+}
+
 /* [builtin_blockidx_in_body] (a warning): the body uses the built-in
  * blockIdx instead of the index it was given. Once a block steals another
  * block's index it redoes its own tile and never does the stolen one, so the

@@ -130,6 +130,7 @@ struct cta__request {
 	int outcome;         /* cta_cancel_outcome */
 	uint64_t unit_index; /* stolen unit when successful */
 	uint3 first;         /* its first block's index, which queries return */
+	unsigned thread;     /* issuing thread's rank in its block (in the padding) */
 	const char *file;
 	int line;
 	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
@@ -278,7 +279,7 @@ struct cta__outbox {
 	size_t capubs;
 	uint64_t *marks; /* logical blocks processed (coverage) */
 	size_t capmarks;
-	unsigned ubcount[16];
+	unsigned ubcount[24]; /* by enum cta__ub_rule (UB__ALL of them) */
 	char errmsg[256];
 };
 
@@ -567,6 +568,7 @@ enum cta__ub_rule {
 	UB_DIVERGENT_BARRIER,
 	UB_BARRIER_DEADLOCK,
 	UB_BUILTIN_BLOCKIDX_IN_BODY,
+	UB_MBARRIER_NOT_INITIALISED,
 	UB__COUNT,
 	/* The sanitizer's reports (sim/sanitize), through the same path. */
 	UB_MEMCHECK_OOB = UB__COUNT,
@@ -576,9 +578,15 @@ enum cta__ub_rule {
 	UB_INITCHECK_SHARED,
 	UB__ALL
 };
+_Static_assert(UB__ALL <= 24, "struct cta__outbox's ubcount[] holds every rule");
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
              const char *file, int line, const char *causefmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* The same for a rule found later than it was broken (at the end of a CTA):
+ * names the thread of CTA `cta` that broke it, at t_ns. */
+void cta__ub_by(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, unsigned cta,
+                unsigned thread, uint64_t t_ns, const char *file, int line, const char *causefmt,
+                ...) __attribute__((format(printf, 9, 10)));
 
 #endif

@@ -88,6 +88,9 @@ struct cta_ub_report {
 	unsigned thread; /* linear thread rank in block */
 	uint64_t t_ns;
 	char cause[512]; /* the earlier event that made it UB, with its location */
+	const char *kernel_name;
+	unsigned block_idx[3];  /* blockIdx of `block` */
+	unsigned thread_idx[3]; /* threadIdx of `thread` */
 };
 
 /* Per-kernel results. */

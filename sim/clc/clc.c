@@ -204,19 +204,50 @@ static uint64_t arrive(struct cta__lane_x *x, struct cta__mbar *b)
 	return state;
 }
 
+/* An arrive, wait or request on an mbarrier this block never initialised:
+ * on a GPU its state is whatever the shared memory held (zero, or the last
+ * block's), so the phase it completes is anyone's guess. The call then
+ * goes on as it did before the rule existed (the arrive counts nothing,
+ * the wait returns at once). */
+static __attribute__((noinline, cold)) void uninitialised(struct cta__lane_x *x,
+                                                          const uint64_t *bar, const char *what,
+                                                          const char *file, int line)
+{
+	struct cta__unit *u = x->l.unit;
+	struct cta__cta *c = lane_cta(x);
+	const unsigned char *a = (const unsigned char *)bar;
+	if (a >= c->smem && a < c->smem + u->k->smem_bytes)
+		cta__ub(
+		    u->sim, UB_MBARRIER_NOT_INITIALISED, u, x, file, line,
+		    "%s on the mbarrier at shared memory offset %zu, which this block never "
+		    "initialised (cta_mbarrier_init, then a barrier, before any thread uses it)",
+		    what, smem_off(c, bar));
+	else
+		cta__ub(u->sim, UB_MBARRIER_NOT_INITIALISED, u, x, file, line,
+		        "%s on an mbarrier at %p, outside this block's shared memory, which "
+		        "cta_mbarrier_init never initialised",
+		        what, (const void *)bar);
+}
+
 uint64_t cta__mbarrier_arrive(uint64_t *bar, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
 	struct cta__mbar *b = mbar_self(x, bar);
-	return b ? arrive(x, b) : 0;
+	if (!b) {
+		uninitialised(x, bar, "arrive", file, line);
+		return 0;
+	}
+	return arrive(x, b);
 }
 
 uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
 	struct cta__mbar *b = mbar_self(x, bar);
-	if (!b)
+	if (!b) {
+		uninitialised(x, bar, "arrive_expect_tx", file, line);
 		return 0;
+	}
 	b->tx += bytes;
 	return arrive(x, b);
 }
@@ -250,8 +281,10 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 {
 	struct cta__lane_x *x = self();
 	struct cta__mbar *b = mbar_self(x, bar);
-	if (!b)
+	if (!b) {
+		uninitialised(x, bar, "try_wait_parity", file, line);
 		return true;
+	}
 	while ((b->phase & 1) == (parity & 1)) {
 		/* Like the hardware's potentially blocking try_wait, the thread
 		 * sleeps until the phase completes instead of spinning. */
@@ -364,6 +397,9 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		check_request(s, u, c, x, multicast, roff, own, file, line);
 	unsigned first = multicast ? 0 : x->l.cta_rank, last = multicast ? u->nctas : first + 1;
 	struct cta__mbar *ownb = mbar_self(x, bar);
+	if (!ownb && s->checks)
+		uninitialised(x, bar, multicast ? "try_cancel (multicast)" : "try_cancel", file,
+		              line);
 	struct cta__request *r = request_storage(c, x->l.cta_rank, own);
 	/* Every field, one by one: gcc clears a struct of this size with `rep
 	 * stos`, whose start-up costs more than these stores (see exec.c's
@@ -380,6 +416,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->outcome = 0;
 	r->unit_index = 0;
 	r->first = (uint3){0, 0, 0};
+	r->thread = lane_rank(x);
 	r->file = file;
 	r->line = line;
 	r->counted = 0;
@@ -509,8 +546,14 @@ static __attribute__((noinline)) struct cta__rslot *report_unready(struct cta__l
 {
 	struct cta__unit *u = x->l.unit;
 	if (!sl || !sl->r) {
+		/* Not "no request has written it": a request issued at the same
+		 * virtual time by a thread that runs later in host order has not
+		 * been seen yet, and the read is early all the same. */
 		cta__ub(u->sim, UB_READ_BEFORE_COMPLETE, u, x, file, line,
-		        "%s of a result buffer that no cancellation request has written", what);
+		        "%s of a result buffer before this thread observed any cancellation "
+		        "request on it complete (no request on it had been issued by t=%" PRIu64
+		        " ns in simulation order; wait on the request's mbarrier first)",
+		        what, x->l.vtime);
 		return NULL;
 	}
 	sl->reported = 1;
@@ -610,8 +653,10 @@ void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c
 	for (unsigned i = 0; s->checks && u->nctas > 1 && i < u->nctas; i++)
 		for (const struct cta__request *r = u->ctas[i].reqs; r; r = r->next)
 			if (r->multicast && r->issue_t > c->end_t)
-				cta__ub(
-				    s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, NULL, r->file, r->line,
+				/* Found now, broken by the issuer at its issue time. */
+				cta__ub_by(
+				    s, UB_MULTICAST_CLUSTER_NOT_RUNNING, u, r->cta, r->thread,
+				    r->issue_t, r->file, r->line,
 				    "CTA %u of the cluster (block %" PRIu64 ") exited at t=%" PRIu64
 				    " ns, before this multicast cancel (t=%" PRIu64 " ns)",
 				    (unsigned)(c - u->ctas), c->logical, c->end_t, r->issue_t);

@@ -3,6 +3,7 @@
  * the earlier event that made it UB, counts per rule, and the abort mode.
  * The checks themselves sit where the rules are (sim/exec, sim/clc). */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static const char *const rule_names[UB__COUNT + 1] = {
     "divergent_barrier",
     "barrier_deadlock",
     "builtin_blockidx_in_body",
+    "mbarrier_not_initialised",
     NULL,
 };
 
@@ -44,8 +46,11 @@ const char *const *cta_sanitize_rule_names(void)
 /* Reports kept in full; beyond this only the counts grow. */
 #define MAX_STORED 4096
 
-void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
-             const char *file, int line, const char *causefmt, ...)
+/* One report: rule broken in CTA c of unit u by thread `thread` (linear
+ * rank; its threadIdx from the block's shape) at t_ns. */
+static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u,
+                   struct cta__cta *c, unsigned thread, uint64_t t_ns, const char *file, int line,
+                   const char *causefmt, va_list ap)
 {
 	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK && rule < UB__COUNT)
 		return;
@@ -80,27 +85,54 @@ void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, str
 	r->file = file ? file : "?";
 	r->line = line;
 	r->kernel = u->k->id;
+	r->kernel_name = u->k->label;
+	r->block = c->steal_current;
+	r->phys = c->logical;
+	r->thread = thread;
+	r->t_ns = t_ns;
+	/* Coordinates as CUDA names them: the block being processed (a
+	 * stolen index, in a work-stealing loop) and the thread in its block. */
+	uint3 b = cta__bid_of_logical(u->k, r->block);
+	r->block_idx[0] = b.x, r->block_idx[1] = b.y, r->block_idx[2] = b.z;
+	const unsigned *bd = u->k->l.block;
+	r->thread_idx[0] = thread % bd[0];
+	r->thread_idx[1] = thread / bd[0] % bd[1];
+	r->thread_idx[2] = thread / bd[0] / bd[1];
+	vsnprintf(r->cause, sizeof(r->cause), causefmt, ap);
+	char text[sizeof(r->cause) + 256];
+	snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line, r->cause);
+	cta__trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block, r->phys,
+	           c->sm, r->thread, 0, text);
+}
+
+void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
+             const char *file, int line, const char *causefmt, ...)
+{
 	struct cta__cta *c = x && x->cta ? x->cta : &u->ctas[0];
 	if (file && !x)
 		for (unsigned i = 0; i < u->nctas; i++)
 			if (u->ctas[i].foreach_file == file)
 				c = &u->ctas[i];
-	r->block = c->steal_current;
-	r->phys = c->logical;
+	unsigned thread = 0;
+	uint64_t t = c->end_t;
 	if (x) {
 		const struct cta__lane *l = &x->l;
-		r->thread = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
-		r->t_ns = l->vtime;
-	} else {
-		r->thread = 0;
-		r->t_ns = c->end_t;
+		thread = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+		t = l->vtime;
 	}
 	va_list ap;
 	va_start(ap, causefmt);
-	vsnprintf(r->cause, sizeof(r->cause), causefmt, ap);
+	report(s, rule, u, c, thread, t, file, line, causefmt, ap);
 	va_end(ap);
-	char text[sizeof(r->cause) + 256];
-	snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line, r->cause);
-	cta__trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block, r->phys,
-	           c->sm, r->thread, 0, text);
+}
+
+void cta__ub_by(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, unsigned cta,
+                unsigned thread, uint64_t t_ns, const char *file, int line, const char *causefmt,
+                ...)
+{
+	va_list ap;
+	va_start(ap, causefmt);
+	report(s, rule, u, &u->ctas[cta < u->nctas ? cta : 0], thread, t_ns, file, line, causefmt,
+	       ap);
+	va_end(ap);
 }

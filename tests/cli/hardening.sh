@@ -235,5 +235,47 @@ check '! grep -q "$(printf "\033")" "$TMP/err"' "no raw ESC from a model file"
 expect 2 err "argument n=1\\a: not an integer" "--arg value echoed escaped" -- \
 	run saxpy --arg "n=1$(printf '\007')"
 
+# ---- 9. the UB checker ---------------------------------------------------------------------
+# Clusters of 4 blocks that each fill an SM cannot run on 1 or 2 SMs: explore
+# draws again instead of reporting a failure of a valid kernel.
+expect 0 out "40 schedules explored: all passed" "explore never reports a schedule the launch cannot fit" -- \
+	explore cli_cluster4 --load "$LEAVE" --schedules 40
+check 'grep -q "drawn SM counts could not hold the launch and were drawn again" "$TMP/out"' \
+	"explore says how many SM counts it drew again"
+expect 2 err "a cluster of 4 blocks cannot be co-scheduled on one GPC" \
+	"explore with an --sm-limit the launch cannot fit is bad input, not a failed schedule" -- \
+	explore cli_cluster4 --load "$LEAVE" --schedules 3 --sm-limit 2
+expect 1 out "reproduce:  ctasim run ub_read_failed_index --load" \
+	"explore's reproducer carries --load" -- explore ub_read_failed_index --load "$LEAVE" --schedules 3
+# A multicast cancel found at the exit of the other CTA names its issuer:
+# thread 37 of each cluster's first block, not block 0 thread 0.
+expect 1 out "kernel cli_multicast_issuer block 2 (blockIdx 2,0,0; physical 2) thread 37 (threadIdx 37,0,0) t=14015 ns: CTA 1 of the cluster (block 3) exited" \
+	"a multicast report caught at CTA exit names the issuing thread" -- \
+	run cli_multicast_issuer --load "$LEAVE"
+# An mbarrier never initialised, in block (2,1) of a 2-D grid, thread (3,1).
+for how in 0 1 2; do
+	what=$(echo "try_wait_parity arrive try_cancel" | cut -d' ' -f$((how + 1)))
+	expect 1 out "UB mbarrier_not_initialised: " "mbarrier_not_initialised: $what" -- \
+		run cli_uninit_mbarrier --load "$LEAVE" --arg how=$how
+	check 'grep -qF "kernel cli_uninit_mbarrier block 5 (blockIdx 2,1,0; physical 5) thread 11 (threadIdx 3,1,0) t=4000 ns: $what on the mbarrier at shared memory offset" "$TMP/out"' \
+		"... named with kernel, 2-D block and thread coordinates ($what)"
+done
+expect 0 out "result      PASS" "an initialised mbarrier is not flagged" -- \
+	run cli_uninit_mbarrier --load "$LEAVE" --arg how=3
+# Cause before consequence.
+expect 1 out "(after result_buffer_in_flight in the same block, above: probably its consequence)" \
+	"a consequence is marked as following its cause" -- run ub_result_buffer_in_flight
+check 'grep -n "UB result_buffer_in_flight:" "$TMP/out" | cut -d: -f1 | { read a; [ "$a" -lt "$(grep -n "UB read_before_complete:" "$TMP/out" | cut -d: -f1)" ]; }' \
+	"the cause is printed before the consequence"
+check 'grep -qF "result      FAIL: broke rule result_buffer_in_flight, read_before_complete" "$TMP/out"' \
+	"the result line lists the cause first"
+# Warnings alone: reported, exit 0 (docs/UB.md says the same).
+expect 0 out "result      PASS (with warnings, which alone do not fail a run)" \
+	"a run whose only reports are warnings exits 0 and says why" -- \
+	run ub_builtin_blockidx_in_body --cancel-fail-rate 1 --arg n=4096
+check 'grep -q "^  warning builtin_blockidx_in_body: " "$TMP/out"' "... with the warnings printed"
+check 'grep -q "A run whose only reports are warnings exits 0\|run whose only reports are warnings exits 0" "$(dirname "$0")/../../docs/UB.md"' \
+	"docs/UB.md states the same rule for warnings"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

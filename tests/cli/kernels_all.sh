@@ -19,7 +19,7 @@ vecscale_clc_cluster clc_two_requests work_steal_queue
 ub_request_after_observed_failure ub_read_failed_index ub_read_before_complete
 ub_result_buffer_in_flight ub_for_each_called_twice ub_for_each_not_all_threads
 ub_leader_count ub_multicast_cluster_not_running ub_divergent_barrier ub_barrier_deadlock
-ub_builtin_blockidx_in_body"
+ub_builtin_blockidx_in_body ub_mbarrier_not_initialised"
 
 if ! "$CTASIM" list >"$tmp/list" 2>&1; then
 	echo "FAIL: ctasim list"

@@ -91,13 +91,13 @@ clean racecheck vec_add_clc --arg n=1048576 --sm-limit 4
 clean initcheck block_reduce --block 100,1,1 --arg n=30000
 
 # ---- the planted bugs ---------------------------------------------------------
-expect 1 "UB memcheck_oob: .*san_body.h:24 kernel 0 block 1 \(physical 1\) thread 244 .*write of 4 bytes at offset 2000 of harness buffer #[0-9]+ of san_memcheck_oob \(2000 bytes\): 4 bytes past its end" \
+expect 1 "UB memcheck_oob: .*san_body.h:24 kernel san_memcheck_oob block 1 \(blockIdx 1,0,0; physical 1\) thread 244 \(threadIdx 244,0,0\) .*write of 4 bytes at offset 2000 of harness buffer #[0-9]+ of san_memcheck_oob \(2000 bytes\): 4 bytes past its end" \
 	"memcheck: a write one past a buffer, with place, block, thread and buffer" -- \
 	run san_memcheck_oob --sanitize memcheck
-expect 1 "UB memcheck_oob: .*san_body.h:35 kernel 0 block 0 \(physical 0\) thread 255 .*shared memory offset 1024, past the 1024 bytes .*'tile' ends at 1024" \
+expect 1 "UB memcheck_oob: .*san_body.h:35 kernel san_memcheck_shared_oob block 0 \(blockIdx 0,0,0; physical 0\) thread 255 \(threadIdx 255,0,0\) .*shared memory offset 1024, past the 1024 bytes .*'tile' ends at 1024" \
 	"memcheck: a write one slot past a shared tile" -- \
 	run san_memcheck_shared_oob --sanitize memcheck
-expect 1 "UB memcheck_use_after_free: .*san_body.h:45 kernel 0 block 0 \(physical 0\) thread 0 .*released before the launch" \
+expect 1 "UB memcheck_use_after_free: .*san_body.h:45 kernel san_memcheck_use_after_free block 0 \(blockIdx 0,0,0; physical 0\) thread 0 \(threadIdx 0,0,0\) .*released before the launch" \
 	"memcheck: a read of a buffer freed before the launch" -- \
 	run san_memcheck_use_after_free --sanitize memcheck
 expect 1 "UB racecheck_shared_ww: .*san_body.h:55 .*thread 1 .*'one' .* races with the write by thread 0 at .*san_body.h:55" \

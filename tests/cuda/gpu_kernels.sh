@@ -21,7 +21,7 @@ mkdir -p $tr
 	for r in request_after_observed_failure read_failed_index read_before_complete \
 		result_buffer_in_flight for_each_called_twice for_each_not_all_threads \
 		leader_count multicast_cluster_not_running divergent_barrier barrier_deadlock \
-		builtin_blockidx_in_body; do
+		builtin_blockidx_in_body mbarrier_not_initialised; do
 		echo "== ub_$r (valid twin)"
 		timeout 20 "$ct" run --backend cuda --quiet --arg valid=1 \
 			--trace $tr/ub_$r.valid.trace ub_$r

@@ -24,7 +24,7 @@ for tool in memcheck racecheck synccheck; do
 	for r in request_after_observed_failure read_failed_index read_before_complete \
 		result_buffer_in_flight for_each_called_twice for_each_not_all_threads \
 		leader_count multicast_cluster_not_running divergent_barrier barrier_deadlock \
-		builtin_blockidx_in_body; do
+		builtin_blockidx_in_body mbarrier_not_initialised; do
 		echo "$tool ub_$r.valid run ub_$r --arg valid=1" >>"$runs"
 	done
 	echo "$tool scenario:hw_priority_takeover scenario $here/../../traces/reference/scenarios/hw_priority_takeover.json" >>"$runs"

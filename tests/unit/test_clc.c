@@ -267,6 +267,11 @@ static const struct ub_case ub_cases[] = {
     {"barrier_deadlock", "ub_barrier_deadlock", NULL, NULL, 0, "cta_mbarrier_arrive(bar);",
      "__syncthreads()", "CTA_KERNEL(ub_barrier_deadlock", "cta_mbarrier_try_wait_parity(bar, 0)",
      NULL, 0},
+    /* Thread 0's arrive is reported first, then every thread's wait. */
+    {"mbarrier_not_initialised", "ub_mbarrier_not_initialised", NULL, NULL, 0,
+     "// The bug: the initialisation is forgotten", "cta_mbarrier_arrive(bar)",
+     "// The bug: the initialisation is forgotten", "cta_mbarrier_try_wait_parity(bar, 0)", NULL,
+     0},
     /* 256 blocks on 2 SMs (16 resident): blocks steal, as with the
      * default 8192 blocks on a whole GPU, in a fraction of the time. */
     {"builtin_blockidx_in_body", "ub_builtin_blockidx_in_body", NULL, "n=65536",
@@ -364,7 +369,8 @@ UB_TEST(clc_try_cancel_blocks_with_two_leaders_is_reported, 7)
 UB_TEST(clc_multicast_without_the_whole_cluster_running_is_reported, 8)
 UB_TEST(divergent_barrier_in_ub_kernel_is_reported, 9)
 UB_TEST(barrier_deadlock_in_ub_kernel_is_reported, 10)
-UB_TEST(builtin_blockidx_in_a_stealing_body_is_a_warning, 11)
+UB_TEST(builtin_blockidx_in_a_stealing_body_is_a_warning, 12)
+UB_TEST(mbarrier_used_without_init_is_reported, 11)
 
 static cta_sim *run_mc_timing(int mode, int *rc)
 {
@@ -1227,6 +1233,7 @@ int main(void)
 	    cmocka_unit_test(divergent_barrier_in_ub_kernel_is_reported),
 	    cmocka_unit_test(barrier_deadlock_in_ub_kernel_is_reported),
 	    cmocka_unit_test(builtin_blockidx_in_a_stealing_body_is_a_warning),
+	    cmocka_unit_test(mbarrier_used_without_init_is_reported),
 	    cmocka_unit_test(clc_multicast_after_a_cta_exited_in_virtual_time_is_reported),
 	    cmocka_unit_test(clc_multicast_while_every_cta_still_runs_is_not_flagged),
 	    cmocka_unit_test(clc_observed_failure_report_names_where_it_was_observed),

@@ -118,6 +118,9 @@ int cli_device(const char *cmd, const char *name, struct cta_device_model *m)
 	return 0;
 }
 
+const char *cli_loaded[16];
+size_t cli_loaded_count;
+
 int cli_load(const char *cmd, const char *path)
 {
 	/* RTLD_GLOBAL is not needed: the object registers its kernels and
@@ -127,6 +130,8 @@ int cli_load(const char *cmd, const char *path)
 		fprintf(stderr, "ctasim %s: --load %s: %s\n", cmd, path, dlerror());
 		return -1;
 	}
+	if (cli_loaded_count < sizeof(cli_loaded) / sizeof(cli_loaded[0]))
+		cli_loaded[cli_loaded_count++] = path;
 	return 0;
 }
 

@@ -85,6 +85,9 @@ int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trac
 
 /* Loads a user's shared object of kernels (--load). */
 int cli_load(const char *cmd, const char *path);
+/* The objects loaded so far (for a reproducing command line). */
+extern const char *cli_loaded[16];
+extern size_t cli_loaded_count;
 
 /* Defined in cmd_run.c, shared with the commands that run harnesses. */
 struct cta_sim;
@@ -93,6 +96,14 @@ struct cta_sim;
  * reported), -2 for --help. */
 int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
                     const char **kernel, const char ***args, int *quiet);
+/* The first `max` UB reports of s in cause order: by virtual time, then
+ * rules that cause others before the rules they cause (a divergent barrier
+ * before the deadlock it leads to); returns how many went to idx. */
+size_t cli_ub_order(struct cta_sim *s, size_t *idx, size_t max);
+/* Prints the first `show` UB reports in cause order, each with kernel name,
+ * block and thread coordinates, and which earlier report of the same block
+ * it likely follows from. */
+void cli_print_ub(struct cta_sim *s, size_t show);
 /* Prints the summary lines of simulator kernel i (launch shape c may be
  * NULL). */
 void cli_report_kernel(struct cta_sim *s, unsigned i, const struct cta_launch_cfg *c,

@@ -23,7 +23,8 @@ static void usage(FILE *f)
 	        "usage: ctasim explore KERNEL [--schedules N] [--shard I/N] [run options]\n"
 	        "       ctasim explore --merge FILE...\n"
 	        "\n"
-	        "Runs KERNEL under N distinct schedules (default 100): schedule i uses seed\n"
+	        "Runs KERNEL under N distinct schedules (N in [1, 10^6], default 100):\n"
+	        "schedule i uses seed\n"
 	        "SEED+i, random placement tie-breaks, and a mix of latency jitter, SM counts\n"
 	        "and injected cancel failures. Stops at the first schedule that breaks a rule\n"
 	        "(UB, coverage, deadlock) or gives a wrong result, and prints the `ctasim run`\n"
@@ -417,6 +418,7 @@ int cta_cmd_explore(int argc, char **argv)
 	 * schedules (every harness and simulator is freed before the next). */
 	uint64_t *prints = NULL;
 	size_t distinct = 0, pcap = 0;
+	uint64_t redrawn = 0;
 	uint64_t explored = 0, failed_at = UINT64_MAX;
 	int code = CTA_EXIT_OK;
 	struct cli_progress pr;
@@ -434,15 +436,35 @@ int cta_cmd_explore(int argc, char **argv)
 		o.sim.cancel_fail_rate = sc.fail_rate;
 		o.sim.trace_path = NULL;
 		struct cta_harness *h;
-		int rc = cta_harness_new(&h, ki, &o);
-		if (rc < 0) {
+		int rc, made;
+		for (;;) {
+			rc = cta_harness_new(&h, ki, &o);
+			made = rc >= 0;
+			if (!made)
+				break;
+			rc = cta_harness_run(h);
+			/* A drawn SM count that cannot hold the launch (clusters of
+			 * 4 blocks that each fill an SM, on 2 SMs) is not a finding:
+			 * CUDA would refuse the launch, not run it wrongly. Draw
+			 * again with twice the SMs, up to what the user allowed. */
+			if (rc != CTA_ERESOURCES || o.sim.sm_limit == base.sim.sm_limit)
+				break;
+			cta_harness_free(h);
+			redrawn++;
+			o.sim.sm_limit *= 2;
+			if (o.sim.sm_limit >= sms)
+				o.sim.sm_limit = base.sim.sm_limit;
+			sc.sm_limit = o.sim.sm_limit;
+		}
+		if (!made || rc == CTA_ERESOURCES) {
+			/* Not even every SM allowed holds it: bad input, as in run. */
 			cli_progress_end(&pr);
-			fprintf(stderr, "ctasim explore: %s\n", h ? cta_harness_errmsg(h) : "?");
+			fprintf(stderr, "ctasim explore: %s\n",
+			        h ? cta_harness_errmsg(h) : cta_strerror(rc));
 			cta_harness_free(h);
 			code = CTA_EXIT_USAGE;
 			break;
 		}
-		rc = cta_harness_run(h);
 		explored++;
 		int failed = rc < 0 || cta_harness_verdict(h) == CTA_VERDICT_FAIL;
 		cta_sim *s = cta_harness_sim(h);
@@ -473,7 +495,10 @@ int cta_cmd_explore(int argc, char **argv)
 			cli_progress_end(&pr);
 			const char *why = cta_harness_errmsg(h);
 			if (rc == CTA_EUB && s && cta_sim_ub_count(s)) {
-				const struct cta_ub_report *u = cta_sim_ub_report(s, 0);
+				/* The first report in cause order (cli_ub_order). */
+				size_t first = 0;
+				cli_ub_order(s, &first, 1);
+				const struct cta_ub_report *u = cta_sim_ub_report(s, first);
 				printf("schedule %" PRIu64 " of %" PRIu64
 				       " FAILED: UB %s at %s:%d: %s\n",
 				       i, nsched, u->rule, u->file, u->line, u->cause);
@@ -493,11 +518,16 @@ int cta_cmd_explore(int argc, char **argv)
 		cta_harness_free(h);
 	}
 	cli_progress_end(&pr);
-	if (code == CTA_EXIT_OK && !sharded)
+	if (code == CTA_EXIT_OK && !sharded) {
 		printf("%" PRIu64 " schedules explored: all passed (%zu distinct outcomes by "
 		       "makespan, steals and placement)\n",
 		       nsched, distinct);
-	else if (code == CTA_EXIT_OK)
+		if (redrawn)
+			printf("%" PRIu64
+			       " drawn SM counts could not hold the launch and were drawn "
+			       "again with more SMs\n",
+			       redrawn);
+	} else if (code == CTA_EXIT_OK)
 		printf("shard %" PRIu64 "/%" PRIu64 ": %" PRIu64 " of %" PRIu64
 		       " schedules explored: all passed\n",
 		       shard_idx, shard_cnt, explored, nsched);

@@ -48,15 +48,7 @@ static void print_ub(cta_sim *s)
 	if (!nub)
 		return;
 	printf("UB          %zu report%s\n", nub, nub == 1 ? "" : "s");
-	for (size_t j = 0; j < nub && j < 5; j++) {
-		const struct cta_ub_report *u = cta_sim_ub_report(s, j);
-		printf("  %s %s: %s:%d kernel %u block %" PRIu64 " thread %u t=%" PRIu64
-		       " ns: %s\n",
-		       u->warning ? "warning" : "UB", u->rule, u->file, u->line, u->kernel,
-		       u->block, u->thread, u->t_ns, u->cause);
-	}
-	if (nub > 5)
-		printf("  ... %zu more (all are in the trace)\n", nub - 5);
+	cli_print_ub(s, 5);
 }
 
 /* Prints each kernel's summary; returns 1 when some result check failed. */
