@@ -50,7 +50,7 @@ done
 echo "# missing:$miss" >"$W/err"
 [ -z "$miss" ] && ok "public headers under include/ctasim" || no "public headers under include/ctasim"
 miss=""
-for c in ctasim $(sed -n 's/^CTA_CMD(\([a-z_-]*\),.*/ctasim-\1/p' "$SRC/tools/ctasim/commands.def"); do
+for c in ctasim $(sed -n 's/^CTA_CMD(\([a-z_-]*\),.*/ctasim-\1/p' "$SRC/tools/ctasim/commands.def" | tr _ -); do
 	m=$(find "$D" -name "$c.1" | head -n 1)
 	[ -n "$m" ] && grep -q '^\.SH SYNOPSIS' "$m" || miss="$miss $c.1"
 done

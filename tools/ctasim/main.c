@@ -26,11 +26,25 @@ static const struct command commands[] = {
 #undef CTA_CMD
 };
 
+/* A verb's C name spells '-' as '_' (import_cse is `ctasim import-cse`). */
+static int verb_is(const char *verb, const char *arg)
+{
+	for (; *verb && *arg; verb++, arg++)
+		if (*verb != *arg && !(*verb == '_' && *arg == '-'))
+			return 0;
+	return *verb == *arg;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: ctasim [--help] [--version] COMMAND [ARGS...]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].verb, commands[i].summary);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char v[32];
+		snprintf(v, sizeof(v), "%s", commands[i].verb);
+		for (char *c = v; *c; c++)
+			*c = *c == '_' ? '-' : *c;
+		fprintf(f, "  %-10s %s\n", v, commands[i].summary);
+	}
 	fprintf(f,
 	        "\n'ctasim COMMAND --help' describes a command.\n"
 	        "exit codes: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
@@ -278,7 +292,7 @@ static int run_main(int argc, char **argv)
 		return CTA_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].verb))
+		if (verb_is(commands[i].verb, argv[1]))
 			return rerun_result(commands[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "ctasim: unknown command '%s' (see 'ctasim --help')\n", argv[1]);
 	return CTA_EXIT_USAGE;
