@@ -1,7 +1,9 @@
 /* Export of a trace to the Chrome trace-event JSON format, which Perfetto
  * (ui.perfetto.dev) and chrome://tracing open: blocks as complete events on
  * one track per SM slot, stolen indices nested inside them, cancels, UB and
- * warnings as instant events. */
+ * warnings as instant events with their arguments named for what they are,
+ * and a flow arrow from each successful cancel request to the slice of the
+ * index it stole. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,18 +255,129 @@ static void put_instants(struct px *x)
 			fputs("\"kernel\":null", x->f);
 		else
 			fprintf(x->f, "\"kernel\":%u", r->kernel);
+		if (r->kernel != UINT32_MAX) {
+			fputs(",\"kernel_name\":\"", x->f);
+			cta__put_json_str(x->f, kernel_name(t, r->kernel));
+			fputc('"', x->f);
+		}
 		put_num_arg(x->f, "block", r->block);
 		put_num_arg(x->f, "phys", r->phys);
 		put_num_arg(x->f, "sm", r->sm);
-		put_num_arg(x->f, "arg", r->arg);
-		fprintf(x->f, ",\"code\":%d", (int)r->code);
+		/* The generic arg and code columns under the name of what they
+		 * hold for this event (traces/FORMAT.md, "Events"). */
+		switch (r->ev) {
+		case CTA_TEV_LAUNCH:
+			put_num_arg(x->f, "stream", r->arg);
+			fprintf(x->f, ",\"priority\":%d", (int)r->code);
+			break;
+		case CTA_TEV_CANCEL_DONE:
+			put_num_arg(x->f, "stolen_block", r->arg);
+			fprintf(x->f, ",\"outcome\":\"%s\"", cta_cancel_outcome_name(r->code));
+			break;
+		case CTA_TEV_UB:
+			put_num_arg(x->f, "thread", r->arg);
+			break;
+		default:
+			if (r->arg != CTA_TRACE_NONE)
+				put_num_arg(x->f, "arg", r->arg);
+			if (r->code)
+				fprintf(x->f, ",\"code\":%d", (int)r->code);
+			break;
+		}
 		if (r->text) {
-			fputs(",\"text\":\"", x->f);
+			fputs(r->ev == CTA_TEV_UB ? ",\"rule\":\"" : ",\"text\":\"", x->f);
 			cta__put_json_str(x->f, r->text);
 			fputc('"', x->f);
 		}
 		fputs("}}", x->f);
 	}
+}
+
+/* Where each stolen index ran: its slice's track and start. */
+struct stolen_at {
+	uint32_t kernel;
+	uint64_t block, tid, t0;
+	unsigned pid;
+};
+
+static int cmp_stolen(const void *pa, const void *pb)
+{
+	const struct stolen_at *a = pa, *b = pb;
+	if (a->kernel != b->kernel)
+		return a->kernel < b->kernel ? -1 : 1;
+	return a->block < b->block ? -1 : a->block > b->block;
+}
+
+/* A flow arrow ("s" at the request, "f" binding to the stolen slice) for
+ * every successful cancel: from the block's last cancel request before the
+ * result to the slice in which the stolen index ran. */
+static int put_flows(struct px *x)
+{
+	const struct cta__layout *l = x->l;
+	size_t n = 0;
+	for (size_t i = 0; i < l->nspans; i++)
+		n += l->spans[i].steal_count;
+	struct stolen_at *st = malloc((n ? n : 1) * sizeof(*st));
+	if (!st)
+		return CTA_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < l->nspans; i++) {
+		const struct cta__span *sp = &l->spans[i];
+		for (size_t j = 0; j < sp->steal_count; j++) {
+			const struct cta__steal_seg *g = &l->steals[sp->steal_first + j];
+			st[n++] = (struct stolen_at){.kernel = sp->kernel,
+			                             .block = g->block,
+			                             .tid = tid_of(x, sp->sm, sp->slot),
+			                             .t0 = g->t0,
+			                             .pid = pid_of(x, sp->kernel)};
+		}
+	}
+	qsort(st, n, sizeof(*st), cmp_stolen);
+	const struct cta_trace *t = x->t;
+	uint64_t id = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->ev != CTA_TEV_CANCEL_DONE || r->code != CTA_CANCEL_SUCCESS ||
+		    r->arg == CTA_TRACE_NONE || r->kernel == UINT32_MAX ||
+		    r->phys == CTA_TRACE_NONE)
+			continue;
+		/* The request: the same block's latest cancel before this result. */
+		uint64_t treq = UINT64_MAX;
+		for (size_t j = i; j-- > 0;) {
+			const struct cta_trace_rec *q = &t->recs[j];
+			if (q->ev == CTA_TEV_CANCEL && q->kernel == r->kernel &&
+			    q->phys == r->phys && q->t_ns <= r->t_ns) {
+				treq = q->t_ns;
+				break;
+			}
+		}
+		struct stolen_at key = {.kernel = r->kernel, .block = r->arg};
+		const struct stolen_at *to =
+		    n ? bsearch(&key, st, n, sizeof(*st), cmp_stolen) : NULL;
+		const struct cta__span *from =
+		    find_span(x, r->kernel, r->phys, treq != UINT64_MAX ? treq : r->t_ns);
+		if (!to || !from)
+			continue;
+		uint64_t ts = treq != UINT64_MAX ? treq : r->t_ns;
+		id++;
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"s\",\"id\":%" PRIu64 ",\"name\":\"steal\",\"cat\":\"flow\","
+		        "\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":",
+		        id, pid_of(x, r->kernel), tid_of(x, from->sm, from->slot));
+		put_us(x->f, ts);
+		fputs("}", x->f);
+		begin_event(x);
+		fprintf(x->f,
+		        "{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+		        ",\"name\":\"steal\",\"cat\":\"flow\",\"pid\":%u,\"tid\":%" PRIu64
+		        ",\"ts\":",
+		        id, to->pid, to->tid);
+		put_us(x->f, to->t0);
+		fputs("}", x->f);
+	}
+	free(st);
+	return 0;
 }
 
 int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
@@ -303,8 +416,9 @@ int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
 	put_meta(&x);
 	put_spans(&x);
 	put_instants(&x);
+	rc = put_flows(&x);
 	fputs("\n]}\n", f);
 	free(x.by_phys);
 	cta__layout_free(&l);
-	return ferror(f) ? CTA_EIO : 0;
+	return rc ? rc : ferror(f) ? CTA_EIO : 0;
 }

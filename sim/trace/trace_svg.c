@@ -1,7 +1,10 @@
 /* The SVG timeline: one lane per SM (split into sub-rows where blocks of
  * that SM overlap), each physical block a rectangle coloured by kernel, the
  * time spent on stolen indices hatched, and markers for failed cancels, UB
- * and warnings, above a legend. Sized to stay legible at 132+ SMs. */
+ * and warnings, above a legend. The time axis starts at the first block
+ * dispatch. Past AGGREGATE_SPANS blocks each lane shows, per pixel column,
+ * the share of its block slots in use (coloured by the kernel holding most
+ * of them), so 2M blocks stay a picture of a few MB. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,18 +13,21 @@
 #include "ctasim/tools.h"
 #include "trace_internal.h"
 
-/* Tableau 10 without its red, which the failure markers use. */
+/* Kernel colours: blues, greens, purples, browns and greys only, so that no
+ * kernel shares a hue with the markers (failed cancel red, UB magenta,
+ * warning orange). */
 static const char *const palette[] = {
-    "#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948",
-    "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6",
+    "#4e79a7", "#59a14f", "#b07aa1", "#76b7b2", "#9c755f",
+    "#edc948", "#499894", "#8cd17d", "#79706e", "#a0cbe8",
 };
 /* The same colours mixed 35% with white, for every other block, so that
  * neighbouring blocks stay distinguishable without an outline. */
 static const char *const palette_light[] = {
-    "#8aa7c6", "#f6b47a", "#90c08a", "#a3cecb", "#f3db84",
-    "#cbaac2", "#ffbfc5", "#bca498", "#d0cac6", "#afd2cd",
+    "#8aa7c6", "#90c08a", "#cbaac2", "#a3cecb", "#bca498",
+    "#f3db84", "#80b7b4", "#b0e0a6", "#a7a09e", "#c0dcf0",
 };
-#define NPAL (sizeof(palette) / sizeof(palette[0]))
+#define AGGREGATE_SPANS 20000
+#define NPAL            (sizeof(palette) / sizeof(palette[0]))
 
 struct geo {
 	double left, top, plot_w, lane_h;
@@ -134,7 +140,8 @@ static void put_blocks(FILE *f, const struct geo *g, const struct cta_trace *t, 
 		double h = lane_inner(g) / rows;
 		double y = lane_y(g, s->sm) + s->slot * h;
 		double x0 = xof(g, s->t0), x1 = xof(g, s->t1);
-		double w = x1 - x0 < 0.5 ? 0.5 : x1 - x0;
+		/* At least two pixels: a block shorter than that is still a block. */
+		double w = x1 - x0 < 2 ? 2 : x1 - x0;
 		unsigned c = (s->kernel % NPAL) * 2 + (unsigned)(s->phys & 1);
 		fprintf(f,
 		        "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"c%u\">",
@@ -168,6 +175,76 @@ static void put_blocks(FILE *f, const struct geo *g, const struct cta_trace *t, 
 	fprintf(f, "</g>\n");
 }
 
+/* Aggregated lanes: per SM and pixel column, the share of the SM's block
+ * slots in use, drawn as a bar of that height in the colour of the kernel
+ * that holds most of it; runs of equal columns become one rectangle. */
+static int put_aggregate(FILE *f, const struct geo *g, unsigned nsm)
+{
+	const struct cta__layout *l = g->l;
+	size_t nb = (size_t)ceil(g->plot_w);
+	double *busy = calloc(nb, sizeof(*busy)), *best = calloc(nb, sizeof(*best));
+	uint32_t *kern = calloc(nb, sizeof(*kern));
+	if (!busy || !best || !kern) {
+		free(busy);
+		free(best);
+		free(kern);
+		return CTA_ENOMEM;
+	}
+	double ns_per_px = (double)g->span / g->plot_w;
+	fprintf(f, "<g class=\"blocks\">\n");
+	size_t i = 0;
+	for (unsigned sm = 0; sm < nsm; sm++) {
+		memset(busy, 0, nb * sizeof(*busy));
+		memset(best, 0, nb * sizeof(*best));
+		for (; i < l->nspans && l->spans[i].sm == sm; i++) {
+			const struct cta__span *sp = &l->spans[i];
+			uint64_t a = sp->t0 < g->t0 ? g->t0 : sp->t0;
+			if (sp->t1 < a)
+				continue;
+			double x0 = (double)(a - g->t0) / ns_per_px;
+			double x1 = (double)(sp->t1 - g->t0) / ns_per_px;
+			if (x1 - x0 < 1e-9)
+				x1 = x0 + 1e-9;
+			for (size_t b = (size_t)x0; b < nb && (double)b < x1; b++) {
+				double lo = x0 > (double)b ? x0 : (double)b;
+				double hi = x1 < (double)(b + 1) ? x1 : (double)(b + 1);
+				double part = hi - lo;
+				busy[b] += part;
+				if (part > best[b]) {
+					best[b] = part;
+					kern[b] = sp->kernel;
+				}
+			}
+		}
+		double slots = l->slots[sm] ? (double)l->slots[sm] : 1;
+		double ih = lane_inner(g), y0 = lane_y(g, sm);
+		size_t b = 0;
+		while (b < nb) {
+			/* Heights quantised to eighths of the lane, so runs merge. */
+			double share = busy[b] / slots;
+			int q = (int)ceil((share > 1 ? 1 : share) * 8);
+			size_t e = b + 1;
+			while (e < nb && kern[e] == kern[b] &&
+			       (int)ceil((busy[e] / slots > 1 ? 1 : busy[e] / slots) * 8) == q)
+				e++;
+			if (q > 0) {
+				double h = ih * q / 8.0;
+				fprintf(f,
+				        "<rect x=\"%.1f\" y=\"%.2f\" width=\"%zu\" height=\"%.2f\" "
+				        "class=\"c%u\"/>\n",
+				        g->left + (double)b, y0 + ih - h, e - b, h,
+				        (kern[b] % (unsigned)NPAL) * 2);
+			}
+			b = e;
+		}
+	}
+	fprintf(f, "</g>\n");
+	free(busy);
+	free(best);
+	free(kern);
+	return 0;
+}
+
 static void put_marks(FILE *f, const struct geo *g, const struct cta_trace *t)
 {
 	double m = g->lane_h < 10 ? 5 : g->lane_h / 2;
@@ -177,6 +254,8 @@ static void put_marks(FILE *f, const struct geo *g, const struct cta_trace *t)
 	for (size_t i = 0; i < t->count; i++) {
 		const struct cta_trace_rec *r = &t->recs[i];
 		if (r->sm == CTA_TRACE_NONE || r->sm >= g->l->sm_count)
+			continue;
+		if (r->t_ns < g->t0)
 			continue;
 		double x = xof(g, r->t_ns), y = lane_y(g, r->sm);
 		if (r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS) {
@@ -222,8 +301,15 @@ static double put_legend(FILE *f, const struct cta_trace *t, double x0, double y
 	for (unsigned k = 0; k < t->header.kernel_count + nextra; k++) {
 		const char *cls = NULL;
 		if (k < t->header.kernel_count) {
-			snprintf(lab, sizeof(lab), "kernel %u: %s (%" PRIu64 " blocks)", k,
-			         t->header.kernels[k].name, per_kernel_blocks[k]);
+			const struct cta_trace_kernel *tk = &t->header.kernels[k];
+			if (tk->priority)
+				snprintf(
+				    lab, sizeof(lab),
+				    "kernel %u: %s (%" PRIu64 " blocks, stream %d, priority %d)", k,
+				    tk->name, per_kernel_blocks[k], tk->stream, tk->priority);
+			else
+				snprintf(lab, sizeof(lab), "kernel %u: %s (%" PRIu64 " blocks)", k,
+				         tk->name, per_kernel_blocks[k]);
 		} else {
 			snprintf(lab, sizeof(lab), "%s", extra[k - t->header.kernel_count]);
 			cls = ecls[k - t->header.kernel_count];
@@ -274,9 +360,25 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 		width = 400;
 	unsigned nsm = l.sm_count ? (unsigned)l.sm_count : 1;
 
-	struct geo g = {.left = 64, .top = 58, .l = &l, .t0 = l.t_min};
+	/* The axis starts at the first block dispatch (or start): the launch
+	 * latency before it would otherwise leave most of the picture empty. */
+	uint64_t first_block = UINT64_MAX, first_launch = UINT64_MAX, last_end = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_DISPATCH || r->ev == CTA_TEV_START ||
+		     r->ev == CTA_TEV_STEAL) &&
+		    r->t_ns < first_block)
+			first_block = r->t_ns;
+		if (r->ev == CTA_TEV_LAUNCH && r->t_ns < first_launch)
+			first_launch = r->t_ns;
+		if (r->ev == CTA_TEV_END && r->t_ns > last_end)
+			last_end = r->t_ns;
+	}
+	if (first_block == UINT64_MAX)
+		first_block = l.t_min;
+	struct geo g = {.left = 64, .top = 58, .l = &l, .t0 = first_block};
 	g.plot_w = width - g.left - 24;
-	g.span = l.t_max > l.t_min ? l.t_max - l.t_min : 1;
+	g.span = l.t_max > g.t0 ? l.t_max - g.t0 : 1;
 	if (opts && opts->lane_height) {
 		g.lane_h = opts->lane_height;
 	} else {
@@ -353,18 +455,40 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 		fprintf(f, " (%s%s)", t->header.backend, t->complete ? "" : ", incomplete");
 	}
 	uint64_t unit = unit_for(g.span);
-	char ms[48];
-	fmt_time(ms, sizeof(ms), l.t_max - l.t_min, unit);
 	fprintf(f,
 	        "</text>\n<text x=\"%.1f\" y=\"34\" class=\"sub\">%zu physical blocks on %u SMs, "
 	        "%" PRIu64 " stolen indices, %" PRIu64 " failed cancels, %" PRIu64
-	        " UB reports, %" PRIu64
-	        " warnings; time since the first record, makespan %s; tick %g ns</text>\n",
-	        g.left, l.nspans, nsm, stolen, fails, ubs, warns, ms, t->header.tick_ns);
+	        " UB reports, %" PRIu64 " warnings; tick %g ns",
+	        g.left, l.nspans, nsm, stolen, fails, ubs, warns, t->header.tick_ns);
+	/* The measures of traces/FORMAT.md, and where the axis starts. */
+	char ms[48], bs[48], ll[48];
+	if (last_end > first_block)
+		fmt_time(bs, sizeof(bs), last_end - first_block, unit);
+	if (first_launch != UINT64_MAX && last_end > first_launch && first_block >= first_launch) {
+		fmt_time(ms, sizeof(ms), last_end - first_launch, unit);
+		fmt_time(ll, sizeof(ll), first_block - first_launch, unit);
+		fprintf(f,
+		        "; makespan %s, busy span %s; time from the first block dispatch (%s after "
+		        "the launch)",
+		        ms, last_end > first_block ? bs : "0", ll);
+	} else {
+		fprintf(f, "; busy span %s; time from the first block dispatch",
+		        last_end > first_block ? bs : "0");
+	}
+	int agg = l.nspans > AGGREGATE_SPANS;
+	if (agg)
+		fprintf(f, "; %zu blocks: each lane shows the share of its slots in use", l.nspans);
+	fputs("</text>\n", f);
 
 	put_lanes(f, &g, nsm);
 	put_axis(f, &g, nsm);
-	put_blocks(f, &g, t, l.nspans <= 50000);
+	if (agg && put_aggregate(f, &g, nsm)) {
+		free(per_kernel);
+		cta__layout_free(&l);
+		return CTA_ENOMEM;
+	}
+	if (!agg)
+		put_blocks(f, &g, t, 1);
 	put_marks(f, &g, t);
 	put_legend(f, t, g.left, g.top + plot_h + 22, g.plot_w, per_kernel);
 	fputs("</svg>\n", f);

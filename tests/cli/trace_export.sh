@@ -43,10 +43,30 @@ for e in X:
 pids = {e["pid"] for e in blocks}
 assert pids == ({1} if group == "gpu" else {1, 2}), pids
 ub = [e for e in inst if e["name"] == "UB"][0]
-assert ub["args"]["text"].startswith('read_failed_result, "quoted"'), ub
-assert "ünïcode" in ub["args"]["text"]
+assert ub["args"]["rule"].startswith('read_failed_result, "quoted"'), ub
+assert "ünïcode" in ub["args"]["rule"]
 fails = [e for e in inst if e["name"].startswith("cancel fail")]
 assert len(fails) == 4, fails
+# Arguments are named for what they hold.
+launch = [e for e in inst if e["name"] == "launch"]
+assert {e["args"]["priority"] for e in launch} == {0, -1}, launch
+assert {e["args"]["stream"] for e in launch} == {0, 1}, launch
+assert all("arg" not in e["args"] and "code" not in e["args"] for e in launch), launch
+done = [e for e in inst if e["name"] == "cancel success"]
+assert sorted(e["args"]["stolen_block"] for e in done) == [4, 5], done
+assert all(e["args"]["outcome"] == "success" for e in done), done
+assert all(e["args"]["kernel_name"] == "steal_kernel" for e in done), done
+# A flow arrow from each successful cancel request to the stolen slice.
+starts = {e["id"]: e for e in ev if e["ph"] == "s"}
+ends = {e["id"]: e for e in ev if e["ph"] == "f"}
+assert len(starts) == 2 and starts.keys() == ends.keys(), (starts, ends)
+req_ts = sorted(e["ts"] for e in inst if e["name"] == "cancel")
+for i, s in starts.items():
+    f = ends[i]
+    assert f["bp"] == "e" and s["cat"] == f["cat"] == "flow"
+    assert s["ts"] in req_ts, s
+    assert any(x["tid"] == f["tid"] and x["pid"] == f["pid"] and abs(x["ts"] - f["ts"]) < 1e-9
+               for x in stolen), f
 PY
 done
 

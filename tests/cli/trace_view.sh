@@ -31,6 +31,27 @@ if command -v rsvg-convert >/dev/null; then
 	rsvg-convert -o "$TMP/a.png" "$TMP/a.svg" || fail "rsvg-convert could not render the SVG"
 	[ -s "$TMP/a.png" ] || fail "empty PNG"
 fi
+# The axis starts at the first block dispatch; the header states the
+# measures of traces/FORMAT.md.
+expect_in "$TMP/a.svg" "time from the first block dispatch"
+expect_in "$TMP/a.svg" "makespan "
+# 8 and 148 SMs, and past 20000 blocks lanes aggregated into slot shares:
+# the picture stays small and renders.
+for dev in "--sm-limit 8" "--device B200"; do
+	# shellcheck disable=SC2086
+	expect_rc 0 "$CTASIM" run saxpy --arg n=65536 --arg ns=20 $dev --trace "$TMP/s.trace"
+	expect_rc 0 "$CTASIM" view "$TMP/s.trace" -o "$TMP/s.svg"
+	[ "$(grep -c '<rect[^>]*class="c[0-9]' "$TMP/s.svg")" -ge 256 ] || fail "$dev: blocks missing"
+	if command -v rsvg-convert >/dev/null; then
+		rsvg-convert -o "$TMP/s.png" "$TMP/s.svg" || fail "$dev: rsvg-convert failed"
+	fi
+done
+expect_rc 0 "$CTASIM" run saxpy --arg n=5373952 --arg ns=5 --timing-only --trace "$TMP/big.trace.zst"
+expect_rc 0 "$CTASIM" view "$TMP/big.trace.zst" -o "$TMP/big.svg"
+expect_in "$TMP/big.svg" "20992 blocks: each lane shows the share of its slots in use"
+n=$(grep -c '<rect[^>]*class="c[0-9]' "$TMP/big.svg")
+[ "$n" -lt 20992 ] || fail "aggregated SVG has $n block rectangles"
+[ "$(wc -c <"$TMP/big.svg")" -lt 4000000 ] || fail "aggregated SVG over 4 MB"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace"
 expect_in "$TMP/err" "usage: ctasim view"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace" -o "$TMP/b.svg" --width abc
