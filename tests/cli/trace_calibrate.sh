@@ -55,4 +55,11 @@ expect_in "$TMP/err" "ctasim calibrate: --block-ns 'spin=': empty, not an intege
 expect_rc 2 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/x.model" --base NO-SUCH-GPU
 expect_in "$TMP/err" "ctasim calibrate: base model 'NO-SUCH-GPU'"
 [ ! -e "$TMP/x.model" ] || fail "a model was written after an error"
+# Progress on a terminal (forced here): traces read, with rate and ETA;
+# none with --quiet.
+CTASIM_PROGRESS=1 "$CTASIM" calibrate "$TMP/hw.trace" "$TMP/hw.trace" -o "$TMP/p.model" --base H100 >"$TMP/out" 2>"$TMP/err" ||
+	fail "calibrate with progress failed"
+grep -q "2/2 traces read.*ETA" "$TMP/err" || fail "calibrate shows no progress line"
+CTASIM_PROGRESS=1 "$CTASIM" calibrate "$TMP/hw.trace" -o "$TMP/p.model" --base H100 --quiet >"$TMP/out" 2>"$TMP/err"
+grep -q "traces read" "$TMP/err" && fail "calibrate --quiet shows progress"
 finish

@@ -13,6 +13,7 @@
 #include "ctasim/io.h"
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
+#include "progress.h"
 
 static const char usage_text[] =
     "usage: ctasim calibrate HWTRACE... -o MODEL [--base DEVICE]\n"
@@ -46,14 +47,15 @@ static const char usage_text[] =
     "                   placement or latencies (repeatable)\n"
     "  --duration-quantile Q\n"
     "                   quantile of the block durations behind each spin_scale,\n"
-    "                   [0, 1] (default 0.99: the slow blocks set the makespan)\n";
+    "                   [0, 1] (default 0.99: the slow blocks set the makespan)\n"
+    "  --quiet          no progress line (it is shown only on a terminal)\n";
 
 int cta_cmd_calibrate(int argc, char **argv)
 {
 	const char *out = NULL, *base_name = NULL;
 	const char **paths = calloc((size_t)argc, sizeof(*paths));
 	size_t n = 0;
-	int ret = CTA_EXIT_USAGE;
+	int ret = CTA_EXIT_USAGE, quiet = 0;
 	struct cta_trace *traces = NULL;
 	const struct cta_trace **tp = NULL;
 	struct cta_device_model *base = NULL, *m = NULL;
@@ -118,6 +120,8 @@ int cta_cmd_calibrate(int argc, char **argv)
 					goto done;
 				opts.quantile = q;
 			}
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = 1;
 		} else if (!strcmp(a, "--replay-waves")) {
 			opts.replay_waves = 1;
 		} else if (!strcmp(a, "--duration-trace")) {
@@ -147,17 +151,23 @@ int cta_cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, "ctasim calibrate: out of memory\n");
 		goto done;
 	}
+	/* Reading (and decompressing) the traces is most of the time. */
+	struct cli_progress pr;
+	cli_progress_start(&pr, "traces read", n, quiet);
 	for (size_t i = 0; i < n; i++) {
 		if (cta_trace_read(&traces[i], paths[i], err, sizeof(err))) {
+			cli_progress_end(&pr);
 			fprintf(stderr, "ctasim calibrate: %s\n", err);
 			goto done;
 		}
+		cli_progress_step(&pr, i + 1);
 		tp[i] = &traces[i];
 		if (strcmp(traces[i].header.backend, "cuda"))
 			fprintf(stderr,
 			        "ctasim calibrate: %s: note: a %s trace, not a hardware one\n",
 			        paths[i], traces[i].header.backend);
 	}
+	cli_progress_end(&pr);
 	const char *bn = base_name ? base_name : traces[0].header.device;
 	if (cta_device_resolve(base, bn, err, sizeof(err))) {
 		fprintf(stderr, "ctasim calibrate: base model '%s': %s%s\n", bn, err,
