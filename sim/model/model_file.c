@@ -4,6 +4,7 @@
  * specification; every error names FILE:LINE. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctasim/io.h"
 #include "model_internal.h"
 
 enum ktype { K_STR, K_UINT, K_INT, K_U64, K_PLACE, K_ARR };
@@ -762,31 +764,64 @@ int cta_device_save(const struct cta_device_model *m, const char *path, char *er
 			snprintf(errbuf, errlen, "%s: not saved: %s", path, why);
 		return rc;
 	}
+	/* "-" is standard output, and a path that exists and is not a
+	 * regular file (/dev/null, a pipe) is written in place: renaming a
+	 * temporary onto a device node would replace the node itself. */
+	struct stat st;
+	int direct = !strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
+	if (direct && strcmp(path, "-") && S_ISDIR(st.st_mode)) {
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s: is a directory, not a file", path);
+		return CTA_EINVAL;
+	}
+	if (direct) {
+		int dfd =
+		    !strcmp(path, "-") ? dup(STDOUT_FILENO) : open(path, O_WRONLY | O_CLOEXEC);
+		f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
+		if (!f) {
+			int e = errno;
+			if (dfd >= 0)
+				close(dfd);
+			if (errbuf && errlen)
+				snprintf(errbuf, errlen, "%s: cannot write: %s", path, strerror(e));
+			return CTA_EIO;
+		}
+		write_model(f, m);
+		int we = fflush(f) ? errno : ferror(f) ? EIO : 0;
+		if (fclose(f) != 0 && !we)
+			we = errno;
+		if (we) {
+			if (errbuf && errlen)
+				snprintf(errbuf, errlen, "%s: %s",
+				         !strcmp(path, "-") ? "<stdout>" : path, strerror(we));
+			return CTA_EIO;
+		}
+		return 0;
+	}
 	/* Write beside the target and rename, so that a reader never sees a
-	 * half-written model. */
-	len = strlen(path) + sizeof(".tmpXXXXXX");
-	tmp = malloc(len);
-	if (!tmp)
-		return CTA_ENOMEM;
-	snprintf(tmp, len, "%s.tmpXXXXXX", path);
-	fd = mkstemp(tmp);
+	 * half-written model: a private name (O_EXCL | O_NOFOLLOW). */
+	(void)len;
+	char err[300];
+	fd = cta_tmpfile_create(path, &tmp, err, sizeof(err));
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		int e = errno;
 
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s: cannot write: %s", path, strerror(e));
-		if (fd >= 0)
 			unlink(tmp);
-		free(tmp);
-		return CTA_EIO;
+			free(tmp);
+			snprintf(err, sizeof(err), "%s: cannot write: %s", path, strerror(e));
+		}
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s", err);
+		return fd < 0 ? fd : CTA_EIO;
 	}
-	/* mkstemp creates the file private; a model is an ordinary document. */
-	fchmod(fd, 0644);
 	write_model(f, m);
-	/* fflush while errno still says why ("No space left on device"). */
+	/* fflush while errno still says why ("No space left on device"),
+	 * and fsync before the rename replaces the old file. */
 	int we = fflush(f) ? errno : ferror(f) ? EIO : 0;
+	if (!we && fsync(fd) != 0 && errno != EINVAL)
+		we = errno;
 	if (fclose(f) != 0 && !we)
 		we = errno;
 	if (we) {

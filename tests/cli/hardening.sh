@@ -78,6 +78,29 @@ check '[ "$(cat "$TMP/victim")" = precious ] && [ ! -L "$TMP/link.svg" ]' \
 check '[ -z "$(ls "$TMP" | grep "\.tmp\.[0-9]*\.")" ]' "no temporary left behind"
 rm -f "$TMP"/*.tmp.*
 
+# calibrate -o: a planted symlink at the output is replaced, not written
+# through; a fifo (a device node stands for any) is written in place, never
+# replaced by a regular file; '-' is standard output.
+"$CTASIM" run spin --arg grid=64 --trace "$TMP/cal.trace" --quiet >/dev/null 2>&1
+printf 'precious\n' >"$TMP/victim"
+ln -s "$TMP/victim" "$TMP/m.model"
+expect 0 out "" "calibrate -o onto a symlink" -- calibrate "$TMP/cal.trace" -o "$TMP/m.model"
+check '[ "$(cat "$TMP/victim")" = precious ] && [ ! -L "$TMP/m.model" ] && grep -q "^sm_count = 132" "$TMP/m.model"' \
+	"calibrate -o replaces a symlink, the file it pointed to is untouched"
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/fifo.out" &
+catpid=$!
+"$CTASIM" calibrate "$TMP/cal.trace" -o "$TMP/fifo" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+wait $catpid
+check '[ $rc -eq 0 ] && [ -p "$TMP/fifo" ] && grep -q "^sm_count = 132" "$TMP/fifo.out"' \
+	"calibrate -o a fifo writes into it and leaves the node a fifo"
+"$CTASIM" calibrate "$TMP/cal.trace" -o - >"$TMP/std.model" 2>"$TMP/err"
+check '[ $? -eq 0 ] && grep -q "^calibrated - from 1 trace" "$TMP/err" && [ ! -e ./- ]' \
+	"calibrate -o - writes the model to stdout and the summary to stderr"
+expect 0 out "result      PASS" "the model written to stdout loads" -- \
+	run spin --device "$TMP/std.model" --quiet
+
 # ---- 2. numbers ------------------------------------------------------------------
 expect 2 err "argument n=18014398509481985K: too large (overflows 64 bits)" \
 	"--arg K suffix overflow is refused, not wrapped" -- run saxpy --arg n=18014398509481985K

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "cmd.h"
@@ -30,7 +31,7 @@ static const char usage_text[] =
     "                   wave and replay it for launches of that grid size\n"
     "                   (placement = order): exact on the recorded sizes, a\n"
     "                   guess on others\n"
-    "  -o MODEL         model file to write\n"
+    "  -o MODEL         model file to write ('-': standard output)\n"
     "  --base DEVICE    preset name or model file to start from\n"
     "                   (default: the device named in the first trace)\n"
     "  --block-ns NS    every block of the traces asked for NS ns (NS in [1, 10^12])\n"
@@ -191,8 +192,16 @@ int cta_cmd_calibrate(int argc, char **argv)
 		memcpy(m->fitted_on, what, len);
 		m->fitted_on[len] = 0;
 	}
+	/* "-o -": the model goes to stdout, and the summary after it to
+	 * stderr, so that `calibrate ... -o - > my.model` is a model. */
+	fflush(stdout);
 	if (cta_device_save(m, out, err, sizeof(err))) {
 		fprintf(stderr, "ctasim calibrate: %s\n", err);
+		ret = CTA_EXIT_USAGE;
+		goto done;
+	}
+	if (cli_is_stdio(out) && dup2(2, 1) < 0) {
+		ret = CTA_EXIT_USAGE;
 		goto done;
 	}
 	printf("calibrated %s from %u trace(s), base %s\n", out, rep.traces, bn);

@@ -15,6 +15,7 @@
 #define CLI_JITTER_MAX 1000000000ull
 #include "cmd.h"
 #include "ctasim/harness.h"
+#include "ctasim/io.h"
 #include "ctasim/sim.h"
 
 static void usage(FILE *f)
@@ -552,8 +553,11 @@ int cta_cmd_run(int argc, char **argv)
 		code = (rc == CTA_ENOMEM || rc == CTA_ECUDA) ? CTA_EXIT_FAIL : CTA_EXIT_USAGE;
 	} else {
 		code = cli_report("run", h, ki, rc, quiet);
-		if (o.sim.trace_path && !quiet)
-			printf("trace       %s\n", o.sim.trace_path);
+		if (o.sim.trace_path && !quiet) {
+			/* User text echoed on stdout: control bytes escaped. */
+			char ev[400];
+			printf("trace       %s\n", cta_escape(ev, sizeof(ev), o.sim.trace_path, 0));
+		}
 	}
 	cta_harness_free(h);
 	return code;

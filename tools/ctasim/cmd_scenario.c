@@ -8,6 +8,7 @@
 #include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/harness.h"
+#include "ctasim/io.h"
 #include "ctasim/scenario.h"
 #include "ctasim/sim.h"
 
@@ -207,8 +208,11 @@ int cta_cmd_scenario(int argc, char **argv)
 		code = CTA_EXIT_FAIL;
 	}
 	printf("result      %s\n", code == CTA_EXIT_OK ? "PASS" : "FAIL");
-	if (o.sim.trace_path && !quiet)
-		printf("trace       %s\n", o.sim.trace_path);
+	if (o.sim.trace_path && !quiet) {
+		/* User text echoed on stdout: control bytes escaped. */
+		char ev[400];
+		printf("trace       %s\n", cta_escape(ev, sizeof(ev), o.sim.trace_path, 0));
+	}
 	cta_scenario_exec_free(x);
 	cta_scenario_free(&sc0);
 	return code;
