@@ -247,10 +247,14 @@ static inline void run_thread(struct kc_block *b, const struct cta__kc_def *d, c
 	b->cur = r;
 	/* Field by field: a struct copy would reload the three 4-byte
 	 * stores as one 8-byte load, which store forwarding cannot serve. */
-	uint3 t = tid_of(b, l, r);
-	ix->tid.x = l->tid.x = t.x;
-	ix->tid.y = l->tid.y = t.y;
-	ix->tid.z = l->tid.z = t.z;
+	if (b->one_row) {
+		ix->tid.x = l->tid.x = r; /* (y and z stay 0) */
+	} else {
+		uint3 t = tid_of(b, l, r);
+		ix->tid.x = l->tid.x = t.x;
+		ix->tid.y = l->tid.y = t.y;
+		ix->tid.z = l->tid.z = t.z;
+	}
 	l->vtime = vt;
 	void *f = b->frame[r];
 	for (;;) {
@@ -302,6 +306,8 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
 	memset(b->frame, 0, n * sizeof(*b->frame));
 	struct cta__idx ix;
+	ix.tid.x = ix.tid.y = ix.tid.z = 0;
+	l->tid = ix.tid;
 	ix.bid = l->bid;
 	ix.bdim = l->bdim;
 	ix.gdim = l->gdim;
