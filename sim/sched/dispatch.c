@@ -22,11 +22,37 @@ static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 	uint64_t wave = (uint64_t)k->occupancy * s->nsms;
 	if (wave > k->nblocks)
 		wave = k->nblocks;
-	if (k->csize > 1 || wave == 0)
+	if (wave == 0)
 		return 0;
 	unsigned *out = malloc((size_t)wave * sizeof *out);
 	if (!out)
 		return CTA_ENOMEM;
+	if (k->csize > 1) {
+		/* Clusters (an H100's of two CTAs took one TPC each): the first
+		 * SMs, then every other SM in id order, pass after pass. */
+		const struct cta_device_model *d = &s->dev;
+		unsigned char *first = calloc(s->nsms, 1);
+		if (!first) {
+			free(out);
+			return CTA_ENOMEM;
+		}
+		unsigned len = 0;
+		while (len < wave) {
+			for (unsigned i = 0; i < d->sweep_first_len && len < wave; i++)
+				if (d->sweep_first[i] < s->nsms) {
+					out[len++] = d->sweep_first[i];
+					first[d->sweep_first[i]] = 1;
+				}
+			for (unsigned i = 0; i < s->nsms && len < wave; i++)
+				if (!first[i])
+					out[len++] = i;
+		}
+		free(first);
+		k->sweep = out;
+		k->sweep_len = len;
+		k->sweep_pos = 0;
+		return 0;
+	}
 	unsigned len = 0;
 	int rc = cta_device_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len);
 	if (rc) {
@@ -382,6 +408,29 @@ static int pick_cluster(struct cta_sim *s, const struct cta__kernel *k, unsigned
 	return 0;
 }
 
+/* placement = sweep: the next csize SMs of the kernel's sweep, when each
+ * has room and all are in one GPC; they are taken. Returns 0, or -1 (the
+ * cluster is then placed by pick_cluster). */
+static int pick_cluster_sweep(struct cta_sim *s, struct cta__kernel *k, unsigned *sms)
+{
+	if (s->dev.placement != CTA_PLACE_SWEEP || k->sweep_pos + k->csize > k->sweep_len)
+		return -1;
+	const unsigned *c = &k->sweep[k->sweep_pos];
+	for (unsigned r = 0; r < k->csize; r++) {
+		if (!fits(s, &s->sms[c[r]], k) || s->sms[c[r]].gpc != s->sms[c[0]].gpc)
+			return -1;
+		for (unsigned q = 0; q < r; q++)
+			if (c[q] == c[r])
+				return -1;
+	}
+	for (unsigned r = 0; r < k->csize; r++) {
+		sms[r] = c[r];
+		sm_take(s, c[r], k);
+	}
+	k->sweep_pos += k->csize;
+	return 0;
+}
+
 int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k)
 {
 	if (s->nkernels == 1)
@@ -524,6 +573,12 @@ static int dispatch_one(struct cta_sim *s)
 		unsigned one, *sms = &one, buf[64];
 		if (k->csize > 1) {
 			sms = k->csize <= 64 ? buf : malloc(k->csize * sizeof(unsigned));
+			if (sms && pick_cluster_sweep(s, k, sms) == 0) {
+				int ok = place_unit(s, k, sms, 0);
+				if (sms != buf)
+					free(sms);
+				return ok;
+			}
 			if (!sms || pick_cluster(s, k, sms) < 0) {
 				if (sms != buf)
 					free(sms);
