@@ -172,6 +172,7 @@ struct preset_desc {
 	unsigned tpc_count;                   /* entries of gpc_of_tpc */
 	const struct latencies *lat;
 	const struct sweep_fit *sweep; /* NULL: not fitted (spread placement) */
+	const char *fitted_on;         /* instead of the fit's own text */
 };
 
 /*
@@ -307,6 +308,7 @@ static const struct preset_desc descs[] = {
         .tpc_count = 66,
         .lat = &lat_h200,
         .sweep = &sweep_h100,
+        .fitted_on = "traces/reference/h100 (H100 80GB HBM3, the same GH100)",
     },
     {
         .name = "A100-SXM",
@@ -461,7 +463,8 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 			m->spin_add_ns[r] = f->spin_add_ns;
 			m->spin_add_mask |= 1ull << (r - 1);
 		}
-		strncpy(m->fitted_on, f->fitted_on, sizeof(m->fitted_on) - 1);
+		strncpy(m->fitted_on, d->fitted_on ? d->fitted_on : f->fitted_on,
+		        sizeof(m->fitted_on) - 1);
 	}
 }
 
