@@ -143,7 +143,7 @@ leave() { # leave HOW WHAT: thread 5 of block 2 leaves the process by WHAT
 	"$CTASIM" run cli_leave --load "$LEAVE" --arg how="$1" --trace "$TMP/l.trace" \
 		>"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	check '[ $rc -eq 1 ] && grep -qF "kernel cli_leave $what, in block 2 (physical block 2, blockIdx 2,0,0) thread 5 (threadIdx 5,0,0)" "$TMP/err" && grep -q "^#incomplete records=" "$TMP/l.trace" && ! grep -q "^result" "$TMP/out"' \
+	check '[ $rc -eq 1 ] && grep -qF "kernel cli_leave $what" "$TMP/err" && grep -qF ", in block 2 (physical block 2, blockIdx 2,0,0) thread 5 (threadIdx 5,0,0)" "$TMP/err" && grep -q "^#incomplete records=" "$TMP/l.trace" && ! grep -q "^result" "$TMP/out"' \
 		"a body that $what: reported with block and thread, exit 1, trace marked incomplete"
 }
 leave 0 "called exit(0)"
@@ -153,6 +153,17 @@ leave 3 "called _Exit(0)"
 leave 4 "called quick_exit()"
 leave 5 "raised SIGABRT (abort)"
 leave 6 "raised SIGUSR1"
+# The source place: an offset that addr2line turns into the body's line.
+"$CTASIM" run cli_leave --load "$LEAVE" --arg how=2 >"$TMP/out" 2>"$TMP/err"
+place=$(sed -n 's/.*code at cli_leave.so+\(0x[0-9a-f]*\) .*/\1/p' "$TMP/err" | tail -1)
+check '[ -n "$place" ]' "_exit from a body names the code place (object+offset)"
+if command -v addr2line >/dev/null 2>&1 && [ -n "$place" ]; then
+	check 'addr2line -e "$LEAVE" "$place" | grep -q "leave.c:[0-9]"' \
+		"... which addr2line resolves to the body's source line"
+fi
+"$CTASIM" run crash_oob >"$TMP/out" 2>"$TMP/err"
+check 'grep -q "crashed: SIGSEGV (invalid memory access) at address 0x[0-9a-f]*, code at ctasim+0x" "$TMP/err"' \
+	"a fault in a body names the code place"
 "$CTASIM" run cli_leave --load "$LEAVE" --arg how=7 --threads 1 >"$TMP/out" 2>"$TMP/err"
 rc=$?
 check '[ $rc -eq 1 ] && grep -qF "kernel cli_leave raised SIGTERM, in block 2" "$TMP/err"' \

@@ -1,10 +1,13 @@
 /* The ctasim command line: dispatches `ctasim VERB ...` to cmd_VERB.c.
  * Every subcommand is built over the public API only. */
+#include <dlfcn.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "cli_util.h"
@@ -107,12 +110,42 @@ static _Noreturn void body_left(const char *what)
 	leave_now(CTA_EXIT_FAIL);
 }
 
+/* Where code at pc lies: the object and offset that addr2line turns into
+ * a source line (kernel bodies are static functions, which dladdr cannot
+ * name). */
+static void code_place(char *buf, size_t len, const void *pc)
+{
+	Dl_info di;
+	buf[0] = 0;
+	if (!pc || !dladdr(pc, &di) || !di.dli_fname)
+		return;
+	const char *base = strrchr(di.dli_fname, '/');
+	base = base ? base + 1 : di.dli_fname;
+	unsigned long off = (unsigned long)((uintptr_t)pc - (uintptr_t)di.dli_fbase);
+	snprintf(buf, len, ", code at %s+0x%lx (addr2line -f -e %s 0x%lx names the line)", base,
+	         off, di.dli_fname, off);
+}
+
+static const void *fault_pc(const void *ucp)
+{
+	const ucontext_t *uc = ucp;
+	if (!uc)
+		return NULL;
+#if defined(__x86_64__)
+	return (const void *)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (const void *)uc->uc_mcontext.pc;
+#else
+	return NULL;
+#endif
+}
+
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
-	char what[160];
-	snprintf(what, sizeof(what), "crashed: %s at address %p", cta_sim_signal_name(sig),
-	         si ? si->si_addr : NULL);
+	char what[600], place[400];
+	code_place(place, sizeof(place), fault_pc(uc));
+	snprintf(what, sizeof(what), "crashed: %s at address %p%s", cta_sim_signal_name(sig),
+	         si ? si->si_addr : NULL, place);
 	body_left(what);
 }
 
@@ -188,8 +221,9 @@ static void on_exit_check(int status, void *arg)
 __attribute__((visibility("default"))) void _exit(int status)
 {
 	if (!leaving && cta_sim_crash_in_body() == 1) {
-		char what[64];
-		snprintf(what, sizeof(what), "called _exit(%d)", status);
+		char what[600], place[400];
+		code_place(place, sizeof(place), __builtin_return_address(0));
+		snprintf(what, sizeof(what), "called _exit(%d)%s", status, place);
 		body_left(what);
 	}
 	leave_now(status);
@@ -198,8 +232,9 @@ __attribute__((visibility("default"))) void _exit(int status)
 __attribute__((visibility("default"))) void _Exit(int status)
 {
 	if (!leaving && cta_sim_crash_in_body() == 1) {
-		char what[64];
-		snprintf(what, sizeof(what), "called _Exit(%d)", status);
+		char what[600], place[400];
+		code_place(place, sizeof(place), __builtin_return_address(0));
+		snprintf(what, sizeof(what), "called _Exit(%d)%s", status, place);
 		body_left(what);
 	}
 	leave_now(status);
