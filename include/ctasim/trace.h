@@ -113,6 +113,11 @@ struct cta_trace {
 /* Reads a whole trace. On malformed input returns CTA_EPARSE (or
  * CTA_EVERSION) and writes "FILE:LINE: what is wrong" into errbuf. */
 CTA_EXPORT int cta_trace_read(struct cta_trace *out, const char *path, char *errbuf, size_t errlen);
+/* The same, calling progress(ctx, done, total) now and then while parsing
+ * (bytes of the decompressed text), for a progress display of big traces. */
+typedef void (*cta_trace_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+CTA_EXPORT int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbuf,
+                                       size_t errlen, cta_trace_progress_fn progress, void *ctx);
 CTA_EXPORT void cta_trace_free(struct cta_trace *t);
 
 CTA_EXPORT const char *cta_trace_event_name(cta_trace_event ev);

@@ -14,6 +14,8 @@ struct rd {
 	char *errbuf;
 	size_t errlen;
 	unsigned long line;
+	cta_trace_progress_fn progress; /* may be NULL */
+	void *progress_ctx;
 };
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -471,6 +473,9 @@ static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
 	}
 	while (pos < len) {
 		r->line++;
+		/* Every 2^16 lines: cheap enough to leave in the loop. */
+		if (r->progress && !(r->line & 0xffff))
+			r->progress(r->progress_ctx, pos, len);
 		char *s = buf + pos;
 		char *nl = memchr(s, '\n', len - pos);
 		if (!nl)
@@ -610,7 +615,17 @@ int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *dat
 
 int cta_trace_read(struct cta_trace *out, const char *path, char *errbuf, size_t errlen)
 {
-	struct rd r = {.path = path, .errbuf = errbuf, .errlen = errlen};
+	return cta_trace_read_progress(out, path, errbuf, errlen, NULL, NULL);
+}
+
+int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbuf, size_t errlen,
+                            cta_trace_progress_fn progress, void *ctx)
+{
+	struct rd r = {.path = path,
+	               .errbuf = errbuf,
+	               .errlen = errlen,
+	               .progress = progress,
+	               .progress_ctx = ctx};
 	/* "-" is standard input; messages name it so. */
 	if (path && !strcmp(path, "-"))
 		r.path = "<stdin>";

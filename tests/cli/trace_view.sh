@@ -52,6 +52,24 @@ expect_in "$TMP/big.svg" "20992 blocks: each lane shows the share of its slots i
 n=$(grep -c '<rect[^>]*class="c[0-9]' "$TMP/big.svg")
 [ "$n" -lt 20992 ] || fail "aggregated SVG has $n block rectangles"
 [ "$(wc -c <"$TMP/big.svg")" -lt 4000000 ] || fail "aggregated SVG over 4 MB"
+# A trace of over a million lines shows a progress line while it is parsed
+# (forced: stderr is not a terminal here).
+"$PYTHON" - "$TMP/a.trace" "$TMP/long.trace" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = [l for l in lines if l.startswith("#") and not l.startswith(("#end", "#incomplete"))]
+cols = [l for l in lines if l.startswith("t_ns,")]
+n = 1100000
+with open(sys.argv[2], "w") as f:
+    f.write("\n".join(head + cols) + "\n")
+    f.write("0,kernel_end,0,-,-,-,-,0,\n" * n)
+    f.write("#end records=%d\n" % n)
+PY
+CTASIM_PROGRESS=1 "$CTASIM" view "$TMP/long.trace" -o "$TMP/long.svg" >"$TMP/out" 2>"$TMP/err" ||
+	fail "view of a long trace failed: $(head -c 300 "$TMP/err")"
+grep -q "MiB parsed.*ETA" "$TMP/err" || fail "no progress line while a long trace is parsed"
+"$CTASIM" view "$TMP/long.trace" -o "$TMP/long.svg" >"$TMP/out" 2>"$TMP/err"
+[ -s "$TMP/err" ] && fail "progress shown when stderr is not a terminal"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace"
 expect_in "$TMP/err" "usage: ctasim view"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace" -o "$TMP/b.svg" --width abc

@@ -2,6 +2,7 @@
  * with messages that name the option, resolving device models, and loading
  * a user's kernels. */
 #include "cli_util.h"
+#include "progress.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -393,7 +394,7 @@ int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trac
 {
 	struct cta_trace t;
 	char err[512];
-	int rc = cta_trace_read(&t, in, err, sizeof(err));
+	int rc = cli_trace_read(&t, in, err, sizeof(err), 0);
 	if (rc) {
 		fprintf(stderr, "ctasim %s: %s\n", cmd, err);
 		return CTA_EXIT_USAGE;

@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
+#include "progress.h"
 
 static const char usage_text[] =
     "usage: ctasim diff A B [--json] [--tol-NAME VALUE]...\n"
@@ -101,7 +102,7 @@ int cta_cmd_diff(int argc, char **argv)
 	struct cta_trace t[2];
 	char err[512];
 	for (int s = 0; s < 2; s++) {
-		int rc = cta_trace_read(&t[s], path[s], err, sizeof(err));
+		int rc = cli_trace_read(&t[s], path[s], err, sizeof(err), 0);
 		if (rc) {
 			fprintf(stderr, "ctasim diff: %s\n", err);
 			if (s)

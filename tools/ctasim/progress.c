@@ -3,6 +3,8 @@
  * where stderr is not a terminal, so logs and pipes stay clean. */
 #include "progress.h"
 
+#include "ctasim/trace.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,8 @@ void cli_progress_step(struct cli_progress *p, uint64_t done)
 		return;
 	p->done = done > p->total ? p->total : done;
 	double t = now_s();
-	if (t - p->last < 0.1 && p->done < p->total)
+	/* The first step is drawn at once, later ones about ten times a second. */
+	if (p->drawn && t - p->last < 0.1 && p->done < p->total)
 		return;
 	p->last = t;
 	draw(p, t);
@@ -74,4 +77,28 @@ void cli_progress_end(struct cli_progress *p)
 		fflush(stderr);
 	}
 	p->on = 0;
+}
+
+struct read_prog {
+	struct cli_progress p;
+	int quiet, started;
+};
+
+static void on_read(void *ctx, uint64_t done, uint64_t total)
+{
+	struct read_prog *rp = ctx;
+	if (!rp->started) {
+		cli_progress_start(&rp->p, "MiB parsed", (total >> 20) + 1, rp->quiet);
+		rp->started = 1;
+	}
+	cli_progress_step(&rp->p, done >> 20);
+}
+
+int cli_trace_read(struct cta_trace *t, const char *path, char *err, size_t errlen, int quiet)
+{
+	struct read_prog rp = {.quiet = quiet};
+	int rc = cta_trace_read_progress(t, path, err, errlen, on_read, &rp);
+	if (rp.started)
+		cli_progress_end(&rp.p);
+	return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef CTASIM_CLI_PROGRESS_H
 #define CTASIM_CLI_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct cli_progress {
@@ -19,5 +20,10 @@ void cli_progress_start(struct cli_progress *p, const char *what, uint64_t total
 void cli_progress_step(struct cli_progress *p, uint64_t done);
 /* Clears the line, so what follows starts on a clean one. */
 void cli_progress_end(struct cli_progress *p);
+
+/* cta_trace_read with a progress line (MiB parsed) for traces big enough
+ * to take a while (from 65536 lines on); same returns. */
+struct cta_trace;
+int cli_trace_read(struct cta_trace *t, const char *path, char *err, size_t errlen, int quiet);
 
 #endif
