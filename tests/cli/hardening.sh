@@ -129,6 +129,9 @@ expect 2 err "--tol-makespan 'inf': not a number" "diff tolerance inf" -- \
 	diff "$TMP/a.trace" "$TMP/a.trace" --tol-makespan inf
 expect 2 err "--width '0': out of range [1, 100000]" "view --width 0" -- \
 	view "$TMP/a.trace" -o "$TMP/w.svg" --width 0
+expect 2 err "--shard ' 1/18446744073709551617': expected I/N with 0 <= I < N <= 1000000" \
+	"explore --shard with a space and an overflowing N" -- \
+	explore saxpy --schedules 2 --shard ' 1/18446744073709551617'
 expect 0 out "result      PASS" "64K and 1<<12 still parse" -- \
 	run saxpy --arg n=64K --arg 'ns=1<<12' --quiet
 # --trace - writes the trace to stdout, the summary to stderr.

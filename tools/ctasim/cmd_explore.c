@@ -31,8 +31,8 @@ static void usage(FILE *f)
 	        "command that reproduces it. Run options as for `ctasim run` (see its --help).\n"
 	        "\n"
 	        "  --schedules N     schedules 0..N-1 (1 <= N <= 10^6, default 100)\n"
-	        "  --shard I/N       run only schedules i with i mod N = I (0 <= I < N), for\n"
-	        "                    GNU parallel or a Slurm array; save each shard's stdout\n"
+	        "  --shard I/N       run only schedules i with i mod N = I (0 <= I < N <= 10^6),\n"
+	        "                    for GNU parallel or a Slurm array; save each shard's stdout\n"
 	        "  --merge FILE...   combine the saved outputs of shards 0..N-1 into one report:\n"
 	        "                    the first failing schedule overall and its reproducer\n"
 	        "  --quiet           no progress line (it is shown only on a terminal)\n"
@@ -143,13 +143,16 @@ static void put_reproducer(char **rest, int nrest, const struct schedule *sc)
 
 static int parse_shard(const char *v, uint64_t *idx, uint64_t *cnt)
 {
-	char *e;
-	unsigned long long i = strtoull(v, &e, 10), n;
-	if (e == v || *e != '/' || v[0] == '-')
+	/* Both numbers through the one parser: no spaces, signs or overflow. */
+	char part[32];
+	const char *slash = strchr(v, '/');
+	if (!slash || (size_t)(slash - v) >= sizeof(part))
 		return -1;
-	const char *s2 = e + 1;
-	n = strtoull(s2, &e, 10);
-	if (e == s2 || *e || s2[0] == '-' || n == 0 || i >= n)
+	memcpy(part, v, (size_t)(slash - v));
+	part[slash - v] = 0;
+	uint64_t i, n;
+	if (cta_parse_uint(slash + 1, 1, 1000000, 0, &n, NULL, 0) < 0 ||
+	    cta_parse_uint(part, 0, n - 1, 0, &i, NULL, 0) < 0)
 		return -1;
 	*idx = i;
 	*cnt = n;
@@ -376,8 +379,7 @@ int cta_cmd_explore(int argc, char **argv)
 				if (v)
 					fprintf(stderr,
 					        "ctasim explore: --shard '%s': expected I/N with 0 "
-					        "<= I < "
-					        "N (shard I of N)\n",
+					        "<= I < N <= 1000000 (shard I of N)\n",
 					        v);
 				free(rest);
 				return CTA_EXIT_USAGE;
