@@ -1,7 +1,7 @@
 #!/bin/sh
 # The two commands of the README: `tools/quickstart.sh demo` builds ctasim
 # and runs the demo; `tools/quickstart.sh test` builds and runs every test
-# (plain, ASan+UBSan, format check, fuzz smoke) and ends with one
+# (plain, ASan+UBSan, TSan, format check, fuzz smoke) and ends with one
 # "N passed, N failed" line. Both install what a fresh Debian 12 lacks.
 set -eu
 cd "$(dirname "$0")/.."
@@ -86,26 +86,34 @@ test)
 	configure build -Dwerror=true
 	ninja -C build >/dev/null || exit 1
 	meson test -C build --print-errorlogs --num-processes 2 || fail=1
-	# Sanitizers: the whole unit suite under ASan+UBSan, no recovery.
+	# Sanitizers: the whole suite under ASan+UBSan, no recovery.
 	configure build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug -Dcuda=disabled \
 		-Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
 	ninja -C build-asan >/dev/null || exit 1
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit || fail=1
-	# ThreadSanitizer: the unit suite with several host threads per run.
+		meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 || fail=1
+	# ThreadSanitizer: the unit suite with several host threads per run, and
+	# the CLC kernels and explore on two host threads (clc_threads) and the
+	# CLI's runs (cli_run): fibers run on their host threads under TSan
+	# (sim/exec/fiber.c), so no count of waiting threads reaches its limit.
 	configure build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
 		-Dbuildtype=debugoptimized -Dcuda=disabled
 	ninja -C build-tsan >/dev/null || exit 1
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(pwd)/tests/tsan.supp" \
-		meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 --suite unit || fail=1
+		meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 \
+		--suite unit || fail=1
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(pwd)/tests/tsan.supp" \
+		meson test -C build-tsan --print-errorlogs --num-processes 1 --timeout-multiplier 4 \
+		clc_threads cli_run || fail=1
 	fmt=0
 	sh tools/check-format.sh || { fmt=1; fail=1; }
 	fuzz=0
+	# The trace, scenario and device-model readers, 20 s each.
 	sh tests/fuzz/run.sh 20 || { fuzz=1; fail=1; }
 	# The closing line counts these two checks as well as meson's tests.
 	python3 tools/test-summary.py build build-asan build-tsan \
-		"check:clang-format=$fmt" "check:fuzz_trace_reader=$fuzz"
+		"check:clang-format=$fmt" "check:fuzz_readers=$fuzz"
 	exit $fail
 	;;
 deps)

@@ -29,6 +29,8 @@
 #include "trace_internal.h"
 
 static int msgf(char *msg, size_t len, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int msgf(char *msg, size_t len, int code, const char *fmt, ...)
 {
 	if (msg && len) {
 		va_list ap;

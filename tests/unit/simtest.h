@@ -17,8 +17,8 @@
 #include "ctasim/harness.h"
 #include "ctasim/sim.h"
 
-/* ThreadSanitizer counts each fiber (every simulated thread that waits at
- * once) as a thread and stops at 8128: tests pick a smaller size there. */
+/* ThreadSanitizer runs ten to twenty times slower and its shadow of every
+ * waiting thread's stack costs memory: tests pick a smaller size there. */
 #if defined(__SANITIZE_THREAD__)
 #define ST_TSAN_SMALL(normal, tsan) tsan
 #else

@@ -1197,12 +1197,6 @@ static const char *events_of(const char *trace)
 static void different_seeds_with_injected_failures_give_different_traces(void **state)
 {
 	(void)state;
-#if defined(__SANITIZE_THREAD__)
-	/* Seeds matter only when blocks steal, which on a whole H100 needs more
-	 * waiting threads than ThreadSanitizer's 8128-thread limit allows. The
-	 * plain and ASan builds run this test. */
-	skip();
-#endif
 	const char *vargs[] = {"n=20000", "ns=500", NULL};
 	size_t la, lb;
 	char *a = trace_of("vec_add_clc", vargs, 1, 0.5, 0, &la);

@@ -209,11 +209,17 @@ static int cookie_close(void *c)
 	return rc;
 }
 
+/* The standard streams' cookies: those streams stay open until exit, and
+ * a pointer here keeps LeakSanitizer from calling their cookies leaked. */
+static struct fd_cookie *std_cookies[3];
+
 static FILE *fd_stream(int fd, int *err, int escape)
 {
 	struct fd_cookie *k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
+	if (fd >= 0 && fd <= 2)
+		std_cookies[fd] = k;
 	k->fd = fd;
 	k->err = err;
 	k->escape = escape;
