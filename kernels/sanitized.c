@@ -8,7 +8,9 @@
  * reach ctasim's sanitizer and never an ASan runtime linked beside it. */
 #define SAN_BUILTIN(n)                                                                             \
 	void __asan_load##n##_noabort(void *) __asm__("cta__san_load" #n);                         \
-	void __asan_store##n##_noabort(void *) __asm__("cta__san_store" #n);
+	void __asan_store##n##_noabort(void *) __asm__("cta__san_store" #n);                       \
+	void __asan_load##n(void *) __asm__("cta__san_load" #n);                                   \
+	void __asan_store##n(void *) __asm__("cta__san_store" #n);
 SAN_BUILTIN(1)
 SAN_BUILTIN(2)
 SAN_BUILTIN(4)
@@ -16,6 +18,9 @@ SAN_BUILTIN(8)
 SAN_BUILTIN(16)
 void __asan_loadN_noabort(void *, long) __asm__("cta__san_loadN");
 void __asan_storeN_noabort(void *, long) __asm__("cta__san_storeN");
+/* (the forms without _noabort, where a build passes -fno-sanitize-recover) */
+void __asan_loadN(void *, long) __asm__("cta__san_loadN");
+void __asan_storeN(void *, long) __asm__("cta__san_storeN");
 void __asan_handle_no_return(void) __asm__("cta__san_no_return");
 
 /* Distinct names for the copies' descriptors, registered apart. */
