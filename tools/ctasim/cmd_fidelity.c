@@ -24,6 +24,7 @@
 #include "ctasim/device.h"
 #include "ctasim/tools.h"
 #include "ctasim/trace.h"
+#include "progress.h"
 
 extern char **environ;
 
@@ -61,6 +62,7 @@ static const char usage_text[] =
     "  --only NAME      only this configuration (repeatable)\n"
     "  -o MODEL         also write the model fitted on every configuration of DIR\n"
     "  --duration-quantile Q  as for calibrate (default 0.99)\n"
+    "  --quiet, -q      no progress line (shown only when stderr is a terminal)\n"
     "  --check          exit 1 when a target is missed:\n"
     "  --min-placement F          first-wave blocks on the same SM, or the\n"
     "                             hardware runs' own agreement if lower (0.95)\n"
@@ -470,7 +472,7 @@ struct targets {
  * returns 1 when a target is missed, 0 when met, -1 on error. */
 static int evaluate(const char *title, const struct configs *cs, const struct configs *train,
                     const struct cta_device_model *fixed, const char *tmpdir, double worst_max,
-                    const struct targets *tg, char *err, size_t elen)
+                    const struct targets *tg, int quiet, char *err, size_t elen)
 {
 	char model[1200], simt[1200];
 	msgf(model, sizeof(model), "%s/model", tmpdir);
@@ -488,8 +490,11 @@ static int evaluate(const char *title, const struct configs *cs, const struct co
 	uint64_t fw_same = 0, fw_n = 0, hw_same = 0, hw_n = 0;
 	unsigned bins_bad = 0, nerr = 0;
 	int rc = 0;
+	struct cli_progress bar;
+	cli_progress_start(&bar, "configurations", cs->n, quiet);
 	for (size_t i = 0; i < cs->n && !rc; i++) {
 		const struct config *c = &cs->c[i];
+		cli_progress_step(&bar, i);
 		if (fixed)
 			*m = *fixed;
 		else if (fit(m, train, train == cs ? i : SIZE_MAX, err, elen))
@@ -523,10 +528,13 @@ static int evaluate(const char *title, const struct configs *cs, const struct co
 			bins_bad += sc.bins_ok != sc.bins_n;
 		}
 		msgf(ms, sizeof(ms), "%.3f (%.3f-%.3f)", sc.ratio, sc.rmin, sc.rmax);
+		cli_progress_clear(&bar); /* the table's line goes above the bar */
 		printf("%-34s %4u %18s %8s %8.3f %22s %6s\n", c->name, c->nruns, fw, hw, sc.bps, ms,
 		       bins);
 		fflush(stdout);
+		cli_progress_step(&bar, i + 1);
 	}
+	cli_progress_end(&bar);
 	int missed = 0;
 	if (!rc) {
 		qsort(errs, nerr, sizeof(double), cmp_double);
@@ -556,7 +564,7 @@ int cta_cmd_fidelity(int argc, char **argv)
 	const char *dir = NULL, *device = NULL, *save = NULL;
 	const char **predict = calloc((size_t)argc, sizeof(char *));
 	char **only = calloc((size_t)argc, sizeof(char *));
-	int npredict = 0, nonly = 0, check = 0;
+	int npredict = 0, nonly = 0, check = 0, quiet = 0;
 	struct targets tg = {0.95, 0.05, 0.15, 0.10};
 	if (!predict || !only) {
 		free(predict);
@@ -591,6 +599,8 @@ int cta_cmd_fidelity(int argc, char **argv)
 				only[nonly++] = argv[i];
 		} else if (!strcmp(a, "--check")) {
 			check = 1;
+		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+			quiet = 1;
 		} else if ((!strcmp(a, "--min-placement") && (t = &tg.placement)) ||
 		           (!strcmp(a, "--max-median-makespan") && (t = &tg.median)) ||
 		           (!strcmp(a, "--max-worst-makespan") && (t = &tg.worst)) ||
@@ -659,7 +669,7 @@ int cta_cmd_fidelity(int argc, char **argv)
 		     "%s: leave one configuration out (each predicted by a model fitted on all "
 		     "the others)",
 		     dir);
-	int rc = evaluate(title, &cs, &cs, fixed, tmpdir, tg.worst, &tg, err, sizeof(err));
+	int rc = evaluate(title, &cs, &cs, fixed, tmpdir, tg.worst, &tg, quiet, err, sizeof(err));
 	int missed = rc > 0;
 	for (int p = 0; p < npredict && rc >= 0; p++) {
 		struct configs other = {0};
@@ -671,7 +681,8 @@ int cta_cmd_fidelity(int argc, char **argv)
 		msgf(title, sizeof(title), "%s predicted from %s: %s", predict[p],
 		     fixed ? device : dir,
 		     fixed ? "the given model" : "a model fitted on all of its configurations");
-		rc = evaluate(title, &other, &cs, fixed, tmpdir, tg.predict, &tg, err, sizeof(err));
+		rc = evaluate(title, &other, &cs, fixed, tmpdir, tg.predict, &tg, quiet, err,
+		              sizeof(err));
 		missed |= rc > 0;
 		configs_free(&other);
 	}

@@ -70,6 +70,15 @@ void cli_progress_step(struct cli_progress *p, uint64_t done)
 	draw(p, t);
 }
 
+void cli_progress_clear(struct cli_progress *p)
+{
+	if (p->on && p->drawn) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+		p->drawn = 0;
+	}
+}
+
 void cli_progress_end(struct cli_progress *p)
 {
 	if (p->on && p->drawn) {

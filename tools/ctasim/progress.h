@@ -18,6 +18,9 @@ struct cli_progress {
 void cli_progress_start(struct cli_progress *p, const char *what, uint64_t total, int quiet);
 /* Records done units; redraws at most about ten times a second. */
 void cli_progress_step(struct cli_progress *p, uint64_t done);
+/* Clears the line for a line of output on the terminal; the next step
+ * draws the bar again below it. */
+void cli_progress_clear(struct cli_progress *p);
 /* Clears the line, so what follows starts on a clean one. */
 void cli_progress_end(struct cli_progress *p);
 
