@@ -86,15 +86,15 @@ test)
 	configure build -Dwerror=true
 	ninja -C build >/dev/null || exit 1
 	meson test -C build --print-errorlogs --num-processes 2 || fail=1
-	# Sanitizers: the unit suite, the fuzz corpora and --sanitize's own
-	# runtime under ASan+UBSan, no recovery.
+	# Sanitizers: the suite under ASan+UBSan, no recovery (all but the
+	# fidelity suite, minutes a configuration in a debug ASan build).
 	configure build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug -Dcuda=disabled \
 		-Dc_args=-fno-sanitize-recover=all -Dc_link_args=-fno-sanitize-recover=all
 	ninja -C build-asan >/dev/null || exit 1
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite fuzz \
-		|| fail=1
+		meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
+		--suite unit --suite fuzz --suite cli --suite golden || fail=1
 	# ThreadSanitizer: the unit suite with several host threads per run, and
 	# the CLC kernels and explore on two host threads (clc_threads) and the
 	# CLI's runs (cli_run): fibers run on their host threads under TSan
