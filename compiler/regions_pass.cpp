@@ -44,7 +44,7 @@ const char *const kSuffix = "__kc_body";
 // does not model (the engine's lanes do): the body stays on fibers.
 bool isWaitingCall(StringRef n)
 {
-	return n == "cta__cluster_sync" || n == "cta__syncthreads_rule" ||
+	return n == "cta__cluster_sync" || n == "cta__syncthreads_rule" || n == "cta__grid_sync" ||
 	       n.startswith("cta__mbarrier_") || n.startswith("cta__clc_") ||
 	       n == "cta__for_each_canceled_block" || n == "cta__try_cancel_blocks";
 }
@@ -94,11 +94,17 @@ struct Checker {
 		// volatile load) may spin until a thread after it in the region
 		// writes: only a lane of its own lets that thread run.
 		auto &LI = FAM.getResult<LoopAnalysis>(const_cast<Function &>(F));
+		// So may a loop of yield points (atomics, fences, volatile loads,
+		// kernel.h's cta__poll): cta__spin_poll suspends a spinning thread
+		// on its fiber (docs/FORWARD_PROGRESS.md).
 		for (const Instruction &I : instructions(F)) {
 			const auto *L = dyn_cast<LoadInst>(&I);
-			if (!L || !(L->isVolatile() || L->isAtomic()))
+			const auto *CB = dyn_cast<CallBase>(&I);
+			bool poll = CB && CB->getCalledFunction() &&
+			            CB->getCalledFunction()->getName() == "cta__spin_poll";
+			if (!poll && (!L || !(L->isVolatile() || L->isAtomic())))
 				continue;
-			if (LI.getLoopFor(L->getParent()))
+			if (LI.getLoopFor(I.getParent()))
 				return "it spins on memory" + where(I) + " in " + F.getName().str();
 		}
 		return "";

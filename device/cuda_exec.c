@@ -574,7 +574,7 @@ static int exec_run(const struct cuda_run *r)
 		const struct cta__hlaunch *l = r->jobs[i].l;
 		struct launch_state *s = &ls[i];
 		cudaLaunchConfig_t cfg;
-		cudaLaunchAttribute at[1];
+		cudaLaunchAttribute at[2];
 		memset(&cfg, 0, sizeof cfg);
 		memset(at, 0, sizeof at);
 		cfg.gridDim.x = dim_or_1(l->cfg.grid[0]);
@@ -593,6 +593,14 @@ static int exec_run(const struct cuda_run *r)
 			cfg.attrs = at;
 			cfg.numAttrs = 1;
 		}
+		if (l->cfg.cooperative) {
+			/* cudaLaunchCooperativeKernel: grid.sync() is valid, and
+			 * a grid that cannot be co-resident is refused. */
+			at[cfg.numAttrs].id = cudaLaunchAttributeCooperative;
+			at[cfg.numAttrs].val.cooperative = 1;
+			cfg.attrs = at;
+			cfg.numAttrs++;
+		}
 		void *args[2] = {l->args, &s->dctx};
 		if (r->jobs[i].release_ns)
 			wait_until(origin + r->jobs[i].release_ns);
@@ -601,15 +609,17 @@ static int exec_run(const struct cuda_run *r)
 		cudaError_t e = (cudaError_t)s->k->ops->launch(r->opts->cuda_device, &cfg,
 		                                               s->k->fn[instr ? 0 : 1], args);
 		if (e != cudaSuccess) {
-			rc = fail(eb,
-			          e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue
-			              ? CTA_EINVAL
-			              : CTA_ECUDA,
-			          "CUDA backend: launch %u of '%s' (grid %u,%u,%u block %u,%u,%u "
-			          "cluster %u,%u,%u): %s",
-			          i, l->kernel->name, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z,
-			          cfg.blockDim.x, cfg.blockDim.y, cfg.blockDim.z, s->hctx.cdim[0],
-			          s->hctx.cdim[1], s->hctx.cdim[2], cudaGetErrorString(e));
+			rc =
+			    fail(eb,
+			         e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue ||
+			                 e == cudaErrorCooperativeLaunchTooLarge
+			             ? CTA_EINVAL
+			             : CTA_ECUDA,
+			         "CUDA backend: launch %u of '%s' (grid %u,%u,%u block %u,%u,%u "
+			         "cluster %u,%u,%u): %s",
+			         i, l->kernel->name, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z,
+			         cfg.blockDim.x, cfg.blockDim.y, cfg.blockDim.z, s->hctx.cdim[0],
+			         s->hctx.cdim[1], s->hctx.cdim[2], cudaGetErrorString(e));
 			goto out;
 		}
 		CK(cudaEventRecord(s->ev1, cfg.stream));

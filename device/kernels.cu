@@ -10,6 +10,7 @@
 
 /* Kernel bodies of kernels/, listed explicitly: a new family adds its
  * *_body.h here (and to cuda_body_headers in device/meson.build). */
+#include "../kernels/ck_body.h"
 #include "../kernels/compute_body.h"
 #include "../kernels/crash_body.h"
 #include "../kernels/reduce_body.h"

@@ -31,6 +31,13 @@ int cta__kparam_range(struct cta_harness *h, const char *name, int64_t lo, int64
 void *cta__kstate_new(struct cta_harness *h, size_t bytes);
 void *cta__kstate(struct cta_harness *h);
 
+/* The work-stealing queues of work_steal.c, shared with ck.c: builds the
+ * queues and tasks from the harness parameters (wsq_params) into *args
+ * (a struct wsq_args), and checks that every task ran exactly once. */
+struct wsq_args;
+int cta__wsq_build(struct cta_harness *h, struct wsq_args *args);
+int cta__wsq_verify(struct cta_harness *h);
+
 /* Total blocks of launch 0 as actually launched (after --grid overrides). */
 uint64_t cta__klaunched_blocks(struct cta_harness *h);
 

@@ -38,6 +38,12 @@ static const struct cta_param_desc ub_params_cluster[] = {
     UB_PARAM_NS,
     {NULL, NULL, NULL},
 };
+static const struct cta_param_desc ub_params_one_too_many[] = {
+    {"n", "0", "elements (256 per block, one block per SM; 0: one block more than the SMs)"},
+    UB_PARAM_VALID,
+    UB_PARAM_NS,
+    {NULL, NULL, NULL},
+};
 static const struct cta_param_desc ub_params_many_blocks[] = {
     {"n", "2097152", "elements (256 per block; the default is 8192 blocks, so blocks steal)"},
     UB_PARAM_VALID,
@@ -50,11 +56,13 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
                     size_t smem)
 {
 	int64_t n = 0, valid = 0;
-	int rc = cta__kparam_range(h, "n", 1, INT32_MAX, &n);
+	int rc = cta__kparam_range(h, "n", k == &ub_forward_progress ? 0 : 1, INT32_MAX, &n);
 	if (!rc)
 		rc = cta__kparam_range(h, "valid", 0, 1, &valid);
 	if (rc)
 		return rc;
+	if (n == 0) /* ub_forward_progress: one block more than can be resident */
+		n = ((int64_t)cta_harness_device(h)->sm_count + 1) * 256;
 	struct ub_args args = {.n = (int)n, .valid = (int)valid};
 	int64_t v;
 	if (k == &ub_leader_count) {
@@ -86,6 +94,11 @@ static int ub_setup(struct cta_harness *h, const struct cta_kernel_def *k, unsig
 		b[i] = 1;
 		S->c[i] = 0;
 	}
+	unsigned *arrived = cta_harness_alloc(h, sizeof *arrived);
+	if (!arrived)
+		return cta_harness_error(h, CTA_ENOMEM, "cannot allocate the arrival count");
+	*arrived = 0;
+	args.arrived = cta_harness_dev(h, arrived);
 	args.a = cta_harness_dev(h, a);
 	args.b = cta_harness_dev(h, b);
 	args.c = cta_harness_dev(h, S->c);
@@ -157,5 +170,9 @@ UB_HARNESS(barrier_deadlock, ub_params_one_block, 0, 0, 16,
            "threads at __syncthreads while one waits on an mbarrier that never completes")
 UB_HARNESS(mbarrier_not_initialised, ub_params_one_block, 0, 0, 16,
            "arrives at and waits on an mbarrier nobody initialised")
+UB_HARNESS(watchdog, ub_params_one_block, 0, 0, 0,
+           "a block that loops at __syncthreads forever: stopped by the watchdog")
+UB_HARNESS(forward_progress, ub_params_one_too_many, 0, 0, 120 * 1024,
+           "blocks wait for every block of the grid, one more than can be co-resident")
 UB_HARNESS(builtin_blockidx_in_body, ub_params_many_blocks, CTA_KI_CLC, 0, 0,
            "stealing body uses blockIdx instead of its block index (warning; wrong result)")

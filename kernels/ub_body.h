@@ -1,9 +1,8 @@
 /* One kernel per undefined-behaviour rule of the simulator's checker
  * (DESIGN.md, kernel.h), each doing the seeds' vec_add (c[i] += a[i] + b[i])
  * so coverage and results stay checkable. With valid = 0 (the default) the
- * kernel breaks its rule deterministically; with valid = 1 it is the valid
- * twin: the same code shape with the rule respected, which must not be
- * flagged. Compiles as C11 and as CUDA C++. */
+ * kernel breaks its rule deterministically; with valid = 1 it is the valid twin:
+ * the same code shape with the rule respected, which must not be flagged. */
 #ifndef CTASIM_KERNELS_UB_BODY_H
 #define CTASIM_KERNELS_UB_BODY_H
 
@@ -18,6 +17,7 @@ struct ub_args {
 	int after_exit;              /* ub_multicast_cluster_not_running: sync, then exit */
 	unsigned long long delay_ns; /* ub_multicast_cluster_not_running */
 	unsigned long long ns;       /* virtual cost of one block (per thread) */
+	unsigned *arrived;           /* ub_forward_progress: blocks that arrived */
 };
 
 /* One blockDim-sized tile of vec_add. */
@@ -313,6 +313,45 @@ CTA_DEVICE void ub_blockidx_fn(dim3 block_idx, void *arg)
 CTA_KERNEL(ub_builtin_blockidx_in_body, struct ub_args, p)
 {
 	cta_for_each_canceled_block(1, ub_blockidx_fn, (void *)p);
+}
+
+/* Bounds on the endless loops below when they run on a GPU, so that the
+ * invalid forms end there (late) instead of hanging the device; the
+ * simulator stops them with its watchdog. */
+#if defined(__CUDACC__)
+#define UB_ENDLESS (1ll << 20)
+#else
+#define UB_ENDLESS (1ll << 62)
+#endif
+
+/* [watchdog]: after its tile the block loops at __syncthreads and does
+ * nothing else: on a GPU it never ends. The valid twin loops four times. */
+CTA_KERNEL(ub_watchdog, struct ub_args, p)
+{
+	ub_tile(p, blockIdx.x);
+	long long rounds = p->valid ? 4 : UB_ENDLESS;
+	// The bug: the loop does not end.
+	for (long long i = 0; i < rounds; i++)
+		__syncthreads();
+}
+
+/* [forward_progress]: each block arrives on a global count, then waits
+ * until every block of the grid arrived: correct only when the whole grid
+ * is co-resident (the default grid is one block more than the SMs, at one
+ * block per SM). The valid twin waits only for the blocks dispatched
+ * before it (HSA's one-way guarantee), which are resident or done. */
+CTA_KERNEL(ub_forward_progress, struct ub_args, p)
+{
+	ub_tile(p, blockIdx.x);
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		atomicAdd(p->arrived, 1u);
+		unsigned want = p->valid ? blockIdx.x + 1 : gridDim.x;
+		// The bug: waits for every block of the grid.
+		for (long long i = 0; cta_ld_volatile(p->arrived) < want && i < UB_ENDLESS; i++) {
+		}
+	}
+	__syncthreads();
 }
 
 #endif

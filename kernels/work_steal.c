@@ -25,7 +25,11 @@ static const struct cta_param_desc wsq_params[] = {
 
 #define WSQ_BLOCK 128
 
-static int wsq_setup(struct cta_harness *h)
+/* Reads the queue parameters and builds the queues and the task forest
+ * into *a (device pointers) and the harness state verify reads; the
+ * launch is the caller's (work_steal_queue here, ck_work_stealing in
+ * ck.c). */
+int cta__wsq_build(struct cta_harness *h, struct wsq_args *out)
 {
 	int64_t queues = 0, roots = 0, root_queues = 0, fanout = 0, depth = 0, ns = 0;
 	int rc = cta__kparam_range(h, "queues", 0, 1 << 20, &queues);
@@ -101,15 +105,25 @@ static int wsq_setup(struct cta_harness *h)
 	a.remaining = cta_harness_dev(h, S->remaining);
 	a.overflow = cta_harness_dev(h, S->overflow);
 	a.visits = cta_harness_dev(h, S->visits);
+	*out = a;
+	return 0;
+}
+
+static int wsq_setup(struct cta_harness *h)
+{
+	struct wsq_args a;
+	int rc = cta__wsq_build(h, &a);
+	if (rc)
+		return rc;
 	struct cta_launch_cfg cfg = {
-	    .grid = {(unsigned)queues, 1, 1},
+	    .grid = {(unsigned)a.nqueues, 1, 1},
 	    .block = {WSQ_BLOCK, 1, 1},
 	    .smem_static = 16,
 	};
 	return cta_harness_launch(h, &work_steal_queue, &cfg, &a, sizeof a);
 }
 
-static int wsq_verify(struct cta_harness *h)
+int cta__wsq_verify(struct cta_harness *h)
 {
 	const struct wsq_state *S = cta__kstate(h);
 	if (!S)
@@ -137,6 +151,6 @@ static const struct cta_kernel_info wsq_info = {
                "spawning tasks",
     .params = wsq_params,
     .setup = wsq_setup,
-    .verify = wsq_verify,
+    .verify = cta__wsq_verify,
 };
 CTA_HARNESS(wsq_info)

@@ -138,6 +138,9 @@ CTA_DEVICE void wsq_process_task(const struct wsq_args *p, int t, int queue_id)
 	}
 }
 
+/* (ck.c includes the helpers above without this kernel, which
+ * work_steal.c defines.) */
+#ifndef WSQ_HELPERS_ONLY
 CTA_KERNEL(work_steal_queue, struct wsq_args, p)
 {
 	CTA_SHARED(int, task);
@@ -153,5 +156,6 @@ CTA_KERNEL(work_steal_queue, struct wsq_args, p)
 		wsq_process_task(p, t, queue_id);
 	}
 }
+#endif
 
 #endif

@@ -82,6 +82,13 @@ struct cta__kernel {
 	struct cta__kernel *next_in_stream;
 	struct cta__cursor cursor0;   /* a new unit's cursor, less its start time */
 	const struct cta__kc_def *kc; /* compiled region form (exec/regions.h), or NULL */
+	cta_limiter limiter;        /* what limits occupancy */
+	/* Blocks that communicate through global memory run on one host
+	 * thread (docs/FORWARD_PROGRESS.md): 0 until one of its units was
+	 * committed, then 1 (no global atomics seen) or 2 (seen). */
+	int comm_state;
+	/* cta_grid_sync: blocks arrived in this phase, and the phase. */
+	uint64_t gsync_count, gsync_gen;
 };
 
 struct cta__stream {
@@ -147,7 +154,7 @@ static inline size_t cta__smem_need(const struct cta__kernel *k)
 }
 
 /* ---- execution units: a block, or a whole cluster ----------------------- */
-enum lstate { L_RUN = 0, L_BARRIER, L_CBARRIER, L_MBAR, L_ENGINE, L_DONE };
+enum lstate { L_RUN = 0, L_BARRIER, L_CBARRIER, L_MBAR, L_ENGINE, L_SPIN, L_DONE };
 
 /* A lane's fiber-side extension: the public struct cta__lane plus what the
  * scheduler of its unit needs. */
@@ -179,6 +186,17 @@ struct cta__lane_x {
 	} obs[CTA__OBS_MAX];
 	const struct cta__kernel *dims_k; /* the kernel whose dimensions l holds */
 	struct cta__lane_x *next_all;
+	/* Spinning (cta__spin_poll): the thread whose polls are counted, where
+	 * it last yielded, and since when it spins without a write. */
+	const struct cta__unit *poll_unit;
+	uint3 poll_tid, poll_bid;
+	const char *spin_file;
+	int spin_line;
+	uint64_t spin_since;
+	uint64_t spin_resume_t; /* when an EV_POLL last resumed it */
+	unsigned spin_rounds;   /* suspensions since it last did anything else */
+	/* The watchdog of a one-thread CTA's barriers (bar_idle). */
+	uint64_t bar_rel_t, bar_idle_ns;
 };
 
 struct cta__cta {
@@ -221,6 +239,10 @@ struct cta__cta {
 	int observed_failure_line;
 	const char *bar_file;
 	int bar_line;
+	/* Barrier crossings with no work between them (the watchdog): the
+	 * last release time and the idle time since work was done. (Written
+	 * by the barriers, which set cold_dirty.) */
+	uint64_t bar_rel_t, bar_idle_ns;
 	int bar_divergent_reported;
 	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
 	unsigned foreach_calls; /* threads that called for_each / try_cancel_blocks */
@@ -338,11 +360,21 @@ struct cta__unit {
 	/* Kept while the unit waits on the free list. */
 	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
 	unsigned ret_cap;
+	/* Lanes suspended by cta__spin_poll, resumed by an EV_POLL. Not
+	 * cleared for a new unit: all zero whenever a unit ends (and the
+	 * watchdog flag ends the run), so most blocks never touch them. */
+	struct cta__lane_x *spinners;
+	unsigned nspin;
+	int poll_queued;    /* an EV_POLL for it is in the queue */
+	int starved;        /* adversarial scheduling holds its EV_POLL back */
+	int watchdog;       /* the watchdog stopped it: its lanes are given up silently */
+	uint64_t spin_wake; /* earliest time a spinner polls again */
+	struct cta__unit *next_starved;
 	_Alignas(64) struct cta__outbox out;
 };
 
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL };
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL, EV_POLL };
 
 struct cta_sim {
 	struct cta_sim_opts o;
@@ -434,6 +466,18 @@ struct cta_sim {
 	int bad_smem;         /* a body used more shared memory than declared */
 	struct cta__san *san; /* --sanitize: the sanitizer's state (sim/sanitize) */
 	uint64_t activations; /* kernels made active so far: the FIFO key */
+	/* Forward progress (docs/FORWARD_PROGRESS.md). */
+	uint64_t watchdog_ns;
+	uint64_t progress_t;       /* latest virtual time something other than a spin happened */
+	size_t npolls;             /* EV_POLL events in the queue */
+	struct cta__unit *favored; /* adversarial: the spinning unit that runs */
+	struct cta__unit *starved; /* adversarial: units whose polls are held back */
+	uint64_t polls_done;       /* EV_POLL events taken */
+	uint64_t others_mark;      /* events other than polls, as of mark_t */
+	uint64_t mark_t;           /* when the last event other than a poll was noticed */
+	int batch_parallel;        /* the batch being committed ran on the pool */
+	int stopped;               /* a watchdog or forward_progress report ended the run */
+	int any_spin; /* a lane spun (cta__spin_poll): commits look at units' spinners */
 };
 
 /* Set on the host thread that runs a segment: the worker, and the unit. */
@@ -551,6 +595,26 @@ static inline uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
 	return b;
 }
 
+/* A spinning lane's poll cost: each suspension stands for the
+ * CTA__POLL_BUDGET polls before it, at this many virtual ns each. A thread
+ * that keeps spinning polls less often, as a back-off would: its k-th
+ * suspension in a row stands for k / CTA__SPIN_RAMP times as many polls
+ * (at least once, at most CTA__SPIN_MAX times), so a wait of T is noticed
+ * within about 2 / sqrt(T / 25.6 us) of T, and costs the host
+ * O(sqrt(T)) suspensions instead of O(T). */
+#define CTA__POLL_NS   100
+#define CTA__SPIN_RAMP 8
+#define CTA__SPIN_MAX  64
+/* Stops the run at the watchdog: a report on lane x of unit u (UB_WATCHDOG
+ * or UB_FORWARD_PROGRESS), which ends the run when the unit is committed,
+ * and u's lanes given up silently once they settle. */
+void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x, int rule,
+                        const char *file, int line, const char *msg);
+
+/* An EV_POLL for u is due: its spinning lanes become runnable, at now at
+ * the earliest. */
+void cta__unit_poll_wake(struct cta__unit *u, uint64_t now);
+
 /* clc */
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
@@ -569,6 +633,8 @@ enum cta__ub_rule {
 	UB_BARRIER_DEADLOCK,
 	UB_BUILTIN_BLOCKIDX_IN_BODY,
 	UB_MBARRIER_NOT_INITIALISED,
+	UB_WATCHDOG,
+	UB_FORWARD_PROGRESS,
 	UB__COUNT,
 	/* The sanitizer's reports (sim/sanitize), through the same path. */
 	UB_MEMCHECK_OOB = UB__COUNT,

@@ -81,8 +81,9 @@ CTA_EXPORT void *cta_harness_alloc(struct cta_harness *h, size_t bytes);
 CTA_EXPORT void cta_harness_release(struct cta_harness *h, void *host);
 /* The sanitizer tool this run uses (CTA_SANITIZE_NONE without one). */
 CTA_EXPORT cta_sanitize_tool cta_harness_sanitizer(const struct cta_harness *h);
-/* The pointer a kernel argument must hold for host buffer `host` (the same
- * pointer in the simulator, the device copy on a GPU). */
+/* The pointer a kernel argument must hold for host buffer `host`, or for a
+ * pointer into one (the same pointer in the simulator, the device copy on a
+ * GPU, at the same offset). */
 CTA_EXPORT void *cta_harness_dev(struct cta_harness *h, void *host);
 
 /* Launch shape. grid/block/cluster {x,y,z}; zeros in cluster mean none. */
@@ -92,6 +93,7 @@ struct cta_launch_cfg {
 	unsigned regs_per_thread;
 	int stream_priority; /* 0: default stream */
 	uint64_t release_ns;
+	int cooperative; /* cudaLaunchCooperativeKernel: the grid must be co-resident */
 };
 /* Records a launch. The CLI's --grid/--block override the first launch's
  * shape. args is copied. */

@@ -105,9 +105,11 @@ struct cta__lane {
 	dim3 bdim, gdim, cdim; /* blockDim, gridDim, cluster dims */
 	unsigned cta_rank;     /* rank of this CTA in its cluster */
 	uint64_t vtime;        /* this thread's virtual clock, ns */
-	unsigned steal_depth;  /* > 0 while inside a work-stealing body */
+	uint16_t steal_depth;  /* > 0 while inside a work-stealing body */
+	uint16_t polls;        /* yield points since the last cta__spin_poll (kernel.h) */
 	int active;            /* a thread is bound to this lane */
-	int comm;              /* a global atomic ran: blocks may communicate */
+	int comm;              /* 1: a global atomic ran: blocks may communicate; | 2: one
+	                        * changed memory since the last cta__spin_poll */
 	int vec;               /* in the vector form of the loop: tid.x may lag */
 	unsigned row_end;      /* the claimed run is threads tid.x .. row_end-1 of a row */
 	unsigned run_x0;       /* first thread of the run not yet counted as exited */
@@ -402,52 +404,89 @@ CTA_EXPORT void *cta__shared_dynamic(void);
 	type *const name = (type *)cta__shared(&name##__site)
 #define CTA_SHARED_DYNAMIC(type, name) type *const name = (type *)cta__shared_dynamic()
 
+/* ---- yield points ------------------------------------------------------
+ * Every global atomic, __threadfence, __nanosleep, cta_ld_volatile /
+ * cta_st_volatile and clock read is a yield point: a thread that makes
+ * CTA__POLL_BUDGET of them in a row is asked (cta__spin_poll) whether it
+ * spins, and a spinning thread is suspended so that the other resident
+ * blocks run, as on a GPU (docs/FORWARD_PROGRESS.md). Below the budget a
+ * yield point costs an increment and a compare. */
+#define CTA__POLL_BUDGET               16
+CTA_EXPORT void cta__spin_poll(const char *file, int line);
+static inline void cta__poll(const char *file, int line)
+{
+	struct cta__lane *l = cta__cur;
+	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))
+		cta__spin_poll(file, line);
+}
+/* A yield point that touches global memory: blocks may communicate. */
+static inline void cta__poll_mem(const char *file, int line)
+{
+	struct cta__lane *l = cta__cur;
+	l->comm = 1;
+	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))
+		cta__spin_poll(file, line);
+}
+
 /* ---- global atomics ----------------------------------------------------
  * atomicAdd/Exch/CAS/Min/Max on int, unsigned, unsigned long long (and
  * atomicAdd on float): return the old value, relaxed device-scope order as
- * on a GPU. atomicCAS(p, compare, val). */
+ * on a GPU. atomicCAS(p, compare, val). Each is a yield point. */
+#define CTA__WROTE(changed)                                                                        \
+	do {                                                                                       \
+		if (changed)                                                                       \
+			cta__cur->comm = 3;                                                        \
+	} while (0)
 #define CTA__ATOMIC_INT_OPS(sfx, T)                                                                \
-	static inline T cta__atomic_add_##sfx(T *p, T v)                                           \
+	static inline T cta__atomic_add_##sfx(T *p, T v, const char *file, int line)               \
 	{                                                                                          \
-		cta__cur->comm = 1;                                                                \
+		cta__poll_mem(file, line);                                                         \
+		CTA__WROTE(v != 0);                                                                \
 		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                 \
 	}                                                                                          \
-	static inline T cta__atomic_exch_##sfx(T *p, T v)                                          \
+	static inline T cta__atomic_exch_##sfx(T *p, T v, const char *file, int line)              \
 	{                                                                                          \
-		cta__cur->comm = 1;                                                                \
-		return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                                \
+		cta__poll_mem(file, line);                                                         \
+		T old = __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                               \
+		CTA__WROTE(old != v);                                                              \
+		return old;                                                                        \
 	}                                                                                          \
-	static inline T cta__atomic_cas_##sfx(T *p, T cmp, T v)                                    \
+	static inline T cta__atomic_cas_##sfx(T *p, T cmp, T v, const char *file, int line)        \
 	{                                                                                          \
-		cta__cur->comm = 1;                                                                \
+		cta__poll_mem(file, line);                                                         \
+		T want = cmp;                                                                      \
 		__atomic_compare_exchange_n(p, &cmp, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);    \
+		CTA__WROTE(cmp == want && want != v);                                              \
 		return cmp;                                                                        \
 	}                                                                                          \
-	static inline T cta__atomic_min_##sfx(T *p, T v)                                           \
+	static inline T cta__atomic_min_##sfx(T *p, T v, const char *file, int line)               \
 	{                                                                                          \
-		cta__cur->comm = 1;                                                                \
+		cta__poll_mem(file, line);                                                         \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
 		                                               __ATOMIC_RELAXED))                  \
 			;                                                                          \
+		CTA__WROTE(v < old);                                                               \
 		return old;                                                                        \
 	}                                                                                          \
-	static inline T cta__atomic_max_##sfx(T *p, T v)                                           \
+	static inline T cta__atomic_max_##sfx(T *p, T v, const char *file, int line)               \
 	{                                                                                          \
-		cta__cur->comm = 1;                                                                \
+		cta__poll_mem(file, line);                                                         \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
 		                                               __ATOMIC_RELAXED))                  \
 			;                                                                          \
+		CTA__WROTE(v > old);                                                               \
 		return old;                                                                        \
 	}
 CTA__ATOMIC_INT_OPS(i32, int)
 CTA__ATOMIC_INT_OPS(u32, unsigned)
 CTA__ATOMIC_INT_OPS(u64, unsigned long long)
 CTA__ATOMIC_INT_OPS(ul, unsigned long) /* uint64_t on LP64 systems */
-static inline float cta__atomic_add_f32(float *p, float v)
+static inline float cta__atomic_add_f32(float *p, float v, const char *file, int line)
 {
-	cta__cur->comm = 1;
+	cta__poll_mem(file, line);
+	CTA__WROTE(v != 0);
 	union {
 		float f;
 		uint32_t u;
@@ -465,29 +504,60 @@ static inline float cta__atomic_add_f32(float *p, float v)
 #define atomicAdd(p, v)                                                                            \
 	_Generic((p), float *: cta__atomic_add_f32, int *: cta__atomic_add_i32,                    \
 		 unsigned *: cta__atomic_add_u32, unsigned long long *: cta__atomic_add_u64,         \
-		 unsigned long *: cta__atomic_add_ul)(p, v)
-#define atomicExch(p, v)   CTA__ATOMIC_SEL(exch, p)(p, v)
-#define atomicCAS(p, c, v) CTA__ATOMIC_SEL(cas, p)(p, c, v)
-#define atomicMin(p, v)    CTA__ATOMIC_SEL(min, p)(p, v)
-#define atomicMax(p, v)    CTA__ATOMIC_SEL(max, p)(p, v)
+		 unsigned long *: cta__atomic_add_ul)(p, v, CTA__LOC)
+#define atomicExch(p, v)   CTA__ATOMIC_SEL(exch, p)(p, v, CTA__LOC)
+#define atomicCAS(p, c, v) CTA__ATOMIC_SEL(cas, p)(p, c, v, CTA__LOC)
+#define atomicMin(p, v)    CTA__ATOMIC_SEL(min, p)(p, v, CTA__LOC)
+#define atomicMax(p, v)    CTA__ATOMIC_SEL(max, p)(p, v, CTA__LOC)
+
+/* cta_ld_volatile(p): *p read from global memory, never from a register or
+ * a stale cache line (a `volatile` load, ld.volatile on a GPU); the way to
+ * poll a flag another block writes. cta_st_volatile(p, v): the matching
+ * store. Both are yield points. */
+#define cta_ld_volatile(p) (cta__poll_mem(CTA__LOC), *(volatile __typeof__(*(p)) *)(p))
+#define cta_st_volatile(p, v)                                                                      \
+	(cta__poll_mem(CTA__LOC), cta__cur->comm = 3,                                              \
+	 (void)(*(volatile __typeof__(*(p)) *)(p) = (v)))
+
+/* cta_grid_sync(): cg::this_grid().sync(): every thread of the grid waits
+ * until all have arrived; global-memory writes before it are visible to
+ * all threads after it. Only in a cooperative launch
+ * (cta_launch_cfg.cooperative), whose grid the launch checks can be
+ * co-resident; elsewhere the run stops with an error, as cg's is_valid()
+ * would be false on a GPU. */
+CTA_EXPORT void cta__grid_sync(const char *file, int line);
+#define cta_grid_sync() cta__grid_sync(CTA__LOC)
 
 /* __threadfence(): this thread's global-memory accesses before it are seen
  * by every thread of the device before those after it. (ThreadSanitizer
  * does not model fences; under it the fence is a sequentially consistent
  * read-modify-write, which it does.) */
 #if defined(__SANITIZE_THREAD__)
-static inline void cta__threadfence(void)
+static inline void cta__threadfence(const char *file, int line)
 {
 	static int order;
+	cta__poll(file, line);
 	__atomic_fetch_add(&order, 0, __ATOMIC_SEQ_CST);
 }
 #else
-static inline void cta__threadfence(void)
+static inline void cta__threadfence(const char *file, int line)
 {
+	cta__poll(file, line);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 #endif
-#define __threadfence() cta__threadfence()
+#define __threadfence()   cta__threadfence(CTA__LOC)
+
+/* __nanosleep(ns) (cta_nanosleep): suspends the thread for about ns
+ * nanoseconds; in the simulator, advances its clock by ns. A yield point:
+ * the usual back-off of a spin loop. */
+static inline void cta__nanosleep(uint64_t ns, const char *file, int line)
+{
+	cta__cur->vtime += ns;
+	cta__poll(file, line);
+}
+#define __nanosleep(ns)   cta__nanosleep((uint64_t)(ns), CTA__LOC)
+#define cta_nanosleep(ns) cta__nanosleep((uint64_t)(ns), CTA__LOC)
 
 /* ---- time, cost and placement -----------------------------------------
  * cta_spin_ns(ns): on a GPU, busy-waits ns nanoseconds on %globaltimer; in
@@ -513,14 +583,15 @@ static inline uint64_t cta__spin_cost(const struct cta__lane *l, uint64_t ns)
 {
 	return cta__spin_cost_of(l->cursor->spin, l->cursor->add, ns);
 }
-static inline uint64_t cta_globaltimer_ns(void)
+/* Clock reads are yield points: a loop that waits for a time to pass
+ * advances it. */
+static inline uint64_t cta__globaltimer_ns(const char *file, int line)
 {
+	cta__poll(file, line);
 	return cta__cur->vtime;
 }
-static inline long long cta_clock64(void)
-{
-	return (long long)cta__cur->vtime;
-}
+#define cta_globaltimer_ns()          cta__globaltimer_ns(CTA__LOC)
+#define cta_clock64()                 ((long long)cta__globaltimer_ns(CTA__LOC))
 CTA_EXPORT unsigned cta_smid(void);
 
 /* ---- clusters ----------------------------------------------------------

@@ -263,6 +263,25 @@ static __device__ __forceinline__ void cta__cuda_edge(unsigned which, uint64_t t
 #define CTA_SHARED_DYNAMIC(type, name) type *const name = (type *)cta__dsmem
 
 /* ---- clusters --------------------------------------------------------- */
+/* Yield points of kernel.h (blocking algorithms, docs/FORWARD_PROGRESS.md):
+ * volatile loads and stores, __nanosleep, and the grid barrier of a
+ * cooperative launch. */
+template <class T> static __device__ __forceinline__ T cta_ld_volatile(const T *p)
+{
+	return *(const volatile T *)p;
+}
+template <class T, class V> static __device__ __forceinline__ void cta_st_volatile(T *p, V v)
+{
+	*(volatile T *)p = (T)v;
+}
+static __device__ __forceinline__ void cta_nanosleep(unsigned ns)
+{
+	__nanosleep(ns);
+}
+static __device__ __forceinline__ void cta_grid_sync(void)
+{
+	cooperative_groups::this_grid().sync();
+}
 static __device__ __forceinline__ void cta_cluster_sync(void)
 {
 	cooperative_groups::this_cluster().sync();

@@ -34,6 +34,12 @@ typedef enum cta_sanitize_tool {
 	CTA_SANITIZE_RACECHECK = 2, /* shared-memory races between two barriers */
 	CTA_SANITIZE_INITCHECK = 3, /* reads of shared memory the block never wrote */
 } cta_sanitize_tool;
+/* How spinning blocks share the device (docs/FORWARD_PROGRESS.md). */
+typedef enum cta_spin_sched {
+	CTA_SPIN_FAIR = 0,        /* every spinning block polls again in virtual-time order */
+	CTA_SPIN_ADVERSARIAL = 1, /* one spinning block, drawn from the seed, keeps running
+	                           * while the others are starved until it stops spinning */
+} cta_spin_sched;
 
 #define CTA_SIM_OPTS_VERSION 1
 /* The most host threads a simulator takes (cta_sim_opts.threads). */
@@ -56,7 +62,15 @@ struct cta_sim_opts {
 	uint64_t max_events;       /* 0: no limit; else stop as hung after this many */
 	/* CTA_SANITIZE_NONE: the plain kernels; else the tool (docs/SANITIZE.md) */
 	cta_sanitize_tool sanitize;
+	/* Virtual ns during which nothing but spinning threads (or a block
+	 * crossing barriers with no work between them) may run before the run
+	 * is stopped with a watchdog or forward_progress report; 0: the
+	 * default, CTA_WATCHDOG_DEFAULT_NS. */
+	uint64_t watchdog_ns;
+	/* Which spinning block runs next (docs/FORWARD_PROGRESS.md). */
+	cta_spin_sched spin_sched;
 };
+#define CTA_WATCHDOG_DEFAULT_NS 1000000u
 #define CTA_SIM_OPTS_INIT                                                                          \
 	{                                                                                          \
 		.version = CTA_SIM_OPTS_VERSION, .seed = 1, .cancel_fail_after = -1                \
@@ -74,6 +88,10 @@ struct cta_launch {
 	uint64_t release_ns;      /* virtual time at which the host enqueues it */
 	const void *args;         /* copied */
 	const char *label;        /* name in the trace; NULL: the kernel's name */
+	/* cudaLaunchCooperativeKernel: the whole grid must be co-resident
+	 * (else cta_sim_launch fails with CTA_ERESOURCES); cta_grid_sync is
+	 * allowed. */
+	int cooperative;
 };
 
 /* UB reports. */

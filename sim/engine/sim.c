@@ -125,6 +125,7 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		s->has_spin_scale |= s->spin_ppm[r] != 0 || s->spin_add[r] != 0;
 	}
 	s->rng = opts->seed * 0x2545f4914f6cdd1dull + 1;
+	s->watchdog_ns = opts->watchdog_ns ? opts->watchdog_ns : CTA_WATCHDOG_DEFAULT_NS;
 	s->deterministic = 1;
 	s->nofit_gen = UINT64_MAX;
 	cta__evq_init(&s->q);
@@ -387,6 +388,27 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		free(k);
 		return rc;
 	}
+	if (l->cooperative) {
+		/* cudaLaunchCooperativeKernel refuses a grid that cannot be
+		 * co-resident (cudaErrorCooperativeLaunchTooLarge). */
+		uint64_t fit = (uint64_t)k->occupancy * s->nsms;
+		if (k->nblocks > fit) {
+			cta__errf(s,
+			          "cooperative launch too large: kernel %s has %" PRIu64
+			          " blocks, but only %u SMs x %u blocks per SM = %" PRIu64
+			          " can be co-resident (blocks per SM limited by %s: %u threads, "
+			          "%zu bytes of shared memory a block)",
+			          k->label, k->nblocks, s->nsms, k->occupancy, fit,
+			          cta_limiter_name(k->limiter), k->threads,
+			          k->l.smem_static + k->l.smem_dynamic);
+			free(k->fit);
+			free(k->per_sm);
+			free(k->args);
+			free(k);
+			return CTA_ERESOURCES;
+		}
+		k->comm_state = 2;
+	}
 	s->kernels[s->nkernels++] = k;
 	k->st.label = k->label;
 	k->st.blocks = k->nblocks;
@@ -496,6 +518,9 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 		s->ubs[s->nubs++] = o->ubs[i];
 	}
 	o->nubs = 0;
+	/* The watchdog's reports end the run. */
+	if (o->ubtotal && (o->ubcount[UB_WATCHDOG] | o->ubcount[UB_FORWARD_PROGRESS]))
+		s->stopped = 1;
 	for (unsigned r = 0; o->ubtotal && r < UB__ALL; r++) {
 		s->ub_counts[r] += drop ? 0 : o->ubcount[r];
 		if (o->ubcount[r] && r != UB_BUILTIN_BLOCKIDX_IN_BODY &&
@@ -507,7 +532,9 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	for (size_t i = 0; i < o->nmarks; i++)
 		cta__cover_mark(&u->k->cover, o->marks[i]);
 	o->nmarks = 0;
-	if (o->comm && s->nworkers > 1 && s->deterministic) {
+	if (o->comm)
+		u->k->comm_state = 2;
+	if (o->comm && s->batch_parallel && s->deterministic) {
 		/* Blocks communicated through global memory while running on
 		 * several host threads: results stay right, but the order of
 		 * their atomics (and so the trace) may differ between runs. */
@@ -522,6 +549,46 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	o->error = 0;
 }
 
+/* Adversarial scheduling: the favoured unit stopped spinning, so the
+ * starved ones poll again, now, in an order drawn from the seed (the first
+ * of them to poll is favoured next). */
+static void release_starved(struct cta_sim *s)
+{
+	s->favored = NULL;
+	struct cta__unit *v[64];
+	while (s->starved) {
+		size_t n = 0;
+		while (s->starved && n < 64) {
+			v[n++] = s->starved;
+			s->starved = s->starved->next_starved;
+		}
+		for (size_t i = n; i > 1; i--) {
+			size_t j = (size_t)(cta__rand(s) % i);
+			struct cta__unit *t = v[i - 1];
+			v[i - 1] = v[j];
+			v[j] = t;
+		}
+		for (size_t i = 0; i < n; i++) {
+			v[i]->starved = 0;
+			v[i]->poll_queued = 1;
+			s->npolls++;
+			cta__push(s, s->now, EV_POLL, v[i], 0);
+		}
+	}
+}
+
+/* A unit with spinning lanes polls again at their earliest wake time. */
+static void commit_spin(struct cta_sim *s, struct cta__unit *u)
+{
+	if (u->nspin && !u->poll_queued && !u->starved) {
+		u->poll_queued = 1;
+		s->npolls++;
+		cta__push(s, u->spin_wake > s->now ? u->spin_wake : s->now, EV_POLL, u, 0);
+	}
+	if (s->favored == u && !u->nspin)
+		release_starved(s);
+}
+
 static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_sim *s,
                                                                      struct cta__unit *u)
 {
@@ -530,6 +597,8 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
 		cta__push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);
 	u->new_reqs = u->new_reqs_tail = NULL;
+	if (__builtin_expect(s->any_spin, 0))
+		commit_spin(s, u);
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
 		if (c->done == 1) {
@@ -672,6 +741,13 @@ static void run_ready(struct cta_sim *s)
 	uint64_t b = s->batches++;
 	int parallel =
 	    s->pool && n > 1 && (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
+	/* Blocks that may communicate through global memory run on this
+	 * thread, in dispatch order: what one reads of another's writes, and
+	 * when a spinning one yields, must not depend on host threads. A
+	 * kernel is known not to once a unit of it committed without a global
+	 * atomic (its first batch runs here). */
+	for (size_t i = 0; parallel && i < n; i++)
+		parallel = s->batch[i]->k->comm_state == 1;
 	int early = !parallel && cta__early_commits;
 	int lazy = early && !s->tw;
 	/* Start records come first, in dispatch order, and counts of a
@@ -690,6 +766,7 @@ static void run_ready(struct cta_sim *s)
 		 * maker go home before the workers need them. */
 		cta__exec_return_runners(s);
 		s->batch_cpu_ns = 0;
+		s->batch_parallel = 1;
 		cta__pool_run(s->pool, segment_task, s, n);
 	} else {
 		s->early_commit = early;
@@ -705,6 +782,11 @@ static void run_ready(struct cta_sim *s)
 	}
 	for (size_t i = s->commit_next; i < n; i++)
 		commit_unit(s, s->batch[i]);
+	s->batch_parallel = 0;
+	if (s->pool && !parallel)
+		for (size_t i = 0; i < n; i++)
+			if (!s->batch[i]->k->comm_state)
+				s->batch[i]->k->comm_state = 1;
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the
@@ -778,6 +860,136 @@ static void finish_stats(struct cta_sim *s)
 	}
 }
 
+/* The events in the queue (every ring and the heap). */
+static size_t queued(const struct cta_sim *s)
+{
+	return s->q.n + s->q.r[0].n + s->q.r[1].n;
+}
+
+/* Adversarial scheduling (cta_spin_sched): while the favoured unit spins,
+ * other spinning units are starved: their polls are held back until it
+ * stops (release_starved). Which unit is favoured is drawn from the seed;
+ * a unit is never starved when nothing else could run. Returns 1 when u's
+ * poll is held back. */
+static int adversarial_hold(struct cta_sim *s, struct cta__unit *u)
+{
+	/* CUDA guarantees a cooperative launch's blocks progress together. */
+	if (s->favored == u || u->k->l.cooperative)
+		return 0;
+	if (!s->favored && (cta__rand(s) & 1 || (queued(s) == 0 && !s->nready))) {
+		s->favored = u;
+		return 0;
+	}
+	u->starved = 1;
+	u->next_starved = s->starved;
+	s->starved = u;
+	return 1;
+}
+
+/* Nothing but polls of spinning threads happened for longer than the
+ * watchdog, and nothing but such polls is due: no thread can change what
+ * the spinning ones read. The report is forward_progress when blocks of a
+ * launched kernel are still waiting to become resident (they may be what
+ * the spinning ones wait for), else watchdog. Returns 1 when it stopped the
+ * run. */
+static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
+{
+	uint64_t others = s->events - ++s->polls_done;
+	if (others != s->others_mark) {
+		/* Something other than a poll happened since the last poll. */
+		s->others_mark = others;
+		s->mark_t = s->now;
+	}
+	if (queued(s) != s->npolls || s->nready || s->dispatch_pending)
+		return 0;
+	uint64_t since = s->mark_t > s->progress_t ? s->mark_t : s->progress_t;
+	if (s->now < since || s->now - since <= s->watchdog_ns)
+		return 0;
+	struct cta__lane_x *x = u->spinners;
+	for (struct cta__lane_x *y = x; y; y = y->next_wait)
+		if (y->spin_since < x->spin_since)
+			x = y;
+	if (!x)
+		return 0;
+	/* Spinning units and waiting kernels, for the message. */
+	uint64_t nspinning = 0;
+	for (size_t i = 0; i < s->nunits_made; i++)
+		nspinning += s->units[i]->live && (s->units[i]->nspin || s->units[i]->starved);
+	const struct cta__kernel *pk = NULL;
+	for (unsigned i = 0; i < s->nkernels && !pk; i++)
+		if (s->kernels[i]->state == K_ACTIVE &&
+		    s->kernels[i]->next_unit < s->kernels[i]->nunits)
+			pk = s->kernels[i];
+	const struct cta__cta *c = x->cta;
+	char msg[512];
+	int n =
+	    snprintf(msg, sizeof(msg),
+	             "thread %u of block (%u,%u,%u) has spun on global memory since t=%" PRIu64
+	             " ns (%" PRIu64 " ns of virtual time with nothing but spinning: the "
+	             "watchdog is %" PRIu64 " ns, --watchdog); %" PRIu64 " resident block%s spin%s",
+	             x->l.tid.x + x->l.bdim.x * (x->l.tid.y + x->l.bdim.y * x->l.tid.z), c->bid.x,
+	             c->bid.y, c->bid.z, x->spin_since, s->now - since, s->watchdog_ns, nspinning,
+	             nspinning == 1 ? "" : "s", nspinning == 1 ? "s" : "");
+	if (n < 0 || (size_t)n >= sizeof(msg))
+		n = (int)strlen(msg);
+	int rule = UB_WATCHDOG;
+	if (pk) {
+		/* Why pk's next block cannot become resident. */
+		uint64_t own = 0, other = 0;
+		const struct cta__kernel *hk = NULL;
+		for (unsigned i = 0; i < s->nkernels; i++) {
+			const struct cta__kernel *k = s->kernels[i];
+			if (k == pk)
+				own = k->ctas_running;
+			else if (k->ctas_running) {
+				other += k->ctas_running;
+				if (!hk || k->priority < hk->priority)
+					hk = k;
+			}
+		}
+		rule = UB_FORWARD_PROGRESS;
+		if (!other)
+			snprintf(msg + n, sizeof(msg) - (size_t)n,
+			         "; blocks %" PRIu64 "-%" PRIu64
+			         " of kernel %s wait to become resident "
+			         "but cannot: %u SMs x %u blocks per SM (limited by %s) = %" PRIu64
+			         " co-resident blocks, all spinning, of a grid of %" PRIu64
+			         " (a kernel that waits for other blocks needs its whole grid "
+			         "co-resident: launch at most that many, or cooperatively)",
+			         pk->next_unit * pk->csize, pk->nblocks - 1, pk->label, s->nsms,
+			         pk->occupancy, cta_limiter_name(pk->limiter),
+			         (uint64_t)pk->occupancy * s->nsms, pk->nblocks);
+		else
+			snprintf(msg + n, sizeof(msg) - (size_t)n,
+			         "; blocks %" PRIu64 "-%" PRIu64
+			         " of kernel %s wait to become resident "
+			         "but cannot: the SMs hold %" PRIu64 " of its blocks and %" PRIu64
+			         " of other kernels (%s, priority %d), which are never preempted",
+			         pk->next_unit * pk->csize, pk->nblocks - 1, pk->label, own, other,
+			         hk ? hk->label : "?", hk ? hk->priority : 0);
+	} else if (s->starved) {
+		snprintf(msg + n, sizeof(msg) - (size_t)n,
+		         "; adversarial scheduling starved the other spinning blocks: the kernel "
+		         "relies on fair scheduling among resident blocks");
+	}
+	cta__watchdog_stop(s, u, x, rule, x->spin_file, x->spin_line, msg);
+	commit_unit(s, u);
+	/* Also name each other spinning block once, where it spins. */
+	for (size_t i = 0; rule == UB_FORWARD_PROGRESS && i < s->nunits_made; i++) {
+		struct cta__unit *v = s->units[i];
+		if (v == u || !v->live || !v->spinners)
+			continue;
+		struct cta__lane_x *y = v->spinners;
+		cta__ub(s, UB_FORWARD_PROGRESS, v, y, y->spin_file, y->spin_line,
+		        "block (%u,%u,%u) of kernel %s spins here too, waiting like block "
+		        "(%u,%u,%u)",
+		        y->cta->bid.x, y->cta->bid.y, y->cta->bid.z, v->k->label, c->bid.x,
+		        c->bid.y, c->bid.z);
+		commit_unit(s, v);
+	}
+	return 1;
+}
+
 /* One step of the main loop short of running bodies: returns
  * CTA__STEP_READY when dispatched units must run their bodies first,
  * CTA__STEP_RESUME with *resume set when a cancel was resolved and its unit
@@ -785,7 +997,7 @@ static void finish_stats(struct cta_sim *s)
 static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
                                                              struct cta__unit **resume)
 {
-	if (s->aborted || s->hung || s->io_error)
+	if (s->aborted || s->hung || s->io_error || s->stopped)
 		return CTA__STEP_STOP;
 	/* The next thing to happen: the queue's head, or the pending
 	 * dispatch when it comes first in (time, sequence) order. */
@@ -854,6 +1066,18 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		*resume = r->unit;
 		return CTA__STEP_RESUME;
 	}
+	case EV_POLL: {
+		struct cta__unit *u = e.p;
+		s->npolls--;
+		u->poll_queued = 0;
+		if (poll_watchdog(s, u))
+			return CTA__STEP_STOP;
+		if (s->o.spin_sched == CTA_SPIN_ADVERSARIAL && adversarial_hold(s, u))
+			return CTA__STEP_NEXT;
+		cta__unit_poll_wake(u, s->now);
+		*resume = u;
+		return CTA__STEP_RESUME;
+	}
 	}
 	return CTA__STEP_NEXT;
 }
@@ -901,7 +1125,7 @@ int cta_sim_run(cta_sim *s)
 	int result = 0;
 	if (s->io_error)
 		result = CTA_EIO;
-	else if (!s->aborted && !s->hung) {
+	else if (!s->aborted && !s->hung && !s->stopped) {
 		for (unsigned i = 0; i < s->nkernels; i++)
 			if (s->kernels[i]->state != K_DONE) {
 				s->hung = 1;
@@ -933,7 +1157,8 @@ int cta_sim_run(cta_sim *s)
 				result = CTA_ECOVERAGE;
 			}
 	if (s->tw) {
-		int crc = cta_trace_writer_close(s->tw, !s->io_error && !s->hung && !s->aborted);
+		int crc = cta_trace_writer_close(s->tw, !s->io_error && !s->hung && !s->aborted &&
+		                                            !s->stopped);
 		s->tw = NULL;
 		if (crc < 0 && result >= 0) {
 			/* "PATH: write failed: No space left on device". */

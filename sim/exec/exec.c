@@ -848,6 +848,7 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
                             struct cta__lane_x *self)
 {
 	uint64_t t = c->bar_max_t + s->dev.barrier_ns;
+	c->bar_rel_t = t;
 	c->bar_gen++;
 	struct cta__lane_x *w = c->bar_waiters;
 	c->bar_waiters = c->bar_waiters_tail = NULL;
@@ -868,15 +869,176 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 	c->bar_divergent_reported = 0;
 }
 
+/* The watchdog's view of a barrier about to complete: when no thread of
+ * the CTA did any work since the last crossing (every arrival at that
+ * crossing's release time), the crossing is idle time; a CTA idle for
+ * longer than the watchdog loops at barriers and nothing else
+ * (`for (;;) __syncthreads();`), which on a GPU hangs. */
+static inline int bar_idle(struct cta_sim *s, struct cta__cta *c)
+{
+	if (c->bar_max_t != c->bar_rel_t) {
+		c->bar_idle_ns = 0;
+		return 0;
+	}
+	c->bar_idle_ns += s->dev.barrier_ns;
+	return c->bar_idle_ns > s->watchdog_ns;
+}
+
+void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x, int rule,
+                        const char *file, int line, const char *msg)
+{
+	cta__ub(s, (enum cta__ub_rule)rule, u, x, file, line, "%s", msg);
+	u->watchdog = 1;
+}
+
+/* The CTA looped at barriers with nothing between them for longer than
+ * the watchdog: reported, and x parked for good (the unit then settles as
+ * given up, and the run stops at its commit). */
+__attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x *x,
+                                                             struct cta__unit *u,
+                                                             struct cta__cta *c, const char *file,
+                                                             int line, uint64_t idle_ns)
+{
+	struct cta_sim *s = u->sim;
+	char msg[256];
+	snprintf(msg, sizeof(msg),
+	         "block (%u,%u,%u) crossed barriers for %" PRIu64
+	         " ns of virtual time with no work between them (the watchdog is %" PRIu64
+	         " ns, --watchdog): the body loops at __syncthreads and would hang a GPU",
+	         c->bid.x, c->bid.y, c->bid.z, idle_ns, s->watchdog_ns);
+	cta__watchdog_stop(s, u, x, UB_WATCHDOG, file, line, msg);
+	x->wait_file = file;
+	x->wait_line = line;
+	hand_back_rest(x);
+	x->state = L_BARRIER;
+	lane_leave(x);
+	/* Never resumed. */
+}
+
+/* A thread made CTA__POLL_BUDGET yield points in a row (kernel.h). The
+ * first time that happens to a thread only starts its count (the lane's
+ * counter may hold polls of the threads it ran before); the second time it
+ * spins: its lane is suspended, CTA__POLL_BUDGET polls later in virtual
+ * time, and the engine resumes it with an EV_POLL in virtual-time order,
+ * after whatever else is due before (other blocks, new blocks, ends). */
+void cta__spin_poll(const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane *l = &x->l;
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	l->polls = 0;
+	if (l->comm & 2) {
+		/* A write another thread may wait for: progress. */
+		l->comm = 1;
+		x->spin_since = l->vtime;
+		if (l->vtime > __atomic_load_n(&s->progress_t, __ATOMIC_RELAXED))
+			__atomic_store_n(&s->progress_t, l->vtime, __ATOMIC_RELAXED);
+	}
+	if (x->poll_unit != u || x->poll_tid.x != l->tid.x || x->poll_tid.y != l->tid.y ||
+	    x->poll_tid.z != l->tid.z || x->poll_bid.x != l->bid.x || x->poll_bid.y != l->bid.y ||
+	    x->poll_bid.z != l->bid.z) {
+		x->poll_unit = u;
+		x->poll_tid = l->tid;
+		x->poll_bid = l->bid;
+		x->spin_since = l->vtime;
+		x->spin_rounds = 0;
+		return;
+	}
+	/* (Anything more than a round's polls since it resumed is work.) */
+	const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
+	if (l->vtime - x->spin_resume_t > round || l->vtime < x->spin_resume_t)
+		x->spin_rounds = 0;
+	x->spin_rounds++;
+	uint64_t mult = x->spin_rounds / CTA__SPIN_RAMP;
+	mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
+	l->vtime += round * mult;
+	x->spin_file = file;
+	x->spin_line = line;
+	x->wait_file = file;
+	x->wait_line = line;
+	flush_progress(l);
+	hand_back_rest(x);
+	if (!u->nspin || l->vtime < u->spin_wake)
+		u->spin_wake = l->vtime;
+	__atomic_store_n(&s->any_spin, 1, __ATOMIC_RELAXED);
+	x->next_wait = u->spinners;
+	u->spinners = x;
+	u->nspin++;
+	x->state = L_SPIN;
+	lane_leave(x);
+	/* Resumed by an EV_POLL (cta__units_poll_wake), cta__cur set back. */
+}
+
+/* cg::this_grid().sync() as cooperative groups builds it: a block barrier,
+ * thread 0 of each block arrives on a grid-wide count and spins until the
+ * last block's arrival starts the next phase, a block barrier. */
+void cta__grid_sync(const char *file, int line)
+{
+	struct cta__lane_x *x = cta__lane_self();
+	struct cta__unit *u = x->l.unit;
+	struct cta__kernel *k = u->k;
+	if (!k->l.cooperative) {
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+		         "cta_grid_sync in a launch that is not cooperative (on a GPU "
+		         "this_grid().is_valid() is false and sync() is undefined): launch it "
+		         "with cta_launch_cfg.cooperative, as cudaLaunchCooperativeKernel");
+		cta__watchdog_stop(u->sim, u, x, UB_FORWARD_PROGRESS, file, line, msg);
+		hand_back_run(x);
+		x->state = L_BARRIER;
+		lane_leave(x);
+		return; /* never */
+	}
+	cta__syncthreads(file, line);
+	if (cta_thread_rank() == 0) {
+		uint64_t gen = k->gsync_gen;
+		x->l.comm = 3;
+		if (++k->gsync_count == k->nblocks) {
+			k->gsync_count = 0;
+			k->gsync_gen++;
+		} else {
+			while (k->gsync_gen == gen)
+				cta__poll(file, line);
+		}
+	}
+	cta__syncthreads(file, line);
+}
+
+/* An EV_POLL for u is due: its spinning lanes run again (at no earlier
+ * time than now). */
+void cta__unit_poll_wake(struct cta__unit *u, uint64_t now)
+{
+	struct cta__lane_x *x = u->spinners;
+	u->spinners = NULL;
+	u->nspin = 0;
+	while (x) {
+		struct cta__lane_x *n = x->next_wait;
+		if (x->l.vtime < now)
+			x->l.vtime = now;
+		x->spin_resume_t = x->l.vtime;
+		lane_wake(u, x);
+		x = n;
+	}
+}
+
 /* A CTA of one thread (every CTA of a timing-only run): the barrier
  * completes as this thread arrives. */
 static inline void one_thread_barrier(struct cta__lane_x *x, struct cta__unit *u,
-                                      struct cta__cta *c)
+                                      struct cta__cta *c, const char *file, int line)
 {
+	struct cta_sim *s = u->sim;
 	flush_progress(&x->l);
 	u->out.crossings++;
 	c->bar_gen++;
-	x->l.vtime += u->sim->dev.barrier_ns;
+	/* (The watchdog: see bar_idle; kept in the lane, the CTA's only
+	 * thread, so as not to dirty the CTA's cold lines.) */
+	if (x->l.vtime != x->bar_rel_t)
+		x->bar_idle_ns = 0;
+	else if ((x->bar_idle_ns += s->dev.barrier_ns) > s->watchdog_ns)
+		barrier_watchdog(x, u, c, file, line, x->bar_idle_ns);
+	x->l.vtime += s->dev.barrier_ns;
+	x->bar_rel_t = x->l.vtime;
 	x->bar_gen = c->bar_gen;
 }
 
@@ -888,7 +1050,7 @@ void cta__syncthreads(const char *file, int line)
 	struct cta__lane_x *x = cta__lane_self();
 	struct cta__cta *c = cta__lane_cta(x);
 	if (c->nthreads == 1) {
-		one_thread_barrier(x, x->l.unit, c);
+		one_thread_barrier(x, x->l.unit, c, file, line);
 		return;
 	}
 	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
@@ -929,7 +1091,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	struct cta__unit *u = x->l.unit;
 	struct cta__cta *c = cta__lane_cta(x);
 	if (c->nthreads == 1) {
-		one_thread_barrier(x, u, c);
+		one_thread_barrier(x, u, c, file, line);
 		return;
 	}
 	flush_progress(&x->l);
@@ -948,6 +1110,10 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	if (c->bar_arrived + c->exited == c->nthreads) {
 		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER)
 			report_exited(u->sim, u, c, x, file, line);
+		if (bar_idle(u->sim, c)) {
+			barrier_watchdog(x, u, c, file, line, c->bar_idle_ns);
+			return;
+		}
 		barrier_release(u->sim, u, c, x);
 		return;
 	}
@@ -1024,6 +1190,8 @@ void cta__cluster_sync(const char *file, int line)
 static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 {
 	int woke = 0;
+	if (u->watchdog)
+		return 0; /* its barriers stay where the watchdog stopped them */
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
 		if (c->bar_arrived && c->bar_arrived + c->exited == c->nthreads) {
@@ -1055,7 +1223,7 @@ static int settle_barriers(struct cta_sim *s, struct cta__unit *u)
 
 static int unit_waits_for_engine(const struct cta__unit *u)
 {
-	if (u->new_reqs)
+	if (u->new_reqs || u->nspin)
 		return 1;
 	for (unsigned i = 0; i < u->nctas; i++)
 		for (const struct cta__mbar *b = u->ctas[i].mbars; b; b = b->next)
@@ -1073,6 +1241,8 @@ static const char *state_name(enum lstate st)
 		return "the cluster barrier";
 	case L_MBAR:
 		return "an mbarrier that no pending arrival or transaction can complete";
+	case L_SPIN:
+		return "a spin on global memory";
 	default:
 		return "something";
 	}
@@ -1099,7 +1269,7 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 		else if (!other && x->state != first->state)
 			other = x;
 	}
-	if (first) {
+	if (first && !u->watchdog) {
 		if (other)
 			cta__ub(s, UB_BARRIER_DEADLOCK, u, first, first->wait_file,
 			        first->wait_line,

@@ -353,9 +353,13 @@ cta_sanitize_tool cta_harness_sanitizer(const struct cta_harness *h)
 
 void *cta_harness_dev(struct cta_harness *h, void *host)
 {
-	for (unsigned i = 0; i < h->nbufs; i++)
-		if (h->bufs[i].host == host)
-			return h->bufs[i].dev;
+	/* A pointer into a buffer maps to the same offset in its device copy
+	 * (&counts[1] as well as counts). */
+	for (unsigned i = 0; i < h->nbufs; i++) {
+		char *b = h->bufs[i].host;
+		if ((char *)host >= b && (char *)host < b + h->bufs[i].bytes)
+			return (char *)h->bufs[i].dev + ((char *)host - b);
+	}
 	return host;
 }
 
@@ -540,6 +544,7 @@ int cta_harness_sim_launch(const struct cta_harness *h, unsigned i, struct cta_l
 	l->smem_dynamic = hl->cfg.smem_dynamic;
 	l->regs_per_thread = hl->cfg.regs_per_thread;
 	l->release_ns = hl->cfg.release_ns;
+	l->cooperative = hl->cfg.cooperative;
 	l->args = hl->args;
 	return 0;
 }

@@ -73,6 +73,7 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	                                k->l.smem_static, k->l.smem_dynamic};
 	cta_limiter lim = CTA_LIMIT_NONE;
 	k->occupancy = cta_occupancy_max_blocks(d, &r, &lim);
+	k->limiter = lim;
 	if (k->occupancy == 0) {
 		cta__errf(s,
 		          "too many resources requested for launch: kernel %s, block of %u "

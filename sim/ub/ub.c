@@ -24,6 +24,8 @@ static const char *const rule_names[UB__COUNT + 1] = {
     "barrier_deadlock",
     "builtin_blockidx_in_body",
     "mbarrier_not_initialised",
+    "watchdog",
+    "forward_progress",
     NULL,
 };
 
@@ -52,7 +54,8 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
                    struct cta__cta *c, unsigned thread, uint64_t t_ns, const char *file, int line,
                    const char *causefmt, va_list ap)
 {
-	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK && rule < UB__COUNT)
+	if (s->o.ub_mode == CTA_UB_OFF && rule != UB_BARRIER_DEADLOCK && rule != UB_WATCHDOG &&
+	    rule != UB_FORWARD_PROGRESS && rule < UB__COUNT)
 		return;
 	if (s->aborted)
 		return;

@@ -19,7 +19,8 @@ vecscale_clc_cluster clc_two_requests work_steal_queue
 ub_request_after_observed_failure ub_read_failed_index ub_read_before_complete
 ub_result_buffer_in_flight ub_for_each_called_twice ub_for_each_not_all_threads
 ub_leader_count ub_multicast_cluster_not_running ub_divergent_barrier ub_barrier_deadlock
-ub_builtin_blockidx_in_body ub_mbarrier_not_initialised"
+ub_builtin_blockidx_in_body ub_mbarrier_not_initialised ub_watchdog ub_forward_progress
+ck_work_stealing ck_graph_global_barrier ck_graph_grid_sync"
 
 if ! "$CTASIM" list >"$tmp/list" 2>&1; then
 	echo "FAIL: ctasim list"
@@ -133,6 +134,35 @@ expect 1 "set --arg grid instead of --grid" spin_clc --grid 70000
 expect 0 "" saxpy_gridstride --grid 1 --block 1 --arg n=4096
 expect 1 "y\[" saxpy --grid 1 --arg n=4096
 expect 0 "" work_steal_queue --arg root_queues=1000 --arg imbalance=heavy_tail
+# Blocking kernels (docs/FORWARD_PROGRESS.md): a grid of exactly the
+# co-resident size (2 SMs x 8 blocks) passes, one block more is a
+# forward_progress report naming the limit; launched cooperatively it is
+# refused at launch; the watchdog's bound is the user's.
+expect 0 "" ck_graph_global_barrier --sm-limit 2 --grid 16 --arg nodes=512
+expect 1 "forward_progress=16" ck_graph_global_barrier --sm-limit 2 --grid 17 --arg nodes=512
+expect 1 "2 SMs x 8 blocks per SM \(limited by threads\) = 16" ck_graph_global_barrier \
+	--sm-limit 2 --grid 17 --arg nodes=512
+expect 0 "" ck_graph_grid_sync --sm-limit 2 --grid 16 --arg nodes=512
+expect 2 "cooperative launch too large.*2 SMs x 8 blocks per SM = 16" ck_graph_grid_sync \
+	--sm-limit 2 --grid 17 --arg nodes=512
+expect 0 "" ck_work_stealing --arg steal=0 --arg root_queues=1000
+expect 1 "t=5[0-9][0-9][0-9][0-9] ns: block" ub_watchdog --watchdog 50us
+expect 2 "--watchdog '0'" ub_watchdog --watchdog 0
+expect 2 "--watchdog '5min'" ub_watchdog --watchdog 5min
+expect 2 "--spin-sched 'unfair'" ck_work_stealing --spin-sched unfair
+# Adversarial scheduling: explore finds the schedule that starves a block
+# the global barrier waits for, and prints the command that reproduces it.
+"$CTASIM" explore ck_graph_global_barrier --spin-sched adversarial --schedules 4 \
+	--grid 16 --arg nodes=512 >"$tmp/out" 2>&1
+rc=$?
+repro=$(sed -n 's/^reproduce: *ctasim run //p' "$tmp/out")
+if [ "$rc" -ne 1 ] || ! grep -q "relies on fair scheduling" "$tmp/out" ||
+	! echo "$repro" | grep -q -- "--spin-sched adversarial"; then
+	bad "explore ck_graph_global_barrier --spin-sched adversarial (exit $rc)"
+else
+	ok "explore ck_graph_global_barrier --spin-sched adversarial (exit 1, reproduce: $repro)"
+	eval "expect 1 'relies on fair scheduling' $repro"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

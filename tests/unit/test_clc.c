@@ -272,6 +272,10 @@ static const struct ub_case ub_cases[] = {
      "// The bug: the initialisation is forgotten", "cta_mbarrier_arrive(bar)",
      "// The bug: the initialisation is forgotten", "cta_mbarrier_try_wait_parity(bar, 0)", NULL,
      0},
+    {"watchdog", "ub_watchdog", NULL, NULL, 0, "// The bug: the loop does not end",
+     "__syncthreads()", NULL, NULL, NULL, 0},
+    {"forward_progress", "ub_forward_progress", NULL, NULL, 1, "// The bug: waits for every block",
+     "cta_ld_volatile(p->arrived)", NULL, NULL, NULL, 0},
     /* 256 blocks on 2 SMs (16 resident): blocks steal, as with the
      * default 8192 blocks on a whole GPU, in a fraction of the time. */
     {"builtin_blockidx_in_body", "ub_builtin_blockidx_in_body", NULL, "n=65536",
@@ -283,11 +287,16 @@ static const struct ub_case ub_cases[] = {
 #define N_UB_CASES (sizeof(ub_cases) / sizeof(ub_cases[0]))
 
 /* Runs c's invalid form under `mode`; *h must be freed by the caller. */
+/* The watchdog of these runs: 100 us of virtual time, a few tens of
+ * thousands of barrier crossings. */
+#define UB_WATCHDOG_NS 100000
+
 static int run_ub_case(const struct ub_case *c, cta_ub_mode mode, struct cta_harness **h)
 {
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.sm_limit = c->sm_limit;
 	o.ub_mode = mode;
+	o.watchdog_ns = UB_WATCHDOG_NS;
 	const char *args[3] = {c->size, NULL, NULL};
 	args[c->size ? 1 : 0] = c->arg;
 	return st_run_harness(h, c->harness, &o, args);
@@ -369,8 +378,10 @@ UB_TEST(clc_try_cancel_blocks_with_two_leaders_is_reported, 7)
 UB_TEST(clc_multicast_without_the_whole_cluster_running_is_reported, 8)
 UB_TEST(divergent_barrier_in_ub_kernel_is_reported, 9)
 UB_TEST(barrier_deadlock_in_ub_kernel_is_reported, 10)
-UB_TEST(builtin_blockidx_in_a_stealing_body_is_a_warning, 12)
 UB_TEST(mbarrier_used_without_init_is_reported, 11)
+UB_TEST(a_block_looping_at_barriers_is_stopped_by_the_watchdog, 12)
+UB_TEST(waiting_for_a_block_that_cannot_be_resident_is_forward_progress, 13)
+UB_TEST(builtin_blockidx_in_a_stealing_body_is_a_warning, 14)
 
 static cta_sim *run_mc_timing(int mode, int *rc)
 {
@@ -1022,10 +1033,12 @@ static void ub_checking_off_reports_nothing(void **state)
 		cta_sim *s = cta_harness_sim(h);
 		assert_non_null(s);
 		size_t n = cta_sim_ub_count(s);
-		if (!strcmp(c->rule, "barrier_deadlock")) {
+		if (!strcmp(c->rule, "barrier_deadlock") || !strcmp(c->rule, "watchdog") ||
+		    !strcmp(c->rule, "forward_progress")) {
+			/* (The watchdog, too, ends a run that cannot go on.) */
 			assert_int_equal(rc, CTA_EUB);
 			assert_true(n >= 1);
-			assert_int_equal(st_ub_count(s, "barrier_deadlock"), n);
+			assert_int_equal(st_ub_count(s, c->rule), n);
 		} else if (n) {
 			fail_msg("%s with checking off: %s at %s:%d", c->harness,
 			         cta_sim_ub_report(s, 0)->rule, cta_sim_ub_report(s, 0)->file,
@@ -1165,10 +1178,11 @@ static void trace_does_not_depend_on_the_number_of_host_threads(void **state)
 	}
 }
 
-/* A kernel whose blocks use global atomics (block_reduce's total): with
- * several host threads the trace says it is not reproducible, though its
- * events (and result) are the same here; with one it is. */
-static void atomics_on_several_host_threads_mark_the_trace_nondeterministic(void **state)
+/* A kernel whose blocks use global atomics (block_reduce's total) runs
+ * its blocks on one host thread (what one block reads of another's writes
+ * must not depend on host threads, docs/FORWARD_PROGRESS.md): its trace is
+ * the same, and reproducible, with one host thread or several. */
+static void atomics_kernels_stay_deterministic_on_several_host_threads(void **state)
 {
 	(void)state;
 	/* Under ThreadSanitizer every fiber switch costs time in proportion to
@@ -1181,7 +1195,7 @@ static void atomics_on_several_host_threads_mark_the_trace_nondeterministic(void
 	char *b = trace_of("block_reduce", args, 5, 0, 0, &lb);
 	trace_threads = 0;
 	assert_non_null(strstr(a, "#deterministic 1"));
-	assert_non_null(strstr(b, "#deterministic 0"));
+	assert_non_null(strstr(b, "#deterministic 1"));
 	assert_string_equal(events_of(a), events_of(b));
 	free(a);
 	free(b);
@@ -1226,6 +1240,8 @@ int main(void)
 	    cmocka_unit_test(clc_multicast_without_the_whole_cluster_running_is_reported),
 	    cmocka_unit_test(divergent_barrier_in_ub_kernel_is_reported),
 	    cmocka_unit_test(barrier_deadlock_in_ub_kernel_is_reported),
+	    cmocka_unit_test(a_block_looping_at_barriers_is_stopped_by_the_watchdog),
+	    cmocka_unit_test(waiting_for_a_block_that_cannot_be_resident_is_forward_progress),
 	    cmocka_unit_test(builtin_blockidx_in_a_stealing_body_is_a_warning),
 	    cmocka_unit_test(mbarrier_used_without_init_is_reported),
 	    cmocka_unit_test(clc_multicast_after_a_cta_exited_in_virtual_time_is_reported),
@@ -1251,7 +1267,7 @@ int main(void)
 	    cmocka_unit_test(trace_does_not_depend_on_checking),
 	    cmocka_unit_test(same_seed_gives_a_byte_identical_trace),
 	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
-	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
+	    cmocka_unit_test(atomics_kernels_stay_deterministic_on_several_host_threads),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
 	};
 	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */

@@ -52,10 +52,50 @@ static void usage(FILE *f)
 	           "                         (0: all cores)\n"
 	           "  --max-events N         stop as hung after N events, [0, 2^63-1]\n"
 	           "                         (0: no limit)\n"
-	           "  --load LIB.so          load a shared object of user kernels first\n"
+	           "  --watchdog DURATION    stop a body that only spins or loops at barriers\n"
+	           "                         for this much virtual time (ns, us, ms, s; from\n"
+	           "                         1ns to 2^63 ns; default 1ms): a watchdog or\n"
+	           "                         forward_progress report, exit 1\n"
+	           "  --spin-sched fair|adversarial   which spinning block runs (default fair)\n"	           "  --load LIB.so          load a shared object of user kernels first\n"
 	           "  --quiet                print only the result line\n"
 	           "\n"
 	           "exit: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
+}
+
+/* A virtual duration: an integer with an optional unit ns (default), us, ms
+ * or s; from 1 ns to 2^63 ns. Returns 0, or -1 after a message. */
+static int parse_duration(const char *cmd, const char *flag, const char *v, uint64_t *out)
+{
+	uint64_t n = 0;
+	const char *p = v;
+	if (*p < '0' || *p > '9')
+		goto bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			goto bad;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	uint64_t mul = 1;
+	if (!strcmp(p, "") || !strcmp(p, "ns"))
+		mul = 1;
+	else if (!strcmp(p, "us"))
+		mul = 1000;
+	else if (!strcmp(p, "ms"))
+		mul = 1000000;
+	else if (!strcmp(p, "s"))
+		mul = 1000000000;
+	else
+		goto bad;
+	if (n == 0 || n > (UINT64_MAX >> 1) / mul)
+		goto bad;
+	*out = n * mul;
+	return 0;
+bad:
+	fprintf(stderr,
+	        "ctasim %s: %s '%s': expected a duration from 1ns to 2^63 ns (an integer "
+	        "with ns, us, ms or s)\n",
+	        cmd, flag, v);
+	return -1;
 }
 
 /* Parses the options shared by run and explore into o. Returns the index of
@@ -230,6 +270,23 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			VALUE("--max-events");
 			if (cli_parse_u64(cmd, "--max-events", v, 0, INT64_MAX, &so.max_events) < 0)
 				return -1;
+		} else if (cli_is(a, "--watchdog")) {
+			VALUE("--watchdog");
+			if (parse_duration(cmd, "--watchdog", v, &so.watchdog_ns) < 0)
+				return -1;
+		} else if (cli_is(a, "--spin-sched")) {
+			VALUE("--spin-sched");
+			if (!strcmp(v, "fair"))
+				so.spin_sched = CTA_SPIN_FAIR;
+			else if (!strcmp(v, "adversarial"))
+				so.spin_sched = CTA_SPIN_ADVERSARIAL;
+			else {
+				fprintf(
+				    stderr,
+				    "ctasim %s: --spin-sched '%s': expected fair or adversarial\n",
+				    cmd, v);
+				return -1;
+			}
 		} else if (cli_is(a, "--load")) {
 			VALUE("--load");
 			if (cli_load(cmd, v) < 0)

@@ -1,0 +1,299 @@
+/* Blocking algorithms and forward progress (docs/FORWARD_PROGRESS.md):
+ * spinning blocks let the others run, deterministically; a grid that
+ * cannot be co-resident is a forward_progress report (or, launched
+ * cooperatively, a launch error); the watchdog stops what would hang;
+ * adversarial scheduling catches a kernel that relies on fairness. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctasim/harness.h"
+#include "ctasim/kernel.h"
+#include "ctasim/sim.h"
+#include "simtest.h"
+
+/* Runs harness `name` on `sms` SMs of an H100 with grid `grid` (0: the
+ * harness's own). */
+static int run_grid(struct cta_harness **h, const char *name, unsigned sms, unsigned grid,
+                    const char *const *args, unsigned threads, const char *trace)
+{
+	const struct cta_kernel_info *ki = cta_harness_find(name);
+	assert_non_null(ki);
+	struct cta_harness_opts ho = {0};
+	ho.version = CTA_HARNESS_OPTS_VERSION;
+	ho.sim = st_opts("H100-SXM");
+	ho.sim.sm_limit = sms;
+	ho.sim.threads = threads;
+	ho.sim.trace_path = trace;
+	ho.args = args;
+	for (ho.nargs = 0; args && args[ho.nargs]; ho.nargs++)
+		;
+	if (grid) {
+		ho.grid_set = 1;
+		ho.grid[0] = grid;
+		ho.grid[1] = ho.grid[2] = 1;
+	}
+	int rc = cta_harness_new(h, ki, &ho);
+	if (rc < 0)
+		return rc;
+	return cta_harness_run(*h);
+}
+
+static const char *small_graph[] = {"nodes=512", NULL};
+
+/* 2 SMs x 8 blocks of 256 threads: 16 co-resident blocks. */
+static void exactly_co_resident_grid_passes(void **state)
+{
+	(void)state;
+	struct cta_harness *h;
+	assert_int_equal(run_grid(&h, "ck_graph_global_barrier", 2, 16, small_graph, 1, NULL), 0);
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	assert_int_equal(cta_sim_ub_count(cta_harness_sim(h)), 0);
+	cta_harness_free(h);
+	assert_int_equal(run_grid(&h, "ck_graph_grid_sync", 2, 16, small_graph, 1, NULL), 0);
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	cta_harness_free(h);
+}
+
+static void one_block_more_is_a_forward_progress_report(void **state)
+{
+	(void)state;
+	struct cta_harness *h;
+	assert_int_equal(run_grid(&h, "ck_graph_global_barrier", 2, 17, small_graph, 1, NULL),
+	                 CTA_EUB);
+	cta_sim *s = cta_harness_sim(h);
+	/* Every resident block spins, and each is named where it spins. */
+	assert_int_equal(st_ub_count(s, "forward_progress"), 16);
+	assert_int_equal(cta_sim_ub_count(s), 16);
+	const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+	int line = st_find_line("kernels/ck_body.h", "CTA_DEVICE void ck_global_barrier",
+	                        "while (cta_ld_volatile(p->bar_gen) == gen)");
+	assert_true(st_same_file(r->file, "kernels/ck_body.h"));
+	assert_int_equal(r->line, line);
+	assert_int_equal(r->thread, 0);
+	assert_non_null(strstr(r->cause, "2 SMs x 8 blocks per SM (limited by threads) = 16"));
+	assert_non_null(strstr(r->cause, "of a grid of 17"));
+	/* The report comes one watchdog period after the last progress. */
+	assert_true(r->t_ns > CTA_WATCHDOG_DEFAULT_NS && r->t_ns < 2 * CTA_WATCHDOG_DEFAULT_NS);
+	cta_harness_free(h);
+}
+
+static void too_large_cooperative_launch_fails_at_launch(void **state)
+{
+	(void)state;
+	struct cta_harness *h;
+	int rc = run_grid(&h, "ck_graph_grid_sync", 2, 17, small_graph, 1, NULL);
+	assert_int_equal(rc, CTA_ERESOURCES);
+	const char *m = cta_harness_errmsg(h);
+	assert_non_null(strstr(m, "cooperative launch too large"));
+	assert_non_null(strstr(m, "2 SMs x 8 blocks per SM = 16"));
+	assert_non_null(strstr(m, "limited by threads"));
+	cta_harness_free(h);
+}
+
+/* What one block reads of another's writes, and when a spinning one
+ * yields, does not depend on host threads: traces are byte-identical. */
+static void spinning_kernels_trace_identically_on_any_host_threads(void **state)
+{
+	(void)state;
+	static const char *const kernels[] = {"ck_work_stealing", "ck_graph_global_barrier",
+	                                      "ck_graph_grid_sync"};
+	static const char *ws[] = {"roots=8", "depth=4", "queues=32", NULL};
+	static const unsigned threads[] = {1, 2, 7};
+	for (size_t k = 0; k < 3; k++) {
+		char *first = NULL;
+		size_t flen = 0;
+		for (size_t t = 0; t < 3; t++) {
+			char path[256];
+			st_tmpname(path, sizeof(path), "progress");
+			struct cta_harness *h;
+			/* 4 SMs: 32 co-resident blocks of the graph kernels. */
+			int rc = run_grid(&h, kernels[k], 4, k ? 32 : 0, k ? small_graph : ws,
+			                  threads[t], path);
+			assert_int_equal(rc, 0);
+			assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+			cta_harness_free(h);
+			size_t len = 0;
+			char *tr = st_slurp(path, &len);
+			remove(path);
+			assert_non_null(tr);
+			assert_non_null(strstr(tr, "#deterministic 1"));
+			if (!first) {
+				first = tr;
+				flen = len;
+				continue;
+			}
+			if (len != flen || memcmp(first, tr, len))
+				fail_msg("%s: traces with 1 and %u host threads differ", kernels[k],
+				         threads[t]);
+			free(tr);
+		}
+		free(first);
+	}
+}
+
+/* ---- bodies of the tests below -------------------------------------- */
+
+struct prog_args {
+	int *flag;
+	unsigned *count;
+	int rounds;
+};
+
+/* Thread 0 of the block waits for a flag nobody sets. */
+CTA_KERNEL(prog_spin_forever, struct prog_args, p)
+{
+	if (threadIdx.x == 0) {
+		while (cta_ld_volatile(p->flag) == 0) { // MARK:spin_forever
+		}
+	}
+}
+
+/* A one-shot barrier over the grid built from an atomic count. */
+CTA_KERNEL(prog_grid_barrier, struct prog_args, p)
+{
+	if (threadIdx.x == 0) {
+		atomicAdd(p->count, 1u);
+		while (cta_ld_volatile(p->count) < gridDim.x) { // MARK:grid_barrier
+		}
+	}
+	__syncthreads();
+}
+
+/* Two blocks take turns `rounds` times: each waits until the turn is its
+ * own, then hands it over. Needs both blocks to run. */
+CTA_KERNEL(prog_ping_pong, struct prog_args, p)
+{
+	if (threadIdx.x == 0) {
+		int me = (int)blockIdx.x;
+		for (int r = 0; r < p->rounds; r++) {
+			while (cta_ld_volatile(p->flag) != me) {
+			}
+			cta_st_volatile(p->flag, 1 - me);
+		}
+	}
+}
+
+static struct cta_launch launch_of(const struct cta_kernel_def *k, unsigned grid, unsigned block,
+                                   const struct prog_args *a)
+{
+	struct cta_launch l = {0};
+	l.kernel = k;
+	l.grid[0] = grid;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = block;
+	l.block[1] = l.block[2] = 1;
+	l.args = a;
+	return l;
+}
+
+/* A thread spinning on memory nothing will change is stopped one watchdog
+ * period (--watchdog) after it started, named with its block, thread and
+ * line; the run ends with the rule broken. */
+static void a_thread_spinning_forever_is_stopped_by_the_watchdog(void **state)
+{
+	(void)state;
+	int flag = 0;
+	struct prog_args a = {&flag, NULL, 0};
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.watchdog_ns = 50000;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = launch_of(&prog_spin_forever, 1, 64, &a);
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), CTA_EUB);
+	assert_int_equal(cta_sim_ub_count(s), 1);
+	const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+	assert_string_equal(r->rule, "watchdog");
+	assert_int_equal(r->line,
+	                 st_find_line("tests/unit/test_progress.c", "MARK:spin_forever", "MARK"));
+	assert_int_equal(r->thread, 0);
+	assert_int_equal(r->block, 0);
+	assert_true(r->t_ns > 50000 && r->t_ns < 60000);
+	assert_non_null(strstr(r->cause, "thread 0 of block (0,0,0)"));
+	cta_sim_free(s);
+}
+
+/* The paper's multitasking problem: a higher-priority blocking kernel
+ * takes the SMs the rest of a running blocking kernel needs. Neither can
+ * finish, and the report says why. (A dispatch latency spreads the first
+ * kernel's dispatch, so the second arrives half-way through it.) */
+static void a_higher_priority_kernel_holding_the_sms_is_forward_progress(void **state)
+{
+	(void)state;
+	unsigned c0 = 0, c1 = 0;
+	struct prog_args a0 = {NULL, &c0, 0}, a1 = {NULL, &c1, 0};
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2; /* 16 slots for blocks of 256 threads */
+	o.device.dispatch_latency_ns = 500;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	int hi;
+	assert_int_equal(cta_sim_stream_new(s, &hi, o.device.priority_greatest), 0);
+	struct cta_launch l0 = launch_of(&prog_grid_barrier, 16, 256, &a0);
+	struct cta_launch l1 = launch_of(&prog_grid_barrier, 12, 256, &a1);
+	l0.label = "low";
+	l1.label = "urgent";
+	l1.stream = hi;
+	l1.release_ns = 4000;
+	assert_int_equal(cta_sim_launch(s, &l0, NULL), 0);
+	assert_int_equal(cta_sim_launch(s, &l1, NULL), 0);
+	assert_int_equal(cta_sim_run(s), CTA_EUB);
+	assert_true(cta_sim_ub_count(s) >= 2);
+	const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+	assert_string_equal(r->rule, "forward_progress");
+	assert_int_equal(r->line,
+	                 st_find_line("tests/unit/test_progress.c", "MARK:grid_barrier", "MARK"));
+	assert_non_null(strstr(r->cause, "of kernel low wait to become resident"));
+	assert_non_null(strstr(r->cause, "of other kernels (urgent, priority"));
+	cta_sim_free(s);
+}
+
+/* Two resident blocks taking turns pass under fair scheduling; under
+ * adversarial scheduling one of them is starved while the other spins,
+ * and the watchdog says the kernel relies on fairness. */
+static void adversarial_scheduling_catches_reliance_on_fairness(void **state)
+{
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		int turn = 0;
+		struct prog_args a = {&turn, NULL, 6};
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.spin_sched = mode ? CTA_SPIN_ADVERSARIAL : CTA_SPIN_FAIR;
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = launch_of(&prog_ping_pong, 2, 32, &a);
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		int rc = cta_sim_run(s);
+		if (!mode) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(turn, 0); /* six hand-overs */
+		} else {
+			assert_int_equal(rc, CTA_EUB);
+			const struct cta_ub_report *r = cta_sim_ub_report(s, 0);
+			assert_string_equal(r->rule, "watchdog");
+			assert_non_null(strstr(r->cause, "relies on fair scheduling"));
+		}
+		cta_sim_free(s);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(exactly_co_resident_grid_passes),
+	    cmocka_unit_test(one_block_more_is_a_forward_progress_report),
+	    cmocka_unit_test(too_large_cooperative_launch_fails_at_launch),
+	    cmocka_unit_test(spinning_kernels_trace_identically_on_any_host_threads),
+	    cmocka_unit_test(a_thread_spinning_forever_is_stopped_by_the_watchdog),
+	    cmocka_unit_test(a_higher_priority_kernel_holding_the_sms_is_forward_progress),
+	    cmocka_unit_test(adversarial_scheduling_catches_reliance_on_fairness),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
