@@ -82,7 +82,7 @@ struct cta__kernel {
 	struct cta__kernel *next_in_stream;
 	struct cta__cursor cursor0;   /* a new unit's cursor, less its start time */
 	const struct cta__kc_def *kc; /* compiled region form (exec/regions.h), or NULL */
-	cta_limiter limiter;        /* what limits occupancy */
+	cta_limiter limiter;          /* what limits occupancy */
 	/* Blocks that communicate through global memory run on one host
 	 * thread (docs/FORWARD_PROGRESS.md): 0 until one of its units was
 	 * committed, then 1 (no global atomics seen) or 2 (seen). */
@@ -610,6 +610,13 @@ static inline uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
  * and u's lanes given up silently once they settle. */
 void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x, int rule,
                         const char *file, int line, const char *msg);
+
+/* The watchdog's view of a CTA barrier about to complete (exec.c, and the
+ * region form's in regions.c): 1 when the CTA crossed barriers with no work
+ * between them for longer than the watchdog; then the report. */
+int cta__bar_idle(struct cta_sim *s, struct cta__cta *c);
+void cta__bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
+                              const char *file, int line, uint64_t idle_ns);
 
 /* An EV_POLL for u is due: its spinning lanes become runnable, at now at
  * the earliest. */

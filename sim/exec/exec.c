@@ -874,7 +874,7 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
  * crossing's release time), the crossing is idle time; a CTA idle for
  * longer than the watchdog loops at barriers and nothing else
  * (`for (;;) __syncthreads();`), which on a GPU hangs. */
-static inline int bar_idle(struct cta_sim *s, struct cta__cta *c)
+int cta__bar_idle(struct cta_sim *s, struct cta__cta *c)
 {
 	if (c->bar_max_t != c->bar_rel_t) {
 		c->bar_idle_ns = 0;
@@ -894,10 +894,8 @@ void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane
 /* The CTA looped at barriers with nothing between them for longer than
  * the watchdog: reported, and x parked for good (the unit then settles as
  * given up, and the run stops at its commit). */
-__attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x *x,
-                                                             struct cta__unit *u,
-                                                             struct cta__cta *c, const char *file,
-                                                             int line, uint64_t idle_ns)
+void cta__bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
+                              const char *file, int line, uint64_t idle_ns)
 {
 	struct cta_sim *s = u->sim;
 	char msg[256];
@@ -907,6 +905,17 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
 	         " ns, --watchdog): the body loops at __syncthreads and would hang a GPU",
 	         c->bid.x, c->bid.y, c->bid.z, idle_ns, s->watchdog_ns);
 	cta__watchdog_stop(s, u, x, UB_WATCHDOG, file, line, msg);
+}
+
+/* The CTA looped at barriers with nothing between them for longer than
+ * the watchdog: reported, and x parked for good (the unit then settles as
+ * given up, and the run stops at its commit). */
+__attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x *x,
+                                                             struct cta__unit *u,
+                                                             struct cta__cta *c, const char *file,
+                                                             int line, uint64_t idle_ns)
+{
+	cta__bar_watchdog_report(u, x, c, file, line, idle_ns);
 	x->wait_file = file;
 	x->wait_line = line;
 	hand_back_rest(x);
@@ -935,6 +944,11 @@ void cta__spin_poll(const char *file, int line)
 		if (l->vtime > __atomic_load_n(&s->progress_t, __ATOMIC_RELAXED))
 			__atomic_store_n(&s->progress_t, l->vtime, __ATOMIC_RELAXED);
 	}
+	/* The region form runs threads as resumptions on one lane, and the
+	 * kernel compiler keeps bodies with loops of yield points on fibers:
+	 * a thread there never spins. */
+	if (u->k->kc)
+		return;
 	if (x->poll_unit != u || x->poll_tid.x != l->tid.x || x->poll_tid.y != l->tid.y ||
 	    x->poll_tid.z != l->tid.z || x->poll_bid.x != l->bid.x || x->poll_bid.y != l->bid.y ||
 	    x->poll_bid.z != l->bid.z) {
@@ -1110,7 +1124,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	if (c->bar_arrived + c->exited == c->nthreads) {
 		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER)
 			report_exited(u->sim, u, c, x, file, line);
-		if (bar_idle(u->sim, c)) {
+		if (cta__bar_idle(u->sim, c)) {
 			barrier_watchdog(x, u, c, file, line, c->bar_idle_ns);
 			return;
 		}

@@ -159,6 +159,7 @@ static void release(struct kc_block *b, int self)
 {
 	struct cta__cta *c = b->c;
 	uint64_t t = c->bar_max_t + b->u->sim->dev.barrier_ns;
+	c->bar_rel_t = t;
 	c->bar_gen++;
 	unsigned *q = b->runq;
 	b->runq = b->waiter;
@@ -205,9 +206,14 @@ void cta__kc_arrive(const char *file, int line)
 			        "%" PRIu64 " of the block's %" PRIu64
 			        " threads exited without reaching this barrier",
 			        c->exited, (uint64_t)c->nthreads);
-		release(b, 1);
-		b->released = 1;
-		return;
+		if (!cta__bar_idle(u->sim, c)) {
+			release(b, 1);
+			b->released = 1;
+			return;
+		}
+		/* The watchdog: the block loops at barriers and nothing else.
+		 * Every thread stays waiting, and run_block gives the block up. */
+		cta__bar_watchdog_report(u, x, c, file, line, c->bar_idle_ns);
 	}
 	if (b->nwait == 0) {
 		b->wait_file = file;
@@ -328,7 +334,8 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 		} else if (next_new < n) {
 			r = next_new++;
 			vt = cur->t0;
-		} else if (c->bar_arrived && c->bar_arrived + c->exited == c->nthreads) {
+		} else if (c->bar_arrived && c->bar_arrived + c->exited == c->nthreads &&
+		           !u->watchdog) {
 			/* settle_barriers of exec.c: the missing threads exited. */
 			if (!c->bar_divergent_reported) {
 				lane_as(b, b->waiter[0]);
@@ -346,7 +353,9 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 		run_thread(b, d, args, &ix, r, vt);
 	}
 	l->active = 0;
-	if (b->nwait) {
+	if (b->nwait && u->watchdog) {
+		c->exited = c->nthreads; /* given up (cta__bar_watchdog_report) */
+	} else if (b->nwait) {
 		/* Cannot happen with __syncthreads alone (a barrier completes
 		 * once every thread arrived or exited); stop cleanly. */
 		cta__out_error(u, "kernel %s: compiled block ended with %u waiting threads",

@@ -56,7 +56,8 @@ static void usage(FILE *f)
 	           "                         for this much virtual time (ns, us, ms, s; from\n"
 	           "                         1ns to 2^63 ns; default 1ms): a watchdog or\n"
 	           "                         forward_progress report, exit 1\n"
-	           "  --spin-sched fair|adversarial   which spinning block runs (default fair)\n"	           "  --load LIB.so          load a shared object of user kernels first\n"
+	           "  --spin-sched fair|adversarial   which spinning block runs (default fair)\n"
+	           "  --load LIB.so          load a shared object of user kernels first\n"
 	           "  --quiet                print only the result line\n"
 	           "\n"
 	           "exit: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
