@@ -49,6 +49,23 @@ bool isWaitingCall(StringRef n)
 	       n == "cta__for_each_canceled_block" || n == "cta__try_cancel_blocks";
 }
 
+// Whether F is, or calls (transitively), cta__spin_poll: kernel.h's yield
+// points (atomics, fences, volatile loads) are inline helpers that call it.
+bool reachesPoll(const Function &F, std::set<const Function *> &stack)
+{
+	if (F.getName() == "cta__spin_poll")
+		return true;
+	if (!stack.insert(&F).second)
+		return false;
+	for (const Instruction &I : instructions(F))
+		if (const auto *CB = dyn_cast<CallBase>(&I))
+			if (const Function *c = CB->getCalledFunction())
+				if (c->getName() == "cta__spin_poll" ||
+				    (!c->isDeclaration() && reachesPoll(*c, stack)))
+					return true;
+	return false;
+}
+
 std::string where(const Instruction &I)
 {
 	if (const DebugLoc &d = I.getDebugLoc())
@@ -100,8 +117,9 @@ struct Checker {
 		for (const Instruction &I : instructions(F)) {
 			const auto *L = dyn_cast<LoadInst>(&I);
 			const auto *CB = dyn_cast<CallBase>(&I);
+			std::set<const Function *> st;
 			bool poll = CB && CB->getCalledFunction() &&
-			            CB->getCalledFunction()->getName() == "cta__spin_poll";
+			            reachesPoll(*CB->getCalledFunction(), st);
 			if (!poll && (!L || !(L->isVolatile() || L->isAtomic())))
 				continue;
 			if (LI.getLoopFor(I.getParent()))
