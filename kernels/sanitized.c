@@ -35,6 +35,7 @@ void cta__san_kernel_register(const struct cta_kernel_def *k);
 
 /* Every body of kernels/ (the list device/kernels.cu includes, plus the
  * planted bugs). */
+#include "ck_body.h"
 #include "compute_body.h"
 #include "crash_body.h"
 #include "reduce_body.h"

@@ -83,9 +83,9 @@ struct cta__kernel {
 	struct cta__cursor cursor0;   /* a new unit's cursor, less its start time */
 	const struct cta__kc_def *kc; /* compiled region form (exec/regions.h), or NULL */
 	cta_limiter limiter;          /* what limits occupancy */
-	/* Blocks that communicate through global memory run on one host
-	 * thread (docs/FORWARD_PROGRESS.md): 0 until one of its units was
-	 * committed, then 1 (no global atomics seen) or 2 (seen). */
+	/* Blocks that wait for one another run on one host thread
+	 * (docs/FORWARD_PROGRESS.md): 0 until its first batch ran, then 1
+	 * (no thread spun yet) or 2 (a thread spun, or a cooperative launch). */
 	int comm_state;
 	/* cta_grid_sync: blocks arrived in this phase, and the phase. */
 	uint64_t gsync_count, gsync_gen;

@@ -402,6 +402,7 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 			          cta_limiter_name(k->limiter), k->threads,
 			          k->l.smem_static + k->l.smem_dynamic);
 			free(k->fit);
+			free(k->sweep);
 			free(k->per_sm);
 			free(k->args);
 			free(k);
@@ -532,8 +533,6 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	for (size_t i = 0; i < o->nmarks; i++)
 		cta__cover_mark(&u->k->cover, o->marks[i]);
 	o->nmarks = 0;
-	if (o->comm)
-		u->k->comm_state = 2;
 	if (o->comm && s->batch_parallel && s->deterministic) {
 		/* Blocks communicated through global memory while running on
 		 * several host threads: results stay right, but the order of
@@ -741,11 +740,13 @@ static void run_ready(struct cta_sim *s)
 	uint64_t b = s->batches++;
 	int parallel =
 	    s->pool && n > 1 && (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
-	/* Blocks that may communicate through global memory run on this
-	 * thread, in dispatch order: what one reads of another's writes, and
-	 * when a spinning one yields, must not depend on host threads. A
-	 * kernel is known not to once a unit of it committed without a global
-	 * atomic (its first batch runs here). */
+	/* Blocks that wait for one another run on this thread, in dispatch
+	 * order: what a spinning one reads of another's writes, and when it
+	 * yields, must not depend on host threads. A kernel's first batch runs
+	 * here; once a thread of it spun (cta__spin_poll), or for a cooperative
+	 * launch, all of it does. Kernels whose atomics only accumulate
+	 * (block_reduce's total) keep running in parallel, their traces marked
+	 * '#deterministic 0' when atomics ran on several host threads. */
 	for (size_t i = 0; parallel && i < n; i++)
 		parallel = s->batch[i]->k->comm_state == 1;
 	int early = !parallel && cta__early_commits;

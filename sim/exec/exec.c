@@ -976,6 +976,9 @@ void cta__spin_poll(const char *file, int line)
 	if (!u->nspin || l->vtime < u->spin_wake)
 		u->spin_wake = l->vtime;
 	__atomic_store_n(&s->any_spin, 1, __ATOMIC_RELAXED);
+	/* Its blocks wait for one another: from now on they run on the
+	 * engine's thread (run_ready). */
+	__atomic_store_n(&u->k->comm_state, 2, __ATOMIC_RELAXED);
 	x->next_wait = u->spinners;
 	u->spinners = x;
 	u->nspin++;
