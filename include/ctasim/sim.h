@@ -69,7 +69,14 @@ struct cta_sim_opts {
 	uint64_t watchdog_ns;
 	/* Which spinning block runs next (docs/FORWARD_PROGRESS.md). */
 	cta_spin_sched spin_sched;
+	/* NULL, or called from cta_sim_run's thread every
+	 * CTA_SIM_PROGRESS_EVENTS events or so with the blocks retired and
+	 * launched so far (all kernels), for a progress display. It must not
+	 * call back into the simulator. */
+	void (*progress)(void *ctx, uint64_t blocks_done, uint64_t blocks_total);
+	void *progress_ctx;
 };
+#define CTA_SIM_PROGRESS_EVENTS 16384u
 #define CTA_WATCHDOG_DEFAULT_NS 1000000u
 #define CTA_SIM_OPTS_INIT                                                                          \
 	{                                                                                          \

@@ -1098,6 +1098,21 @@ int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 	return st;
 }
 
+/* Blocks retired / launched, for opts.progress: a cluster unit counts
+ * its CTAs. Called every CTA_SIM_PROGRESS_EVENTS events, so the loop over
+ * kernels costs nothing measurable. */
+static void report_progress(struct cta_sim *s)
+{
+	uint64_t done = 0, total = 0;
+	for (unsigned i = 0; i < s->nkernels; i++) {
+		const struct cta__kernel *k = s->kernels[i];
+		uint64_t per = k->nunits ? k->nblocks / k->nunits : 1;
+		done += k->units_done * per;
+		total += k->nblocks;
+	}
+	s->o.progress(s->o.progress_ctx, done, total);
+}
+
 int cta_sim_run(cta_sim *s)
 {
 	if (s->ran) {
@@ -1113,16 +1128,23 @@ int cta_sim_run(cta_sim *s)
 		cta__unit_template(s, s->kernels[i]);
 		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	}
+	uint64_t progress_at = CTA_SIM_PROGRESS_EVENTS;
 	for (;;) {
 		struct cta__unit *u;
 		int st = cta__engine_step(s, &u);
 		if (st == CTA__STEP_STOP)
 			break;
+		if (s->o.progress && s->events >= progress_at) {
+			progress_at = s->events + CTA_SIM_PROGRESS_EVENTS;
+			report_progress(s);
+		}
 		if (st == CTA__STEP_READY)
 			run_ready(s);
 		else if (st == CTA__STEP_RESUME)
 			run_unit(s, u);
 	}
+	if (s->o.progress)
+		report_progress(s);
 	int result = 0;
 	if (s->io_error)
 		result = CTA_EIO;

@@ -17,6 +17,7 @@
 #include "ctasim/harness.h"
 #include "ctasim/io.h"
 #include "ctasim/sim.h"
+#include "progress.h"
 
 static void usage(FILE *f)
 {
@@ -58,7 +59,8 @@ static void usage(FILE *f)
 	           "                         forward_progress report, exit 1\n"
 	           "  --spin-sched fair|adversarial   which spinning block runs (default fair)\n"
 	           "  --load LIB.so          load a shared object of user kernels first\n"
-	           "  --quiet                print only the result line\n"
+	           "  --quiet                print only the result line (no progress line:\n"
+	           "                         one is shown on a terminal after 1 s)\n"
 	           "\n"
 	           "exit: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");
 }
@@ -586,6 +588,8 @@ int cta_cmd_run(int argc, char **argv)
 		fprintf(stderr, "ctasim run: unknown kernel '%s' (see 'ctasim list')\n", kname);
 		return CTA_EXIT_USAGE;
 	}
+	struct cli_run_progress prog;
+	cli_run_progress_attach(&prog, &o.sim, quiet);
 	struct cta_harness *h;
 	int rc = cta_harness_new(&h, ki, &o);
 	if (rc < 0) {
@@ -600,6 +604,7 @@ int cta_cmd_run(int argc, char **argv)
 		printf("device      %s (sim backend), seed %" PRIu64 "\n", o.sim.device.name,
 		       o.sim.seed);
 	rc = cta_harness_run(h);
+	cli_run_progress_end(&prog);
 	if (!quiet && cuda && cta_harness_gpu(h))
 		printf("device      %s (cuda backend), seed %" PRIu64 "\n", cta_harness_gpu(h),
 		       o.sim.seed);

@@ -11,6 +11,7 @@
 #include "ctasim/io.h"
 #include "ctasim/scenario.h"
 #include "ctasim/sim.h"
+#include "progress.h"
 
 static void usage(FILE *f)
 {
@@ -183,7 +184,10 @@ int cta_cmd_scenario(int argc, char **argv)
 		cta_scenario_free(&sc0);
 		return CTA_EXIT_USAGE;
 	}
+	struct cli_run_progress prog;
+	cli_run_progress_attach(&prog, &o.sim, quiet);
 	rc = cta_scenario_exec(&x, &sc0, &o, err, sizeof(err));
+	cli_run_progress_end(&prog);
 	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK) {
 		fprintf(stderr, "ctasim scenario: %s\n", err);
 		cta_scenario_exec_free(x);

@@ -3,6 +3,7 @@
  * where stderr is not a terminal, so logs and pipes stay clean. */
 #include "progress.h"
 
+#include "ctasim/sim.h"
 #include "ctasim/trace.h"
 
 #include <stdio.h>
@@ -18,11 +19,20 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CTASIM_PROGRESS=1 forces the line, =0 (or any other value) turns it
+ * off, unset leaves it to isatty. Returns 1 forced, 0 terminal, -1 off. */
+static int progress_mode(void)
+{
+	const char *force = getenv("CTASIM_PROGRESS");
+	if (force && force[0])
+		return !strcmp(force, "1") ? 1 : -1;
+	return isatty(2) == 1 ? 0 : -1;
+}
+
 void cli_progress_start(struct cli_progress *p, const char *what, uint64_t total, int quiet)
 {
 	memset(p, 0, sizeof(*p));
-	const char *force = getenv("CTASIM_PROGRESS");
-	p->on = !quiet && total > 0 && (force && force[0] ? !strcmp(force, "1") : isatty(2) == 1);
+	p->on = !quiet && total > 0 && progress_mode() >= 0;
 	p->what = what;
 	p->total = total;
 	p->t0 = p->last = now_s();
@@ -51,8 +61,16 @@ static void draw(struct cli_progress *p, double t)
 	char eta[32] = "?";
 	if (rate > 0)
 		put_duration(eta, sizeof(eta), (double)(p->total - p->done) / rate);
-	fprintf(stderr, "\r[%s] %llu/%llu %s  %.1f/s  ETA %s\033[K", bar,
-	        (unsigned long long)p->done, (unsigned long long)p->total, p->what, rate, eta);
+	/* Millions of blocks a second read better as 1.13M/s. */
+	char rs[32];
+	if (rate >= 1e6)
+		snprintf(rs, sizeof(rs), "%.2fM", rate / 1e6);
+	else if (rate >= 1e4)
+		snprintf(rs, sizeof(rs), "%.1fk", rate / 1e3);
+	else
+		snprintf(rs, sizeof(rs), "%.1f", rate);
+	fprintf(stderr, "\r[%s] %llu/%llu %s  %s/s  ETA %s\033[K", bar, (unsigned long long)p->done,
+	        (unsigned long long)p->total, p->what, rs, eta);
 	fflush(stderr);
 	p->drawn = 1;
 }
@@ -110,4 +128,54 @@ int cli_trace_read(struct cta_trace *t, const char *path, char *err, size_t errl
 	if (rp.started)
 		cli_progress_end(&rp.p);
 	return rc;
+}
+
+/* A run shorter than this shows no line: it would only flicker.
+ * CTASIM_PROGRESS_DELAY_MS changes it (tests set 0). */
+#define RUN_PROGRESS_DELAY_S 1.0
+
+static double run_delay_s(void)
+{
+	const char *v = getenv("CTASIM_PROGRESS_DELAY_MS");
+	char *end;
+	if (!v || !v[0])
+		return RUN_PROGRESS_DELAY_S;
+	unsigned long ms = strtoul(v, &end, 10);
+	return *end || ms > 3600000ul ? RUN_PROGRESS_DELAY_S : (double)ms / 1000.0;
+}
+
+static void on_sim(void *ctx, uint64_t done, uint64_t total)
+{
+	struct cli_run_progress *rp = ctx;
+	if (!rp->started) {
+		if (!rp->forced && now_s() - rp->t0 < rp->delay_s)
+			return;
+		cli_progress_start(&rp->p, "blocks", total, rp->quiet);
+		/* The rate counts from the run's start, not the line's. */
+		rp->p.t0 = rp->t0;
+		rp->started = 1;
+	}
+	/* Launches released later in virtual time raise the total. */
+	rp->p.total = total;
+	cli_progress_step(&rp->p, done);
+}
+
+void cli_run_progress_attach(struct cli_run_progress *rp, struct cta_sim_opts *o, int quiet)
+{
+	memset(rp, 0, sizeof(*rp));
+	int mode = progress_mode();
+	if (quiet || mode < 0)
+		return;
+	rp->forced = mode == 1;
+	rp->delay_s = run_delay_s();
+	rp->t0 = now_s();
+	o->progress = on_sim;
+	o->progress_ctx = rp;
+}
+
+void cli_run_progress_end(struct cli_run_progress *rp)
+{
+	if (rp->started)
+		cli_progress_end(&rp->p);
+	rp->started = 0;
 }

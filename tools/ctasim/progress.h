@@ -24,6 +24,20 @@ void cli_progress_clear(struct cli_progress *p);
 /* Clears the line, so what follows starts on a clean one. */
 void cli_progress_end(struct cli_progress *p);
 
+/* The progress line of a simulation (run, scenario): blocks retired of
+ * those launched, drawn once the run has taken a second (from the first
+ * report with CTASIM_PROGRESS=1). Attach sets o->progress where a line can
+ * be shown at all, so a run whose stderr is a file or pipe pays nothing. */
+struct cta_sim_opts;
+struct cli_run_progress {
+	struct cli_progress p;
+	int quiet, started, forced;
+	double t0, delay_s;
+};
+void cli_run_progress_attach(struct cli_run_progress *rp, struct cta_sim_opts *o, int quiet);
+/* Clears the line before the run's report. */
+void cli_run_progress_end(struct cli_run_progress *rp);
+
 /* cta_trace_read with a progress line (MiB parsed) for traces big enough
  * to take a while (from 65536 lines on); same returns. */
 struct cta_trace;
