@@ -70,8 +70,11 @@ struct cta_trace_kernel {
 #define CTA_TRACE_MAX_KERNELS 64
 /* Input limits of the reader: a trace (after decompression) of at most
  * 2 GiB, lines of at most 64 KiB. Larger files are refused with
- * CTA_ERANGE before memory runs out; a file whose first bytes are not the
- * magic line is refused at once (CTA_EPARSE), whatever its size. */
+ * CTA_ERANGE; a file whose first bytes are not the magic line is refused
+ * at once (CTA_EPARSE), whatever its size. The reader streams the text (a
+ * 1 MiB window, decompressed on the way) and keeps only the records:
+ * sizeof(struct cta_trace_rec) = 64 bytes each, about 1.6 times the
+ * uncompressed text, so at most about 3.4 GB for a 2 GiB trace. */
 #define CTA_TRACE_MAX_BYTES ((size_t)2 << 30)
 #define CTA_TRACE_MAX_LINE  65536
 struct cta_trace_header {

@@ -5,6 +5,7 @@
 #define CTASIM_SIM_TRACE_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ctasim/device.h"
@@ -43,10 +44,18 @@ int cta__zio_kind_of_name(const char *path);
 int cta__zio_kind_of_data(const void *data, size_t len);
 /* 1 when this build can read and write that kind. */
 int cta__zio_available(int kind);
-/* Reads the whole of path ("-": stdin), decompressed when its magic bytes
- * say gzip or zstd, into a malloc'd NUL-terminated buffer. On failure
- * returns a CTA_E* code and writes what went wrong (without the path). */
-int cta__zio_read(const char *path, char **out, size_t *out_len, char *msg, size_t mlen);
+/* Reads path ("-": stdin) as a stream, decompressed when its magic bytes
+ * say gzip or zstd: open (garbage refused from its first 16 bytes),
+ * read decompressed text in chunks (*got 0 at the end; more than
+ * CTA_TRACE_MAX_BYTES in all is CTA_ERANGE), close (accepts NULL).
+ * position: compressed bytes consumed and the file's size (0: unknown),
+ * for a progress display. On failure a CTA_E* code, and what went wrong
+ * (without the path) in msg. */
+struct cta__zin;
+int cta__zin_open(struct cta__zin **out, const char *path, char *msg, size_t mlen);
+int cta__zin_read(struct cta__zin *z, char *buf, size_t cap, size_t *got, char *msg, size_t mlen);
+void cta__zin_position(const struct cta__zin *z, uint64_t *done, uint64_t *total);
+void cta__zin_close(struct cta__zin *z);
 /* Compresses everything in in_fd (from its start) into out_fd. */
 int cta__zio_compress(int in_fd, int out_fd, int kind, char *msg, size_t mlen);
 

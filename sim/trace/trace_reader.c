@@ -1,6 +1,7 @@
-/* The strict trace reader: loads a whole trace into memory and rejects
- * anything FORMAT.md does not allow, naming the file and line, so that a
- * truncated or hand-edited trace is never silently half-read. */
+/* The strict trace reader: parses a trace a line at a time as it streams
+ * in (decompressed on the way), keeps its records, and rejects anything
+ * FORMAT.md does not allow, naming the file and line, so that a truncated
+ * or hand-edited trace is never silently half-read. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -418,177 +419,297 @@ static int record_line(struct rd *r, const struct cta_trace_header *h, char *s, 
 	rec->code = (int32_t)code;
 	if (rec->ev == CTA_TEV_CANCEL_DONE && (code < 0 || code > CTA_CANCEL_FAIL_INJECTED))
 		return err(r, CTA_EPARSE, "cancel_done: unknown outcome %d", rec->code);
-	/* The text is terminated in place once the line is done with; until
-	 * then its offset into the file buffer is kept in the pointer. */
+	/* The text is terminated in place; parse_line copies it out of the
+	 * line buffer. */
 	rec->text = len[8] ? col[8] : NULL;
 	if (len[8])
 		((char *)col[8])[len[8]] = 0;
 	return 0;
 }
 
-static int read_file(struct rd *r, const char *path, char **out, size_t *out_len)
+/* Where the text comes from: a (possibly compressed) file read in chunks,
+ * or a buffer in memory (the fuzz target). */
+struct src {
+	struct cta__zin *z; /* NULL: the buffer */
+	const char *data;
+	size_t len, pos;
+};
+
+static int src_read(struct rd *r, struct src *in, char *buf, size_t cap, size_t *got)
 {
+	if (!in->z) {
+		size_t n = in->len - in->pos < cap ? in->len - in->pos : cap;
+		memcpy(buf, in->data + in->pos, n);
+		in->pos += n;
+		*got = n;
+		return 0;
+	}
 	char msg[256];
-	int rc = cta__zio_read(path, out, out_len, msg, sizeof(msg));
-	return rc ? err(r, rc, "%s", msg) : 0;
+	int rc = cta__zin_read(in->z, buf, cap, got, msg, sizeof(msg));
+	if (rc) {
+		unsigned long line = r->line;
+		r->line = 0; /* the file as a whole */
+		rc = err(r, rc, "%s", msg);
+		r->line = line;
+	}
+	return rc;
 }
 
-/* Moves every record text out of the file buffer into one compact block,
- * so the (possibly huge) file buffer can be freed. */
-static int compact_strings(struct cta_trace *t)
+static void src_position(const struct src *in, uint64_t *done, uint64_t *total)
 {
-	size_t total = 0;
-	for (size_t i = 0; i < t->count; i++)
-		if (t->recs[i].text)
-			total += strlen(t->recs[i].text) + 1;
-	t->strings = malloc(total ? total : 1);
-	if (!t->strings)
-		return CTA_ENOMEM;
-	char *p = t->strings;
-	for (size_t i = 0; i < t->count; i++) {
-		if (!t->recs[i].text)
-			continue;
-		size_t l = strlen(t->recs[i].text) + 1;
-		memcpy(p, t->recs[i].text, l);
-		t->recs[i].text = p;
-		p += l;
+	if (in->z) {
+		cta__zin_position(in->z, done, total);
+	} else {
+		*done = in->pos;
+		*total = in->len;
 	}
-	return 0;
 }
 
 enum phase { PH_MAGIC, PH_HEADER, PH_RECORDS, PH_DONE };
 
-static int parse(struct rd *r, struct cta_trace *t, char *buf, size_t len)
+struct pstate {
+	enum phase ph;
+	unsigned seen;
+	size_t cap;
+	/* Record texts, copied out of the line buffer as they come; recs[i].text
+	 * holds offset + 1 into it until the end, since it moves as it grows. */
+	char *strings;
+	size_t slen, scap;
+};
+
+static int keep_text(struct rd *r, struct pstate *p, struct cta_trace_rec *rec)
+{
+	size_t l = strlen(rec->text) + 1;
+	if (p->scap - p->slen < l) {
+		size_t nc = p->scap ? p->scap : 4096;
+		while (nc - p->slen < l)
+			nc *= 2;
+		char *ns = realloc(p->strings, nc);
+		if (!ns)
+			return err(r, CTA_ENOMEM, "out of memory");
+		p->strings = ns;
+		p->scap = nc;
+	}
+	memcpy(p->strings + p->slen, rec->text, l);
+	rec->text = (const char *)(uintptr_t)(p->slen + 1);
+	p->slen += l;
+	return 0;
+}
+
+/* One line s[0..n), NUL-terminated at n, without its newline. */
+static int parse_line(struct rd *r, struct cta_trace *t, struct pstate *p, char *s, size_t n)
 {
 	struct cta_trace_header *h = &t->header;
-	enum phase ph = PH_MAGIC;
-	unsigned seen = 0;
-	size_t cap = 0;
-	uint64_t marker_count = 0;
-	size_t pos = 0;
-	r->line = 0;
-	if (len == 0) {
-		r->line = 1;
-		return err(r, CTA_EPARSE, "empty file: not a ctasim trace");
+	if (n && s[n - 1] == '\r')
+		s[--n] = 0;
+	/* The writer never emits control characters (text turns them into
+	 * spaces), so a file with one was not written by it. Refusing them
+	 * keeps every loadable trace writable again, unchanged. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return err(r, CTA_EPARSE, "control character 0x%02x in line",
+			           (unsigned)(unsigned char)s[i]);
+	if (p->ph == PH_DONE)
+		return err(r, CTA_EPARSE, "line after the end marker");
+	if (p->ph == PH_MAGIC) {
+		size_t ml = strlen(CTA__TRACE_MAGIC);
+		if (n < ml + 2 || memcmp(s, CTA__TRACE_MAGIC " ", ml + 1))
+			return err(r, CTA_EPARSE, "not a ctasim trace (expected '%s %d')",
+			           CTA__TRACE_MAGIC, CTA_TRACE_VERSION);
+		uint64_t v;
+		if (parse_u64(s + ml + 1, n - ml - 1, &v))
+			return err(r, CTA_EPARSE, "bad version '%.*s'", shown(n - ml - 1),
+			           s + ml + 1);
+		if (v != CTA_TRACE_VERSION)
+			return err(r, CTA_EVERSION,
+			           "trace format version %llu; this build reads version %d",
+			           (unsigned long long)v, CTA_TRACE_VERSION);
+		h->version = (int)v;
+		p->ph = PH_HEADER;
+		return 0;
 	}
-	while (pos < len) {
-		r->line++;
-		/* Every 2^16 lines: cheap enough to leave in the loop. */
-		if (r->progress && !(r->line & 0xffff))
-			r->progress(r->progress_ctx, pos, len);
-		char *s = buf + pos;
-		char *nl = memchr(s, '\n', len - pos);
-		if (!nl)
-			return err(r, CTA_EPARSE, "truncated: last line has no newline");
-		size_t n = (size_t)(nl - s);
-		if (n > CTA_TRACE_MAX_LINE)
-			return err(r, CTA_ERANGE, "line of %zu bytes, longer than the limit of %d",
-			           n, CTA_TRACE_MAX_LINE);
-		pos += n + 1;
-		*nl = 0;
-		if (n && s[n - 1] == '\r')
-			s[--n] = 0;
-		/* The writer never emits control characters (text turns them into
-		 * spaces), so a file with one was not written by it. Refusing them
-		 * keeps every loadable trace writable again, unchanged. */
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-				return err(r, CTA_EPARSE, "control character 0x%02x in line",
-				           (unsigned)(unsigned char)s[i]);
-		if (ph == PH_DONE)
-			return err(r, CTA_EPARSE, "line after the end marker");
-		if (ph == PH_MAGIC) {
-			size_t ml = strlen(CTA__TRACE_MAGIC);
-			if (n < ml + 2 || memcmp(s, CTA__TRACE_MAGIC " ", ml + 1))
-				return err(r, CTA_EPARSE, "not a ctasim trace (expected '%s %d')",
-				           CTA__TRACE_MAGIC, CTA_TRACE_VERSION);
-			uint64_t v;
-			if (parse_u64(s + ml + 1, n - ml - 1, &v))
-				return err(r, CTA_EPARSE, "bad version '%.*s'", shown(n - ml - 1),
-				           s + ml + 1);
-			if (v != CTA_TRACE_VERSION)
-				return err(r, CTA_EVERSION,
-				           "trace format version %llu; this build reads version %d",
-				           (unsigned long long)v, CTA_TRACE_VERSION);
-			h->version = (int)v;
-			ph = PH_HEADER;
-			continue;
+	if (p->ph == PH_HEADER) {
+		if (n >= 8 && !memcmp(s, "#kernel ", 8))
+			return kernel_line(r, h, s + 8, n - 8);
+		if (n >= 1 && s[0] == '#')
+			return h->kernel_count
+			           ? err(r, CTA_EPARSE, "header key after the kernel lines")
+			           : header_line(r, h, &p->seen, s + 1, n - 1);
+		if (n == strlen(CTA__TRACE_COLUMNS) && !memcmp(s, CTA__TRACE_COLUMNS, n)) {
+			for (int k = 0; k < HK__COUNT; k++)
+				if (!(p->seen & (1u << k)))
+					return err(r, CTA_EPARSE, "missing header key '%s'",
+					           hkey_names[k]);
+			p->ph = PH_RECORDS;
+			return 0;
 		}
-		if (ph == PH_HEADER) {
-			int rc;
-			if (n >= 8 && !memcmp(s, "#kernel ", 8))
-				rc = kernel_line(r, h, s + 8, n - 8);
-			else if (n >= 1 && s[0] == '#')
-				rc = h->kernel_count
-				         ? err(r, CTA_EPARSE, "header key after the kernel lines")
-				         : header_line(r, h, &seen, s + 1, n - 1);
-			else if (n == strlen(CTA__TRACE_COLUMNS) &&
-			         !memcmp(s, CTA__TRACE_COLUMNS, n)) {
-				for (int k = 0; k < HK__COUNT; k++)
-					if (!(seen & (1u << k)))
-						return err(r, CTA_EPARSE, "missing header key '%s'",
-						           hkey_names[k]);
-				ph = PH_RECORDS;
-				continue;
-			} else
-				rc = err(r, CTA_EPARSE,
-				         "expected a header line or the column line '%s'",
-				         CTA__TRACE_COLUMNS);
-			if (rc)
-				return rc;
-			continue;
+		return err(r, CTA_EPARSE, "expected a header line or the column line '%s'",
+		           CTA__TRACE_COLUMNS);
+	}
+	/* PH_RECORDS */
+	if (n >= 1 && s[0] == '#') {
+		int inc = n >= 12 && !memcmp(s, "#incomplete ", 12);
+		const char *q = inc ? s + 12 : s + 5;
+		if (!inc && (n < 5 || memcmp(s, "#end ", 5)))
+			return err(r, CTA_EPARSE,
+			           "'%.*s' in the records (expected a record or "
+			           "'#end records=N')",
+			           shown(n), s);
+		size_t pl = n - (size_t)(q - s);
+		/* "#incomplete records=N REASON": the reason (a crash, say) is
+		 * for people; the count is what is checked. */
+		if (inc) {
+			const char *sp = memchr(q, ' ', pl);
+			if (sp)
+				pl = (size_t)(sp - q);
 		}
-		/* PH_RECORDS */
-		if (n >= 1 && s[0] == '#') {
-			int inc = n >= 12 && !memcmp(s, "#incomplete ", 12);
-			const char *p = inc ? s + 12 : s + 5;
-			if (!inc && (n < 5 || memcmp(s, "#end ", 5)))
-				return err(r, CTA_EPARSE,
-				           "'%.*s' in the records (expected a record or "
-				           "'#end records=N')",
-				           shown(n), s);
-			size_t pl = n - (size_t)(p - s);
-			/* "#incomplete records=N REASON": the reason (a crash, say)
-			 * is for people; the count is what is checked. */
-			if (inc) {
-				const char *sp = memchr(p, ' ', pl);
-				if (sp)
-					pl = (size_t)(sp - p);
-			}
-			if (pl < 9 || memcmp(p, "records=", 8) ||
-			    parse_u64(p + 8, pl - 8, &marker_count))
-				return err(r, CTA_EPARSE,
-				           "bad end marker (expected '#%s records=N')",
-				           inc ? "incomplete" : "end");
-			if (marker_count != t->count)
-				return err(
-				    r, CTA_EPARSE,
-				    "record count mismatch: end marker says %llu, file has %zu",
-				    (unsigned long long)marker_count, t->count);
-			t->complete = !inc;
-			ph = PH_DONE;
-			continue;
-		}
-		if (t->count == cap) {
-			size_t nc = cap ? cap * 2 : 1024;
-			struct cta_trace_rec *nr = realloc(t->recs, nc * sizeof(*nr));
-			if (!nr)
-				return err(r, CTA_ENOMEM, "out of memory");
-			t->recs = nr;
-			cap = nc;
-		}
-		struct cta_trace_rec *rec = &t->recs[t->count];
-		memset(rec, 0, sizeof(*rec));
-		int rc = record_line(r, h, s, n, rec);
+		uint64_t marker_count;
+		if (pl < 9 || memcmp(q, "records=", 8) || parse_u64(q + 8, pl - 8, &marker_count))
+			return err(r, CTA_EPARSE, "bad end marker (expected '#%s records=N')",
+			           inc ? "incomplete" : "end");
+		if (marker_count != t->count)
+			return err(r, CTA_EPARSE,
+			           "record count mismatch: end marker says %llu, file has %zu",
+			           (unsigned long long)marker_count, t->count);
+		t->complete = !inc;
+		p->ph = PH_DONE;
+		return 0;
+	}
+	if (t->count == p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : 1024;
+		struct cta_trace_rec *nr = realloc(t->recs, nc * sizeof(*nr));
+		if (!nr)
+			return err(r, CTA_ENOMEM, "out of memory");
+		t->recs = nr;
+		p->cap = nc;
+	}
+	struct cta_trace_rec *rec = &t->recs[t->count];
+	memset(rec, 0, sizeof(*rec));
+	int rc = record_line(r, h, s, n, rec);
+	if (!rc && rec->text)
+		rc = keep_text(r, p, rec);
+	if (rc)
+		return rc;
+	t->count++;
+	return 0;
+}
+
+/* The decompressed text is parsed a line at a time out of a window of
+ * this size (plus one line), so a trace costs its records, never its
+ * text: 64 bytes a record (struct cta_trace_rec), about 1.6 times the
+ * uncompressed file. */
+#define RD_WINDOW (1u << 20)
+
+/* Counts the bytes of an over-long line up to its newline (at most this
+ * far), for a message that says how long it is. */
+#define RD_LONG_LINE_SCAN ((size_t)16 << 20)
+
+static int long_line(struct rd *r, struct src *in, char *buf, size_t cap, const char *s,
+                     size_t have)
+{
+	size_t n = have;
+	const char *nl = memchr(s, '\n', have);
+	while (!nl && n < RD_LONG_LINE_SCAN) {
+		size_t got;
+		int rc = src_read(r, in, buf, cap, &got);
 		if (rc)
 			return rc;
-		t->count++;
+		if (got == 0)
+			break;
+		nl = memchr(buf, '\n', got);
+		n += nl ? (size_t)(nl - buf) : got;
 	}
-	if (ph == PH_DONE)
-		return 0;
-	if (ph == PH_MAGIC)
-		return err(r, CTA_EPARSE, "not a ctasim trace");
-	return err(r, CTA_EPARSE, "truncated: no end marker");
+	if (!nl && n >= RD_LONG_LINE_SCAN)
+		return err(r, CTA_ERANGE,
+		           "line of more than %zu bytes, longer than the limit of %d", n,
+		           CTA_TRACE_MAX_LINE);
+	if (nl && have > (size_t)(nl - s))
+		n = (size_t)(nl - s);
+	return err(r, CTA_ERANGE, "line of %zu bytes, longer than the limit of %d", n,
+	           CTA_TRACE_MAX_LINE);
+}
+
+static int parse(struct rd *r, struct cta_trace *t, struct src *in)
+{
+	struct pstate p = {.ph = PH_MAGIC};
+	size_t cap = RD_WINDOW + CTA_TRACE_MAX_LINE + 2;
+	char *buf = malloc(cap);
+	if (!buf)
+		return err(r, CTA_ENOMEM, "out of memory");
+	size_t have = 0, start = 0, total = 0;
+	int eof = 0, rc = 0;
+	r->line = 0;
+	for (;;) {
+		char *s = buf + start;
+		char *nl = memchr(s, '\n', have - start);
+		if (!nl) {
+			size_t rem = have - start;
+			if (rem > CTA_TRACE_MAX_LINE) {
+				r->line++;
+				rc = long_line(r, in, buf, cap, s, rem);
+				break;
+			}
+			if (eof) {
+				if (total == 0) {
+					r->line = 1;
+					rc = err(r, CTA_EPARSE, "empty file: not a ctasim trace");
+				} else if (rem) {
+					r->line++;
+					rc = err(r, CTA_EPARSE,
+					         "truncated: last line has no newline");
+				}
+				break;
+			}
+			memmove(buf, s, rem);
+			have = rem;
+			start = 0;
+			size_t got;
+			if ((rc = src_read(r, in, buf + have, cap - have - 1, &got)) != 0)
+				break;
+			eof = got == 0;
+			have += got;
+			total += got;
+			continue;
+		}
+		r->line++;
+		/* Every 2^16 lines: cheap enough to leave in the loop. */
+		if (r->progress && !(r->line & 0xffff)) {
+			uint64_t done, all;
+			src_position(in, &done, &all);
+			if (all)
+				r->progress(r->progress_ctx, done, all);
+		}
+		size_t n = (size_t)(nl - s);
+		if (n > CTA_TRACE_MAX_LINE) {
+			rc = err(r, CTA_ERANGE, "line of %zu bytes, longer than the limit of %d", n,
+			         CTA_TRACE_MAX_LINE);
+			break;
+		}
+		start += n + 1;
+		*nl = 0;
+		if ((rc = parse_line(r, t, &p, s, n)) != 0)
+			break;
+	}
+	free(buf);
+	if (!rc && p.ph != PH_DONE)
+		rc = p.ph == PH_MAGIC ? err(r, CTA_EPARSE, "not a ctasim trace")
+		                      : err(r, CTA_EPARSE, "truncated: no end marker");
+	if (!rc) {
+		/* Give back the unused half of the doubled array; the texts'
+		 * offsets become pointers now that their block stays put. */
+		if (t->count && t->count < p.cap) {
+			struct cta_trace_rec *nr = realloc(t->recs, t->count * sizeof(*nr));
+			if (nr)
+				t->recs = nr;
+		}
+		t->strings = p.strings;
+		p.strings = NULL;
+		for (size_t i = 0; i < t->count; i++)
+			if (t->recs[i].text)
+				t->recs[i].text = t->strings + ((uintptr_t)t->recs[i].text - 1);
+	}
+	free(p.strings);
+	return rc;
 }
 
 int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *data, size_t len,
@@ -598,16 +719,8 @@ int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *dat
 	memset(out, 0, sizeof(*out));
 	if (errbuf && errlen)
 		errbuf[0] = 0;
-	/* The parser terminates lines and unquotes text in place. */
-	char *buf = malloc(len + 1);
-	if (!buf)
-		return err(&r, CTA_ENOMEM, "out of memory");
-	memcpy(buf, data, len);
-	buf[len] = 0;
-	int rc = parse(&r, out, buf, len);
-	if (!rc && compact_strings(out))
-		rc = err(&r, CTA_ENOMEM, "out of memory");
-	free(buf);
+	struct src in = {.data = data, .len = len};
+	int rc = parse(&r, out, &in);
 	if (rc)
 		cta_trace_free(out);
 	return rc;
@@ -629,18 +742,16 @@ int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbu
 	/* "-" is standard input; messages name it so. */
 	if (path && !strcmp(path, "-"))
 		r.path = "<stdin>";
-	char *buf = NULL;
-	size_t len = 0;
 	memset(out, 0, sizeof(*out));
 	if (errbuf && errlen)
 		errbuf[0] = 0;
-	int rc = read_file(&r, path, &buf, &len);
+	char msg[256];
+	struct src in = {0};
+	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
 	if (rc)
-		return rc;
-	rc = parse(&r, out, buf, len);
-	if (!rc && compact_strings(out))
-		rc = err(&r, CTA_ENOMEM, "out of memory");
-	free(buf);
+		return err(&r, rc, "%s", msg);
+	rc = parse(&r, out, &in);
+	cta__zin_close(in.z);
 	if (rc)
 		cta_trace_free(out);
 	return rc;

@@ -1,7 +1,7 @@
-/* Compressed traces: a reader that takes a whole file (or stdin) and
- * undoes gzip (zlib) or zstd (libzstd) compression found by its magic
- * bytes, and the compressor the writer runs on a finished trace whose name
- * ends in .gz or .zst. Builds without either library say so by name. */
+/* Compressed traces: a streaming reader that undoes gzip (zlib) or zstd
+ * (libzstd) compression found by the magic bytes of a file or stdin, a
+ * whole-file reader, and the compressor the writer runs on a finished trace
+ * whose name ends in .gz or .zst. Builds without either library say so. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -73,232 +73,274 @@ int cta__zio_available(int kind)
 	}
 }
 
-/* A growing output buffer, kept one byte longer than its contents for the
- * NUL the parser wants. */
-struct obuf {
-	char *p;
-	size_t len, cap;
+/* ---- The streaming reader ------------------------------------------- */
+
+/* Compressed input is read in chunks of this size; the reader above asks
+ * for decompressed text in chunks of its own. */
+#define ZIN_CHUNK (1u << 18)
+
+struct cta__zin {
+	int fd, is_stdin, kind;
+	unsigned char *in; /* compressed bytes not yet fed to the decoder */
+	size_t in_len, in_pos;
+	int in_eof, done;
+	uint64_t consumed, size, out_total;
+#if CTA_HAVE_ZLIB
+	z_stream zs;
+	int zs_live;
+#endif
+#if CTA_HAVE_ZSTD
+	ZSTD_DStream *ds;
+	size_t zst_last;
+#endif
 };
 
-static int obuf_room(struct obuf *b, size_t want)
+static int zin_fill(struct cta__zin *z, char *msg, size_t mlen)
 {
-	if (b->cap - b->len > want)
+	if (z->in_pos < z->in_len || z->in_eof)
 		return 0;
-	/* A trace (decompressed, too) larger than the documented limit is
-	 * refused before memory runs out; so is a compression bomb. */
-	if (b->len >= CTA_TRACE_MAX_BYTES)
-		return CTA_ERANGE;
-	size_t nc = b->cap ? b->cap : 1 << 16;
-	while (nc - b->len <= want) {
-		if (nc > SIZE_MAX / 2)
-			return CTA_ENOMEM;
-		nc *= 2;
+	z->in_pos = z->in_len = 0;
+	for (;;) {
+		ssize_t n = read(z->fd, z->in, ZIN_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return msgf(msg, mlen, CTA_EIO, "read error: %s", strerror(errno));
+		if (n == 0)
+			z->in_eof = 1;
+		z->in_len = (size_t)n;
+		z->consumed += (uint64_t)n;
+		return 0;
 	}
-	char *np = realloc(b->p, nc);
-	if (!np)
-		return CTA_ENOMEM;
-	b->p = np;
-	b->cap = nc;
+}
+
+void cta__zin_close(struct cta__zin *z)
+{
+	if (!z)
+		return;
+#if CTA_HAVE_ZLIB
+	if (z->zs_live)
+		inflateEnd(&z->zs);
+#endif
+#if CTA_HAVE_ZSTD
+	if (z->ds)
+		ZSTD_freeDStream(z->ds);
+#endif
+	if (z->fd >= 0 && !z->is_stdin)
+		close(z->fd);
+	free(z->in);
+	free(z);
+}
+
+int cta__zin_open(struct cta__zin **out, const char *path, char *msg, size_t mlen)
+{
+	*out = NULL;
+	struct cta__zin *z = calloc(1, sizeof(*z));
+	if (!z || !(z->in = malloc(ZIN_CHUNK))) {
+		free(z);
+		return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+	}
+	z->is_stdin = !strcmp(path, "-");
+	z->fd = z->is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (z->fd < 0) {
+		int e = errno;
+		cta__zin_close(z);
+		return msgf(msg, mlen, CTA_EIO, "cannot open: %s", strerror(e));
+	}
+	struct stat st;
+	if (fstat(z->fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cta__zin_close(z);
+			return msgf(msg, mlen, CTA_EINVAL, "is a directory, not a trace file");
+		}
+		if (S_ISREG(st.st_mode))
+			z->size = (uint64_t)st.st_size;
+	}
+	/* The first bytes decide the format: at least 16 of them, unless the
+	 * file is shorter. */
+	while (!z->in_eof && z->in_len < 16) {
+		ssize_t n = read(z->fd, z->in + z->in_len, ZIN_CHUNK - z->in_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			cta__zin_close(z);
+			return msgf(msg, mlen, CTA_EIO, "read error: %s", strerror(e));
+		}
+		if (n == 0)
+			z->in_eof = 1;
+		z->in_len += (size_t)n;
+		z->consumed += (uint64_t)n;
+	}
+	z->kind = cta__zio_kind_of_data(z->in, z->in_len);
+	/* Garbage is refused at its first bytes, not after reading it all
+	 * (/dev/zero, /dev/urandom, a binary given by mistake). */
+	if (z->kind == CTA__ZIO_PLAIN && z->in_len >= 16 &&
+	    memcmp(z->in, CTA__TRACE_MAGIC, strlen(CTA__TRACE_MAGIC))) {
+		cta__zin_close(z);
+		return msgf(msg, mlen, CTA_EPARSE,
+		            "not a ctasim trace (it does not start with '" CTA__TRACE_MAGIC "')");
+	}
+	int rc = 0;
+	if (z->kind == CTA__ZIO_GZIP) {
+#if CTA_HAVE_ZLIB
+		/* 15 + 16: gzip framing only (the magic said gzip). */
+		if (inflateInit2(&z->zs, 15 + 16) != Z_OK)
+			rc = msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+		else
+			z->zs_live = 1;
+#else
+		rc = msgf(msg, mlen, CTA_EUNSUPPORTED,
+		          "gzip-compressed, but this ctasim was built without zlib");
+#endif
+	} else if (z->kind == CTA__ZIO_ZSTD) {
+#if CTA_HAVE_ZSTD
+		if (!(z->ds = ZSTD_createDStream()))
+			rc = msgf(msg, mlen, CTA_ENOMEM, "out of memory");
+		z->zst_last = 1;
+#else
+		rc = msgf(msg, mlen, CTA_EUNSUPPORTED,
+		          "zstd-compressed, but this ctasim was built without libzstd");
+#endif
+	}
+	if (rc) {
+		cta__zin_close(z);
+		return rc;
+	}
+	*out = z;
 	return 0;
 }
 
-static int room_fail(int rc, char *msg, size_t mlen)
+void cta__zin_position(const struct cta__zin *z, uint64_t *done, uint64_t *total)
 {
-	if (rc == CTA_ERANGE)
-		return msgf(msg, mlen, rc,
-		            "larger than the limit of %llu bytes (CTA_TRACE_MAX_BYTES)",
-		            (unsigned long long)CTA_TRACE_MAX_BYTES);
-	return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
-}
-
-static int read_all(int fd, struct obuf *b, char *msg, size_t mlen)
-{
-	for (;;) {
-		int rr = obuf_room(b, 1 << 16);
-		if (rr)
-			return room_fail(rr, msg, mlen);
-		ssize_t n = read(fd, b->p + b->len, b->cap - b->len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return msgf(msg, mlen, CTA_EIO, "read error: %s", strerror(errno));
-		}
-		if (n == 0)
-			return 0;
-		b->len += (size_t)n;
-		/* Garbage is refused at its first bytes, not after reading it
-		 * all (/dev/zero, /dev/urandom, a binary given by mistake). */
-		if (b->len - (size_t)n < 16 && b->len >= 16 &&
-		    cta__zio_kind_of_data(b->p, b->len) == CTA__ZIO_PLAIN &&
-		    memcmp(b->p, CTA__TRACE_MAGIC, b->len < 13 ? b->len : 13))
-			return msgf(msg, mlen, CTA_EPARSE,
-			            "not a ctasim trace (it does not start with '" CTA__TRACE_MAGIC
-			            "')");
-	}
+	*done = z->consumed - (z->in_len - z->in_pos);
+	*total = z->size;
 }
 
 #if CTA_HAVE_ZLIB
-static int gunzip(const char *in, size_t inlen, struct obuf *b, char *msg, size_t mlen)
+static int zin_gunzip(struct cta__zin *z, char *buf, size_t cap, size_t *got, char *msg,
+                      size_t mlen)
 {
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 16: gzip framing only (the magic said gzip). */
-	if (inflateInit2(&zs, 15 + 16) != Z_OK)
-		return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
-	size_t pos = 0;
-	int rc = 0;
-	for (;;) {
-		if ((rc = obuf_room(b, 1 << 18)) != 0) {
-			rc = room_fail(rc, msg, mlen);
-			break;
-		}
-		/* zlib counts in uInt: feed at most 1 GiB at a time. */
-		size_t in_left = inlen - pos, out_left = b->cap - b->len - 1;
-		zs.next_in = (Bytef *)(uintptr_t)(in + pos);
-		zs.avail_in = (uInt)(in_left > (1u << 30) ? 1u << 30 : in_left);
-		zs.next_out = (Bytef *)(b->p + b->len);
-		zs.avail_out = (uInt)(out_left > (1u << 30) ? 1u << 30 : out_left);
-		uInt ai = zs.avail_in, ao = zs.avail_out;
-		int z = inflate(&zs, Z_NO_FLUSH);
-		pos += ai - zs.avail_in;
-		b->len += ao - zs.avail_out;
-		if (z == Z_STREAM_END) {
+	while (*got == 0 && !z->done) {
+		int rc = zin_fill(z, msg, mlen);
+		if (rc)
+			return rc;
+		size_t avail = z->in_len - z->in_pos;
+		z->zs.next_in = z->in + z->in_pos;
+		z->zs.avail_in = (uInt)avail;
+		z->zs.next_out = (Bytef *)buf;
+		z->zs.avail_out = (uInt)(cap > (1u << 30) ? 1u << 30 : cap);
+		uInt ao = z->zs.avail_out;
+		int r = inflate(&z->zs, Z_NO_FLUSH);
+		z->in_pos += avail - z->zs.avail_in;
+		*got = ao - z->zs.avail_out;
+		if (r == Z_STREAM_END) {
 			/* gzip allows several members one after another (what
 			 * `cat a.gz b.gz` makes); trailing zeros are padding. */
-			size_t k = pos;
-			while (k < inlen && in[k] == 0)
-				k++;
-			if (k == inlen)
-				break;
-			if (inflateReset(&zs) != Z_OK) {
-				rc = msgf(msg, mlen, CTA_EPARSE,
-				          "gzip: bad data after the first member");
-				break;
+			for (;;) {
+				while (z->in_pos < z->in_len && z->in[z->in_pos] == 0)
+					z->in_pos++;
+				if (z->in_pos < z->in_len)
+					break;
+				if (z->in_eof) {
+					z->done = 1;
+					return 0;
+				}
+				if ((rc = zin_fill(z, msg, mlen)) != 0)
+					return rc;
 			}
+			if (inflateReset(&z->zs) != Z_OK)
+				return msgf(msg, mlen, CTA_EPARSE,
+				            "gzip: bad data after the first member");
 			continue;
 		}
-		if (z == Z_BUF_ERROR && pos == inlen && ao == zs.avail_out) {
-			rc = msgf(msg, mlen, CTA_EPARSE,
-			          "gzip: truncated (the compressed data ends early)");
-			break;
-		}
-		if (z != Z_OK && z != Z_BUF_ERROR) {
-			rc = msgf(msg, mlen, CTA_EPARSE, "gzip: corrupt data (%s)",
-			          zs.msg ? zs.msg : "inflate failed");
-			break;
-		}
+		if (r == Z_BUF_ERROR && z->in_eof && z->in_pos == z->in_len && *got == 0)
+			return msgf(msg, mlen, CTA_EPARSE,
+			            "gzip: truncated (the compressed data ends early)");
+		if (r != Z_OK && r != Z_BUF_ERROR)
+			return msgf(msg, mlen, CTA_EPARSE, "gzip: corrupt data (%s)",
+			            z->zs.msg ? z->zs.msg : "inflate failed");
+		if (*got == 0 && z->in_eof && z->in_pos == z->in_len)
+			return msgf(msg, mlen, CTA_EPARSE,
+			            "gzip: truncated (the compressed data ends early)");
 	}
-	inflateEnd(&zs);
-	return rc;
+	return 0;
 }
 #endif
 
 #if CTA_HAVE_ZSTD
-static int unzstd(const char *in, size_t inlen, struct obuf *b, char *msg, size_t mlen)
+static int zin_unzstd(struct cta__zin *z, char *buf, size_t cap, size_t *got, char *msg,
+                      size_t mlen)
 {
-	ZSTD_DStream *ds = ZSTD_createDStream();
-	if (!ds)
-		return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
-	ZSTD_inBuffer ib = {in, inlen, 0};
-	int rc = 0;
-	size_t last = 1;
-	while (ib.pos < ib.size) {
-		if ((rc = obuf_room(b, 1 << 18)) != 0) {
-			rc = room_fail(rc, msg, mlen);
+	while (*got == 0 && !z->done) {
+		int rc = zin_fill(z, msg, mlen);
+		if (rc)
+			return rc;
+		if (z->in_eof && z->in_pos == z->in_len && z->zst_last == 0) {
+			/* The input is spent and its last frame ended. */
+			z->done = 1;
 			break;
 		}
-		ZSTD_outBuffer ob = {b->p + b->len, b->cap - b->len - 1, 0};
-		last = ZSTD_decompressStream(ds, &ob, &ib);
-		b->len += ob.pos;
-		if (ZSTD_isError(last)) {
-			rc = msgf(msg, mlen, CTA_EPARSE, "zstd: corrupt data (%s)",
-			          ZSTD_getErrorName(last));
-			break;
-		}
-		if (ob.pos == 0 && ib.pos == ib.size)
-			break;
-	}
-	/* Drain what the decoder still holds once the input is consumed. */
-	while (!rc && last != 0) {
-		if ((rc = obuf_room(b, 1 << 18)) != 0) {
-			rc = room_fail(rc, msg, mlen);
-			break;
-		}
-		ZSTD_outBuffer ob = {b->p + b->len, b->cap - b->len - 1, 0};
-		last = ZSTD_decompressStream(ds, &ob, &ib);
-		b->len += ob.pos;
-		if (ZSTD_isError(last)) {
-			rc = msgf(msg, mlen, CTA_EPARSE, "zstd: corrupt data (%s)",
-			          ZSTD_getErrorName(last));
-			break;
-		}
-		if (ob.pos == 0 && last != 0) {
-			rc = msgf(msg, mlen, CTA_EPARSE,
-			          "zstd: truncated (the compressed data ends early)");
-			break;
+		ZSTD_inBuffer ib = {z->in, z->in_len, z->in_pos};
+		ZSTD_outBuffer ob = {buf, cap, 0};
+		size_t r = ZSTD_decompressStream(z->ds, &ob, &ib);
+		int moved = ib.pos != z->in_pos || ob.pos;
+		z->in_pos = ib.pos;
+		*got = ob.pos;
+		if (ZSTD_isError(r))
+			return msgf(msg, mlen, CTA_EPARSE, "zstd: corrupt data (%s)",
+			            ZSTD_getErrorName(r));
+		/* 0 once a frame is whole (and its output flushed); a call that
+		 * moved nothing says nothing new. */
+		if (moved)
+			z->zst_last = r;
+		if (*got == 0 && z->in_eof && z->in_pos == z->in_len) {
+			/* Every frame ended: done; else the data stops inside one. */
+			if (z->zst_last != 0)
+				return msgf(msg, mlen, CTA_EPARSE,
+				            "zstd: truncated (the compressed data ends early)");
+			z->done = 1;
 		}
 	}
-	ZSTD_freeDStream(ds);
-	return rc;
+	return 0;
 }
 #endif
 
-int cta__zio_read(const char *path, char **out, size_t *out_len, char *msg, size_t mlen)
+int cta__zin_read(struct cta__zin *z, char *buf, size_t cap, size_t *got, char *msg, size_t mlen)
 {
-	*out = NULL;
-	*out_len = 0;
-	int is_stdin = !strcmp(path, "-");
-	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return msgf(msg, mlen, CTA_EIO, "cannot open: %s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (!is_stdin)
-			close(fd);
-		return msgf(msg, mlen, CTA_EINVAL, "is a directory, not a trace file");
-	}
-	struct obuf raw = {0};
-	int rc = read_all(fd, &raw, msg, mlen);
-	if (!is_stdin)
-		close(fd);
-	if (rc) {
-		free(raw.p);
-		return rc;
-	}
-	int kind = cta__zio_kind_of_data(raw.p, raw.len);
-	if (kind == CTA__ZIO_PLAIN) {
-		if (!raw.p && obuf_room(&raw, 1))
-			return msgf(msg, mlen, CTA_ENOMEM, "out of memory");
-		raw.p[raw.len] = 0;
-		*out = raw.p;
-		*out_len = raw.len;
+	*got = 0;
+	if (z->done || cap == 0)
 		return 0;
+	int rc = 0;
+	if (z->kind == CTA__ZIO_PLAIN) {
+		if ((rc = zin_fill(z, msg, mlen)) != 0)
+			return rc;
+		size_t n = z->in_len - z->in_pos;
+		if (n > cap)
+			n = cap;
+		memcpy(buf, z->in + z->in_pos, n);
+		z->in_pos += n;
+		*got = n;
+		if (n == 0)
+			z->done = 1;
 	}
-	struct obuf dec = {0};
-	rc = CTA_EUNSUPPORTED;
-	if (kind == CTA__ZIO_GZIP) {
 #if CTA_HAVE_ZLIB
-		rc = gunzip(raw.p, raw.len, &dec, msg, mlen);
-#else
-		msgf(msg, mlen, rc, "gzip-compressed, but this ctasim was built without zlib");
+	else if (z->kind == CTA__ZIO_GZIP)
+		rc = zin_gunzip(z, buf, cap, got, msg, mlen);
 #endif
-	} else {
 #if CTA_HAVE_ZSTD
-		rc = unzstd(raw.p, raw.len, &dec, msg, mlen);
-#else
-		msgf(msg, mlen, rc, "zstd-compressed, but this ctasim was built without libzstd");
+	else if (z->kind == CTA__ZIO_ZSTD)
+		rc = zin_unzstd(z, buf, cap, got, msg, mlen);
 #endif
-	}
-	free(raw.p);
-	if (!rc && !dec.p && obuf_room(&dec, 1))
-		rc = msgf(msg, mlen, CTA_ENOMEM, "out of memory");
-	if (rc) {
-		free(dec.p);
+	if (rc)
 		return rc;
-	}
-	dec.p[dec.len] = 0;
-	*out = dec.p;
-	*out_len = dec.len;
+	/* A trace (decompressed, too) larger than the documented limit is
+	 * refused; so is a compression bomb. */
+	z->out_total += *got;
+	if (z->out_total > CTA_TRACE_MAX_BYTES)
+		return msgf(msg, mlen, CTA_ERANGE,
+		            "larger than the limit of %llu bytes (CTA_TRACE_MAX_BYTES)",
+		            (unsigned long long)CTA_TRACE_MAX_BYTES);
 	return 0;
 }
 

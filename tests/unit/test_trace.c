@@ -478,6 +478,71 @@ static void reader_accepts_minimal_hand_written_trace(void **state)
 	cta_trace_free(&t);
 }
 
+/* Record i of the streaming test: texts of varied length (up to 1.5 KiB)
+ * every 7th record, so lines and texts straddle the reader's window. */
+static struct cta_trace_rec stream_rec(size_t i, char *text, size_t cap)
+{
+	struct cta_trace_rec r = {.t_ns = i * 3,
+	                          .ev = i % 7 ? CTA_TEV_START : CTA_TEV_UB,
+	                          .kernel = (uint32_t)(i % 2),
+	                          .block = i,
+	                          .phys = i ^ 5,
+	                          .sm = i % 132,
+	                          .arg = i % 7 ? CTA_TRACE_NONE : i,
+	                          .code = 0};
+	if (i % 7 == 0) {
+		size_t len = (i * 37) % 1500;
+		int n = snprintf(text, cap, "rule %zu, \"quoted\" ", i);
+		for (size_t j = (size_t)n; j < len && j + 1 < cap; j++)
+			text[j] = (char)('a' + j % 26);
+		text[len > (size_t)n ? len : (size_t)n] = 0;
+		r.text = text;
+	}
+	return r;
+}
+
+static void reader_streams_traces_larger_than_its_window(void **state)
+{
+	/* About 8 MB of text, several times the reader's 1 MiB window, plain
+	 * and compressed both ways. */
+	enum { N = 120000 };
+	static const char *const names[] = {"big.trace", "big.trace.gz", "big.trace.zst"};
+	struct cta_trace_header h;
+	fill_header(&h);
+	char text[2048];
+	for (int f = 0; f < 3; f++) {
+		const char *path = path_in_dir(names[f]);
+		cta_trace_writer *w;
+		int rc = cta_trace_writer_open(&w, path, &h);
+		if (rc == CTA_EUNSUPPORTED)
+			continue; /* a build without zlib or libzstd */
+		assert_int_equal(rc, 0);
+		for (size_t i = 0; i < N; i++) {
+			struct cta_trace_rec r = stream_rec(i, text, sizeof(text));
+			assert_int_equal(cta_trace_writer_add(w, &r), 0);
+		}
+		assert_int_equal(cta_trace_writer_close(w, 1), 0);
+		struct cta_trace t;
+		char err[256] = "";
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		assert_int_equal(t.count, N);
+		assert_true(t.complete);
+		for (size_t i = 0; i < N; i++) {
+			struct cta_trace_rec r = stream_rec(i, text, sizeof(text));
+			assert_int_equal(t.recs[i].t_ns, r.t_ns);
+			assert_int_equal(t.recs[i].block, r.block);
+			assert_int_equal(t.recs[i].phys, r.phys);
+			assert_int_equal(t.recs[i].sm, r.sm);
+			assert_int_equal(t.recs[i].arg, r.arg);
+			if (r.text)
+				assert_string_equal(t.recs[i].text, r.text);
+			else
+				assert_null(t.recs[i].text);
+		}
+		cta_trace_free(&t);
+	}
+}
+
 static void reader_reports_missing_file(void **state)
 {
 	struct cta_trace t;
@@ -559,6 +624,7 @@ int main(void)
 	    cmocka_unit_test(text_control_characters_become_spaces),
 	    cmocka_unit_test(reader_rejects_malformed_input_with_line_number),
 	    cmocka_unit_test(reader_accepts_minimal_hand_written_trace),
+	    cmocka_unit_test(reader_streams_traces_larger_than_its_window),
 	    cmocka_unit_test(reader_reports_missing_file),
 	    cmocka_unit_test(names_of_events_and_outcomes),
 	    cmocka_unit_test(pipe_path_is_written_in_place_not_replaced),
