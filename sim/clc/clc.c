@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "base/upcalls.h"
+#include "clc/clc.h"
+#include "exec/exec.h"
+#include "sched/sched.h"
 
 #define RESULT_BYTES ((int64_t)sizeof(cta_clc_result))
 #define RESULT_MAGIC 0xc1c00000u

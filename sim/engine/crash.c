@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "ctasim/io.h"
-#include "internal.h"
+#include "engine/engine.h"
 
 void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
 
@@ -125,8 +126,6 @@ int cta_sim_crash_thread_known(void)
 	struct cta__lane *l = cta__cur;
 	return !(cta__running_sim && l && l->unit && l->vec);
 }
-
-int cta__exact_threads;
 
 void cta_sim_set_exact_threads(int on)
 {

@@ -14,13 +14,13 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/base.h"
+#include "base/upcalls.h"
+#include "exec/exec.h"
 #include "exec/fiber.h"
 #include "exec/regions.h"
-#include "internal.h"
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
-_Thread_local struct cta__worker *cta__seg_worker __attribute__((tls_model("initial-exec")));
-_Thread_local struct cta__unit *cta__seg_unit __attribute__((tls_model("initial-exec")));
 
 struct cta__lane_x *cta__lane_self(void)
 {

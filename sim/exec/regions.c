@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
+#include "exec/exec.h"
 #include "exec/regions.h"
-#include "internal.h"
 
 /* Registered compiled bodies (a few dozen at most: one per shipped kernel). */
 static const struct cta__kc_def **defs;

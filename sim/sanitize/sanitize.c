@@ -20,7 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "exec/exec.h"
 #include "sanitize/sanitize.h"
 
 extern char **environ;

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "exec/exec.h"
+#include "sched/sched.h"
 
 static unsigned round_up(unsigned v, unsigned unit)
 {

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "ub/ub.h"
 
 /* Indexed by enum cta__ub_rule; these names are part of the interface. */
 static const char *const rule_names[UB__COUNT + 1] = {

@@ -14,8 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
+#include "base/upcalls.h"
+#include "clc/clc.h"
 #include "ctasim/trace.h"
-#include "internal.h"
+#include "engine/engine.h"
+#include "exec/exec.h"
+#include "sched/sched.h"
 #include "simtest.h"
 
 #define UB_BODY "kernels/ub_body.h"

@@ -1,7 +1,7 @@
 /* Tests of the simulator's engine and dispatcher: the event queue's (time,
  * insertion sequence) order, linear block dispatch, spread-first and
  * round-robin placement, memory that does not grow with the grid, and the
- * launch validation errors (sim/engine, sim/sched, sim/clc/coverage.c). */
+ * launch validation errors (sim/engine, sim/sched, sim/base/coverage.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +13,13 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "base/base.h"
+#include "base/upcalls.h"
+#include "clc/clc.h"
 #include "ctasim/trace.h"
-#include "internal.h"
+#include "engine/engine.h"
+#include "exec/exec.h"
+#include "sched/sched.h"
 #include "simtest.h"
 
 /* ---- test kernels ------------------------------------------------------- */

@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "base/upcalls.h"
+#include "clc/clc.h"
+#include "engine/engine.h"
+#include "exec/exec.h"
+#include "sched/sched.h"
 #include "simtest.h"
 
 #define THIS_FILE "tests/unit/test_exec.c"

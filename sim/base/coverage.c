@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/coverage.h"
 
 void cta__cover_init(struct cta__cover *c)
 {

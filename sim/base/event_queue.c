@@ -4,7 +4,7 @@
  * sequence number is assigned at insertion, which makes ties break
  * first-in first-out. Four children per node halve the depth of a binary
  * heap and keep siblings in one or two cache lines. */
-#include "engine/event_queue.h"
+#include "base/event_queue.h"
 
 #include <stdlib.h>
 

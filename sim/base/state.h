@@ -1,19 +1,20 @@
-/* The simulator's internal state, shared by its modules: the engine
- * (sim/engine), dispatch and placement (sim/sched), body execution
- * (sim/exec), cluster launch control (sim/clc) and the UB checker (sim/ub).
- * Not a public header. */
-#ifndef CTASIM_INTERNAL_H
-#define CTASIM_INTERNAL_H
+/* The simulator core's shared state types (as Lua's lstate.h): the kernel,
+ * the SM, mbarriers and requests, lanes, CTAs, units with their outboxes,
+ * and struct cta_sim itself. Types only, and inline accessors of them;
+ * each module's functions are declared in its own header. */
+#ifndef CTASIM_BASE_STATE_H
+#define CTASIM_BASE_STATE_H
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/coverage.h"
+#include "base/event_queue.h"
 #include "ctasim/device.h"
 #include "ctasim/kernel.h"
 #include "ctasim/sim.h"
 #include "ctasim/trace.h"
-#include "engine/event_queue.h"
 
 struct cta__fiber;
 struct cta__fiber_pool;
@@ -23,31 +24,6 @@ struct cta__fiber_pool;
 
 /* Stack of each simulated thread that has to wait (a barrier, an mbarrier). */
 #define CTA__LANE_STACK (64 * 1024)
-
-/* ---- coverage: a set of logical block indices as sorted intervals ------ */
-struct cta__cover {
-	uint64_t (*iv)[2]; /* disjoint [lo, hi) intervals, sorted */
-	size_t n, cap;
-	uint64_t *dups; /* duplicated indices (first few) */
-	size_t ndups, dups_cap;
-	uint64_t dup_total;
-};
-void cta__cover_init(struct cta__cover *c);
-void cta__cover_free(struct cta__cover *c);
-/* Marks index i processed; returns 1 if it already was (a duplicate). */
-int cta__cover_mark(struct cta__cover *c, uint64_t i);
-/* cta__cover_mark, inline where i extends the last interval: blocks start
- * in dispatch order, so nearly every block's start does. */
-static inline int cta__cover_add(struct cta__cover *c, uint64_t i)
-{
-	if (c->n && c->iv[c->n - 1][1] == i) {
-		c->iv[c->n - 1][1] = i + 1;
-		return 0;
-	}
-	return cta__cover_mark(c, i);
-}
-/* Lost indices in [0, n): writes up to max of them, returns how many. */
-uint64_t cta__cover_lost(const struct cta__cover *c, uint64_t n, uint64_t *out, size_t max);
 
 /* ---- a launched kernel -------------------------------------------------- */
 enum kstate { K_WAITING = 0, K_ACTIVE, K_DONE };
@@ -312,9 +288,6 @@ struct cta__worker {
 	struct cta__lane_x *free_lanes;
 	struct cta__fiber *foreign; /* other pools' runners, to return to them */
 };
-/* Parks every worker's foreign runners in their own pools; only while no
- * segment runs (the engine thread, outside a parallel batch). */
-void cta__exec_return_runners(struct cta_sim *s);
 
 /* A run of threads a waiting lane handed back: x from tid.x to end-1. */
 struct cta__run {
@@ -479,187 +452,5 @@ struct cta_sim {
 	int stopped;               /* a watchdog or forward_progress report ended the run */
 	int any_spin; /* a lane spun (cta__spin_poll): commits look at units' spinners */
 };
-
-/* Set on the host thread that runs a segment: the worker, and the unit. */
-extern _Thread_local struct cta__worker *cta__seg_worker __attribute__((tls_model("initial-exec")));
-extern _Thread_local struct cta__unit *cta__seg_unit __attribute__((tls_model("initial-exec")));
-void cta__out_error(struct cta__unit *u, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void cta__out_mark(struct cta__unit *u, uint64_t logical);
-
-/* engine */
-extern struct cta_sim *volatile cta__running_sim;
-/* cta_sim_set_exact_threads: every unit's cursor asks for exact threads. */
-extern int cta__exact_threads;
-/* 0: cta__claim_next never moves a lane on to the next unit (the unit
- * tests compare both ways); 1 by default. */
-extern int cta__lane_moves;
-int cta__lane_move_next(struct cta__lane *l);
-/* 0: a batch commits its units only once all its bodies ran, and counts
- * their starts before (the unit tests compare both ways); 1 by default. */
-extern int cta__early_commits;
-uint64_t cta__rand(struct cta_sim *s);
-void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
-void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                    uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
-                    const char *text);
-/* A trace record (kept in the unit's outbox inside a segment); nothing
- * without a trace file, decided here so that untraced runs make no call. */
-static inline void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                              uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg,
-                              int32_t code, const char *text)
-{
-	if (s->tw)
-		cta__trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
-}
-void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
-/* Never returns CTA__STEP_NEXT: see sim/engine/sim.c. */
-int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
-/* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
-void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
-/* While a batch runs on the engine's thread (s->early_commit): commits its
- * units up to index upto, the segment having moved past them. */
-void cta__commit_early(struct cta_sim *s, size_t upto);
-/* While a batch runs without a trace (s->lazy_start): u's start, counted
- * as the segment comes to it. */
-void cta__unit_started(struct cta_sim *s, struct cta__unit *u);
-
-/* sched */
-int cta__sched_init(struct cta_sim *s);
-/* Queues a dispatched unit to run its body before the engine passes its
- * start time. */
-void cta__ready(struct cta_sim *s, struct cta__unit *u);
-int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
-void cta__sched_request(struct cta_sim *s);
-void cta__sched_dispatch(struct cta_sim *s);
-void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
-/* Whether a block of k ending now can be refilled by cta__sched_refill
- * (asked before anything of the block is freed). */
-int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k);
-/* Frees the ended block's room on sm and places k's next block there: the
- * same outcome as cta__sched_free_cta then cta__sched_request. */
-void cta__sched_refill(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
-void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k);
-/* k became visible to the dispatcher (after its launch latency). */
-void cta__sched_release(struct cta_sim *s, struct cta__kernel *k);
-/* A higher-priority kernel than k has blocks waiting. */
-int cta__sched_higher_waiting(struct cta_sim *s, const struct cta__kernel *k);
-
-/* exec */
-struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-                                const unsigned *sms, uint64_t t);
-/* Runs the units' segments in order, each until every lane is done or
- * waits for the engine (cta__seg_worker set, cta__seg_unit the one
- * running). */
-void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
-/* Sets what every new unit of k starts from (k->cursor0); once the run's
- * options are final, before its first unit. */
-void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
-/* Frees what a CTA's memory holds: shared memory, spare mbarriers and
- * requests. */
-void cta__cta_release(struct cta__cta *c);
-/* n objects of size bytes, zeroed, on whole cache lines of their own
- * (NULL when out of memory). */
-void *cta__calloc_lines(size_t n, size_t size);
-void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
-struct cta__lane_x *cta__lane_self(void);
-/* Marks c's shared memory as possibly written (see smem_dirty). */
-void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c);
-struct cta__cta *cta__lane_cta(struct cta__lane_x *x);
-/* Suspends the calling lane in state st until the scheduler wakes it. */
-void cta__lane_block(struct cta__lane_x *x, enum lstate st);
-void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x);
-/* Linear block index of blockIdx b, and back; inline, as every new block
- * and every successful cancel asks. */
-static inline uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b)
-{
-	return b.x + (uint64_t)k->l.grid[0] * (b.y + (uint64_t)k->l.grid[1] * b.z);
-}
-
-static inline uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
-{
-	uint3 b;
-	if (k->l.grid[1] == 1 && k->l.grid[2] == 1) {
-		/* 1-D grids, the common case: no 64-bit divisions (tens of
-		 * cycles each, on every block). */
-		b.x = (unsigned)i;
-		b.y = b.z = 0;
-		return b;
-	}
-	b.x = (unsigned)(i % k->l.grid[0]);
-	i /= k->l.grid[0];
-	b.y = (unsigned)(i % k->l.grid[1]);
-	b.z = (unsigned)(i / k->l.grid[1]);
-	return b;
-}
-
-/* A spinning lane's poll cost: each suspension stands for the
- * CTA__POLL_BUDGET polls before it, at this many virtual ns each. A thread
- * that keeps spinning polls less often, as a back-off would: its k-th
- * suspension in a row stands for k / CTA__SPIN_RAMP times as many polls
- * (at least once, at most CTA__SPIN_MAX times), so a wait of T is noticed
- * within about 2 / sqrt(T / 25.6 us) of T, and costs the host
- * O(sqrt(T)) suspensions instead of O(T). */
-#define CTA__POLL_NS   100
-#define CTA__SPIN_RAMP 8
-#define CTA__SPIN_MAX  64
-/* Stops the run at the watchdog: a report on lane x of unit u (UB_WATCHDOG
- * or UB_FORWARD_PROGRESS), which ends the run when the unit is committed,
- * and u's lanes given up silently once they settle. */
-void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x, int rule,
-                        const char *file, int line, const char *msg);
-
-/* The watchdog's view of a CTA barrier about to complete (exec.c, and the
- * region form's in regions.c): 1 when the CTA crossed barriers with no work
- * between them for longer than the watchdog; then the report. */
-int cta__bar_idle(struct cta_sim *s, struct cta__cta *c);
-void cta__bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
-                              const char *file, int line, uint64_t idle_ns);
-
-/* An EV_POLL for u is due: its spinning lanes become runnable, at now at
- * the earliest. */
-void cta__unit_poll_wake(struct cta__unit *u, uint64_t now);
-
-/* clc */
-void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
-void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
-
-/* ub */
-enum cta__ub_rule {
-	UB_REQUEST_AFTER_OBSERVED_FAILURE = 0,
-	UB_READ_FAILED_INDEX,
-	UB_READ_BEFORE_COMPLETE,
-	UB_RESULT_BUFFER_IN_FLIGHT,
-	UB_FOR_EACH_CALLED_TWICE,
-	UB_FOR_EACH_NOT_ALL_THREADS,
-	UB_LEADER_COUNT,
-	UB_MULTICAST_CLUSTER_NOT_RUNNING,
-	UB_DIVERGENT_BARRIER,
-	UB_BARRIER_DEADLOCK,
-	UB_BUILTIN_BLOCKIDX_IN_BODY,
-	UB_MBARRIER_NOT_INITIALISED,
-	UB_WATCHDOG,
-	UB_FORWARD_PROGRESS,
-	UB__COUNT,
-	/* The sanitizer's reports (sim/sanitize), through the same path. */
-	UB_MEMCHECK_OOB = UB__COUNT,
-	UB_MEMCHECK_USE_AFTER_FREE,
-	UB_RACECHECK_SHARED_WW,
-	UB_RACECHECK_SHARED_RW,
-	UB_INITCHECK_SHARED,
-	UB__ALL
-};
-_Static_assert(UB__ALL <= 24, "struct cta__outbox's ubcount[] holds every rule");
-/* Reports a rule broken by lane x (or by the unit when x is NULL). */
-void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
-             const char *file, int line, const char *causefmt, ...)
-    __attribute__((format(printf, 7, 8)));
-/* The same for a rule found later than it was broken (at the end of a CTA):
- * names the thread of CTA `cta` that broke it, at t_ns. */
-void cta__ub_by(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, unsigned cta,
-                unsigned thread, uint64_t t_ns, const char *file, int line, const char *causefmt,
-                ...) __attribute__((format(printf, 9, 10)));
 
 #endif

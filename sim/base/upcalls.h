@@ -1,0 +1,36 @@
+/* Every call that runs up the module order of the simulator core
+ * (docs/ARCHITECTURE.md), in one place, each with why it stays. The
+ * callers include this header; the modules that define them include it
+ * too, so the prototypes are checked against the definitions. Nothing else
+ * may call upwards: tests/arch/include_order.py fails the build when an
+ * include does. */
+#ifndef CTASIM_BASE_UPCALLS_H
+#define CTASIM_BASE_UPCALLS_H
+
+#include "base/state.h"
+
+/* exec -> engine. A lane whose solo unit waits for the engine again steps
+ * the engine itself, on its own stack (lane_engine in sim/exec/exec.c),
+ * and switches straight to the next resumed lane: one switch per cancel
+ * round trip instead of two through the scheduler (docs/PERFORMANCE.md). */
+enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
+/* Never returns CTA__STEP_NEXT: see sim/engine/sim.c. */
+int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
+/* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
+void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
+/* exec -> engine. A batch on the engine's thread commits each unit as the
+ * segment moves past it, and counts untraced units' starts as it comes to
+ * them, while the unit is in cache (one pass over a batch, not three). */
+/* While a batch runs on the engine's thread (s->early_commit): commits its
+ * units up to index upto, the segment having moved past them. */
+void cta__commit_early(struct cta_sim *s, size_t upto);
+/* While a batch runs without a trace (s->lazy_start): u's start, counted
+ * as the segment comes to it. */
+void cta__unit_started(struct cta_sim *s, struct cta__unit *u);
+
+/* exec -> clc. A CTA that ends settles its CLC state (outstanding
+ * requests, the for_each rules checked at the CTA's end) where it ends,
+ * inside the segment, so that the reports carry the thread and time. */
+void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
+
+#endif
