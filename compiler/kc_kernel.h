@@ -12,9 +12,9 @@
 #undef CTA_KERNEL
 #define CTA_KERNEL(name, argtype, argname)                                                         \
 	static void name##__kc_body(const argtype *argname, CTA__LANE_PARAM);                      \
-	static struct cta__kc_def name##__kc = {#name, (void *)name##__kc_body,                    \
-	                                        "the kernel compiler did not run", __FILE__,       \
-	                                        __LINE__};                                         \
+	static struct cta__kc_def name##__kc = {#name, .ramp = (void *)name##__kc_body,            \
+	                                        .why = "the kernel compiler did not run",          \
+	                                        .file = __FILE__, .line = __LINE__};               \
 	CTA__CONSTRUCTOR(name##__kc_register)                                                      \
 	{                                                                                          \
 		cta__kc_register(&name##__kc);                                                     \

@@ -13,11 +13,16 @@
 // cannot transform keeps running on fibers; the descriptor's `why` says why,
 // and the build prints it when CTA_KC_VERBOSE is set in the environment.
 #include <cstdlib>
+#include <map>
+#include <vector>
 #include <set>
 #include <string>
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/PostDominators.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
@@ -32,6 +37,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 using namespace llvm;
 
@@ -284,6 +291,841 @@ void setDescField(GlobalVariable *D, unsigned idx, Constant *v)
 	D->setInitializer(ConstantStruct::get(init->getType(), ops));
 }
 
+// ---------------------------------------------------------------------------
+// Loop fission (continuation-based synchronisation): the body becomes one
+// block-level function NAME__kc_fis(args, lane, ix, run) that runs one
+// region (the body's start, or the code after barrier i) as a loop over the
+// threads run->lo .. run->hi-1, each thread to its next barrier or its end.
+// Each exit records the barrier reached in run->cont[t]; the engine
+// (sim/exec/regions.c) does the barrier's bookkeeping once per block and
+// calls the function again for the next region. A variable live across a
+// barrier lives
+//  - nowhere, when it is a pure function of the thread's and block's
+//    indices and the arguments (rematerialised at each thread's start),
+//  - once per block, when every thread stores the same value to it under
+//    block-uniform control (read from run->uin at each thread's start,
+//    written to run->uout + barrier * uni_bytes at the function's end),
+//  - else in a per-thread slot (struct of arrays in run->slots).
+// Everything else is a local of the loop, which SROA makes a register.
+
+// struct cta__kc_run (sim/exec/regions.h): every field 8 bytes.
+enum RunField {
+	RF_SLOTS = 0, RF_UIN, RF_UOUT, RF_CONT, RF_T, RF_BARMAX, RF_ENDMAX, RF_N, RF_LO, RF_HI,
+	RF_REGION, RF_ARRIVED, RF_EXITED, RF_WANT, RF_FIRSTVT, RF_LASTVT, RF_COUNT
+};
+// struct cta__idx: tid at 0 (12 bytes), 56 bytes in all; struct cta__lane:
+// tid at 0, vtime at 64 (checked by _Static_assert in regions.c).
+const unsigned kIdxSize = 56, kLaneVtime = 64;
+const unsigned kMaxBarriers = 250;
+
+struct Fission {
+	Function &F;
+	Module &M;
+	LLVMContext &C;
+	const DataLayout &DL;
+	Argument *argA, *laneA, *ixA;
+	SmallVector<CallInst *, 8> bars;
+	SmallVector<BasicBlock *, 8> barBB;              // the block holding barrier i
+	SmallVector<BasicBlock *, 8> entryOf;            // region r's first block
+	SmallVector<std::vector<BasicBlock *>, 8> blocks; // region r's blocks
+	SmallVector<AllocaInst *, 32> allocas;
+	std::map<AllocaInst *, int> kind; // 0 private, 1 slot, 2 uniform, 3 remat
+	std::set<AllocaInst *> escaped;
+	std::map<AllocaInst *, unsigned> off; // slot or uniform offset
+	unsigned slotBytes = 0, uniBytes = 0;
+
+	Fission(Function &f)
+	    : F(f), M(*f.getParent()), C(f.getContext()), DL(f.getParent()->getDataLayout())
+	{
+		argA = F.getArg(0);
+		laneA = F.getArg(1);
+		ixA = F.getArg(2);
+	}
+
+	AllocaInst *allocaOf(Value *p)
+	{
+		p = p->stripInBoundsConstantOffsets();
+		while (auto *G = dyn_cast<GetElementPtrInst>(p))
+			p = G->getPointerOperand();
+		return dyn_cast<AllocaInst>(p);
+	}
+
+	// Inlines every call to a function defined here (kernel.h's helpers),
+	// so that the analyses see the body whole.
+	void inlineAll()
+	{
+		for (int round = 0; round < 8; round++) {
+			SmallVector<CallBase *, 16> todo;
+			for (Instruction &I : instructions(F))
+				if (auto *CB = dyn_cast<CallBase>(&I))
+					if (Function *c = CB->getCalledFunction())
+						if (!c->isDeclaration() && c != &F && !c->isIntrinsic())
+							todo.push_back(CB);
+			if (todo.empty())
+				return;
+			for (CallBase *CB : todo) {
+				InlineFunctionInfo IFI;
+				InlineFunction(*CB, IFI);
+			}
+		}
+	}
+
+	std::string prepare()
+	{
+		inlineAll();
+		// Lifetime markers and debug intrinsics name allocas that become
+		// slots; the loop does not need them.
+		SmallVector<Instruction *, 32> dead;
+		for (Instruction &I : instructions(F))
+			if (auto *II = dyn_cast<IntrinsicInst>(&I))
+				if (II->isLifetimeStartOrEnd() || isa<DbgInfoIntrinsic>(II))
+					dead.push_back(II);
+		for (Instruction *I : dead)
+			I->eraseFromParent();
+		for (Instruction &I : instructions(F)) {
+			if (auto *A = dyn_cast<AllocaInst>(&I))
+				if (A->getParent() != &F.getEntryBlock() || !A->isStaticAlloca())
+					return "a variable-length array" + where(I);
+			if (auto *CB = dyn_cast<CallBase>(&I)) {
+				if (CB->isInlineAsm())
+					continue;
+				Function *c = CB->getCalledFunction();
+				if (c && !c->isDeclaration() && !c->isIntrinsic() && c != &F)
+					return "a call to " + c->getName().str() + " that could not be inlined";
+				if (c && c->getName() == kBarrier)
+					bars.push_back(cast<CallInst>(CB));
+				if (isa<InvokeInst>(CB) || (c && c->getName() == "setjmp"))
+					return "an invoke or setjmp" + where(I);
+			}
+		}
+		if (bars.size() > kMaxBarriers)
+			return "more than " + std::to_string(kMaxBarriers) + " barriers";
+		for (CallInst *CI : bars)
+			if (!isa<Constant>(CI->getArgOperand(0)) ||
+			    !isa<ConstantInt>(CI->getArgOperand(1)))
+				return "a barrier whose location is not a constant" + where(*CI);
+		// The barrier alone in its block; the code after it starts a region.
+		entryOf.push_back(&F.getEntryBlock());
+		for (CallInst *CI : bars) {
+			BasicBlock *b = SplitBlock(CI->getParent(), CI, (DominatorTree *)nullptr);
+			BasicBlock *after =
+			    SplitBlock(b, CI->getNextNode(), (DominatorTree *)nullptr);
+			barBB.push_back(b);
+			entryOf.push_back(after);
+		}
+		// Registers to memory (reg2mem): across blocks values then live
+		// only in allocas, which the classification below places.
+		Instruction *pt = &*F.getEntryBlock().getFirstInsertionPt();
+		while (isa<AllocaInst>(pt))
+			pt = pt->getNextNode();
+		SmallVector<Instruction *, 32> demote;
+		for (BasicBlock &bb : F)
+			for (Instruction &I : bb) {
+				if (isa<AllocaInst>(I) && bb.isEntryBlock())
+					continue;
+				for (User *U : I.users()) {
+					auto *UI = cast<Instruction>(U);
+					if (UI->getParent() != &bb || isa<PHINode>(UI)) {
+						demote.push_back(&I);
+						break;
+					}
+				}
+			}
+		for (Instruction *I : demote)
+			DemoteRegToStack(*I, false, pt);
+		SmallVector<PHINode *, 16> phis;
+		for (BasicBlock &bb : F)
+			for (PHINode &P : bb.phis())
+				phis.push_back(&P);
+		for (PHINode *P : phis)
+			DemotePHIToStack(P, pt);
+		for (Instruction &I : F.getEntryBlock())
+			if (auto *A = dyn_cast<AllocaInst>(&I))
+				allocas.push_back(A);
+		// The blocks of each region: from its entry up to barriers and
+		// returns.
+		std::set<BasicBlock *> isBar(barBB.begin(), barBB.end());
+		for (BasicBlock *e : entryOf) {
+			std::vector<BasicBlock *> list;
+			std::set<BasicBlock *> seen;
+			SmallVector<BasicBlock *, 16> stack{e};
+			seen.insert(e);
+			while (!stack.empty()) {
+				BasicBlock *b = stack.pop_back_val();
+				list.push_back(b);
+				for (BasicBlock *s : successors(b))
+					if (!isBar.count(s) && seen.insert(s).second)
+						stack.push_back(s);
+			}
+			blocks.push_back(list);
+		}
+		return "";
+	}
+
+	// Uses of A other than loads, stores to it, GEPs, memory intrinsics.
+	bool escapes(Value *V, AllocaInst *A, int depth = 0)
+	{
+		if (depth > 8)
+			return true;
+		for (User *U : V->users()) {
+			if (isa<LoadInst>(U))
+				continue;
+			if (auto *S = dyn_cast<StoreInst>(U)) {
+				if (S->getValueOperand() == V)
+					return true;
+				continue;
+			}
+			if (isa<GetElementPtrInst>(U) || isa<BitCastInst>(U)) {
+				if (escapes(U, A, depth + 1))
+					return true;
+				continue;
+			}
+			if (auto *MI = dyn_cast<MemIntrinsic>(U)) {
+				(void)MI;
+				continue;
+			}
+			return true;
+		}
+		return false;
+	}
+
+	// Backward liveness of A at each block's start: read before written.
+	std::map<BasicBlock *, bool> liveIn(AllocaInst *A)
+	{
+		std::map<BasicBlock *, int> local; // 1 read first, 2 killed first, 0 none
+		for (BasicBlock &bb : F) {
+			int st = 0;
+			for (Instruction &I : bb) {
+				if (auto *L = dyn_cast<LoadInst>(&I)) {
+					if (allocaOf(L->getPointerOperand()) == A) {
+						st = 1;
+						break;
+					}
+				} else if (auto *S = dyn_cast<StoreInst>(&I)) {
+					if (S->getPointerOperand() == A &&
+					    DL.getTypeStoreSize(S->getValueOperand()->getType()) ==
+					        DL.getTypeAllocSize(A->getAllocatedType()) &&
+					    !A->isArrayAllocation()) {
+						st = 2;
+						break;
+					}
+				} else if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
+					if (allocaOf(MI->getDest()) == A || (isa<MemTransferInst>(MI) &&
+					    allocaOf(cast<MemTransferInst>(MI)->getSource()) == A)) {
+						st = 1;
+						break;
+					}
+				}
+			}
+			local[&bb] = st;
+		}
+		std::map<BasicBlock *, bool> in;
+		for (BasicBlock &bb : F)
+			in[&bb] = local[&bb] == 1;
+		for (bool ch = true; ch;) {
+			ch = false;
+			for (BasicBlock &bb : F) {
+				if (in[&bb] || local[&bb] == 2)
+					continue;
+				for (BasicBlock *s : successors(&bb))
+					if (in[s]) {
+						in[&bb] = true;
+						ch = true;
+						break;
+					}
+			}
+		}
+		return in;
+	}
+
+	// The single store to A, or null.
+	StoreInst *onlyStore(AllocaInst *A)
+	{
+		if (escaped.count(A))
+			return nullptr;
+		StoreInst *one = nullptr;
+		for (User *U : A->users()) {
+			if (auto *S = dyn_cast<StoreInst>(U)) {
+				if (one)
+					return nullptr;
+				one = S;
+			} else if (!isa<LoadInst>(U)) {
+				return nullptr;
+			}
+		}
+		return one;
+	}
+
+	// V is argument `arg` (or its copy in a variable stored once).
+	bool isArgPtr(Value *V, Value *arg, int depth = 0)
+	{
+		if (V == arg)
+			return true;
+		if (depth > 8)
+			return false;
+		if (auto *L = dyn_cast<LoadInst>(V))
+			if (auto *A = dyn_cast<AllocaInst>(L->getPointerOperand()))
+				if (StoreInst *S = onlyStore(A))
+					return isArgPtr(S->getValueOperand(), arg, depth + 1);
+		return false;
+	}
+	bool isArgsPtr(Value *V) { return isArgPtr(V, argA); }
+
+	// The base of a load's address and its constant offset, if constant.
+	Value *baseOf(Value *p, int64_t &o, bool &constOff)
+	{
+		APInt ap(64, 0);
+		Value *b = p->stripAndAccumulateConstantOffsets(DL, ap, true);
+		o = ap.getSExtValue();
+		constOff = true;
+		if (isa<GetElementPtrInst>(b)) {
+			constOff = false;
+			while (auto *G = dyn_cast<GetElementPtrInst>(b))
+				b = G->getPointerOperand()->stripInBoundsConstantOffsets();
+		}
+		return b;
+	}
+
+	// A pure function of the thread's and block's indices and the
+	// arguments: it can be computed again at each thread's start.
+	bool remat(Value *V, int depth = 0)
+	{
+		if (depth > 24)
+			return false;
+		if (isa<Constant>(V))
+			return true;
+		if (V == argA || V == ixA)
+			return true;
+		auto *I = dyn_cast<Instruction>(V);
+		if (!I)
+			return false;
+		if (auto *L = dyn_cast<LoadInst>(I)) {
+			if (L->isVolatile() || L->isAtomic())
+				return false;
+			if (auto *A = dyn_cast<AllocaInst>(L->getPointerOperand())) {
+				StoreInst *S = onlyStore(A);
+				return S && remat(S->getValueOperand(), depth + 1);
+			}
+			int64_t o;
+			bool co;
+			Value *b = baseOf(L->getPointerOperand(), o, co);
+			return co && (isArgPtr(b, ixA) || isArgsPtr(b));
+		}
+		if (auto *BO = dyn_cast<BinaryOperator>(I)) {
+			switch (BO->getOpcode()) {
+			case Instruction::UDiv:
+			case Instruction::SDiv:
+			case Instruction::URem:
+			case Instruction::SRem: {
+				auto *ci = dyn_cast<ConstantInt>(BO->getOperand(1));
+				if (!ci || ci->isZero())
+					return false;
+				break;
+			}
+			default:
+				break;
+			}
+		} else if (auto *G = dyn_cast<GetElementPtrInst>(I)) {
+			(void)G;
+		} else if (!isa<CastInst>(I) && !isa<CmpInst>(I) && !isa<SelectInst>(I) &&
+		           !isa<FreezeInst>(I)) {
+			return false;
+		}
+		for (Value *op : I->operands())
+			if (!remat(op, depth + 1))
+				return false;
+		return true;
+	}
+
+	Value *rematEmit(Value *V, IRBuilder<> &B, ValueToValueMapTy &map)
+	{
+		if (isa<Constant>(V))
+			return V;
+		if (map.count(V))
+			return map[V];
+		auto *I = cast<Instruction>(V);
+		if (auto *L = dyn_cast<LoadInst>(I))
+			if (auto *A = dyn_cast<AllocaInst>(L->getPointerOperand())) {
+				Value *v = rematEmit(onlyStore(A)->getValueOperand(), B, map);
+				map[V] = v;
+				return v;
+			}
+		Instruction *c = I->clone();
+		for (unsigned i = 0; i < c->getNumOperands(); i++)
+			c->setOperand(i, rematEmit(I->getOperand(i), B, map));
+		c->setDebugLoc(DebugLoc());
+		B.Insert(c);
+		map[V] = c;
+		return c;
+	}
+
+	// Block-uniform values: every thread computes the same.
+	std::set<AllocaInst *> uni;
+	std::set<BasicBlock *> divergent;
+	std::map<Value *, bool> memo;
+	bool uniform(Value *V, int depth = 0)
+	{
+		if (isa<Constant>(V) || isa<Argument>(V))
+			return true;
+		auto it = memo.find(V);
+		if (it != memo.end())
+			return it->second;
+		bool r = false;
+		auto *I = dyn_cast<Instruction>(V);
+		if (!I || depth > 64) {
+			r = false;
+		} else if (auto *L = dyn_cast<LoadInst>(I)) {
+			int64_t o;
+			bool co;
+			Value *b = baseOf(L->getPointerOperand(), o, co);
+			if (L->isVolatile() || L->isAtomic())
+				r = false;
+			else if (isArgPtr(b, ixA))
+				r = co && o >= 12;
+			else if (auto *A = dyn_cast<AllocaInst>(b))
+				r = co && uni.count(A);
+			else
+				r = co && isArgsPtr(b);
+		} else if (auto *CB = dyn_cast<CallBase>(I)) {
+			Function *c = CB->getCalledFunction();
+			r = c && (c->getName() == "cta__shared" || c->getName() == "cta__shared_dynamic");
+			for (Value *a : CB->args())
+				r = r && uniform(a, depth + 1);
+		} else if (isa<BinaryOperator>(I) || isa<CastInst>(I) || isa<CmpInst>(I) ||
+		           isa<SelectInst>(I) || isa<GetElementPtrInst>(I) || isa<FreezeInst>(I) ||
+		           isa<ExtractValueInst>(I) || isa<InsertValueInst>(I) ||
+		           isa<UnaryOperator>(I)) {
+			r = true;
+			for (Value *op : I->operands())
+				r = r && uniform(op, depth + 1);
+		}
+		memo[V] = r;
+		return r;
+	}
+
+	void findUniform()
+	{
+		for (AllocaInst *A : allocas)
+			if (!escaped.count(A))
+				uni.insert(A);
+		for (bool ch = true; ch;) {
+			ch = false;
+			memo.clear();
+			divergent.clear();
+			PostDominatorTree PDT(F);
+			for (BasicBlock &bb : F) {
+				Instruction *T = bb.getTerminator();
+				Value *cond = nullptr;
+				if (auto *Br = dyn_cast<BranchInst>(T)) {
+					if (Br->isConditional())
+						cond = Br->getCondition();
+				} else if (auto *Sw = dyn_cast<SwitchInst>(T)) {
+					cond = Sw->getCondition();
+				}
+				if (!cond || uniform(cond))
+					continue;
+				auto *node = PDT.getNode(&bb);
+				BasicBlock *join = node && node->getIDom() ? node->getIDom()->getBlock()
+				                                            : nullptr;
+				SmallVector<BasicBlock *, 16> stack;
+				for (BasicBlock *s : successors(&bb))
+					stack.push_back(s);
+				while (!stack.empty()) {
+					BasicBlock *b = stack.pop_back_val();
+					if (b == join || !divergent.insert(b).second)
+						continue;
+					for (BasicBlock *s : successors(b))
+						stack.push_back(s);
+				}
+			}
+			for (BasicBlock &bb : F)
+				for (Instruction &I : bb) {
+					AllocaInst *A = nullptr;
+					bool ok = true;
+					if (auto *S = dyn_cast<StoreInst>(&I)) {
+						A = allocaOf(S->getPointerOperand());
+						ok = !divergent.count(&bb) &&
+						     uniform(S->getValueOperand());
+					} else if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
+						A = allocaOf(MI->getDest());
+						ok = false;
+					}
+					if (A && !ok && uni.erase(A))
+						ch = true;
+				}
+		}
+	}
+
+	std::string classify()
+	{
+		DominatorTree DT(F);
+		for (AllocaInst *A : allocas)
+			if (escapes(A, A))
+				escaped.insert(A);
+		findUniform();
+		for (AllocaInst *A : allocas) {
+			bool cross = escaped.count(A) != 0;
+			if (!cross) {
+				auto in = liveIn(A);
+				for (size_t r = 1; r < entryOf.size() && !cross; r++)
+					cross = in[entryOf[r]];
+			}
+			if (!cross) {
+				kind[A] = 0;
+				continue;
+			}
+			StoreInst *S = onlyStore(A);
+			bool dom = S && remat(S->getValueOperand());
+			for (size_t i = 0; dom && i < barBB.size(); i++)
+				dom = DT.dominates(S->getParent(), barBB[i]);
+			uint64_t size = DL.getTypeAllocSize(A->getAllocatedType());
+			if (auto *n = dyn_cast<ConstantInt>(A->getArraySize()))
+				size *= n->getZExtValue();
+			else
+				return "a variable-length array";
+			uint64_t al = std::max<uint64_t>(16, A->getAlign().value());
+			if (dom) {
+				kind[A] = 3;
+			} else if (uni.count(A) && !A->isArrayAllocation()) {
+				kind[A] = 2;
+				uniBytes = (uniBytes + al - 1) / al * al;
+				off[A] = uniBytes;
+				uniBytes += size;
+			} else {
+				kind[A] = 1;
+				slotBytes = (slotBytes + al - 1) / al * al;
+				off[A] = slotBytes;
+				slotBytes += (size + al - 1) / al * al;
+			}
+		}
+		uniBytes = (uniBytes + 15) / 16 * 16;
+		slotBytes = (slotBytes + 15) / 16 * 16;
+		if (std::getenv("CTA_KC_VERBOSE") && std::string(std::getenv("CTA_KC_VERBOSE")) == "2")
+			for (AllocaInst *A : allocas)
+				errs() << "  " << *A->getAllocatedType() << " line "
+				       << [&]() -> std::string {
+					       for (User *U : A->users())
+						       if (auto *I = dyn_cast<Instruction>(U))
+							       if (I->getDebugLoc())
+								       return std::to_string(I->getDebugLoc().getLine());
+					       return "?";
+				       }() << ": "
+				       << (const char *[]){"local", "slot", "uniform", "remat"}[kind[A]]
+				       << (escaped.count(A) ? " (escapes)" : "") << "\n";
+		if (slotBytes > 65536)
+			return "more than 64 KiB of values live across barriers per thread";
+		return "";
+	}
+
+	bool touchesLane(const std::vector<BasicBlock *> &bbs)
+	{
+		for (BasicBlock *b : bbs)
+			for (Instruction &I : *b) {
+				if (auto *CB = dyn_cast<CallBase>(&I)) {
+					Function *c = CB->getCalledFunction();
+					if (!c || !c->isIntrinsic())
+						return true;
+				}
+				if (isArgPtr(&I, laneA))
+					return true;
+				for (Value *op : I.operands()) {
+					if (op == laneA)
+						return true;
+					if (auto *G = dyn_cast<GlobalValue>(op->stripPointerCasts()))
+						if (G->getName() == "cta__cur")
+							return true;
+				}
+			}
+		return false;
+	}
+
+	Function *build(const std::string &base)
+	{
+		Type *ptrT = PointerType::getUnqual(C);
+		Type *i64 = Type::getInt64Ty(C), *i32 = Type::getInt32Ty(C), *i8 = Type::getInt8Ty(C);
+		FunctionType *FT = FunctionType::get(Type::getVoidTy(C), {ptrT, ptrT, ptrT, ptrT}, false);
+		Function *G = Function::Create(FT, GlobalValue::InternalLinkage, base + "__kc_fis", M);
+		G->setAttributes(AttributeList::get(C, F.getAttributes().getFnAttrs(),
+		                                    AttributeSet(), {}));
+		G->removeFnAttr(Attribute::AlwaysInline);
+		G->removeFnAttr(Attribute::OptimizeNone);
+		G->addFnAttr(Attribute::NoInline);
+		G->setSubprogram(F.getSubprogram());
+		Argument *gArgs = G->getArg(0), *gLane = G->getArg(1), *gIx = G->getArg(2),
+		         *gRun = G->getArg(3);
+		BasicBlock *entry = BasicBlock::Create(C, "fis.entry", G);
+		BasicBlock *done = BasicBlock::Create(C, "fis.done", G);
+		IRBuilder<> B(entry);
+		auto field = [&](IRBuilder<> &b, unsigned f) {
+			return b.CreateConstInBoundsGEP1_64(i8, gRun, f * 8);
+		};
+		// Locals: the private copies of the body's variables, the loop's
+		// accumulators, the thread's index block.
+		std::map<AllocaInst *, AllocaInst *> priv;
+		for (AllocaInst *A : allocas)
+			if (kind[A] != 1) {
+				auto *P = B.CreateAlloca(A->getAllocatedType(), A->getArraySize(),
+				                         A->getName());
+				P->setAlignment(A->getAlign());
+				priv[A] = P;
+			}
+		AllocaInst *ixl = B.CreateAlloca(ArrayType::get(i8, kIdxSize), nullptr, "ix");
+		ixl->setAlignment(Align(8));
+		unsigned nb = bars.size();
+		auto acc = [&](const char *n) { return B.CreateAlloca(i64, nullptr, n); };
+		AllocaInst *aArr = acc("arrived"), *aExit = acc("exited"), *aBar = acc("barmax"),
+		           *aEnd = acc("endmax"), *aWant = acc("want"), *aFirst = acc("firstvt"),
+		           *aLast = acc("lastvt");
+		std::vector<AllocaInst *> flag(nb);
+		std::map<std::pair<unsigned, AllocaInst *>, AllocaInst *> next;
+		for (unsigned j = 0; j < nb; j++) {
+			flag[j] = B.CreateAlloca(Type::getInt1Ty(C), nullptr, "fl");
+			B.CreateStore(B.getFalse(), flag[j]);
+			for (AllocaInst *A : allocas)
+				if (kind[A] == 2)
+					next[{j, A}] = B.CreateAlloca(A->getAllocatedType(),
+					                              A->getArraySize(), "nx");
+		}
+		B.CreateMemCpy(ixl, Align(8), gIx, Align(8), kIdxSize);
+		auto ld = [&](unsigned f) { return B.CreateLoad(i64, field(B, f)); };
+		Value *slots = B.CreateLoad(ptrT, field(B, RF_SLOTS), "slots");
+		Value *uin = B.CreateLoad(ptrT, field(B, RF_UIN), "uin");
+		Value *uout = B.CreateLoad(ptrT, field(B, RF_UOUT), "uout");
+		Value *cont = B.CreateLoad(ptrT, field(B, RF_CONT), "cont");
+		Value *T = ld(RF_T);
+		Value *n64 = ld(RF_N);
+		Value *lo = B.CreateTrunc(ld(RF_LO), i32);
+		Value *hi = B.CreateTrunc(ld(RF_HI), i32);
+		Value *region = ld(RF_REGION);
+		B.CreateStore(ld(RF_ARRIVED), aArr);
+		B.CreateStore(ld(RF_EXITED), aExit);
+		B.CreateStore(ld(RF_BARMAX), aBar);
+		B.CreateStore(ld(RF_ENDMAX), aEnd);
+		B.CreateStore(ld(RF_WANT), aWant);
+		B.CreateStore(ld(RF_FIRSTVT), aFirst);
+		B.CreateStore(ld(RF_LASTVT), aLast);
+		std::map<AllocaInst *, Value *> slotBase;
+		for (AllocaInst *A : allocas)
+			if (kind[A] == 1)
+				slotBase[A] = B.CreateGEP(i8, slots, B.CreateMul(n64, B.getInt64(off[A])));
+		Value *bx = B.CreateLoad(i32, B.CreateConstInBoundsGEP1_64(i8, gIx, 24));
+		Value *by = B.CreateLoad(i32, B.CreateConstInBoundsGEP1_64(i8, gIx, 28));
+		Value *bz = B.CreateLoad(i32, B.CreateConstInBoundsGEP1_64(i8, gIx, 32));
+		Value *oneRow = B.CreateAnd(B.CreateICmpEQ(by, B.getInt32(1)),
+		                            B.CreateICmpEQ(bz, B.getInt32(1)));
+		Value *bxy = B.CreateMul(bx, by);
+		SwitchInst *sw = B.CreateSwitch(region, done, entryOf.size());
+		FunctionCallee mism = M.getOrInsertFunction(
+		    "cta__kc_fis_mismatch", Type::getVoidTy(C), ptrT, i64, i64, i64);
+		DebugLoc barLoc = bars[0]->getDebugLoc();
+
+		for (unsigned r = 0; r < entryOf.size(); r++) {
+			BasicBlock *disp = BasicBlock::Create(C, "fis.r" + std::to_string(r), G, done);
+			sw->addCase(B.getInt64(r), disp);
+			bool touch = touchesLane(blocks[r]);
+			BasicBlock *hdr[2];
+			for (int v = 0; v < 2; v++) {
+				std::string tag = ".r" + std::to_string(r) + (v ? "g" : "x");
+				BasicBlock *pre = BasicBlock::Create(C, "pre" + tag, G, done);
+				BasicBlock *h = BasicBlock::Create(C, "hdr" + tag, G, done);
+				BasicBlock *body = BasicBlock::Create(C, "thr" + tag, G, done);
+				BasicBlock *latch = BasicBlock::Create(C, "next" + tag, G, done);
+				hdr[v] = pre;
+				IRBuilder<> b(pre);
+				b.CreateBr(h);
+				b.SetInsertPoint(h);
+				PHINode *t = b.CreatePHI(i32, 2, "t");
+				t->addIncoming(lo, pre);
+				b.CreateCondBr(b.CreateICmpULT(t, hi), body, done);
+				b.SetInsertPoint(latch);
+				t->addIncoming(b.CreateAdd(t, b.getInt32(1)), latch);
+				b.CreateBr(h);
+				b.SetInsertPoint(body);
+				Value *x, *y, *z;
+				if (v == 0) {
+					x = t;
+					y = z = b.getInt32(0);
+				} else {
+					x = b.CreateURem(t, bx);
+					y = b.CreateURem(b.CreateUDiv(t, bx), by);
+					z = b.CreateUDiv(t, bxy);
+				}
+				b.CreateStore(x, ixl);
+				b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, ixl, 4));
+				b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, ixl, 8));
+				if (touch) {
+					b.CreateStore(x, gLane);
+					b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4));
+					b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8));
+					b.CreateStore(T, b.CreateConstInBoundsGEP1_64(i8, gLane, kLaneVtime));
+				}
+				Value *t64 = b.CreateZExt(t, i64);
+				ValueToValueMapTy VM;
+				VM[argA] = gArgs;
+				VM[laneA] = gLane;
+				VM[ixA] = ixl;
+				std::map<AllocaInst *, Value *> target;
+				for (AllocaInst *A : allocas) {
+					if (kind[A] == 1) {
+						uint64_t sz = DL.getTypeAllocSize(A->getAllocatedType());
+						if (auto *cn = dyn_cast<ConstantInt>(A->getArraySize()))
+							sz *= cn->getZExtValue();
+						uint64_t al = std::max<uint64_t>(16, A->getAlign().value());
+						sz = (sz + al - 1) / al * al;
+						target[A] = b.CreateGEP(i8, slotBase[A],
+						                        b.CreateMul(t64, b.getInt64(sz)));
+					} else {
+						target[A] = priv[A];
+					}
+				}
+				for (AllocaInst *A : allocas) {
+					if (kind[A] == 2) {
+						Type *ty = A->getAllocatedType();
+						Value *src = b.CreateConstInBoundsGEP1_64(i8, uin, off[A]);
+						b.CreateStore(b.CreateLoad(ty, src), priv[A]);
+					} else if (kind[A] == 3) {
+						ValueToValueMapTy rm;
+						rm[argA] = gArgs;
+						rm[ixA] = ixl;
+						StoreInst *S = onlyStore(A);
+						Value *val = rematEmit(S->getValueOperand(), b, rm);
+						b.CreateStore(val, priv[A]);
+					}
+				}
+				for (auto &kv : target)
+					VM[kv.first] = kv.second;
+				// Exits: to each barrier, and the thread's end.
+				Value *vt0 = T;
+				auto vtime = [&](IRBuilder<> &e) -> Value * {
+					if (!touch)
+						return vt0;
+					return e.CreateLoad(i64, e.CreateConstInBoundsGEP1_64(i8, gLane,
+					                                                        kLaneVtime));
+				};
+				auto maxInto = [&](IRBuilder<> &e, AllocaInst *a, Value *vt) {
+					Value *o = e.CreateLoad(i64, a);
+					e.CreateStore(e.CreateSelect(e.CreateICmpUGT(vt, o), vt, o), a);
+				};
+				Value *contAt = b.CreateGEP(i8, cont, t64);
+				for (unsigned j = 0; j < nb; j++) {
+					BasicBlock *X = BasicBlock::Create(C, "bar" + std::to_string(j) + tag,
+					                                   G, done);
+					VM[barBB[j]] = X;
+					IRBuilder<> e(X);
+					Value *vt = vtime(e);
+					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aArr), e.getInt64(1)),
+					              aArr);
+					maxInto(e, aBar, vt);
+					e.CreateStore(vt, aLast);
+					e.CreateStore(e.getInt8(j), contAt);
+					for (AllocaInst *A : allocas)
+						if (kind[A] == 2)
+							e.CreateStore(e.CreateLoad(A->getAllocatedType(), priv[A]),
+							              next[{j, A}]);
+					e.CreateStore(e.getTrue(), flag[j]);
+					Value *w = e.CreateLoad(i64, aWant);
+					BasicBlock *chk = BasicBlock::Create(C, "chk", G, done);
+					BasicBlock *first = BasicBlock::Create(C, "first", G, done);
+					BasicBlock *mis = BasicBlock::Create(C, "mis", G, done);
+					e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(j)), latch, chk);
+					e.SetInsertPoint(chk);
+					e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(~0ull)), first, mis);
+					e.SetInsertPoint(first);
+					e.CreateStore(e.getInt64(j), aWant);
+					e.CreateStore(vt, aFirst);
+					e.CreateBr(latch);
+					e.SetInsertPoint(mis);
+					CallInst *mc = e.CreateCall(mism, {gRun, t64, e.getInt64(j), vt});
+					mc->setDebugLoc(barLoc);
+					e.CreateBr(latch);
+				}
+				BasicBlock *XR = BasicBlock::Create(C, "end" + tag, G, done);
+				{
+					IRBuilder<> e(XR);
+					Value *vt = vtime(e);
+					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit), e.getInt64(1)),
+					              aExit);
+					maxInto(e, aEnd, vt);
+					e.CreateStore(e.getInt8(0xff), contAt);
+					e.CreateBr(latch);
+				}
+				// The region's code, cloned into the loop.
+				std::vector<BasicBlock *> clones;
+				for (BasicBlock *bb : blocks[r]) {
+					BasicBlock *c = CloneBasicBlock(bb, VM, tag, G);
+					c->moveBefore(done);
+					VM[bb] = c;
+					clones.push_back(c);
+				}
+				// CloneBasicBlock mapped the body's allocas to their
+				// clones: map them to their places, and drop the clones.
+				SmallVector<Instruction *, 8> deadA;
+				for (AllocaInst *A : allocas) {
+					Value *c = VM.lookup(A);
+					if (c && c != target[A]) {
+						deadA.push_back(cast<Instruction>(c));
+						VM[A] = target[A];
+					}
+				}
+				for (BasicBlock *c : clones)
+					for (Instruction &I : *c)
+						RemapInstruction(&I, VM,
+						                 RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+				for (BasicBlock *c : clones) {
+					SmallVector<Instruction *, 4> rm;
+					for (Instruction &I : *c) {
+						if (isa<ReturnInst>(I)) {
+							rm.push_back(&I);
+						}
+					}
+					for (Instruction *I : rm) {
+						if (isa<ReturnInst>(I)) {
+							BranchInst::Create(XR, I);
+						}
+						I->eraseFromParent();
+					}
+				}
+				for (Instruction *I : deadA)
+					I->eraseFromParent();
+				b.CreateBr(cast<BasicBlock>(VM[entryOf[r]]));
+			}
+			IRBuilder<> d(disp);
+			d.CreateCondBr(oneRow, hdr[0], hdr[1]);
+		}
+		B.SetInsertPoint(done);
+		auto st = [&](unsigned f, AllocaInst *a) {
+			B.CreateStore(B.CreateLoad(i64, a), field(B, f));
+		};
+		st(RF_ARRIVED, aArr);
+		st(RF_EXITED, aExit);
+		st(RF_BARMAX, aBar);
+		st(RF_ENDMAX, aEnd);
+		st(RF_WANT, aWant);
+		st(RF_FIRSTVT, aFirst);
+		st(RF_LASTVT, aLast);
+		for (unsigned j = 0; j < nb; j++) {
+			bool any = false;
+			for (AllocaInst *A : allocas)
+				any = any || kind[A] == 2;
+			if (!any)
+				break;
+			BasicBlock *w = BasicBlock::Create(C, "wout", G);
+			BasicBlock *k = BasicBlock::Create(C, "wnext", G);
+			B.CreateCondBr(B.CreateLoad(Type::getInt1Ty(C), flag[j]), w, k);
+			IRBuilder<> e(w);
+			for (AllocaInst *A : allocas)
+				if (kind[A] == 2)
+					e.CreateStore(e.CreateLoad(A->getAllocatedType(), next[{j, A}]),
+					              e.CreateConstInBoundsGEP1_64(
+					                  i8, uout, (uint64_t)j * uniBytes + off[A]));
+			e.CreateBr(k);
+			B.SetInsertPoint(k);
+		}
+		B.CreateRetVoid();
+		return G;
+	}
+};
+
 struct RegionsPass : PassInfoMixin<RegionsPass> {
 	PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM)
 	{
@@ -325,14 +1167,60 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				                 .CreateGlobalStringPtr(why, base + "__kc_why", 0, &M));
 				continue;
 			}
+			LLVMContext &Cx = M.getContext();
+			Constant *nullp = ConstantPointerNull::get(PointerType::getUnqual(Cx));
+			setDescField(D, 2, nullp);
+			// The loop form first; the coroutine form where it cannot.
+			Fission fz(*F);
+			std::string fwhy = fz.prepare();
+			if (fwhy.empty())
+				fwhy = fz.classify();
+			Function *G = nullptr;
+			if (fwhy.empty()) {
+				G = fz.build(base);
+				if (verifyFunction(*G, &errs())) {
+					G->eraseFromParent();
+					G = nullptr;
+					fwhy = "the loop form did not verify (a kernel compiler bug)";
+				}
+			}
+			if (G) {
+				Type *i32 = Type::getInt32Ty(Cx);
+				StructType *BT = StructType::get(Cx, {PointerType::getUnqual(Cx), i32});
+				std::vector<Constant *> rows;
+				for (CallInst *CI : fz.bars)
+					rows.push_back(ConstantStruct::get(
+					    BT, {cast<Constant>(CI->getArgOperand(0)),
+					         cast<Constant>(CI->getArgOperand(1))}));
+				auto *AT = ArrayType::get(BT, rows.size());
+				auto *tab = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage,
+				                               ConstantArray::get(AT, rows),
+				                               base + "__kc_bars");
+				setDescField(D, 1, nullp);
+				setDescField(D, 4, G);
+				setDescField(D, 5, nullp);
+				setDescField(D, 6, tab);
+				setDescField(D, 8, ConstantInt::get(i32, fz.slotBytes));
+				setDescField(D, 9, ConstantInt::get(i32, fz.uniBytes));
+				setDescField(D, 10, ConstantInt::get(i32, rows.size()));
+				F->replaceAllUsesWith(UndefValue::get(F->getType()));
+				F->eraseFromParent();
+				if (verbose)
+					errs() << "ctasim-kc: " << base << ": loops (" << rows.size()
+					       << " barrier(s), " << fz.slotBytes
+					       << " bytes of slots per thread, " << fz.uniBytes
+					       << " of block-uniform values)\n";
+				continue;
+			}
+			bars = fz.bars.empty() ? bars : fz.bars;
 			Function *R = toRegions(*F, bars);
 			F->replaceAllUsesWith(R);
 			F->eraseFromParent();
-			setDescField(D, 2,
-			             ConstantPointerNull::get(PointerType::getUnqual(M.getContext())));
+			setDescField(D, 5,
+			             IRBuilder<>(Cx).CreateGlobalStringPtr(fwhy, base + "__kc_fwhy", 0, &M));
 			if (verbose)
 				errs() << "ctasim-kc: " << base << ": regions (" << bars.size()
-				       << " barrier(s))\n";
+				       << " barrier(s); not loops: " << fwhy << ")\n";
 		}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}

@@ -5,6 +5,7 @@
  * bookkeeping are those of the fiber path (exec.c), step for step, so
  * traces, UB reports and results do not depend on the path. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,7 @@ int cta_kernel_regions(const char *name, const char **why)
 		if (!strcmp(defs[i]->name, name)) {
 			if (why)
 				*why = defs[i]->why;
-			return !defs[i]->why && defs[i]->ramp;
+			return !defs[i]->why && (defs[i]->ramp || defs[i]->fis);
 		}
 	return -1;
 }
@@ -73,8 +74,8 @@ const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kerne
 	for (size_t i = 0; i < ndefs; i++) {
 		const struct cta__kc_def *d = defs[i];
 		/* The same CTA_KERNEL: its name, and where it is written. */
-		if (!d->why && d->ramp && d->line == kd->line && !strcmp(d->name, kd->name) &&
-		    !strcmp(base_name(d->file), base_name(kd->file)))
+		if (!d->why && (d->ramp || d->fis) && d->line == kd->line &&
+		    !strcmp(d->name, kd->name) && !strcmp(base_name(d->file), base_name(kd->file)))
 			return d;
 	}
 	return NULL;
@@ -105,6 +106,16 @@ struct kc_block {
 	unsigned char *arena; /* the frames */
 	size_t arena_cap, used;
 	unsigned cap; /* threads the per-thread arrays hold */
+	/* The loop form (run_block_fis). */
+	const struct cta__kc_def *d;
+	int mixed;            /* threads waited at different barriers: per-thread mode */
+	unsigned char *cont;  /* per thread: where it waits */
+	unsigned char *slots; /* the per-thread values */
+	size_t slots_cap;
+	unsigned char *ubuf; /* block-uniform values: two rounds' worth, and zeros */
+	size_t ubuf_cap;
+	unsigned char *urep; /* the same per thread, in per-thread mode */
+	size_t urep_cap;
 };
 static _Thread_local struct kc_block kcb;
 
@@ -239,7 +250,10 @@ static int grow(struct kc_block *b, unsigned n)
 	unsigned *q = realloc(b->runq, n * sizeof(*q));
 	if (q)
 		b->runq = q;
-	if (!f || !vt || !w || !q)
+	unsigned char *ct = realloc(b->cont, n);
+	if (ct)
+		b->cont = ct;
+	if (!f || !vt || !w || !q || !ct)
 		return -1;
 	b->cap = n;
 	return 0;
@@ -366,6 +380,252 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 	return 0;
 }
 
+/* ---- the loop form ---------------------------------------------------- */
+
+/* The pass addresses these by fixed offsets (compiler/regions_pass.cpp). */
+_Static_assert(offsetof(struct cta__lane, vtime) == 64, "cta__lane.vtime moved");
+_Static_assert(offsetof(struct cta__lane, tid) == 0, "cta__lane.tid moved");
+_Static_assert(sizeof(struct cta__idx) == 56 && offsetof(struct cta__idx, bdim) == 24,
+               "cta__idx changed");
+_Static_assert(sizeof(struct cta__kc_run) == 16 * 8, "cta__kc_run changed");
+
+typedef void (*kc_fis_fn)(const void *args, struct cta__lane *l, const struct cta__idx *ix,
+                          struct cta__kc_run *r);
+
+/* Makes the lane thread r's at virtual time vt, for a report. */
+static void lane_at(struct kc_block *b, unsigned r, uint64_t vt)
+{
+	b->x->l.tid = tid_of(b, &b->x->l, r);
+	b->x->l.vtime = vt;
+}
+
+void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t bar, uint64_t vtime)
+{
+	struct kc_block *b = &kcb;
+	struct cta__cta *c = b->c;
+	const struct cta__kc_bar *w = &b->d->bars[r->want], *m = &b->d->bars[bar];
+	b->mixed = 1;
+	if (c->bar_divergent_reported ||
+	    (w->line == m->line && (w->file == m->file || !strcmp(w->file, m->file))))
+		return;
+	c->bar_divergent_reported = 1;
+	lane_at(b, (unsigned)t, vtime);
+	cta__ub(b->u->sim, UB_DIVERGENT_BARRIER, b->u, b->x, m->file, m->line,
+	        "other threads of the block wait at the __syncthreads at %s:%d", w->file, w->line);
+}
+
+static void *grow_buf(unsigned char **p, size_t *cap, size_t want)
+{
+	if (want <= *cap)
+		return *p;
+	want = (want + 63) / 64 * 64;
+	free(*p);
+	*p = aligned_alloc(64, want);
+	*cap = *p ? want : 0;
+	return *p;
+}
+
+/* One block of unit u (fresh) on lane x, in the loop form: rounds of
+ * region loops, the barrier's bookkeeping once per round. The order of
+ * threads in a round is the fiber path's (exec.c): rank order at the start,
+ * then the thread whose arrival completed the barrier first and the other
+ * waiters in arrival order: while no thread ended early, a rotation by
+ * one, run as two ascending loops. */
+static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d)
+{
+	struct cta__lane *l = &x->l;
+	struct cta__unit *u = l->unit;
+	struct cta__kernel *k = u->k;
+	struct kc_block *b = &kcb;
+	unsigned n = (unsigned)l->cursor->left;
+	size_t ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
+	if (grow(b, n) || !grow_buf(&b->slots, &b->slots_cap, (size_t)n * d->slot_bytes + 64) ||
+	    !grow_buf(&b->ubuf, &b->ubuf_cap, 2 * stride + ub + 64))
+		return -1;
+	struct cta__cursor *cur = l->cursor;
+	cur->left = 0;
+	cur->tid.x = cur->tid.y = cur->tid.z = 0;
+	if (cur->cta != l->cta_rank || !l->smem)
+		cta__lane_enter_cta(l);
+	cur->cta++;
+	b->x = x;
+	b->u = u;
+	b->c = x->cta;
+	b->n = n;
+	b->d = d;
+	b->mixed = 0;
+	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
+	struct cta__idx ix;
+	ix.tid.x = ix.tid.y = ix.tid.z = 0;
+	l->tid = ix.tid;
+	ix.bid = l->bid;
+	ix.bdim = l->bdim;
+	ix.gdim = l->gdim;
+	ix.spin = cur->spin;
+	ix.add = cur->add;
+	l->active = 1;
+	l->run_x0 = 0;
+	l->row_end = l->bdim.x;
+	kc_fis_fn fn = (kc_fis_fn)d->fis;
+	const void *args = k->args;
+	struct cta__cta *c = b->c;
+	struct cta_sim *s = u->sim;
+	unsigned char *uin = b->ubuf + 2 * stride; /* the first round's: zeros */
+	memset(uin, 0, ub);
+	int ucur = 0, rotating = 1, perthread = 0;
+	unsigned rot = 0, cnt = n, region = 0;
+	unsigned *ord = b->runq, *nxt = b->waiter;
+	struct cta__kc_run r;
+	r.slots = b->slots;
+	r.cont = b->cont;
+	r.n = n;
+	uint64_t T = cur->t0;
+	for (;;) {
+		r.t = T;
+		r.bar_max = r.end_max = r.arrived = r.exited = 0;
+		r.want = CTA__KC_NONE;
+		r.first_vt = r.last_vt = 0;
+		unsigned last;
+		if (perthread) {
+			for (unsigned i = 0; i < cnt; i++) {
+				unsigned t = ord[i];
+				unsigned char *mine = b->urep + t * stride;
+				r.region = b->cont[t] + 1u;
+				r.uin = mine + b->cont[t] * ub;
+				r.uout = mine;
+				r.lo = t;
+				r.hi = t + 1;
+				fn(args, l, &ix, &r);
+			}
+			last = ord[cnt - 1];
+		} else {
+			r.region = region;
+			r.uin = uin;
+			r.uout = b->ubuf + ucur * stride;
+			if (rotating) {
+				r.lo = rot;
+				r.hi = n;
+				fn(args, l, &ix, &r);
+				if (rot) {
+					r.lo = 0;
+					r.hi = rot;
+					fn(args, l, &ix, &r);
+				}
+				last = rot ? rot - 1 : n - 1;
+			} else {
+				/* Runs of consecutive ranks, one loop each. */
+				for (unsigned i = 0; i < cnt;) {
+					unsigned j = i + 1;
+					while (j < cnt && ord[j] == ord[j - 1] + 1)
+						j++;
+					r.lo = ord[i];
+					r.hi = ord[j - 1] + 1u;
+					fn(args, l, &ix, &r);
+					i = j;
+				}
+				last = ord[cnt - 1];
+			}
+		}
+		/* What the fiber path counts at each end and arrival. */
+		c->exited += r.exited;
+		if (r.exited && r.end_max > c->end_t)
+			c->end_t = r.end_max;
+		if (r.arrived == 0)
+			break;
+		u->out.crossings += r.arrived;
+		c->cold_dirty = 1;
+		c->bar_arrived = (unsigned)r.arrived;
+		c->bar_max_t = r.bar_max;
+		c->bar_file = d->bars[r.want].file;
+		c->bar_line = d->bars[r.want].line;
+		int self = b->cont[last] != CTA__KC_EXITED;
+		if (self) {
+			/* The last arrival completed the barrier. */
+			const struct cta__kc_bar *at = &d->bars[b->cont[last]];
+			if (c->exited && !c->bar_divergent_reported) {
+				lane_at(b, last, r.last_vt);
+				cta__ub(s, UB_DIVERGENT_BARRIER, u, x, at->file, at->line,
+				        "%" PRIu64 " of the block's %" PRIu64
+				        " threads exited without reaching this barrier",
+				        c->exited, (uint64_t)c->nthreads);
+			}
+			if (cta__bar_idle(s, c)) {
+				lane_at(b, last, r.last_vt);
+				cta__bar_watchdog_report(u, x, c, at->file, at->line,
+				                         c->bar_idle_ns);
+				c->exited = c->nthreads; /* given up */
+				break;
+			}
+		} else if (!c->bar_divergent_reported) {
+			/* settle_barriers of exec.c: the missing threads ended;
+			 * reported at the first waiter. */
+			unsigned first = 0;
+			for (unsigned i = 0; i < cnt; i++) {
+				unsigned t = rotating ? (rot + i) % n : ord[i];
+				if (b->cont[t] != CTA__KC_EXITED) {
+					first = t;
+					break;
+				}
+			}
+			lane_at(b, first, r.first_vt);
+			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, d->bars[r.want].file,
+			        d->bars[r.want].line,
+			        "%" PRIu64 " of the block's %" PRIu64
+			        " threads exited without reaching this barrier",
+			        c->exited, (uint64_t)c->nthreads);
+		}
+		/* release() */
+		T = c->bar_max_t + s->dev.barrier_ns;
+		c->bar_rel_t = T;
+		c->bar_gen++;
+		x->bar_gen = c->bar_gen;
+		if (self)
+			l->vtime = T;
+		c->bar_arrived = 0;
+		c->bar_max_t = 0;
+		c->bar_file = NULL;
+		c->bar_divergent_reported = 0;
+		if (rotating && r.exited == 0 && !b->mixed) {
+			rot = last;
+		} else {
+			unsigned m = 0;
+			if (self)
+				nxt[m++] = last;
+			for (unsigned i = 0; i < cnt; i++) {
+				unsigned t = rotating ? (rot + i) % n : ord[i];
+				if (b->cont[t] != CTA__KC_EXITED && !(self && t == last))
+					nxt[m++] = t;
+			}
+			unsigned *tmp = ord;
+			ord = nxt;
+			nxt = tmp;
+			cnt = m;
+			rotating = 0;
+		}
+		if (b->mixed && !perthread) {
+			/* Threads wait at different barriers (reported as UB): each
+			 * goes on with its own copy of the block-uniform values. */
+			if (!grow_buf(&b->urep, &b->urep_cap, (size_t)n * stride + 64)) {
+				cta__out_error(u, "kernel %s: out of memory", k->label);
+				c->exited = c->nthreads;
+				break;
+			}
+			for (unsigned i = 0; i < cnt; i++) {
+				unsigned t = ord[i];
+				size_t o = b->cont[t] * ub;
+				memcpy(b->urep + t * stride + o, b->ubuf + ucur * stride + o, ub);
+			}
+			perthread = 1;
+		} else if (!perthread) {
+			uin = b->ubuf + ucur * stride + r.want * ub;
+			ucur ^= 1;
+			region = (unsigned)r.want + 1;
+		}
+	}
+	l->active = 0;
+	return 0;
+}
+
 int cta__kc_threads(struct cta__lane_x *x)
 {
 	struct cta__lane *l = &x->l;
@@ -375,7 +635,7 @@ int cta__kc_threads(struct cta__lane_x *x)
 	    l->unit->ctas[0].nthreads < 2)
 		return 0;
 	do {
-		if (run_block(x, d))
+		if (d->fis ? run_block_fis(x, d) : run_block(x, d))
 			return 0; /* out of memory: the thread loop takes over */
 	} while (cta__lane_move_next(l));
 	return 1;
