@@ -123,6 +123,16 @@ CTA_EXPORT int cta_trace_read_progress(struct cta_trace *out, const char *path, 
                                        size_t errlen, cta_trace_progress_fn progress, void *ctx);
 CTA_EXPORT void cta_trace_free(struct cta_trace *t);
 
+/* The compression a file name asks for, as the trace writer applies it:
+ * 1 gzip (".gz"), 2 zstd (".zst"), 0 none; CTA_EUNSUPPORTED when this build
+ * lacks the library for it. The tools compress their other outputs
+ * (export -o x.json.gz, view -o x.svg.gz) the same way. */
+CTA_EXPORT int cta_trace_compression_of_name(const char *name);
+/* Compresses everything in in_fd (from its start) into out_fd as name
+ * asks (see above). Returns 0, or a CTA_E* code with the reason in msg. */
+CTA_EXPORT int cta_trace_compress_fd(const char *name, int in_fd, int out_fd, char *msg,
+                                     size_t mlen);
+
 CTA_EXPORT const char *cta_trace_event_name(cta_trace_event ev);
 CTA_EXPORT const char *cta_cancel_outcome_name(int outcome);
 

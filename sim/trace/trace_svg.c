@@ -2,9 +2,11 @@
  * that SM overlap), each physical block a rectangle coloured by kernel, the
  * time spent on stolen indices hatched, and markers for failed cancels, UB
  * and warnings, above a legend. The time axis starts at the first block
- * dispatch. Past AGGREGATE_SPANS blocks each lane shows, per pixel column,
- * the share of its block slots in use (coloured by the kernel holding most
- * of them), so 2M blocks stay a picture of a few MB. */
+ * dispatch. Past AGGREGATE_SPANS blocks, or where sub-rows would be too
+ * thin to see, each lane shows per pixel column the share of its block
+ * slots in use (coloured by the kernel holding most of them), so 2M blocks
+ * stay a picture of a few MB; too many SMs for lanes of MIN_LANE_PX share
+ * a lane per TPC or GPC. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -28,11 +30,22 @@ static const char *const palette_light[] = {
 };
 #define AGGREGATE_SPANS 20000
 #define NPAL            (sizeof(palette) / sizeof(palette[0]))
+/* The plot's height budget: a picture read at a glance fits a screen. */
+#define PLOT_BUDGET_PX 1200.0
+/* Thinner lanes than this are merged (per TPC, then per GPC). */
+#define MIN_LANE_PX 5.0
+/* Sub-rows thinner than this are not drawn: the lane shows slot shares. */
+#define MIN_SUBROW_PX 2.0
+/* The narrowest block drawn: a block shorter than that is still a block. */
+#define MIN_BLOCK_PX 2.0
 
 struct geo {
 	double left, top, plot_w, lane_h;
 	uint64_t t0, span;
 	const struct cta__layout *l;
+	const unsigned *lane_of; /* lane_of[sm] */
+	unsigned nlanes, nsm;
+	int unit; /* CTA_SVG_LANES_SM, _TPC or _GPC */
 };
 
 static double xof(const struct geo *g, uint64_t t)
@@ -42,7 +55,12 @@ static double xof(const struct geo *g, uint64_t t)
 
 static double lane_y(const struct geo *g, uint64_t sm)
 {
-	return g->top + (double)sm * g->lane_h;
+	return g->top + (double)g->lane_of[sm] * g->lane_h;
+}
+
+static double row_y(const struct geo *g, unsigned lane)
+{
+	return g->top + (double)lane * g->lane_h;
 }
 
 /* The inner height of a lane (a 1 px gap separates lanes when there is room). */
@@ -87,10 +105,10 @@ static uint64_t unit_for(uint64_t span)
 	return 1000000000ull;
 }
 
-static void put_axis(FILE *f, const struct geo *g, unsigned nsm)
+static void put_axis(FILE *f, const struct geo *g)
 {
 	uint64_t step = nice_step(g->span, 10), unit = unit_for(g->span);
-	double y0 = g->top, y1 = g->top + nsm * g->lane_h;
+	double y0 = g->top, y1 = g->top + g->nlanes * g->lane_h;
 	fprintf(f, "<g class=\"axis\">\n");
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"ax\"/>\n",
 	        g->left, y0 - 0.5, g->left + g->plot_w, y0 - 0.5);
@@ -109,23 +127,28 @@ static void put_axis(FILE *f, const struct geo *g, unsigned nsm)
 	fprintf(f, "</g>\n");
 }
 
-static void put_lanes(FILE *f, const struct geo *g, unsigned nsm)
+static const char *unit_name(int unit)
+{
+	return unit == CTA_SVG_LANES_TPC ? "TPC" : unit == CTA_SVG_LANES_GPC ? "GPC" : "SM";
+}
+
+static void put_lanes(FILE *f, const struct geo *g)
 {
 	/* Label often enough to find a lane, rarely enough to stay legible. */
 	unsigned every = 1;
 	while (every * g->lane_h < 11)
 		every *= 2;
 	fprintf(f, "<g class=\"lanes\">\n");
-	for (unsigned sm = 0; sm < nsm; sm++) {
-		double y = lane_y(g, sm);
-		if (sm % 2)
+	for (unsigned lane = 0; lane < g->nlanes; lane++) {
+		double y = row_y(g, lane);
+		if (lane % 2)
 			fprintf(f,
 			        "<rect x=\"%.1f\" y=\"%.2f\" width=\"%.1f\" height=\"%.2f\" "
 			        "class=\"stripe\"/>\n",
 			        g->left, y, g->plot_w, g->lane_h);
-		if (sm % every == 0)
-			fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" class=\"sm\">SM %u</text>\n",
-			        g->left - 4, y + g->lane_h / 2 + 3.5, sm);
+		if (lane % every == 0)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.2f\" class=\"sm\">%s %u</text>\n",
+			        g->left - 4, y + g->lane_h / 2 + 3.5, unit_name(g->unit), lane);
 	}
 	fprintf(f, "</g>\n");
 }
@@ -140,8 +163,7 @@ static void put_blocks(FILE *f, const struct geo *g, const struct cta_trace *t, 
 		double h = lane_inner(g) / rows;
 		double y = lane_y(g, s->sm) + s->slot * h;
 		double x0 = xof(g, s->t0), x1 = xof(g, s->t1);
-		/* At least two pixels: a block shorter than that is still a block. */
-		double w = x1 - x0 < 2 ? 2 : x1 - x0;
+		double w = x1 - x0 < MIN_BLOCK_PX ? MIN_BLOCK_PX : x1 - x0;
 		unsigned c = (s->kernel % NPAL) * 2 + (unsigned)(s->phys & 1);
 		fprintf(f,
 		        "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"c%u\">",
@@ -175,49 +197,69 @@ static void put_blocks(FILE *f, const struct geo *g, const struct cta_trace *t, 
 	fprintf(f, "</g>\n");
 }
 
-/* Aggregated lanes: per SM and pixel column, the share of the SM's block
- * slots in use, drawn as a bar of that height in the colour of the kernel
- * that holds most of it; runs of equal columns become one rectangle. */
-static int put_aggregate(FILE *f, const struct geo *g, unsigned nsm)
+/* Aggregated lanes: per lane (an SM, TPC or GPC) and pixel column, the
+ * share of the lane's block slots in use, drawn as a bar of that height in
+ * the colour of the kernel that holds most of it; runs of equal columns
+ * become one rectangle. A block shorter than MIN_BLOCK_PX counts as that
+ * wide, as a rectangle is drawn at least that wide: a run of zero-length
+ * blocks must not vanish. */
+static int put_aggregate(FILE *f, const struct geo *g)
 {
 	const struct cta__layout *l = g->l;
 	size_t nb = (size_t)ceil(g->plot_w);
 	double *busy = calloc(nb, sizeof(*busy)), *best = calloc(nb, sizeof(*best));
 	uint32_t *kern = calloc(nb, sizeof(*kern));
-	if (!busy || !best || !kern) {
+	size_t *first = calloc(g->nsm + 1, sizeof(*first));
+	if (!busy || !best || !kern || !first) {
 		free(busy);
 		free(best);
 		free(kern);
+		free(first);
 		return CTA_ENOMEM;
+	}
+	/* Spans are sorted by SM: first[sm] .. first[sm + 1] are its own. */
+	for (size_t i = 0, sm = 0; sm <= g->nsm; sm++) {
+		while (i < l->nspans && l->spans[i].sm < sm)
+			i++;
+		first[sm] = i;
 	}
 	double ns_per_px = (double)g->span / g->plot_w;
 	fprintf(f, "<g class=\"blocks\">\n");
-	size_t i = 0;
-	for (unsigned sm = 0; sm < nsm; sm++) {
+	for (unsigned lane = 0; lane < g->nlanes; lane++) {
 		memset(busy, 0, nb * sizeof(*busy));
 		memset(best, 0, nb * sizeof(*best));
-		for (; i < l->nspans && l->spans[i].sm == sm; i++) {
-			const struct cta__span *sp = &l->spans[i];
-			uint64_t a = sp->t0 < g->t0 ? g->t0 : sp->t0;
-			if (sp->t1 < a)
+		double slots = 0;
+		for (unsigned sm = 0; sm < g->nsm; sm++) {
+			if (g->lane_of[sm] != lane)
 				continue;
-			double x0 = (double)(a - g->t0) / ns_per_px;
-			double x1 = (double)(sp->t1 - g->t0) / ns_per_px;
-			if (x1 - x0 < 1e-9)
-				x1 = x0 + 1e-9;
-			for (size_t b = (size_t)x0; b < nb && (double)b < x1; b++) {
-				double lo = x0 > (double)b ? x0 : (double)b;
-				double hi = x1 < (double)(b + 1) ? x1 : (double)(b + 1);
-				double part = hi - lo;
-				busy[b] += part;
-				if (part > best[b]) {
-					best[b] = part;
-					kern[b] = sp->kernel;
+			/* An SM of the lane that ran nothing still has a slot. */
+			slots += l->slots[sm] ? (double)l->slots[sm] : 1;
+			for (size_t i = first[sm]; i < first[sm + 1]; i++) {
+				const struct cta__span *sp = &l->spans[i];
+				uint64_t a = sp->t0 < g->t0 ? g->t0 : sp->t0;
+				if (sp->t1 < a)
+					continue;
+				double x0 = (double)(a - g->t0) / ns_per_px;
+				double x1 = (double)(sp->t1 - g->t0) / ns_per_px;
+				if (x1 - x0 < MIN_BLOCK_PX) {
+					x0 = floor(x0);
+					x1 = x0 + MIN_BLOCK_PX;
+				}
+				for (size_t b = (size_t)x0; b < nb && (double)b < x1; b++) {
+					double lo = x0 > (double)b ? x0 : (double)b;
+					double hi = x1 < (double)(b + 1) ? x1 : (double)(b + 1);
+					double part = hi - lo;
+					busy[b] += part;
+					if (part > best[b]) {
+						best[b] = part;
+						kern[b] = sp->kernel;
+					}
 				}
 			}
 		}
-		double slots = l->slots[sm] ? (double)l->slots[sm] : 1;
-		double ih = lane_inner(g), y0 = lane_y(g, sm);
+		if (slots == 0)
+			slots = 1;
+		double ih = lane_inner(g), y0 = row_y(g, lane);
 		size_t b = 0;
 		while (b < nb) {
 			/* Heights quantised to eighths of the lane, so runs merge. */
@@ -242,6 +284,7 @@ static int put_aggregate(FILE *f, const struct geo *g, unsigned nsm)
 	free(busy);
 	free(best);
 	free(kern);
+	free(first);
 	return 0;
 }
 
@@ -376,29 +419,81 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 	}
 	if (first_block == UINT64_MAX)
 		first_block = l.t_min;
-	struct geo g = {.left = 64, .top = 58, .l = &l, .t0 = first_block};
+	struct geo g = {.left = 64, .top = 72, .l = &l, .t0 = first_block, .nsm = nsm};
 	g.plot_w = width - g.left - 24;
 	g.span = l.t_max > g.t0 ? l.t_max - g.t0 : 1;
-	if (opts && opts->lane_height) {
-		g.lane_h = opts->lane_height;
-	} else {
-		/* About 3 px per overlapping block, within 6..20 px a lane, and
-		 * squeezed when many SMs would make the picture taller than 2400 px. */
-		double h = 3.0 * l.max_slots + 1;
-		h = h < 6 ? 6 : h > 20 ? 20 : h;
-		/* A handful of SMs get taller lanes rather than a flat strip. */
-		if (h * nsm < 300)
-			h = 300.0 / nsm > 40 ? 40 : 300.0 / nsm;
-		if (h * nsm > 2400)
-			h = 2400.0 / nsm < 2 ? 2 : 2400.0 / nsm;
-		g.lane_h = h;
-	}
 
+	/* What a lane is: TPCs and GPCs as the device preset the header names
+	 * has them (a hardware trace's GPU name finds none: 2 SMs a TPC). */
+	const struct cta_device_model *dm = cta_device_find(t->header.device);
+	if (dm && dm->sm_count < nsm)
+		dm = NULL;
+	int lanes = opts && opts->lanes ? opts->lanes : CTA_SVG_LANES_AUTO;
+	if (lanes == CTA_SVG_LANES_GPC && !dm) {
+		cta__layout_free(&l);
+		return CTA_ENOTFOUND;
+	}
+	unsigned *lane_of = malloc(nsm * sizeof(*lane_of));
 	uint64_t *per_kernel = calloc(t->header.kernel_count + 1, sizeof(*per_kernel));
-	if (!per_kernel) {
+	if (!per_kernel || !lane_of) {
+		free(lane_of);
+		free(per_kernel);
 		cta__layout_free(&l);
 		return CTA_ENOMEM;
 	}
+	for (int u = lanes == CTA_SVG_LANES_AUTO ? CTA_SVG_LANES_SM : lanes;; u++) {
+		unsigned n = 0;
+		for (unsigned sm = 0; sm < nsm; sm++) {
+			lane_of[sm] = u == CTA_SVG_LANES_SM    ? sm
+			              : u == CTA_SVG_LANES_TPC ? (dm ? dm->tpc_of_sm[sm] : sm / 2)
+			                                       : dm->gpc_of_sm[sm];
+			if (lane_of[sm] + 1 > n)
+				n = lane_of[sm] + 1;
+		}
+		g.unit = u;
+		g.nlanes = n;
+		/* Auto: the first unit whose lanes fit the budget at MIN_LANE_PX. */
+		if (lanes != CTA_SVG_LANES_AUTO || n * MIN_LANE_PX <= PLOT_BUDGET_PX ||
+		    u == CTA_SVG_LANES_GPC || (u == CTA_SVG_LANES_TPC && !dm))
+			break;
+	}
+	unsigned nl = g.nlanes;
+	/* Most blocks shorter than a pixel (a kernel with no time cost, a long
+	 * run): drawn one by one they would pile up at a few instants, and
+	 * zero-length ones share a sub-row; as slot shares each counts a
+	 * pixel, and the subtitle says so. */
+	size_t short_spans = 0;
+	uint64_t px_ns = (uint64_t)((double)g.span / g.plot_w * MIN_BLOCK_PX);
+	for (size_t i = 0; i < l.nspans; i++)
+		short_spans += l.spans[i].t1 - l.spans[i].t0 <= px_ns;
+	int mostly_short = l.nspans && short_spans * 2 > l.nspans;
+	/* Blocks are drawn one by one while there are few enough of them and
+	 * each overlapping block keeps a sub-row of MIN_SUBROW_PX; else each
+	 * lane shows the share of its slots in use. */
+	int agg = l.nspans > AGGREGATE_SPANS || g.unit != CTA_SVG_LANES_SM || mostly_short;
+	if (opts && opts->lane_height) {
+		g.lane_h = opts->lane_height;
+		agg = agg || lane_inner(&g) / l.max_slots < MIN_SUBROW_PX;
+	} else {
+		/* About 3 px per overlapping block, within 6..20 px a lane, and
+		 * squeezed to the budget when there are many lanes. */
+		double h = 3.0 * l.max_slots + 1;
+		h = h < 6 ? 6 : h > 20 ? 20 : h;
+		if (h * nl > PLOT_BUDGET_PX)
+			h = PLOT_BUDGET_PX / nl < 2 ? 2 : PLOT_BUDGET_PX / nl;
+		g.lane_h = h;
+		agg = agg || lane_inner(&g) / l.max_slots < MIN_SUBROW_PX;
+		if (agg) {
+			/* Slot shares need no sub-rows: a lane of 16 px shows
+			 * eighths, squeezed to the budget. */
+			h = PLOT_BUDGET_PX / nl;
+			g.lane_h = h > 16 ? 16 : h < 2 ? 2 : h;
+		}
+		/* A handful of lanes get taller ones rather than a flat strip. */
+		if (g.lane_h * nl < 300)
+			g.lane_h = 300.0 / nl > 40 ? 40 : 300.0 / nl;
+	}
+	g.lane_of = lane_of;
 	uint64_t stolen = 0, fails = 0, ubs = 0, warns = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct cta_trace_rec *r = &t->recs[i];
@@ -411,7 +506,7 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 		warns += r->ev == CTA_TEV_WARN;
 	}
 
-	double plot_h = nsm * g.lane_h;
+	double plot_h = nl * g.lane_h;
 	/* A dry run of the legend gives its height before anything is drawn. */
 	double legend_h = put_legend(NULL, t, g.left, 0, g.plot_w, per_kernel);
 	double height = g.top + plot_h + 40 + legend_h;
@@ -475,14 +570,30 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 		fprintf(f, "; busy span %s; time from the first block dispatch",
 		        last_end > first_block ? bs : "0");
 	}
-	int agg = l.nspans > AGGREGATE_SPANS;
+	/* How to read the lanes, on a line of its own. */
+	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"48\" class=\"sub\">", g.left);
 	if (agg)
-		fprintf(f, "; %zu blocks: each lane shows the share of its slots in use", l.nspans);
+		fprintf(f, "%zu blocks: each lane shows the share of its slots in use (bar height)",
+		        l.nspans);
+	else
+		fputs("each block a rectangle on its SM's lane, overlapping blocks on sub-rows", f);
+	if (g.unit != CTA_SVG_LANES_SM)
+		fprintf(f, "; one lane per %s (%u lanes%s)", unit_name(g.unit), nl,
+		        g.unit == CTA_SVG_LANES_TPC && !dm ? ", 2 SMs each" : "");
+	if (mostly_short) {
+		char px[48];
+		fmt_time(px, sizeof(px), px_ns, unit);
+		fprintf(
+		    f,
+		    "; %zu of %zu blocks last %s or less, under %.0f px: each drawn %.0f px wide",
+		    short_spans, l.nspans, px, MIN_BLOCK_PX, MIN_BLOCK_PX);
+	}
 	fputs("</text>\n", f);
 
-	put_lanes(f, &g, nsm);
-	put_axis(f, &g, nsm);
-	if (agg && put_aggregate(f, &g, nsm)) {
+	put_lanes(f, &g);
+	put_axis(f, &g);
+	if (agg && put_aggregate(f, &g)) {
+		free(lane_of);
 		free(per_kernel);
 		cta__layout_free(&l);
 		return CTA_ENOMEM;
@@ -492,6 +603,7 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 	put_marks(f, &g, t);
 	put_legend(f, t, g.left, g.top + plot_h + 22, g.plot_w, per_kernel);
 	fputs("</svg>\n", f);
+	free(lane_of);
 	free(per_kernel);
 	cta__layout_free(&l);
 	return ferror(f) ? CTA_EIO : 0;

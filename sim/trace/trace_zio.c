@@ -458,3 +458,22 @@ done:
 	free(out);
 	return rc;
 }
+
+int cta_trace_compression_of_name(const char *name)
+{
+	int kind = cta__zio_kind_of_name(name);
+	return cta__zio_available(kind) ? kind : CTA_EUNSUPPORTED;
+}
+
+int cta_trace_compress_fd(const char *name, int in_fd, int out_fd, char *msg, size_t mlen)
+{
+	int kind = cta_trace_compression_of_name(name);
+	if (kind < 0)
+		return msgf(msg, mlen, kind, "%s asks for %s, but this ctasim was built without it",
+		            name,
+		            cta__zio_kind_of_name(name) == CTA__ZIO_GZIP ? "gzip (zlib)"
+		                                                         : "zstd (libzstd)");
+	if (kind == CTA__ZIO_PLAIN)
+		return msgf(msg, mlen, CTA_EINVAL, "%s: no .gz or .zst suffix", name);
+	return cta__zio_compress(in_fd, out_fd, kind, msg, mlen);
+}

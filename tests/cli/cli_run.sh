@@ -53,6 +53,8 @@ expect 2 err "argument n=abc: not an integer" "--arg value that is not a number"
 	run saxpy --arg n=abc
 expect 2 err "unknown command 'bogus'" "unknown command" -- bogus
 expect 2 err "unknown option '--bogus'" "unknown option" -- run saxpy --bogus
+expect 2 err "--placement order replays the model's placement_order or wave_order, and device H100-SXM has neither" \
+	"--placement order without an order to replay says so" -- run saxpy --placement order
 expect 2 err "usage: ctasim" "no command prints usage to stderr" --
 expect 2 err "which kernel?" "run without a kernel" -- run
 

@@ -70,6 +70,13 @@ for i, s in starts.items():
 PY
 done
 
+# A .gz or .zst name is compressed, with the same JSON inside.
+expect_rc 0 "$CTASIM" export --perfetto "$TMP/a.trace" -o "$TMP/gpu.json.gz"
+gzip -dc "$TMP/gpu.json.gz" | cmp -s - "$TMP/gpu.json" || fail "export -o x.json.gz: not the gzip of the JSON"
+if command -v zstd >/dev/null; then
+	expect_rc 0 "$CTASIM" export --perfetto "$TMP/a.trace" -o "$TMP/gpu.json.zst"
+	zstd -dcq "$TMP/gpu.json.zst" | cmp -s - "$TMP/gpu.json" || fail "export -o x.json.zst: not zstd"
+fi
 # Standard output works too, and the output depends only on the trace.
 expect_rc 0 "$CTASIM" export --perfetto "$TMP/a.trace"
 cmp -s "$TMP/out" "$TMP/gpu.json" || fail "stdout export differs from file export"

@@ -46,6 +46,51 @@ for dev in "--sm-limit 8" "--device B200"; do
 		rsvg-convert -o "$TMP/s.png" "$TMP/s.svg" || fail "$dev: rsvg-convert failed"
 	fi
 done
+# saxpy on 148 SMs with the B200 model's zero-length blocks: drawn as
+# slot shares, each block 2 px wide, and said so; not an empty picture.
+expect_rc 0 "$CTASIM" run saxpy --device B200 --trace "$TMP/z.trace"
+expect_rc 0 "$CTASIM" view "$TMP/z.trace" -o "$TMP/z.svg"
+expect_in "$TMP/z.svg" "4096 of 4096 blocks last"
+expect_in "$TMP/z.svg" "each lane shows the share of its slots in use"
+[ "$(grep -c '<rect[^>]*class="c[0-9]' "$TMP/z.svg")" -ge $((148 * 4)) ] ||
+	fail "zero-length blocks: fewer bars than 4 waves on 148 SMs"
+# The plot stays within about 1200 px for 148 lanes.
+h=$(sed -n 's/.*<svg[^>]* height="\([0-9]*\)".*/\1/p' "$TMP/z.svg")
+[ "$h" -le 1400 ] || fail "148 SMs: picture $h px high"
+# Lanes per TPC and per GPC (the B200 preset's topology).
+expect_rc 0 "$CTASIM" view "$TMP/z.trace" -o "$TMP/t.svg" --lanes tpc
+expect_in "$TMP/t.svg" "one lane per TPC (74 lanes)"
+expect_in "$TMP/t.svg" ">TPC 72<"
+expect_rc 0 "$CTASIM" view "$TMP/z.trace" -o "$TMP/g.svg.gz" --lanes gpc
+gzip -dc "$TMP/g.svg.gz" >"$TMP/g.svg" || fail "view -o x.svg.gz is not gzip"
+expect_in "$TMP/g.svg" "one lane per GPC (8 lanes)"
+expect_in "$TMP/g.svg" ">GPC 7<"
+# A device that is no preset has no known GPCs: refused, nothing written.
+sed 's/^#device .*/#device Some GPU/' "$TMP/z.trace" >"$TMP/u.trace"
+expect_rc 2 "$CTASIM" view "$TMP/u.trace" -o "$TMP/u.svg" --lanes gpc
+expect_in "$TMP/err" "--lanes gpc: the trace's device 'Some GPU' is not a device preset"
+[ -e "$TMP/u.svg" ] && fail "--lanes gpc refused but wrote a file"
+expect_rc 2 "$CTASIM" view "$TMP/u.trace" -o "$TMP/u.svg" --lanes per-sm
+expect_in "$TMP/err" "--lanes 'per-sm': expected auto, sm, tpc or gpc"
+# 300 SMs (an unknown device): lanes of 5 px would not fit, so auto takes
+# one per TPC of 2 SMs.
+"$PYTHON" - "$TMP/u.trace" "$TMP/w.trace" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = [l for l in lines if l.startswith("#") and not l.startswith(("#end", "#incomplete"))]
+cols = [l for l in lines if l.startswith("t_ns,")]
+recs = []
+for sm in range(300):
+    recs.append("%d,start,0,%d,%d,%d,-,0," % (100 + sm, sm, sm, sm))
+for sm in range(300):
+    recs.append("%d,end,0,%d,%d,%d,-,0," % (5000 + sm, sm, sm, sm))
+with open(sys.argv[2], "w") as f:
+    f.write("\n".join(head + cols + recs) + "\n#end records=%d\n" % len(recs))
+PY
+expect_rc 0 "$CTASIM" view "$TMP/w.trace" -o "$TMP/w.svg"
+expect_in "$TMP/w.svg" "one lane per TPC (150 lanes, 2 SMs each)"
+expect_rc 0 "$CTASIM" view "$TMP/w.trace" -o "$TMP/w.svg" --lanes sm
+expect_in "$TMP/w.svg" ">SM 296<"
 expect_rc 0 "$CTASIM" run saxpy --arg n=5373952 --arg ns=5 --timing-only --trace "$TMP/big.trace.zst"
 expect_rc 0 "$CTASIM" view "$TMP/big.trace.zst" -o "$TMP/big.svg"
 expect_in "$TMP/big.svg" "20992 blocks: each lane shows the share of its slots in use"

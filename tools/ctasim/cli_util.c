@@ -307,6 +307,16 @@ int cli_out_open(struct cli_out *o, const char *cmd, const char *path)
 		}
 		return 0;
 	}
+	/* A .gz or .zst name is honoured (compressed at close), or refused
+	 * here when this build cannot: never a plain file under that name. */
+	o->zkind = cta_trace_compression_of_name(path);
+	if (o->zkind < 0) {
+		char msg[300];
+		int fd0 = -1;
+		cta_trace_compress_fd(path, fd0, fd0, msg, sizeof(msg));
+		fprintf(stderr, "ctasim %s: %s\n", cmd, cta_escape(ev, sizeof(ev), msg, 0));
+		return -1;
+	}
 	cli_sweep_stale(cmd, path);
 	char err[600];
 	int fd = cta_tmpfile_create(path, &o->tmp, err, sizeof(err));
@@ -324,6 +334,39 @@ int cli_out_open(struct cli_out *o, const char *cmd, const char *path)
 	}
 	pending_tmp = o->tmp;
 	return 0;
+}
+
+/* Replaces o's finished temporary by its compressed form (another
+ * temporary beside it), as its name asks. */
+static int compress_tmp(struct cli_out *o)
+{
+	char err[600], *ztmp = NULL;
+	int in = open(o->tmp, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		o->err = errno;
+		return CTA_EIO;
+	}
+	int out = cta_tmpfile_create(o->path, &ztmp, err, sizeof(err));
+	if (out < 0) {
+		o->err = errno ? errno : EIO;
+		close(in);
+		return CTA_EIO;
+	}
+	pending_tmp = ztmp;
+	int rc = cta_trace_compress_fd(o->path, in, out, err, sizeof(err));
+	if (rc)
+		o->err = errno ? errno : EIO;
+	else if (fsync(out) && errno != EINVAL)
+		o->err = errno, rc = CTA_EIO;
+	if (close(out) && !rc)
+		o->err = errno, rc = CTA_EIO;
+	close(in);
+	remove(o->tmp);
+	free(o->tmp);
+	/* The compressed temporary takes the plain one's place: the caller
+	 * renames it, or removes it on failure. */
+	o->tmp = ztmp;
+	return rc;
 }
 
 int cli_out_close(struct cli_out *o, int rc)
@@ -349,6 +392,8 @@ int cli_out_close(struct cli_out *o, int rc)
 		o->err = errno ? errno : EIO;
 	if (o->err && !rc)
 		rc = CTA_EIO;
+	if (o->tmp && !rc && o->zkind > 0)
+		rc = compress_tmp(o);
 	if (o->tmp) {
 		if (!rc && rename(o->tmp, o->path)) {
 			o->err = errno;
@@ -414,10 +459,26 @@ int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trac
 	}
 	rc = w(&t, o.f, opts);
 	cta_trace_free(&t);
+	int reported = rc == CLI_REPORTED;
 	rc = cli_out_close(&o, rc);
 	if (rc) {
-		cli_out_report(cmd, &o, rc);
+		if (!reported)
+			cli_out_report(cmd, &o, rc);
 		return CTA_EXIT_USAGE;
 	}
 	return CTA_EXIT_OK;
+}
+
+int cli_placement_ok(const char *cmd, const struct cta_device_model *d)
+{
+	if (d->placement != CTA_PLACE_ORDER || d->placement_order_len || d->wave_order_count)
+		return 0;
+	/* Said here: the simulator would only refuse the model as invalid. */
+	char ev[200];
+	fprintf(stderr,
+	        "ctasim %s: --placement order replays the model's placement_order or "
+	        "wave_order, and device %s has neither (give --device a model file with "
+	        "one: docs/DEVICES.md)\n",
+	        cmd, cta_escape(ev, sizeof(ev), d->name, 0));
+	return -1;
 }

@@ -56,8 +56,9 @@ struct cli_out {
 	const char *path;
 	char *tmp;
 	int to_stdout, direct;
-	int fd;  /* the temporary's descriptor (for fsync) */
-	int err; /* errno of the first failure */
+	int fd;    /* the temporary's descriptor (for fsync) */
+	int err;   /* errno of the first failure */
+	int zkind; /* cta_trace_compression_of_name(path): 0, or compressed at close */
 };
 /* Opens o for path; prints the reason ("ctasim CMD: PATH: ...") and
  * returns -1 on failure. */
@@ -77,6 +78,12 @@ extern const char *volatile cli_trace_path;
 struct cta_trace;
 /* Writes a trace to an output file. */
 typedef int (*cli_trace_writer)(const struct cta_trace *t, FILE *f, const void *opts);
+/* With placement order, the model must have an order to replay: else
+ * says so ("ctasim CMD: --placement order ...") and returns -1. */
+struct cta_device_model;
+int cli_placement_ok(const char *cmd, const struct cta_device_model *d);
+/* A writer's return for "failed, and already said why on stderr". */
+#define CLI_REPORTED 1
 /* Reads trace `in` and writes it to `out` (through cli_out) with w(opts),
  * printing "ctasim CMD: ..." for what fails; with note_incomplete, says so
  * when the trace is marked incomplete. Returns a CTA_EXIT_* code. */

@@ -325,6 +325,11 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 		return -1;
 	if (placement >= 0)
 		so.device.placement = (cta_placement)placement;
+	/* A scenario file may still name a device that has an order: it checks
+	 * once the file's device is resolved. */
+	if (placement >= 0 && (device || strcmp(cmd, "scenario")) &&
+	    cli_placement_ok(cmd, &so.device) < 0)
+		return -1;
 	if (so.sm_limit > so.device.sm_count) {
 		fprintf(stderr,
 		        "ctasim %s: --sm-limit '%u': out of range [1, %u] (device %s has %u SMs)\n",

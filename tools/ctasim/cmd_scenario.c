@@ -137,6 +137,8 @@ static int apply_cli_over_file(struct cta_scenario *sc, struct cta_harness_opts 
 		if (pl)
 			o->sim.device.placement = keep;
 	}
+	if (pl && cli_placement_ok("scenario", &o->sim.device) < 0)
+		return -1;
 	sc->device_ref[0] = 0;
 	if (seed && sc->has_seed) {
 		fprintf(stderr,
