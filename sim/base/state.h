@@ -391,8 +391,10 @@ struct cta_sim {
 	struct cta__pool *pool; /* NULL when running on one host thread */
 	struct cta__worker *workers;
 	unsigned nworkers;
-	double seg_ns; /* running estimate of one segment's host cost, ns */
+	double seg_ns;  /* running estimate of one segment's host cost, ns */
+	int seg_probed; /* ... measured on a probe only (run_ready) */
 	uint64_t batches;
+	uint64_t pool_units;   /* units whose bodies ran on the pool */
 	uint64_t batch_cpu_ns; /* CPU time of the segments of a parallel batch */
 	struct cta__unit **batch;
 	size_t batch_cap;
@@ -410,7 +412,9 @@ struct cta_sim {
 	 * buffers). With checking off only what the semantics need is kept. */
 	int checks;
 	size_t commit_next;
-	int lazy_start; /* ... and counts each unit's start (cta__unit_started) */
+	size_t seg_base; /* the serial part of the batch starts at batch[seg_base] */
+	size_t par_base; /* the parallel part starts at batch[par_base] */
+	int lazy_start;  /* ... and counts each unit's start (cta__unit_started) */
 	struct cta__unit *solo_unit;
 	/* Every unit ever made (live or on the free list), for cta_sim_free:
 	 * a list of the live ones would touch two other units' memory at each

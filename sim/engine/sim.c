@@ -118,6 +118,7 @@ void cta_sim_free(cta_sim *s)
 {
 	if (!s)
 		return;
+
 	if (s->tw)
 		cta_trace_writer_close(s->tw, 0);
 	for (unsigned i = 0; i < s->nkernels; i++) {
@@ -583,7 +584,7 @@ static void segment_task(void *ctx, size_t i, unsigned worker)
 {
 	struct cta_sim *s = ctx;
 	uint64_t t0 = thread_cpu_ns();
-	run_segments(s, &s->batch[i], 1, worker);
+	run_segments(s, &s->batch[s->par_base + i], 1, worker);
 	__atomic_fetch_add(&s->batch_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 }
 
@@ -624,6 +625,7 @@ int cta__early_commits = 1;
  * commit would write come after the batch's start records either way. */
 void cta__commit_early(struct cta_sim *s, size_t upto)
 {
+	upto += s->seg_base;
 	while (s->commit_next <= upto) {
 		struct cta__unit *u = s->batch[s->commit_next];
 		const struct cta__outbox *o = &u->out;
@@ -636,75 +638,138 @@ void cta__commit_early(struct cta_sim *s, size_t upto)
 	}
 }
 
+/* The first units of a kernel run alone on the engine's thread, in
+ * dispatch order, before any block of it runs on the pool: a kernel whose
+ * blocks wait for one another shows it there (its first block waits for a
+ * later one and spins: every such shipped kernel does so in block 0), and
+ * a kernel that does not is then run in parallel from its next unit on,
+ * not only from its next batch. The probe is also the first measure of
+ * what a unit costs. */
+#define PROBE_UNITS 4
+
+/* Pool tasks of a parallel batch are dealt out about this much host time
+ * at a time: small enough that the last chunks even out the workers
+ * (compute_heavy's 400 us blocks go one by one), large enough that cheap
+ * blocks do not contend on the pool's counter. */
+#define CHUNK_NS 20000.0
+
+/* A measured cost of one segment. A probe's few units, the first of their
+ * kernel, pay for its first lanes and pages: its figure only stands in
+ * until a batch is measured. */
+static void seg_cost(struct cta_sim *s, double per, int probe)
+{
+	if (s->seg_ns == 0 || s->seg_probed) {
+		s->seg_ns = per;
+		s->seg_probed = probe;
+	} else if (!probe) {
+		s->seg_ns = 0.5 * s->seg_ns + 0.5 * per;
+	}
+}
+
+/* Runs batch[from, to) on this thread, in dispatch order. */
+static void run_serial(struct cta_sim *s, size_t from, size_t to, int lazy)
+{
+	s->seg_base = from;
+	s->lazy_start = lazy;
+	run_segments(s, s->batch + from, to - from, 0);
+	s->lazy_start = 0;
+	s->seg_base = 0;
+}
+
 /* Runs the bodies of every dispatched unit (the batch), then commits them
  * in dispatch order. On the pool's host threads when there are several;
  * on this one, the segment commits each unit as soon as it is done
  * (cta__commit_early) and, without a trace, counts each unit's start as
  * it comes to it (cta__unit_started): a unit's memory is then touched
  * while it is still in cache, and the batch makes one pass over its units
- * instead of three. */
+ * instead of three. A batch may be run as a serial part (a new kernel's
+ * probe, PROBE_UNITS) followed by a parallel one. */
 static void run_ready(struct cta_sim *s)
 {
 	size_t n = s->nready;
 	s->nready = 0;
-	/* Waking the pool costs microseconds, and a block whose body costs less
-	 * than a couple of microseconds loses more to moving its memory between
-	 * cores than it gains: such batches (timing-only grids, tiny kernels)
-	 * run on this thread. The
-	 * estimate of a body's cost is a running average of measured batches;
-	 * the choice changes only speed, never results. */
-	double est = s->seg_ns * (double)n;
 	uint64_t b = s->batches++;
-	int parallel =
-	    s->pool && n > 1 && (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && est > 50000.0));
-	/* Blocks that wait for one another run on this thread, in dispatch
-	 * order: what a spinning one reads of another's writes, and when it
-	 * yields, must not depend on host threads. A kernel's first batch runs
-	 * here; once a thread of it spun (cta__spin_poll), or for a cooperative
-	 * launch, all of it does. Kernels whose atomics only accumulate
-	 * (block_reduce's total) keep running in parallel, their traces marked
-	 * '#deterministic 0' when atomics ran on several host threads. */
-	for (size_t i = 0; parallel && i < n; i++)
-		parallel = s->batch[i]->k->comm_state == 1;
-	int early = !parallel && cta__early_commits;
-	int lazy = early && !s->tw;
-	/* Start records come first, in dispatch order, and counts of a
-	 * parallel batch are the engine thread's to keep. */
+	s->commit_next = 0;
+	s->early_commit = cta__early_commits;
+	/* Start records come first, in dispatch order, for the whole batch:
+	 * what a body does cannot change them. Without a trace the serial
+	 * parts count their units' starts as they come to them. */
+	int lazy = !s->tw && cta__early_commits;
 	if (!lazy)
 		for (size_t i = 0; i < n; i++)
 			unit_started(s, s->batch[i]);
-	/* Parallel batches measure the CPU time of their segments; while the
-	 * estimate keeps batches here, every 64th is timed to notice when
-	 * bodies become expensive. */
-	int sample = s->pool && !parallel && (b & 63) == 1;
-	uint64_t t0 = sample ? thread_cpu_ns() : 0;
-	s->commit_next = 0;
-	if (parallel) {
+	size_t par_from = n; /* batch[par_from, n) ran on the pool */
+	for (size_t i = 0; i < n;) {
+		/* Waking the pool costs microseconds, and a block whose body
+		 * costs less than a couple of microseconds loses more to
+		 * moving its memory between cores than it gains: such units
+		 * (timing-only grids, tiny kernels) run on this thread. The
+		 * estimate of a body's cost is a running average of measured
+		 * batches; the choice changes only speed, never results. */
+		size_t m = n - i, end = n;
+		int parallel =
+		    s->pool && m > 1 &&
+		    (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && s->seg_ns * (double)m > 50000.0));
+		/* Blocks that wait for one another run on this thread, in
+		 * dispatch order: what a spinning one reads of another's
+		 * writes, and when it yields, must not depend on host threads.
+		 * A kernel's first units run here (PROBE_UNITS); once a thread
+		 * of it spun (cta__spin_poll), or for a cooperative launch, all
+		 * of it does. Kernels whose atomics only accumulate
+		 * (block_reduce's total) keep running in parallel, their traces
+		 * marked '#deterministic 0' when atomics ran on several host
+		 * threads. */
+		int probe = 0;
+		for (size_t j = i; parallel && j < n; j++) {
+			int cs = s->batch[j]->k->comm_state;
+			if (cs == 2)
+				parallel = 0;
+			else if (cs == 0 && !probe) {
+				probe = 1;
+				end = n - j > PROBE_UNITS ? j + PROBE_UNITS : n;
+			}
+		}
+		if (!parallel || probe) {
+			/* While the estimate keeps batches here, every 64th is
+			 * timed to notice when bodies become expensive. */
+			int timed = s->pool && (probe || (b & 63) == 1);
+			uint64_t t0 = timed ? thread_cpu_ns() : 0;
+			run_serial(s, i, end, lazy);
+			if (timed)
+				seg_cost(s, (double)(thread_cpu_ns() - t0) / (double)(end - i),
+				         probe);
+			if (s->pool)
+				for (size_t j = i; j < end; j++)
+					if (!s->batch[j]->k->comm_state)
+						s->batch[j]->k->comm_state = 1;
+			i = end;
+			continue;
+		}
+		/* The rest of the batch on the pool. Its units are committed
+		 * after it, so the early commits end here. */
+		if (lazy)
+			for (size_t j = i; j < n; j++)
+				unit_started(s, s->batch[j]);
+		s->early_commit = 0;
 		/* The pools are idle: runners that finished away from their
 		 * maker go home before the workers need them. */
 		cta__exec_return_runners(s);
 		s->batch_cpu_ns = 0;
-		s->batch_parallel = 1;
-		cta__pool_run(s->pool, segment_task, s, n);
-	} else {
-		s->early_commit = early;
-		s->lazy_start = lazy;
-		run_segments(s, s->batch, n, 0);
-		s->early_commit = 0;
-		s->lazy_start = 0;
+		s->par_base = i;
+		par_from = i;
+		size_t chunk =
+		    s->seg_ns > 0 && s->seg_ns < CHUNK_NS ? (size_t)(CHUNK_NS / s->seg_ns) : 1;
+		cta__pool_run_chunked(s->pool, segment_task, s, m, chunk);
+		s->pool_units += m;
+		seg_cost(s, (double)s->batch_cpu_ns / (double)m, 0);
+		i = n;
 	}
-	if ((parallel || sample) && n) {
-		double per =
-		    (double)(parallel ? s->batch_cpu_ns : thread_cpu_ns() - t0) / (double)n;
-		s->seg_ns = s->seg_ns == 0 ? per : 0.5 * s->seg_ns + 0.5 * per;
-	}
-	for (size_t i = s->commit_next; i < n; i++)
+	s->early_commit = 0;
+	for (size_t i = s->commit_next; i < n; i++) {
+		s->batch_parallel = i >= par_from;
 		commit_unit(s, s->batch[i]);
+	}
 	s->batch_parallel = 0;
-	if (s->pool && !parallel)
-		for (size_t i = 0; i < n; i++)
-			if (!s->batch[i]->k->comm_state)
-				s->batch[i]->k->comm_state = 1;
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the

@@ -171,6 +171,12 @@ unsigned cta__pool_size(const struct cta__pool *p)
 
 void cta__pool_run(struct cta__pool *p, cta__pool_task_fn fn, void *ctx, size_t count)
 {
+	cta__pool_run_chunked(p, fn, ctx, count, 0);
+}
+
+void cta__pool_run_chunked(struct cta__pool *p, cta__pool_task_fn fn, void *ctx, size_t count,
+                           size_t max_chunk)
+{
 	if (p->size == 1 || count <= 1) {
 		for (size_t i = 0; i < count; i++)
 			fn(ctx, i, 0);
@@ -183,6 +189,8 @@ void cta__pool_run(struct cta__pool *p, cta__pool_task_fn fn, void *ctx, size_t 
 	/* About eight chunks per worker: coarse enough that the counter is not
 	 * contended, fine enough to even out tasks of unequal length. */
 	size_t chunk = count / ((size_t)p->size * 8);
+	if (max_chunk && chunk > max_chunk)
+		chunk = max_chunk;
 	p->fn = fn;
 	p->ctx = ctx;
 	p->count = count;

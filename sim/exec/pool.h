@@ -31,4 +31,11 @@ typedef void (*cta__pool_task_fn)(void *ctx, size_t index, unsigned worker);
  * pool running it. */
 void cta__pool_run(struct cta__pool *p, cta__pool_task_fn fn, void *ctx, size_t count);
 
+/* The same with chunks of at most max_chunk indices (0: no bound): tasks
+ * that each cost much more than taking an index from the shared counter
+ * are best dealt out one by one, so that the last ones even out the
+ * workers. */
+void cta__pool_run_chunked(struct cta__pool *p, cta__pool_task_fn fn, void *ctx, size_t count,
+                           size_t max_chunk);
+
 #endif

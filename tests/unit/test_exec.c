@@ -513,6 +513,34 @@ static void timing_only_runs_on_one_host_thread_whatever_threads_says(void **sta
 	cta_sim_free(s);
 }
 
+/* A kernel's first units run on the engine's thread (the probe, whose
+ * blocks show whether they wait for one another); one whose threads did
+ * not spin runs on the pool from its next unit on, the rest of its first
+ * wave included. A kernel whose threads spin never leaves the engine's
+ * thread. */
+static void a_kernel_runs_on_the_pool_after_its_first_units(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.threads = 2;
+	/* 1,172 blocks of 256 threads, each block tens of microseconds of
+	 * host arithmetic: a first wave of 1,056 and a second of 116. */
+	const char *const args[] = {"n=300000", ST_TSAN_SMALL("iters=200", "iters=50"), NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "compute_heavy", &o, args), 0);
+	cta_sim *s = cta_harness_sim(h);
+	assert_int_equal(s->batches, 2);
+	assert_int_equal(s->pool_units, 1172 - 4);
+	cta_harness_free(h);
+
+	const char *const ck[] = {NULL};
+	assert_int_equal(st_run_harness(&h, "ck_work_stealing", &o, ck), 0);
+	s = cta_harness_sim(h);
+	assert_int_equal(s->pool_units, 0);
+	assert_int_equal(s->kernels[0]->comm_state, 2);
+	cta_harness_free(h);
+}
+
 static void syncthreads_makes_shared_memory_writes_visible_to_the_block(void **state)
 {
 	(void)state;
@@ -867,6 +895,7 @@ int main(void)
 	    cmocka_unit_test(every_thread_of_every_block_runs_exactly_once),
 	    cmocka_unit_test(timing_only_runs_one_thread_per_block),
 	    cmocka_unit_test(timing_only_runs_on_one_host_thread_whatever_threads_says),
+	    cmocka_unit_test(a_kernel_runs_on_the_pool_after_its_first_units),
 	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
 	    cmocka_unit_test(shared_memory_starts_zeroed_in_every_block),
 	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
