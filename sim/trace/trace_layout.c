@@ -12,12 +12,14 @@ uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k)
 	return (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
 }
 
-/* A start, end or steal record reduced to what pairing needs. */
+/* A start, end or steal record reduced to what sorting needs (32 bytes:
+ * a 2M-block trace has 4M of them); block and SM are read from the record
+ * itself, recs[seq]. */
 struct ev {
+	uint64_t phys, t;
 	uint32_t kernel;
+	uint32_t seq; /* record index: ties keep file order */
 	uint8_t kind; /* 0 start, 1 steal, 2 end: starts sort before steals at one time */
-	uint64_t phys, t, block, sm;
-	size_t seq; /* record index: ties keep file order */
 };
 
 static int cmp_ev(const void *pa, const void *pb)
@@ -92,7 +94,11 @@ static uint32_t assign_slots(struct cta__span *s, size_t n, uint64_t *ends, int 
 int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_kernel)
 {
 	memset(l, 0, sizeof(*l));
-	size_t nev = 0, nsteal = 0;
+	/* ev.seq is 32 bits: a trace within CTA_TRACE_MAX_BYTES has far fewer
+	 * records (a record line takes at least 18 bytes). */
+	if (t->count > UINT32_MAX)
+		return CTA_ERANGE;
+	size_t nev = 0, nsteal = 0, nstart = 0;
 	uint64_t max_sm = 0;
 	int any_sm = 0;
 	l->t_min = t->count ? UINT64_MAX : 0;
@@ -114,11 +120,13 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 			nev++;
 		if (r->ev == CTA_TEV_STEAL)
 			nsteal++;
+		if (r->ev == CTA_TEV_START)
+			nstart++;
 	}
 	l->sm_count = any_sm ? max_sm + 1 : 0;
 
 	struct ev *ev = malloc((nev ? nev : 1) * sizeof(*ev));
-	l->spans = malloc((nev ? nev : 1) * sizeof(*l->spans));
+	l->spans = malloc((nstart ? nstart : 1) * sizeof(*l->spans));
 	l->steals = malloc((nsteal ? nsteal : 1) * sizeof(*l->steals));
 	l->slots = calloc(l->sm_count ? l->sm_count : 1, sizeof(*l->slots));
 	if (!ev || !l->spans || !l->steals || !l->slots) {
@@ -144,9 +152,7 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 		                      .kind = kind,
 		                      .phys = r->phys,
 		                      .t = r->t_ns,
-		                      .block = r->block,
-		                      .sm = r->sm,
-		                      .seq = i};
+		                      .seq = (uint32_t)i};
 	}
 	qsort(ev, nev, sizeof(*ev), cmp_ev);
 
@@ -160,15 +166,16 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 		if (cur && (cur->kernel != e->kernel || cur->phys != e->phys))
 			cur = NULL;
 		if (e->kind == 0) {
-			if (e->sm == CTA_TRACE_NONE) {
+			const struct cta_trace_rec *r = &t->recs[e->seq];
+			if (r->sm == CTA_TRACE_NONE) {
 				cur = NULL;
 				continue;
 			}
 			cur = &l->spans[ns++];
 			*cur = (struct cta__span){.kernel = e->kernel,
-			                          .block = e->block,
+			                          .block = r->block,
 			                          .phys = e->phys,
-			                          .sm = e->sm,
+			                          .sm = r->sm,
 			                          .t0 = e->t,
 			                          .t1 = l->t_max,
 			                          .open = 1,
@@ -180,8 +187,8 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 		if (cur->steal_count)
 			l->steals[l->nsteals - 1].t1 = e->t;
 		if (e->kind == 1) {
-			l->steals[l->nsteals++] =
-			    (struct cta__steal_seg){.block = e->block, .t0 = e->t, .t1 = l->t_max};
+			l->steals[l->nsteals++] = (struct cta__steal_seg){
+			    .block = t->recs[e->seq].block, .t0 = e->t, .t1 = l->t_max};
 			cur->steal_count++;
 		} else {
 			cur->t1 = e->t;
