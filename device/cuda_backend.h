@@ -28,7 +28,17 @@ const struct cta__cuda_stats *cta__cuda_last_stats(void);
  * The runner should call it before a harness's setup allocates. */
 int cta__cuda_select_device(int ordinal, char *err, size_t errlen);
 
+/* A device copy of `bytes` on the selected GPU (NULL with a message). */
+void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen);
 /* Frees a device copy made by cta__cuda_alloc (NULL is fine). */
 void cta__cuda_free(void *dev);
+
+/* The backend's entries of sim/host/backend.h (struct cta__backend), which
+ * registers them at load time; also called directly by the self-test. */
+struct cta_harness;
+struct cta_scenario;
+int cta__harness_exec_cuda(struct cta_harness *h);
+int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n, const struct cta_scenario *sc,
+                            char *err, size_t errlen);
 
 #endif

@@ -33,14 +33,6 @@
 
 #include "cuda_backend.h"
 
-/* The trace writer lives in sim/trace. Weak references keep the backend
- * linkable into programs without it (the GPU self-test of an early tree);
- * a run that asks for a trace there fails with a message. */
-#pragma weak cta_trace_writer_open
-#pragma weak cta_trace_writer_add
-#pragma weak cta_trace_writer_close
-#pragma weak cta_trace_writer_errmsg
-
 int cta__cuda_launch_tick_probe(unsigned long long *dev_out, unsigned iters);
 int cta__cuda_launch_clock_probe(unsigned long long *dev_flag, cudaStream_t s);
 
@@ -817,10 +809,6 @@ static int exec_run(const struct cuda_run *r)
 		}
 	}
 
-	if (r->opts->sim.trace_path && !cta_trace_writer_open) {
-		rc = fail(eb, CTA_EUNSUPPORTED, "CUDA backend: this build has no trace writer");
-		goto out;
-	}
 	if (r->opts->sim.trace_path) {
 		struct cta_trace_header th;
 		memset(&th, 0, sizeof th);
@@ -1034,4 +1022,23 @@ out:
 	free(iss);
 	free(names);
 	return rc;
+}
+
+/* ---- the backend interface (sim/host/backend.h) ------------------------ */
+
+static const struct cta__backend cuda_backend = {
+    .kind = CTA_BACKEND_CUDA,
+    .name = "cuda",
+    .select_device = cta__cuda_select_device,
+    .alloc = cta__cuda_alloc,
+    .free = cta__cuda_free,
+    .exec = cta__harness_exec_cuda,
+    .scenario_exec = cta__scenario_exec_cuda,
+};
+
+/* At load time: the object is linked whole into the programs that have the
+ * CUDA backend (cuda_dep), and only there. */
+__attribute__((constructor)) static void cuda_backend_register(void)
+{
+	cta__backend_register(&cuda_backend);
 }

@@ -284,6 +284,42 @@ static void host_free(void *p, size_t bytes, int mapped)
 #endif
 }
 
+/* ---- backends (host/backend.h) ------------------------------------------ */
+
+static const struct cta__backend sim_backend = {
+    .kind = CTA_BACKEND_SIM, .name = "sim", .exec = cta__harness_exec_sim};
+static const struct cta__backend *backends[CTA_BACKEND_CUDA + 1] = {&sim_backend};
+
+void cta__backend_register(const struct cta__backend *b)
+{
+	if (b && (unsigned)b->kind < sizeof(backends) / sizeof(backends[0]))
+		backends[b->kind] = b;
+}
+
+const struct cta__backend *cta__backend_of(cta_backend kind)
+{
+	return (unsigned)kind < sizeof(backends) / sizeof(backends[0]) ? backends[kind] : NULL;
+}
+
+int cta__backend_missing(cta_backend kind, char *err, size_t errlen)
+{
+	if (kind == CTA_BACKEND_CUDA)
+		snprintf(err, errlen,
+		         "this build of ctasim has no CUDA backend (nvcc was not found when it was "
+		         "built; rebuild with -Dcuda=enabled on a machine with the CUDA toolkit)");
+	else
+		snprintf(err, errlen, "no backend %d in this build of ctasim", (int)kind);
+	return CTA_EUNSUPPORTED;
+}
+
+/* Frees a buffer's device copy through the harness's backend. */
+static void dev_free(const struct cta_harness *h, void *dev)
+{
+	const struct cta__backend *b = cta__backend_of(h->opts.backend);
+	if (b && b->free)
+		b->free(dev);
+}
+
 void *cta_harness_alloc(struct cta_harness *h, size_t bytes)
 {
 	if (h->nbufs == CTA__HARNESS_MAX_BUFFERS) {
@@ -309,8 +345,11 @@ void *cta_harness_alloc(struct cta_harness *h, size_t bytes)
 		return NULL;
 	}
 	void *dev = p;
-	if (h->opts.backend == CTA_BACKEND_CUDA) {
-		dev = cta__cuda_alloc(bytes, h->errmsg, sizeof(h->errmsg));
+	const struct cta__backend *be = cta__backend_of(h->opts.backend);
+	if (!be || be->alloc) {
+		dev = be ? be->alloc(bytes, h->errmsg, sizeof(h->errmsg)) : NULL;
+		if (!be)
+			cta__backend_missing(h->opts.backend, h->errmsg, sizeof(h->errmsg));
 		if (!dev) {
 			host_free(p, bytes, mapped);
 			return NULL;
@@ -338,7 +377,7 @@ void cta_harness_release(struct cta_harness *h, void *host)
 			return;
 		}
 		if (b->dev && b->dev != b->host)
-			cta__cuda_free(b->dev);
+			dev_free(h, b->dev);
 		host_free(b->host, b->bytes, b->mapped);
 		memmove(b, b + 1, (h->nbufs - i - 1) * sizeof(*b));
 		h->nbufs--;
@@ -476,42 +515,15 @@ int cta__harness_exec_sim(struct cta_harness *h)
 	return rc;
 }
 
-__attribute__((weak)) int cta__harness_exec_cuda(struct cta_harness *h)
-{
-	return cta_harness_error(
-	    h, CTA_EUNSUPPORTED,
-	    "this build of ctasim has no CUDA backend (nvcc was not found when "
-	    "it was built; rebuild with -Dcuda=enabled on a machine with the "
-	    "CUDA toolkit)");
-}
-
-__attribute__((weak)) int cta__cuda_select_device(int ordinal, char *err, size_t errlen)
-{
-	(void)ordinal;
-	snprintf(err, errlen,
-	         "this build of ctasim has no CUDA backend (nvcc was not found when it was "
-	         "built; rebuild with -Dcuda=enabled on a machine with the CUDA toolkit)");
-	return CTA_EUNSUPPORTED;
-}
-
-__attribute__((weak)) void cta__cuda_free(void *dev)
-{
-	(void)dev;
-}
-
-__attribute__((weak)) void *cta__cuda_alloc(size_t bytes, char *err, size_t errlen)
-{
-	(void)bytes;
-	snprintf(err, errlen, "this build of ctasim has no CUDA backend");
-	return NULL;
-}
-
 int cta_harness_setup(struct cta_harness *h)
 {
-	if (h->opts.backend == CTA_BACKEND_CUDA) {
-		/* Say "no GPU" (or "no backend") now, not as a failed allocation
-		 * inside the harness's setup. */
-		int rc = cta__cuda_select_device(h->opts.cuda_device, h->errmsg, sizeof(h->errmsg));
+	/* Say "no GPU" (or "no backend") now, not as a failed allocation
+	 * inside the harness's setup. */
+	const struct cta__backend *be = cta__backend_of(h->opts.backend);
+	if (!be)
+		return cta__backend_missing(h->opts.backend, h->errmsg, sizeof(h->errmsg));
+	if (be->select_device) {
+		int rc = be->select_device(h->opts.cuda_device, h->errmsg, sizeof(h->errmsg));
 		if (rc < 0)
 			return rc;
 	}
@@ -573,8 +585,8 @@ int cta_harness_run(struct cta_harness *h)
 	int rc = cta_harness_setup(h);
 	if (rc < 0)
 		return rc;
-	int exec = h->opts.backend == CTA_BACKEND_CUDA ? cta__harness_exec_cuda(h)
-	                                               : cta__harness_exec_sim(h);
+	/* cta_harness_setup found the backend. */
+	int exec = cta__backend_of(h->opts.backend)->exec(h);
 	if (exec < 0 && exec != CTA_EUB && exec != CTA_ECOVERAGE)
 		return exec;
 	cta_harness_verify(h);
@@ -597,7 +609,7 @@ void cta_harness_free(struct cta_harness *h)
 		return;
 	for (unsigned i = 0; i < h->nbufs; i++) {
 		if (h->bufs[i].dev && h->bufs[i].dev != h->bufs[i].host)
-			cta__cuda_free(h->bufs[i].dev);
+			dev_free(h, h->bufs[i].dev);
 		host_free(h->bufs[i].host, h->bufs[i].bytes, h->bufs[i].mapped);
 	}
 	for (unsigned i = 0; i < h->nlaunches; i++)

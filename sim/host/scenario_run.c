@@ -1,7 +1,7 @@
 /* The scenario runner: turns a loaded scenario into one harness per kernel
  * and puts all their launches into ONE simulator (streams, priorities,
  * release times), so several kernels share the device and one trace. The
- * CUDA backend provides its own runner (cta__scenario_exec_cuda). */
+ * CUDA backend provides its own runner (the scenario_exec of host/backend.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +21,6 @@ struct cta_scenario_run {
 	unsigned *first, *count; /* simulator kernel ids of each scenario kernel */
 	cta_sim *sim;
 };
-
-__attribute__((weak)) int cta__scenario_exec_cuda(struct cta_harness **hs, unsigned n,
-                                                  const struct cta_scenario *sc, char *err,
-                                                  size_t errlen)
-{
-	(void)hs;
-	(void)n;
-	(void)sc;
-	snprintf(err, errlen,
-	         "this build of ctasim has no CUDA backend (nvcc was not found when it was "
-	         "built; rebuild with -Dcuda=enabled on a machine with the CUDA toolkit)");
-	return CTA_EUNSUPPORTED;
-}
 
 void cta_scenario_exec_free(cta_scenario_run *x)
 {
@@ -225,8 +212,11 @@ int cta_scenario_exec(cta_scenario_run **out, const struct cta_scenario *sc,
 			return rc;
 		}
 	}
-	if (o.backend == CTA_BACKEND_CUDA)
-		rc = cta__scenario_exec_cuda(x->hs, x->nh, sc, err, errlen);
+	const struct cta__backend *be = cta__backend_of(o.backend);
+	if (!be)
+		rc = cta__backend_missing(o.backend, err, errlen);
+	else if (be->scenario_exec)
+		rc = be->scenario_exec(x->hs, x->nh, sc, err, errlen);
 	else
 		rc = run_sim(x, &o, err, errlen);
 	if (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE && rc != CTA_EDEADLOCK)
