@@ -26,8 +26,7 @@
 #undef gridDim
 #undef __syncthreads
 
-#define CTA__CUDA_ABI_ONLY
-#include "ctasim/kernel_cuda.h"
+#include "ctasim/sys/cuda_abi.h"
 
 #include <cuda_runtime_api.h>
 

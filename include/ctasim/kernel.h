@@ -61,14 +61,14 @@ typedef struct cta_clc_result {
  * CUDA C++ mapping (device backend). Everything maps to the real thing.
  * ====================================================================== */
 #if defined(__CUDACC__)
-#include "ctasim/kernel_cuda.h"
+#include "ctasim/sys/kernel_cuda.h"
 #else
 /* ======================================================================
  * C11 mapping (simulator).
  * ====================================================================== */
 #include <stdbool.h>
 
-#include "ctasim/kernel_lane.h"
+#include "ctasim/sys/kernel_lane.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,105 @@
+/* Calibration of a device model from hardware traces: latencies, block
+ * durations and the sweep rule's parameters.
+ * Works on traces loaded with cta_trace_read() (ctasim/trace.h). */
+#ifndef CTASIM_CALIBRATE_H
+#define CTASIM_CALIBRATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ctasim/device.h"
+#include "ctasim/errors.h"
+#include "ctasim/export.h"
+#include "ctasim/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a calibration saw; the fitted values themselves are in the model. */
+struct cta_calib_report {
+	unsigned traces;
+	unsigned kernels_used; /* kernels launched on an idle device, used for placement */
+	unsigned sm_count;     /* highest SM id seen + 1 */
+	double tick_ns;        /* the coarsest tick of the traces */
+	/* Number of samples behind each latency; 0 means the base value was kept. */
+	uint64_t n_launch, n_dispatch, n_block_start, n_retire, n_cancel;
+	/* Block durations behind each fitted spin_scale entry, by resident
+	 * count (cta_calib_opts.block_ns); all 0 when none was fitted. */
+	uint64_t n_spin[CTA_DEVICE_MAX_RESIDENT + 1];
+	/* Distinct requested times among them; where 2 or more, spin_add was
+	 * fitted at that count, elsewhere it is taken from a fitted count. */
+	unsigned n_spin_lengths[CTA_DEVICE_MAX_RESIDENT + 1];
+	/* The sweep rule (placement = sweep): first-wave blocks of the
+	 * idle-device launches it places on the recorded SM, of how many. */
+	uint64_t sweep_placed, sweep_total;
+	char note[256]; /* anything the caller should tell the user, or "" */
+};
+
+/* The time each block of the kernels named `name` (trace header) asked for
+ * with one cta_spin_ns call. */
+struct cta_calib_spin {
+	const char *name;
+	uint64_t ns;
+};
+
+/* Options of cta_trace_calibrate_opts. */
+struct cta_calib_opts {
+	/* The time every block of the traces asked for with one cta_spin_ns
+	 * call (the `spin` kernel's ns), or 0; kernels named in `named` use
+	 * their entry instead. When any is set, the duration model is fitted:
+	 * per count of blocks resident on the SM at a block's start, the
+	 * quantile `quantile` of first-wave block durations of each requested
+	 * time; with two or more times at a count, a line through them gives
+	 * spin_scale (slope) and spin_add (intercept), otherwise spin_scale
+	 * alone, less a spin_add fitted at another count (docs/TOOLS.md). */
+	uint64_t block_ns;
+	double quantile; /* 0 .. 1; 0.5 is the (lower) median */
+	const struct cta_calib_spin *named;
+	size_t n_named;
+	/* Per trace (NULL: none): nonzero when the trace feeds the duration
+	 * model only, not placement or latencies (a multi-kernel scenario). */
+	const unsigned char *duration_only;
+	/* Per trace (NULL: none): the time every block of its kernels asked
+	 * for with one cta_spin_ns call, or 0; overrides block_ns, not
+	 * `named`. */
+	const uint64_t *trace_ns;
+	/* Nonzero: placement = order, replaying the recorded first waves by
+	 * grid size (wave_order), instead of fitting the sweep rule. */
+	int replay_waves;
+};
+#define CTA_CALIB_OPTS_INIT                                                                        \
+	{                                                                                          \
+		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
+		.duration_only = NULL, .trace_ns = NULL, .replay_waves = 0                         \
+	}
+
+/* Fits a device model to one or more traces (normally hardware traces of
+ * one GPU). Starts from *base and sets: sm_count (as observed, unless
+ * no kernel filled the GPU; then the base's stays),
+ * placement = CTA_PLACE_ORDER with placement_order (the SM order of the
+ * first wave, averaged over kernels launched on an idle device),
+ * launch_latency_ns, dispatch_latency_ns, block_start_ns (when the traces
+ * have dispatch records), block_retire_ns and cancel_latency_ns (when they
+ * have cancels); docs/TOOLS.md gives each estimator. Returns CTA_EINVAL
+ * when the traces name different devices or hold no block starts,
+ * CTA_ERANGE when an SM id exceeds CTA_DEVICE_MAX_SMS, with a message in
+ * errbuf. report may be NULL. */
+CTA_EXPORT int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *report,
+                                   const struct cta_device_model *base,
+                                   const struct cta_trace *const *traces, size_t n, char *errbuf,
+                                   size_t errlen);
+
+/* cta_trace_calibrate with options (opts may be NULL for the defaults,
+ * which fit no duration model). CTA_EINVAL also for a quantile outside
+ * 0 .. 1. */
+CTA_EXPORT int
+cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_report *report,
+                         const struct cta_device_model *base, const struct cta_trace *const *traces,
+                         size_t n, const struct cta_calib_opts *opts, char *errbuf, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
