@@ -405,7 +405,7 @@ struct cta_sim {
 	 * scheduler. solo_unit is the one-unit run such a lane switches to. */
 	int solo, solo_done;
 	/* While the engine thread runs a batch: its units before
-	 * commit_next are committed (cta__commit_early). */
+	 * commit_next are committed (cta__engine_commit_early). */
 	int early_commit;
 	/* ub_mode is not OFF: the CLC rules keep the state they check (what
 	 * each thread observed, the work-stealing loop's callers, in-flight
@@ -414,7 +414,7 @@ struct cta_sim {
 	size_t commit_next;
 	size_t seg_base; /* the serial part of the batch starts at batch[seg_base] */
 	size_t par_base; /* the parallel part starts at batch[par_base] */
-	int lazy_start;  /* ... and counts each unit's start (cta__unit_started) */
+	int lazy_start;  /* ... and counts each unit's start (cta__engine_unit_started) */
 	struct cta__unit *solo_unit;
 	/* Every unit ever made (live or on the free list), for cta_sim_free:
 	 * a list of the live ones would touch two other units' memory at each

@@ -23,10 +23,10 @@ void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
  * them, while the unit is in cache (one pass over a batch, not three). */
 /* While a batch runs on the engine's thread (s->early_commit): commits its
  * units up to index upto, the segment having moved past them. */
-void cta__commit_early(struct cta_sim *s, size_t upto);
+void cta__engine_commit_early(struct cta_sim *s, size_t upto);
 /* While a batch runs without a trace (s->lazy_start): u's start, counted
  * as the segment comes to it. */
-void cta__unit_started(struct cta_sim *s, struct cta__unit *u);
+void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u);
 
 /* exec -> clc. A CTA that ends settles its CLC state (outstanding
  * requests, the for_each rules checked at the CTA's end) where it ends,

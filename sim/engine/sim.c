@@ -395,7 +395,7 @@ static void stream_append(struct cta_sim *s, struct cta__kernel *k)
 		cta__push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, k, 1);
 }
 
-void cta__sched_kernel_done(struct cta_sim *s, struct cta__kernel *k)
+void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 {
 	k->state = K_DONE;
 	k->st.last_end_ns = s->now;
@@ -608,7 +608,7 @@ static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
 	}
 }
 
-void cta__unit_started(struct cta_sim *s, struct cta__unit *u)
+void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u)
 {
 	unit_started(s, u);
 }
@@ -623,7 +623,7 @@ int cta__early_commits = 1;
  * commits every batch. Bodies read nothing a commit writes but the abort
  * flag (cta__ub), which only UB reports set, and the trace records a
  * commit would write come after the batch's start records either way. */
-void cta__commit_early(struct cta_sim *s, size_t upto)
+void cta__engine_commit_early(struct cta_sim *s, size_t upto)
 {
 	upto += s->seg_base;
 	while (s->commit_next <= upto) {
@@ -679,8 +679,8 @@ static void run_serial(struct cta_sim *s, size_t from, size_t to, int lazy)
 /* Runs the bodies of every dispatched unit (the batch), then commits them
  * in dispatch order. On the pool's host threads when there are several;
  * on this one, the segment commits each unit as soon as it is done
- * (cta__commit_early) and, without a trace, counts each unit's start as
- * it comes to it (cta__unit_started): a unit's memory is then touched
+ * (cta__engine_commit_early) and, without a trace, counts each unit's start as
+ * it comes to it (cta__engine_unit_started): a unit's memory is then touched
  * while it is still in cache, and the batch makes one pass over its units
  * instead of three. A batch may be run as a serial part (a new kernel's
  * probe, PROBE_UNITS) followed by a parallel one. */
@@ -804,7 +804,7 @@ static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
 		return;
 	}
 	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE) {
-		cta__sched_kernel_done(s, k);
+		cta__engine_kernel_done(s, k);
 		k->st.last_end_ns = k->st.last_end_ns > s->now ? k->st.last_end_ns : s->now;
 	}
 	cta__sched_request(s);
@@ -1031,7 +1031,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 			s->room_gen++;
 			s->cand_valid = 0;
 			if (k->nunits == 0)
-				cta__sched_kernel_done(s, k);
+				cta__engine_kernel_done(s, k);
 			cta__sched_request(s);
 		}
 		break;

@@ -532,13 +532,13 @@ static inline void seg_enter(struct cta_sim *s, struct cta__unit *u, struct cta_
 	cta__seg_unit = u;
 	u->host = host;
 	if (s->lazy_start)
-		cta__unit_started(s, u);
+		cta__engine_unit_started(s, u);
 }
 /* The segment moves past unit seg_i, settled. */
 static inline void seg_leave(struct cta_sim *s)
 {
 	if (s->early_commit)
-		cta__commit_early(s, seg_i);
+		cta__engine_commit_early(s, seg_i);
 }
 /* CTA c of unit u is done once all its threads exited. */
 static inline void cta_settle(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c)

@@ -425,7 +425,7 @@ static void early_mix(int ub, int trace, struct early_out *out)
 /* A batch run on the engine's thread commits each unit as soon as its
  * body is done, in dispatch order, unless its outbox holds trace records,
  * UB reports or an error, and without a trace counts each block's start
- * as it comes to it (cta__commit_early, cta__unit_started). Nothing may
+ * as it comes to it (cta__engine_commit_early, cta__engine_unit_started). Nothing may
  * change: outcomes, stats, UB reports (one in abort mode) and the trace
  * are those of a run that commits after the batch. */
 static void early_commits_change_nothing(void **state)
