@@ -122,6 +122,17 @@ typedef void (*cta_trace_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 CTA_EXPORT int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbuf,
                                        size_t errlen, cta_trace_progress_fn progress, void *ctx);
 CTA_EXPORT void cta_trace_free(struct cta_trace *t);
+/* Reads a trace as a stream, for a pass over its records in bounded
+ * memory: checks it as cta_trace_read does, calls fn(ctx, header, record)
+ * for each record in file order (the record and its text valid during the
+ * call only), and keeps none. out receives the header, the record count
+ * and the complete flag; out->recs stays NULL (nothing to free). A
+ * non-zero return of fn stops the reading and is returned; a malformed
+ * line found after some records were passed on still fails the call. */
+typedef int (*cta_trace_record_fn)(void *ctx, const struct cta_trace_header *h,
+                                   const struct cta_trace_rec *r);
+CTA_EXPORT int cta_trace_stream(struct cta_trace *out, const char *path, cta_trace_record_fn fn,
+                                void *ctx, char *errbuf, size_t errlen);
 
 /* The compression a file name asks for, as the trace writer applies it:
  * 1 gzip (".gz"), 2 zstd (".zst"), 0 none; CTA_EUNSUPPORTED when this build

@@ -475,6 +475,10 @@ struct pstate {
 	 * holds offset + 1 into it until the end, since it moves as it grows. */
 	char *strings;
 	size_t slen, scap;
+	/* Streaming (cta_trace_stream): each record goes to on_rec and is not
+	 * kept; t->count still counts them for the end marker. */
+	cta_trace_record_fn on_rec;
+	void *ctx;
 };
 
 static int keep_text(struct rd *r, struct pstate *p, struct cta_trace_rec *rec)
@@ -575,6 +579,17 @@ static int parse_line(struct rd *r, struct cta_trace *t, struct pstate *p, char 
 		p->ph = PH_DONE;
 		return 0;
 	}
+	if (p->on_rec) {
+		struct cta_trace_rec one;
+		memset(&one, 0, sizeof(one));
+		int rc = record_line(r, h, s, n, &one);
+		if (!rc)
+			rc = p->on_rec(p->ctx, h, &one);
+		if (rc)
+			return rc;
+		t->count++;
+		return 0;
+	}
 	if (t->count == p->cap) {
 		size_t nc = p->cap ? p->cap * 2 : 1024;
 		struct cta_trace_rec *nr = realloc(t->recs, nc * sizeof(*nr));
@@ -629,9 +644,10 @@ static int long_line(struct rd *r, struct src *in, char *buf, size_t cap, const 
 	           CTA_TRACE_MAX_LINE);
 }
 
-static int parse(struct rd *r, struct cta_trace *t, struct src *in)
+static int parse(struct rd *r, struct cta_trace *t, struct src *in, cta_trace_record_fn on_rec,
+                 void *ctx)
 {
-	struct pstate p = {.ph = PH_MAGIC};
+	struct pstate p = {.ph = PH_MAGIC, .on_rec = on_rec, .ctx = ctx};
 	size_t cap = RD_WINDOW + CTA_TRACE_MAX_LINE + 2;
 	char *buf = malloc(cap);
 	if (!buf)
@@ -694,7 +710,7 @@ static int parse(struct rd *r, struct cta_trace *t, struct src *in)
 	if (!rc && p.ph != PH_DONE)
 		rc = p.ph == PH_MAGIC ? err(r, CTA_EPARSE, "not a ctasim trace")
 		                      : err(r, CTA_EPARSE, "truncated: no end marker");
-	if (!rc) {
+	if (!rc && !p.on_rec) {
 		/* Give back the unused half of the doubled array; the texts'
 		 * offsets become pointers now that their block stays put. */
 		if (t->count && t->count < p.cap) {
@@ -720,7 +736,7 @@ int cta__trace_read_mem(struct cta_trace *out, const char *name, const char *dat
 	if (errbuf && errlen)
 		errbuf[0] = 0;
 	struct src in = {.data = data, .len = len};
-	int rc = parse(&r, out, &in);
+	int rc = parse(&r, out, &in, NULL, NULL);
 	if (rc)
 		cta_trace_free(out);
 	return rc;
@@ -750,10 +766,29 @@ int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbu
 	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
 	if (rc)
 		return err(&r, rc, "%s", msg);
-	rc = parse(&r, out, &in);
+	rc = parse(&r, out, &in, NULL, NULL);
 	cta__zin_close(in.z);
 	if (rc)
 		cta_trace_free(out);
+	return rc;
+}
+
+int cta_trace_stream(struct cta_trace *out, const char *path, cta_trace_record_fn fn, void *ctx,
+                     char *errbuf, size_t errlen)
+{
+	struct rd r = {.path = path, .errbuf = errbuf, .errlen = errlen};
+	if (path && !strcmp(path, "-"))
+		r.path = "<stdin>";
+	memset(out, 0, sizeof(*out));
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	char msg[256];
+	struct src in = {0};
+	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
+	if (rc)
+		return err(&r, rc, "%s", msg);
+	rc = parse(&r, out, &in, fn, ctx);
+	cta__zin_close(in.z);
 	return rc;
 }
 

@@ -115,6 +115,25 @@ CTASIM_PROGRESS=1 "$CTASIM" view "$TMP/long.trace" -o "$TMP/long.svg" >"$TMP/out
 grep -q "MiB parsed.*ETA" "$TMP/err" || fail "no progress line while a long trace is parsed"
 "$CTASIM" view "$TMP/long.trace" -o "$TMP/long.svg" >"$TMP/out" 2>"$TMP/err"
 [ -s "$TMP/err" ] && fail "progress shown when stderr is not a terminal"
+# --summary: one streaming pass; its measures are diff's and run's.
+expect_rc 0 "$CTASIM" run vecscale_clc --trace "$TMP/c.trace.gz"
+expect_rc 0 "$CTASIM" view "$TMP/c.trace.gz" --summary
+cp "$TMP/out" "$TMP/sum"
+expect_in "$TMP/sum" "records        3602: 1 launch, 264 dispatch, 264 start, 264 end, 1024 cancel, 1024 cancel_done, 760 steal, 1 kernel_end"
+expect_in "$TMP/sum" "kernel 0       vecscale_clc  grid 1024,1,1  block 1024,1,1  stream 0  priority 0: 264 blocks started, 760 steals"
+expect_in "$TMP/sum" "blocks per SM  min 2 / median 2 / max 2 over 132 SMs used"
+expect_in "$TMP/sum" "cancels        1024 requests, 760 stole a block, 264 fail_empty"
+expect_rc 0 "$CTASIM" diff "$TMP/c.trace.gz" "$TMP/c.trace.gz"
+for m in "busy span" "makespan" "launch latency"; do
+	d=$(grep "^$m  *A " "$TMP/out" | sed 's/.* A \([0-9]*\) ns.*/\1/')
+	v=$(grep "^$m  *[0-9]" "$TMP/sum" | sed 's/^[a-z ]* \([0-9]*\) ns.*/\1/')
+	[ -n "$d" ] && [ "$d" = "$v" ] || fail "view --summary $m '$v', diff says '$d'"
+done
+expect_rc 2 "$CTASIM" view "$TMP/c.trace.gz" --summary -o "$TMP/x.txt"
+expect_in "$TMP/err" "--summary prints to standard output"
+sed '$d' "$TMP/a.trace" >"$TMP/cut.trace"
+expect_rc 2 "$CTASIM" view "$TMP/cut.trace" --summary
+expect_in "$TMP/err" "cut.trace:"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace"
 expect_in "$TMP/err" "usage: ctasim view"
 expect_rc 2 "$CTASIM" view "$TMP/a.trace" -o "$TMP/b.svg" --width abc

@@ -501,6 +501,26 @@ static struct cta_trace_rec stream_rec(size_t i, char *text, size_t cap)
 	return r;
 }
 
+struct stream_check {
+	size_t seen, stop_at;
+	char text[2048];
+};
+
+static int check_streamed(void *ctx, const struct cta_trace_header *h,
+                          const struct cta_trace_rec *r)
+{
+	struct stream_check *c = ctx;
+	struct cta_trace_rec want = stream_rec(c->seen, c->text, sizeof(c->text));
+	assert_int_equal(h->kernel_count, 2);
+	assert_int_equal(r->block, want.block);
+	assert_int_equal(r->sm, want.sm);
+	if (want.text)
+		assert_string_equal(r->text, want.text);
+	else
+		assert_null(r->text);
+	return ++c->seen == c->stop_at ? 99 : 0;
+}
+
 static void reader_streams_traces_larger_than_its_window(void **state)
 {
 	/* About 8 MB of text, several times the reader's 1 MiB window, plain
@@ -540,6 +560,19 @@ static void reader_streams_traces_larger_than_its_window(void **state)
 				assert_null(t.recs[i].text);
 		}
 		cta_trace_free(&t);
+		/* The same through cta_trace_stream: every record in order, none
+		 * kept; a callback's non-zero return stops the pass. */
+		struct stream_check c = {0};
+		assert_int_equal(cta_trace_stream(&t, path, check_streamed, &c, err, sizeof(err)),
+		                 0);
+		assert_int_equal(c.seen, N);
+		assert_int_equal(t.count, N);
+		assert_null(t.recs);
+		assert_true(t.complete);
+		struct stream_check stop = {.stop_at = 1000};
+		assert_int_equal(
+		    cta_trace_stream(&t, path, check_streamed, &stop, err, sizeof(err)), 99);
+		assert_int_equal(stop.seen, 1000);
 	}
 }
 
