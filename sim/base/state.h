@@ -175,6 +175,7 @@ struct cta__lane_x {
 	uint64_t bar_rel_t, bar_idle_ns;
 };
 
+#define CTA__SMEM_STALE 0x80000000u /* smem_dirty: left by an earlier block */
 struct cta__cta {
 	/* What a barrier of one thread and a cancel request touch, in the
 	 * first cache line. */
@@ -189,9 +190,9 @@ struct cta__cta {
 	struct cta__request *reqs;
 	uint64_t steal_current; /* logical index the block is processing now */
 	/* Bytes of smem that may be non-zero: set when shared memory is
-	 * handed to the body (or written for it), read and cleared when a new
-	 * block zeroes it. Blocks that never use shared memory skip the
-	 * zeroing. */
+	 * handed to the body (or written for it). A new block on the arena
+	 * marks them CTA__SMEM_STALE, and the first hand-out zeroes them.
+	 * Blocks that never use shared memory skip the zeroing. */
 	unsigned smem_dirty;
 	unsigned char nrslots;
 	unsigned char observed_failure;

@@ -162,9 +162,11 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	} else {
 		for (unsigned i = 0; i < k->csize; i++) {
 			unsigned char *m = ctas[i].smem;
-			if (ctas[i].smem_dirty)
-				zero(m, ctas[i].smem_dirty);
-			/* (which clears smem_dirty with the rest of the header) */
+			/* The arena is cleared when the block first asks for it
+			 * (smem_handed_out), on the host thread that runs the
+			 * block: here, on the engine's thread, it would be
+			 * serial work on memory another core wrote last. */
+			unsigned dirty = ctas[i].smem_dirty;
 			const size_t cold = offsetof(struct cta__cta, observed_failure_t),
 			             end = offsetof(struct cta__cta, rslots);
 			int cold_dirty = ctas[i].cold_dirty;
@@ -172,6 +174,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			if (cold_dirty)
 				zero_header((char *)&ctas[i] + cold, end - cold);
 			ctas[i].smem = m;
+			ctas[i].smem_dirty = dirty ? dirty | CTA__SMEM_STALE : 0;
 		}
 	}
 	/* Clear the per-unit state; the buffers after it are kept, and the
@@ -1383,6 +1386,8 @@ void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
  * may not be). */
 static inline void smem_handed_out(struct cta__unit *u, struct cta__cta *c)
 {
+	if (__builtin_expect(c->smem_dirty & CTA__SMEM_STALE, 0))
+		zero(c->smem, c->smem_dirty & ~CTA__SMEM_STALE);
 	c->smem_dirty = (unsigned)cta__smem_need(u->k); /* at most the SM's shared memory + 80 */
 }
 
