@@ -63,6 +63,13 @@ struct cta__fiber {
 	unsigned color; /* bytes left unused at the top (see new_stack) */
 	struct cta__fiber *next_free;
 	struct cta__fiber *next_all;
+	/* The pool's stack this fiber runs on (NO_SLOT: a stack of its own,
+	 * the host's or the trampoline's). Past the first
+	 * cta__fiber_share_after stacks, fibers share them: one at a time is
+	 * resident, the others keep the used part of theirs in `stash`. */
+	size_t slot;
+	void *stash;
+	size_t stash_len;
 #ifdef CTA__FIBER_ASAN
 	void *asan_fake; /* this fiber's fake stack while it is switched out */
 	const void *asan_bottom;
@@ -89,7 +96,10 @@ struct slab {
 };
 
 #define SLAB_STACKS 64
-#define CANARY      0x5ca1ab1ec0ffee00ull
+#define NO_SLOT     ((size_t)-1)
+/* Parked runners kept once stacks are shared (cta__fiber_park). */
+#define PARK_KEEP 64
+#define CANARY    0x5ca1ab1ec0ffee00ull
 
 struct cta__fiber_pool {
 	struct cta__fiber host;
@@ -105,6 +115,22 @@ struct cta__fiber_pool {
 	char *slab_next;
 	size_t slab_left;
 	struct slab *slabs;
+	/* Stacks (slots) and the fiber resident on each. */
+	struct slot {
+		char *lo;
+		unsigned color;
+		struct cta__fiber *resident;
+	} * slots;
+	size_t nslots, slots_cap;
+	size_t next_share; /* round robin over the slots for new fibers */
+	/* Switches between two fibers of one slot go through this fiber, on
+	 * a stack of its own: the one leaving must be copied out before the
+	 * other is copied in. */
+	struct cta__fiber *tramp;
+	struct cta__fiber *tramp_from, *tramp_to;
+	char *tramp_map;
+	size_t tramp_len;
+	size_t nparked;
 };
 
 #if defined(CTA__FIBER_ASM)
@@ -158,6 +184,90 @@ static inline void raw_switch(struct cta__fiber *from, struct cta__fiber *to)
 #endif
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define CTA__FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CTA__FIBER_TSAN 1
+#endif
+#endif
+#if defined(CTA__FIBER_ASM) && !defined(CTA__FIBER_ASAN) && !defined(CTA__FIBER_TSAN)
+/* Shared stacks need the saved stack pointer (the assembly switch); under
+ * the sanitizers every fiber keeps a stack of its own (their shadow memory
+ * would describe a stack's previous fiber). */
+int cta__fiber_share_after = 1024;
+#else
+int cta__fiber_share_after = -1;
+#endif
+
+/* Top of f's first frame: nothing above it is ever written. */
+static char *frame_top(const struct cta__fiber *f)
+{
+	return (char *)((uintptr_t)(f->stack_lo + f->stack_sz - f->color) & ~(uintptr_t)15);
+}
+
+/* Copies of another fiber's frames, which ASan's or TSan's view of this
+ * one has nothing to say about (unused in their builds: see above). */
+__attribute__((noinline)) static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+static int resident(const struct cta__fiber *f)
+{
+	return f->slot == NO_SLOT || f->pool->slots[f->slot].resident == f;
+}
+
+/* Copies the used part of o's stack (o suspended on its slot) out. */
+static void evict(struct cta__fiber *o)
+{
+#if defined(CTA__FIBER_ASM)
+	char *sp = o->sp, *top = frame_top(o);
+	assert(sp >= o->stack_lo && sp < top);
+	size_t len = (size_t)(top - sp);
+	void *buf = malloc(len);
+	if (!buf)
+		abort(); /* a kilobyte or so; nothing sensible without it */
+	copy_words(buf, (const uint64_t *)(void *)sp, len / 8);
+	o->stash = buf;
+	o->stash_len = len;
+#endif
+	o->pool->slots[o->slot].resident = NULL;
+}
+
+/* Makes f resident on its slot; whoever is resident there must not be
+ * running. */
+static void load(struct cta__fiber *f)
+{
+	struct slot *sl = &f->pool->slots[f->slot];
+	struct cta__fiber *o = sl->resident;
+	if (o && !o->finished && !o->in_pool)
+		evict(o);
+	copy_words((uint64_t *)(void *)(frame_top(f) - f->stash_len), f->stash, f->stash_len / 8);
+	free(f->stash);
+	f->stash = NULL;
+	sl->resident = f;
+}
+
+static struct cta__fiber *tramp_of(struct cta__fiber_pool *p);
+
+static void tramp_main(void *arg)
+{
+	struct cta__fiber_pool *p = arg;
+	for (;;) {
+		struct cta__fiber *from = p->tramp_from, *to = p->tramp_to;
+		/* from is suspended now (or finished: NULL); to takes its
+		 * slot. */
+		if (from)
+			evict(from);
+		load(to);
+		before_switch(p->tramp, to, 0);
+		raw_switch(p->tramp, to);
+		after_switch(p->tramp);
+	}
+}
+
 static void fiber_main(void *p)
 {
 	struct cta__fiber *f = p;
@@ -172,6 +282,21 @@ static void fiber_main(void *p)
 	f->pool->free_list = f;
 	struct cta__fiber *ret = f->ret;
 	assert(ret && ret != f && !ret->in_pool);
+	if (ret->stash) {
+		struct cta__fiber_pool *rp = ret->pool;
+		if (rp->slots[ret->slot].resident != f) {
+			load(ret);
+		} else {
+			/* f's frames, still running, are where ret's go: the
+			 * trampoline copies (f, finished, has nothing to keep). */
+			rp->tramp_from = NULL;
+			rp->tramp_to = ret;
+			struct cta__fiber *t = tramp_of(rp);
+			before_switch(f, t, 1);
+			raw_switch(f, t);
+			abort();
+		}
+	}
 	before_switch(f, ret, 1);
 	raw_switch(f, ret);
 	abort(); /* nothing resumes a finished fiber */
@@ -188,29 +313,34 @@ static void uc_entry(unsigned lo, unsigned hi)
  * fiber_main(f) at the top of f's stack. */
 static int prepare(struct cta__fiber *f)
 {
-	char *top = f->stack_lo + f->stack_sz - f->color;
-	top = (char *)((uintptr_t)top & ~(uintptr_t)15);
+	char *top = frame_top(f);
+	/* A fiber not resident on its slot gets the frame in its stash: the
+	 * switch that makes it resident copies it into place. */
+	uint64_t frame[20];
+	char *at = resident(f) ? top : (char *)frame + sizeof(frame);
 #if defined(CTA__FIBER_ASM) && defined(__x86_64__)
 	/* Slots from sp: padding, r15, r14, r13, r12, rbx, rbp, return. The
 	 * entry expects r12 = argument and r13 = function; after the final
 	 * ret pops the last slot, rsp is 16-byte aligned at the entry, so its
 	 * call gives fiber_main the ABI's alignment. */
-	uint64_t *s = (uint64_t *)(void *)(top - 8 * 8);
+	size_t words = 8;
+	uint64_t *s = (uint64_t *)(void *)(at - 8 * 8);
 	memset(s, 0, 8 * 8);
 	s[3] = (uint64_t)(uintptr_t)fiber_main;
 	s[4] = (uint64_t)(uintptr_t)f;
 	s[7] = (uint64_t)(uintptr_t)cta__fiber_entry;
-	f->sp = s;
+	f->sp = top - 8 * 8;
 #elif defined(CTA__FIBER_ASM) && defined(__aarch64__)
 	/* Slots from sp: x19..x28, x29, x30, d8..d15 (20 of 8 bytes). The
 	 * entry expects x19 = argument and x20 = function; x30 is where the
 	 * switch's ret lands. */
-	uint64_t *s = (uint64_t *)(void *)(top - 20 * 8);
+	size_t words = 20;
+	uint64_t *s = (uint64_t *)(void *)(at - 20 * 8);
 	memset(s, 0, 20 * 8);
 	s[0] = (uint64_t)(uintptr_t)f;
 	s[1] = (uint64_t)(uintptr_t)fiber_main;
 	s[11] = (uint64_t)(uintptr_t)cta__fiber_entry;
-	f->sp = s;
+	f->sp = top - 20 * 8;
 #elif defined(CTA__FIBER_ASM)
 #error "CTA__FIBER_ASM set for an architecture without a switch routine"
 #else
@@ -223,6 +353,18 @@ static int prepare(struct cta__fiber *f)
 	makecontext(&f->uc, (void (*)(void))uc_entry, 2, (unsigned)(v & 0xffffffffu),
 	            (unsigned)(v >> 16 >> 16));
 	(void)top;
+	(void)at;
+	(void)frame;
+#endif
+#if defined(CTA__FIBER_ASM)
+	if (at != top) {
+		free(f->stash);
+		f->stash = malloc(words * 8);
+		if (!f->stash)
+			return CTA_ENOMEM;
+		memcpy(f->stash, s, words * 8);
+		f->stash_len = words * 8;
+	}
 #endif
 	return 0;
 }
@@ -253,6 +395,7 @@ int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
 	/* One page more than asked, for the stack's colour (new_stack). */
 	p->stack_sz = ((stack_bytes + p->page - 1) & ~(p->page - 1)) + p->page;
 	p->host.pool = p;
+	p->host.slot = NO_SLOT;
 	*out = p;
 	return 0;
 }
@@ -264,6 +407,7 @@ void cta__fiber_pool_free(struct cta__fiber_pool *p)
 	struct cta__fiber *f = p->all;
 	while (f) {
 		struct cta__fiber *next = f->next_all;
+		free(f->stash);
 		free(f);
 		f = next;
 	}
@@ -279,6 +423,11 @@ void cta__fiber_pool_free(struct cta__fiber_pool *p)
 		munmap(sl->map, sl->len);
 		free(sl);
 	}
+	free(p->slots);
+	if (p->tramp) {
+		free(p->tramp);
+		munmap(p->tramp_map, p->tramp_len);
+	}
 	free(p);
 }
 
@@ -287,8 +436,40 @@ struct cta__fiber *cta__fiber_host(struct cta__fiber_pool *p)
 	return &p->host;
 }
 
+/* A new fiber on a slot of the pool's (round robin), skipping the slot
+ * of the fiber running now, whose frames are in use. */
+static struct cta__fiber *shared_stack(struct cta__fiber_pool *p)
+{
+	const char *here = __builtin_frame_address(0);
+	size_t i = p->next_share++ % p->nslots;
+	if (here >= p->slots[i].lo && here < p->slots[i].lo + p->stack_sz)
+		i = p->next_share++ % p->nslots;
+	struct cta__fiber *f = calloc_lines(sizeof(*f));
+	if (!f)
+		return NULL;
+	f->stack_lo = p->slots[i].lo;
+	f->stack_sz = p->stack_sz;
+	f->color = p->slots[i].color;
+	f->slot = i;
+	f->pool = p;
+	f->next_all = p->all;
+	p->all = f;
+	return f;
+}
+
 static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 {
+	if (cta__fiber_share_after >= 0 && p->nslots >= (size_t)cta__fiber_share_after &&
+	    p->nslots >= 2)
+		return shared_stack(p);
+	if (p->nslots == p->slots_cap) {
+		size_t cap = p->slots_cap ? p->slots_cap * 2 : 64;
+		struct slot *n = realloc(p->slots, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		p->slots = n;
+		p->slots_cap = cap;
+	}
 	struct cta__fiber *f = calloc_lines(sizeof(*f));
 	if (!f)
 		return NULL;
@@ -334,6 +515,10 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 	f->pool = p;
 	f->next_all = p->all;
 	p->all = f;
+	f->slot = p->nslots++;
+	p->slots[f->slot].lo = f->stack_lo;
+	p->slots[f->slot].color = f->color;
+	p->slots[f->slot].resident = f;
 	return f;
 }
 
@@ -374,9 +559,56 @@ struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn,
 	return f;
 }
 
+/* The trampoline of p, made on first use. */
+static struct cta__fiber *tramp_of(struct cta__fiber_pool *p)
+{
+	if (p->tramp)
+		return p->tramp;
+	struct cta__fiber *t = calloc_lines(sizeof(*t));
+	size_t len = 16 * p->page;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!t || m == MAP_FAILED)
+		abort(); /* a few pages, once per host thread */
+	mprotect(m, p->page, PROT_NONE);
+	t->stack_lo = m + p->page;
+	t->stack_sz = len - p->page;
+	*(uint64_t *)(void *)t->stack_lo = CANARY;
+	t->pool = p;
+	t->slot = NO_SLOT;
+	t->fn = tramp_main;
+	t->arg = p;
+	t->ret = &p->host;
+	prepare(t);
+	p->tramp = t;
+	p->tramp_map = m;
+	p->tramp_len = len;
+	return t;
+}
+
+/* to is not resident: makes it so, through the trampoline when the
+ * fiber leaving (from) is the one resident on to's slot. Returns 1 when
+ * from left that way and has been resumed since. */
+__attribute__((noinline)) static int bring_in(struct cta__fiber *from, struct cta__fiber *to)
+{
+	struct cta__fiber_pool *p = to->pool;
+	if (p->slots[to->slot].resident != from) {
+		load(to);
+		return 0;
+	}
+	struct cta__fiber *t = tramp_of(p);
+	p->tramp_from = from;
+	p->tramp_to = to;
+	before_switch(from, t, 0);
+	raw_switch(from, t);
+	after_switch(from);
+	return 1;
+}
+
 void cta__fiber_switch(struct cta__fiber *from, struct cta__fiber *to)
 {
 	assert(from != to && !to->finished && !to->in_pool);
+	if (__builtin_expect(to->stash != NULL, 0) && bring_in(from, to))
+		return;
 	before_switch(from, to, 0);
 	raw_switch(from, to);
 	after_switch(from);
@@ -396,8 +628,26 @@ void cta__fiber_park(struct cta__fiber *f)
 {
 	struct cta__fiber_pool *p = f->pool;
 	assert(f != &p->host && !f->finished && !f->in_pool);
+	if (p->nparked >= PARK_KEEP && cta__fiber_share_after >= 0 &&
+	    p->nslots >= (size_t)cta__fiber_share_after) {
+		/* Enough runners wait for work: the last one parked goes to
+		 * the free list instead, abandoned as cta__fiber_release
+		 * abandons a fiber (nothing on its stack owns anything), with
+		 * the bytes it had stashed. A unit of a work-stealing kernel
+		 * that ends parks every runner its threads waited on, and
+		 * nothing may want them again. */
+		struct cta__fiber *v = p->parked;
+		p->parked = v->next_free;
+		p->nparked--;
+		free(v->stash);
+		v->stash = NULL;
+		v->in_pool = 1;
+		v->next_free = p->free_list;
+		p->free_list = v;
+	}
 	f->next_free = p->parked;
 	p->parked = f;
+	p->nparked++;
 }
 
 void cta__fiber_defer(struct cta__fiber **list, struct cta__fiber *f)
@@ -421,6 +671,7 @@ struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p)
 	struct cta__fiber *f = p->parked;
 	if (f) {
 		p->parked = f->next_free;
+		p->nparked--;
 		f->next_free = NULL;
 	}
 	return f;

@@ -73,6 +73,16 @@ void cta__fiber_defer(struct cta__fiber **list, struct cta__fiber *f);
 void cta__fiber_return_all(struct cta__fiber **list);
 struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p);
 
+/* Shared stacks: a pool makes at most this many stacks (-1: no limit,
+ * the sanitizer builds and the ucontext fallback); further fibers take
+ * turns on them. A fiber switched to while another is resident on its
+ * stack first copies that one's used part (from its saved stack pointer
+ * to its first frame, a kilobyte or less) out to the heap and its own
+ * back in: suspended threads so cost bytes, not pages, and nothing is
+ * copied while a host thread's fibers fit. Tests set it low to exercise
+ * the copies. Set before pools are made; read when stacks are made. */
+extern int cta__fiber_share_after;
+
 /* Nonzero once fn has returned. */
 int cta__fiber_finished(const struct cta__fiber *f);
 /* Where a started fiber switches when its function returns (a unit resumed

@@ -20,6 +20,7 @@
 #include "ctasim/trace.h"
 #include "engine/engine.h"
 #include "exec/exec.h"
+#include "exec/fiber.h"
 #include "sched/sched.h"
 #include "simtest.h"
 
@@ -1183,6 +1184,53 @@ static void trace_does_not_depend_on_the_number_of_host_threads(void **state)
 	}
 }
 
+/* Past cta__fiber_share_after stacks a host thread's fibers share them,
+ * each switch to a fiber whose stack another holds copying bytes out and
+ * in (sim/exec/fiber.c): nothing a run shows may change. With three stacks
+ * a pool, every waiting thread of these kernels takes turns; with two host
+ * threads, lanes of a worker's pool resume on the engine's thread. The
+ * sanitizer builds keep a stack per fiber (-1). */
+static void shared_stacks_change_no_trace(void **state)
+{
+	(void)state;
+	if (cta__fiber_share_after < 0)
+		skip();
+	const char *vargs[] = {ST_TSAN_SMALL("n=20000", "n=4096"), "ns=500", NULL};
+	const char *cargs[] = {"n=65536", "ns=500", NULL};
+	const char *rargs[] = {"n=65536", NULL};
+	struct {
+		const char *k;
+		const char *const *args;
+		double rate;
+		int regions;
+	} runs[] = {{"vec_add_clc", vargs, 0.3, 1},
+	            {"clc_two_requests", vargs, 0.3, 1},
+	            {"vecscale_clc_cluster", cargs, 0.3, 1},
+	            {"block_reduce", rargs, 0, 0}};
+	int saved = cta__fiber_share_after;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		for (unsigned threads = 1; threads <= 2; threads++) {
+			size_t la, lb;
+			trace_threads = threads;
+			cta_sim_set_regions(runs[i].regions);
+			char *a = trace_of(runs[i].k, runs[i].args, 5, runs[i].rate, 100, &la);
+			cta__fiber_share_after = 3;
+			char *b = trace_of(runs[i].k, runs[i].args, 5, runs[i].rate, 100, &lb);
+			cta__fiber_share_after = saved;
+			cta_sim_set_regions(1);
+			trace_threads = 0;
+			assert_true(la > 1000);
+			assert_int_equal(la, lb);
+			if (memcmp(a, b, la))
+				fail_msg("%s, %u host threads: traces with own and shared stacks "
+				         "differ",
+				         runs[i].k, threads);
+			free(a);
+			free(b);
+		}
+	}
+}
+
 /* A kernel whose blocks use global atomics but never wait for one another
  * (block_reduce's total) keeps running on several host threads: the trace
  * says it is not reproducible, though its events (and result) are the same
@@ -1273,6 +1321,7 @@ int main(void)
 	    cmocka_unit_test(trace_does_not_depend_on_checking),
 	    cmocka_unit_test(same_seed_gives_a_byte_identical_trace),
 	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
+	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
 	};

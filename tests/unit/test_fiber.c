@@ -1,6 +1,7 @@
 /* Unit tests for fibers (sim/exec/fiber.c): switch ordering, return to the
- * named fiber, many live stacks, reuse after finish or release, and state
- * that must survive a switch (deep frames, floating point). */
+ * named fiber, many live stacks, reuse after finish or release, state
+ * that must survive a switch (deep frames, floating point), and stacks
+ * shared by several fibers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -328,6 +329,118 @@ static void fiber_pools_work_on_pool_workers(void **state)
 		cta__fiber_pool_free(w.fp[i]);
 }
 
+/* Past cta__fiber_share_after stacks, fibers take turns on the pool's
+ * stacks: each keeps its frames (locals, and pointers to them) through
+ * switches straight from fiber to fiber, to one of its own stack (through
+ * the trampoline) or of another, and a fiber that ends returns to one that
+ * shares its stack. The sanitizer builds keep a stack per fiber (-1). */
+#define SHARED 9
+static const int shared_next[SHARED] = {2, 3, 4, 5, 6, 7, 8, -1, 1};
+struct shared {
+	struct cta__fiber *host, *f[SHARED];
+	int bad, n;
+	int order[4 * SHARED];
+};
+struct shared_arg {
+	struct shared *s;
+	int i;
+};
+
+static void shared_body(void *arg)
+{
+	struct shared_arg *a = arg;
+	struct shared *s = a->s;
+	volatile uint64_t pattern[32];
+	volatile uint64_t *self = pattern; /* a pointer into this stack */
+	for (int k = 0; k < 32; k++)
+		pattern[k] = (uint64_t)a->i * 1000 + (uint64_t)k;
+	for (int r = 0; r < 3; r++) {
+		s->order[s->n++] = a->i;
+		int nx = shared_next[a->i];
+		cta__fiber_switch(s->f[a->i], nx < 0 ? s->host : s->f[nx]);
+		for (int k = 0; k < 32; k++)
+			s->bad += self[k] != (uint64_t)a->i * 1000 + (uint64_t)k;
+	}
+}
+
+struct ret_pair {
+	struct cta__fiber *a, *c;
+	int local_ok, c_ran;
+};
+
+static void ret_c(void *arg)
+{
+	struct ret_pair *r = arg;
+	volatile char big[512];
+	memset((char *)big, 0x5a, sizeof(big)); /* over a's frames, had they stayed */
+	r->c_ran = big[100] == 0x5a;
+}
+
+static void ret_a(void *arg)
+{
+	struct ret_pair *r = arg;
+	volatile uint64_t mine[16];
+	for (int k = 0; k < 16; k++)
+		mine[k] = 0xa000 + (uint64_t)k;
+	cta__fiber_switch(r->a, r->c); /* c shares a's stack and returns to a */
+	r->local_ok = 1;
+	for (int k = 0; k < 16; k++)
+		r->local_ok &= mine[k] == 0xa000 + (uint64_t)k;
+}
+
+static void fiber_shared_stacks_keep_every_fibers_frames(void **state)
+{
+	(void)state;
+	if (cta__fiber_share_after < 0)
+		skip();
+	int saved = cta__fiber_share_after;
+	cta__fiber_share_after = 2;
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 64 * 1024), 0);
+	struct shared s = {0};
+	struct shared_arg args[SHARED];
+	s.host = cta__fiber_host(p);
+	for (int i = 0; i < SHARED; i++) {
+		args[i] = (struct shared_arg){&s, i};
+		s.f[i] = cta__fiber_start(p, shared_body, &args[i], s.host);
+		assert_non_null(s.f[i]);
+	}
+	/* Three rounds along 0, 2, 4, 6, 8, 1, 3, 5, 7 (stacks alternate
+	 * between fibers, so most switches go to a fiber of the same stack),
+	 * then each fiber checks its frames and ends. */
+	for (int r = 0; r < 3; r++)
+		cta__fiber_switch(s.host, s.f[0]);
+	for (int i = 0; i < SHARED; i++) {
+		cta__fiber_switch(s.host, s.f[i]);
+		assert_true(cta__fiber_finished(s.f[i]));
+	}
+	assert_int_equal(s.bad, 0);
+	assert_int_equal(s.n, 3 * SHARED);
+	for (int r = 0; r < 3; r++)
+		for (int j = 0, i = 0; j < SHARED; j++, i = shared_next[i])
+			assert_int_equal(s.order[r * SHARED + j], i);
+
+	/* a on the first stack, b on the second, c on the first again. */
+	struct ret_pair rp = {0};
+	struct cta__fiber_pool *q;
+	assert_int_equal(cta__fiber_pool_new(&q, 64 * 1024), 0);
+	struct cta__fiber *host = cta__fiber_host(q);
+	rp.a = cta__fiber_start(q, ret_a, &rp, host);
+	struct cta__fiber *b = cta__fiber_start(q, ret_c, &rp, host);
+	rp.c = cta__fiber_start(q, ret_c, &rp, rp.a);
+	assert_non_null(rp.a);
+	assert_non_null(b);
+	assert_non_null(rp.c);
+	cta__fiber_switch(host, rp.a);
+	assert_true(cta__fiber_finished(rp.a));
+	assert_true(cta__fiber_finished(rp.c));
+	assert_true(rp.c_ran);
+	assert_true(rp.local_ok);
+	cta__fiber_pool_free(q);
+	cta__fiber_pool_free(p);
+	cta__fiber_share_after = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +453,7 @@ int main(void)
 	    cmocka_unit_test(fiber_released_stack_is_reused),
 	    cmocka_unit_test(fiber_pool_free_accepts_null),
 	    cmocka_unit_test(fiber_pools_work_on_pool_workers),
+	    cmocka_unit_test(fiber_shared_stacks_keep_every_fibers_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
