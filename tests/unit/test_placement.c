@@ -1,0 +1,276 @@
+/* Tests of placement (sim/sched/dispatch.c): blocks dispatched in linear
+ * order, x fastest; spread-first and round-robin placement; the refill of
+ * an ended block's slot makes the spread choice. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctasim/trace.h"
+#include "simtest.h"
+
+/* ---- test kernels ------------------------------------------------------- */
+
+/* Spends ns of virtual time per thread. */
+struct eng_spin_args {
+	unsigned long long ns;
+};
+CTA_KERNEL(eng_spin, struct eng_spin_args, p)
+{
+	cta_spin_ns(p->ns);
+}
+
+/* Thread 0 of each block records the virtual time its block started at,
+ * by the block's linear index (x fastest). Blocks may run on several host
+ * threads, so only virtual time says in which order they were started. */
+struct eng_order_args {
+	unsigned long long *t_start;
+	unsigned long long ns;
+};
+CTA_KERNEL(eng_order, struct eng_order_args, p)
+{
+	if (cta_thread_rank() == 0)
+		p->t_start[blockIdx.x + (unsigned long long)gridDim.x *
+		                            (blockIdx.y + (unsigned long long)gridDim.y *
+		                                              blockIdx.z)] = cta_globaltimer_ns();
+	cta_spin_ns(p->ns);
+}
+
+static struct cta_launch launch_of(const struct cta_kernel_def *k, const void *args, unsigned gx,
+                                   unsigned gy, unsigned gz, unsigned bx)
+{
+	struct cta_launch l = {0};
+	l.kernel = k;
+	l.grid[0] = gx;
+	l.grid[1] = gy;
+	l.grid[2] = gz;
+	l.block[0] = bx;
+	l.block[1] = l.block[2] = 1;
+	l.args = args;
+	return l;
+}
+
+static void blocks_dispatch_in_linear_order_x_fastest(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	char path[256];
+	st_tmpname(path, sizeof(path), "linear.trace");
+	o.trace_path = path;
+	/* 5x4x3 = 60 blocks on 4 SMs, one block per SM at a time (each asks
+	 * for 200000 bytes of shared memory): 15 waves, so the order holds
+	 * across waves, not just within the first. */
+	o.sm_limit = 4;
+	unsigned long long t_start[60];
+	memset(t_start, 0xff, sizeof(t_start));
+	struct eng_order_args a = {t_start, 1000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = launch_of(&eng_order, &a, 5, 4, 3, 64);
+	l.smem_dynamic = 200000;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	/* Every block ran, and a block with a higher linear index never
+	 * started before one with a lower index. */
+	for (unsigned i = 0; i < 60; i++) {
+		assert_true(t_start[i] != ~0ull);
+		if (i)
+			assert_true(t_start[i] >= t_start[i - 1]);
+	}
+	/* 15 waves of 4: block 4 waits for a slot that block 0 frees. */
+	assert_true(t_start[4] >= t_start[0] + 1000);
+	cta_sim_free(s);
+
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	uint64_t next = 0;
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_DISPATCH) {
+			assert_int_equal(t.recs[i].block, next);
+			next++;
+		}
+	assert_int_equal(next, 60);
+	cta_trace_free(&t);
+	remove(path);
+}
+
+/* Runs n long blocks of 256 threads (timing-only) with a trace and returns
+ * the SM of each dispatch, in dispatch order, in sm_of[0..n). */
+static void dispatch_sms(cta_placement pol, unsigned n, unsigned long long ns, uint64_t *sm_of,
+                         struct cta_kernel_stats *st)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.device.placement = pol;
+	o.timing_only = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "place.trace");
+	o.trace_path = path;
+	struct eng_spin_args a = {ns};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = launch_of(&eng_spin, &a, n, 1, 1, 256);
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	*st = *cta_sim_kernel_stats(s, 0);
+	cta_sim_free(s);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	unsigned k = 0;
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_DISPATCH) {
+			assert_true(k < n);
+			assert_int_equal(t.recs[i].block, k);
+			sm_of[k++] = t.recs[i].sm;
+		}
+	assert_int_equal(k, n);
+	cta_trace_free(&t);
+	remove(path);
+}
+
+static void spread_places_one_block_on_every_sm_before_stacking(void **state)
+{
+	(void)state;
+	uint64_t sm_of[264];
+	struct cta_kernel_stats st;
+	/* 132 long blocks on H100's 132 SMs: each SM exactly one. */
+	dispatch_sms(CTA_PLACE_SPREAD, 132, 1000000, sm_of, &st);
+	assert_int_equal(st.sms_used, 132);
+	assert_int_equal(st.per_sm_min, 1);
+	assert_int_equal(st.per_sm_max, 1);
+	unsigned char seen[132] = {0};
+	for (unsigned i = 0; i < 132; i++) {
+		assert_true(sm_of[i] < 132);
+		assert_int_equal(seen[sm_of[i]], 0);
+		seen[sm_of[i]] = 1;
+	}
+
+	/* 264 (all resident at once: 8 such blocks fit per SM): two each, and
+	 * the first 132 dispatches still cover every SM once. */
+	dispatch_sms(CTA_PLACE_SPREAD, 264, 1000000, sm_of, &st);
+	assert_int_equal(st.sms_used, 132);
+	assert_int_equal(st.per_sm_min, 2);
+	assert_int_equal(st.per_sm_max, 2);
+	memset(seen, 0, sizeof(seen));
+	for (unsigned i = 0; i < 132; i++) {
+		assert_int_equal(seen[sm_of[i]], 0);
+		seen[sm_of[i]] = 1;
+	}
+	memset(seen, 0, sizeof(seen));
+	for (unsigned i = 132; i < 264; i++) {
+		assert_int_equal(seen[sm_of[i]], 0);
+		seen[sm_of[i]] = 1;
+	}
+}
+
+static void round_robin_places_block_i_on_sm_i_mod_count(void **state)
+{
+	(void)state;
+	uint64_t sm_of[300];
+	struct cta_kernel_stats st;
+	dispatch_sms(CTA_PLACE_ROUND_ROBIN, 300, 1000000, sm_of, &st);
+	for (unsigned i = 0; i < 300; i++)
+		assert_int_equal(sm_of[i], i % 132);
+	assert_int_equal(st.per_sm_min, 2);
+	assert_int_equal(st.per_sm_max, 3);
+}
+
+static void spread_prefers_the_sm_with_fewest_blocks(void **state)
+{
+	(void)state;
+	/* 64 equal blocks on 2 SMs that hold 8 each: several waves, and each
+	 * new block goes to the SM with the fewest resident blocks, so the
+	 * split is even. */
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2;
+	o.timing_only = 1;
+	struct eng_spin_args a = {100000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = launch_of(&eng_spin, &a, 64, 1, 1, 256);
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	const struct cta_kernel_stats *st = cta_sim_kernel_stats(s, 0);
+	assert_int_equal(st->per_sm_min, 32);
+	assert_int_equal(st->per_sm_max, 32);
+	cta_sim_free(s);
+}
+
+/* Every dispatch of a grid that keeps the GPU full, with blocks of unequal
+ * length, goes to the spread-first choice: the SM with the fewest resident
+ * blocks among those with room, the lowest such SM on ties. Replayed from
+ * the trace, whose records come in the engine's order: a block's end record
+ * comes just before its slot is freed and refilled. Without a dispatch
+ * latency each freed slot is refilled at once, so there is one SM with room
+ * at every dispatch after the first wave (the refill shortcut of
+ * cta__sched_refill); with one, slots free while the front end is busy and
+ * the dispatcher chooses among several. */
+static void every_refill_is_the_spread_choice(void **state)
+{
+	(void)state;
+	enum { NSM = 5, OCC = 8 }; /* 256-thread spin blocks: 8 per H100 SM */
+	const char *imb[] = {"imbalance=one_in_seven", "imbalance=heavy_tail"};
+	for (int v = 0; v < 4; v++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = NSM;
+		o.timing_only = 1;
+		o.device.dispatch_latency_ns = v < 2 ? 0 : 300;
+		o.device.placement = CTA_PLACE_SPREAD; /* the sweep's first wave differs */
+		char path[256];
+		st_tmpname(path, sizeof(path), "refill.trace");
+		o.trace_path = path;
+		const char *args[] = {"grid=3000", "ns=1000", imb[v % 2], NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "spin", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		unsigned count[NSM] = {0};
+		uint64_t dispatched = 0, singles = 0;
+		for (size_t i = 0; i < t.count; i++) {
+			const struct cta_trace_rec *r = &t.recs[i];
+			if (r->ev == CTA_TEV_END) {
+				assert_true(count[r->sm] > 0);
+				count[r->sm]--;
+			} else if (r->ev == CTA_TEV_DISPATCH) {
+				unsigned best = NSM, room = 0;
+				for (unsigned m = 0; m < NSM; m++)
+					if (count[m] < OCC) {
+						room++;
+						if (best == NSM || count[m] < count[best])
+							best = m;
+					}
+				assert_int_equal(r->sm, best);
+				singles += room == 1;
+				count[r->sm]++;
+				dispatched++;
+			}
+		}
+		assert_int_equal(dispatched, 3000);
+		if (v < 2)
+			assert_true(singles >= 3000 - NSM * OCC);
+		else
+			assert_true(singles < 2000);
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(blocks_dispatch_in_linear_order_x_fastest),
+	    cmocka_unit_test(spread_places_one_block_on_every_sm_before_stacking),
+	    cmocka_unit_test(round_robin_places_block_i_on_sm_i_mod_count),
+	    cmocka_unit_test(spread_prefers_the_sm_with_fewest_blocks),
+	    cmocka_unit_test(every_refill_is_the_spread_choice),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
