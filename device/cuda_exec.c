@@ -318,8 +318,8 @@ struct cuda_job {
 struct cuda_slot {
 	int want;
 	int legacy;
-	cudaStream_t s; /* set by exec_run */
-	int prio;       /* the priority it runs at; set by exec_run */
+	cudaStream_t s; /* set by run_make_streams */
+	int prio;       /* the priority it runs at; set by run_make_streams */
 };
 
 /* Everything a run needs: the options (GPU, CLC mode, instrumentation,
@@ -339,110 +339,131 @@ struct cuda_run {
 	size_t errlen;
 };
 
-#define FAIL_OUT(...)                                                                              \
+/* A run in progress: what its stages share. run_free releases it. */
+struct run_state {
+	const struct cuda_run *r;
+	struct errbuf eb;
+	struct launch_state *ls; /* one per job */
+	unsigned nstreams;       /* slots whose stream has been created */
+	struct trec *all;        /* the run's records, sorted by time */
+	size_t nall;
+	int instr; /* the instrumented build runs */
+	int hw_clc, any_clc;
+	struct cudaDeviceProp prop;
+	int64_t offset;  /* %globaltimer minus host time */
+	uint64_t origin; /* host time of the run's start */
+};
+
+/* CK for the stages: returns the failure instead of jumping. */
+#define CKR(call)                                                                                  \
 	do {                                                                                       \
-		rc = fail(__VA_ARGS__);                                                            \
-		goto out;                                                                          \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess)                                                             \
+			return fail(eb, CTA_ECUDA, "CUDA backend: %s failed: %s (%s)", #call,      \
+			            cudaGetErrorString(e_), cudaGetErrorName(e_));                 \
 	} while (0)
 
-/* Runs the jobs on the GPU: copies buffers in, launches each job at its
- * release time on its slot's stream, instrumented unless the options say
- * otherwise, copies buffers out, checks CLC coverage and writes one trace
- * for all jobs. Returns 0 or a negative code with the message in r->err. */
-static int exec_run(const struct cuda_run *r)
+/* The GPU of the run, current, and its properties. */
+static int run_open_device(struct run_state *st)
 {
-	int rc = 0;
-	struct errbuf ebuf = {r->err, r->errlen}, *eb = &ebuf;
-	struct launch_state *ls = NULL;
-	unsigned nstreams = 0; /* slots whose stream has been created */
-	struct trec *all = NULL;
-	size_t nall = 0;
-	cta_trace_writer *w = NULL;
-	unsigned char *seen = NULL;
-	const int instr = !r->opts->cuda_uninstrumented;
-	int any_clc = 0;
-	struct cudaDeviceProp prop;
-	int64_t offset = 0;
-
-	memset(&stats, 0, sizeof stats);
-	/* The trace header describes each kernel, and a trace that names
-	 * kernels it does not describe would not read back. */
-	if (r->opts->sim.trace_path && r->njobs > CTA_TRACE_MAX_KERNELS)
-		return fail(eb, CTA_ERANGE,
-		            "CUDA backend: the run launches %u kernels; a trace describes at "
-		            "most %d (run it without a trace)",
-		            r->njobs, CTA_TRACE_MAX_KERNELS);
-	ls = calloc(r->njobs ? r->njobs : 1, sizeof *ls);
-	if (!ls)
-		FAIL_OUT(eb, CTA_ENOMEM, "CUDA backend: no memory for %u launches", r->njobs);
-
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
 	int ndev = 0;
 	cudaError_t de = cudaGetDeviceCount(&ndev);
 	if (de != cudaSuccess || ndev == 0)
-		FAIL_OUT(eb, CTA_EUNSUPPORTED, "no CUDA GPU found (%s)",
-		         de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
+		return fail(eb, CTA_EUNSUPPORTED, "no CUDA GPU found (%s)",
+		            de != cudaSuccess ? cudaGetErrorString(de) : "no devices");
 	if (r->opts->cuda_device < 0 || r->opts->cuda_device >= ndev)
-		FAIL_OUT(eb, CTA_ENOTFOUND, "CUDA backend: device %d does not exist (%d found)",
-		         r->opts->cuda_device, ndev);
-	CK(cudaSetDevice(r->opts->cuda_device));
-	CK(cudaGetDeviceProperties(&prop, r->opts->cuda_device));
-	stats.sm_major = prop.major;
-	stats.sm_minor = prop.minor;
+		return fail(eb, CTA_ENOTFOUND, "CUDA backend: device %d does not exist (%d found)",
+		            r->opts->cuda_device, ndev);
+	CKR(cudaSetDevice(r->opts->cuda_device));
+	CKR(cudaGetDeviceProperties(&st->prop, r->opts->cuda_device));
+	stats.sm_major = st->prop.major;
+	stats.sm_minor = st->prop.minor;
+	return 0;
+}
 
+/* Each job's kernel in the registry, and which code the driver loaded for
+ * this GPU: hardware CLC or its emulation. */
+static int run_resolve_kernels(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
+	const int instr = st->instr;
 	/* Resolve kernels, and which code the driver loaded for this GPU: the
 	 * hardware CLC path exists only in the sm_100a SASS. */
 	for (unsigned i = 0; i < r->njobs; i++) {
 		const struct cta__hlaunch *l = r->jobs[i].l;
 		ls[i].k = find_kernel(l->kernel->name);
 		if (!ls[i].k)
-			FAIL_OUT(eb, CTA_ENOTFOUND,
-			         "CUDA backend: kernel '%s' is not built into this binary (add its "
-			         "*_body.h to device/kernels.cu)%s",
-			         l->kernel->name,
-			         nregistry == MAX_KERNELS ? "; the registry is full" : "");
+			return fail(
+			    eb, CTA_ENOTFOUND,
+			    "CUDA backend: kernel '%s' is not built into this binary (add its "
+			    "*_body.h to device/kernels.cu)%s",
+			    l->kernel->name,
+			    nregistry == MAX_KERNELS ? "; the registry is full" : "");
 		if (ls[i].k->args_size != l->args_size)
-			FAIL_OUT(
+			return fail(
 			    eb, CTA_EINVAL,
 			    "CUDA backend: kernel '%s' takes %zu argument bytes, launch gave %zu",
 			    l->kernel->name, ls[i].k->args_size, l->args_size);
 		struct cudaFuncAttributes fa;
-		CK((cudaError_t)ls[i].k->ops->get_attributes(r->opts->cuda_device,
-		                                             ls[i].k->fn[instr ? 0 : 1], &fa));
+		CKR((cudaError_t)ls[i].k->ops->get_attributes(r->opts->cuda_device,
+		                                              ls[i].k->fn[instr ? 0 : 1], &fa));
 		stats.binary_version = fa.binaryVersion;
 		ls[i].smem_static = fa.sharedSizeBytes;
 	}
-	int hw_clc = stats.binary_version >= 100;
-	if (r->opts->clc == CTA_CLC_HARDWARE && !hw_clc)
-		FAIL_OUT(eb, CTA_EUNSUPPORTED,
-		         "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
-		         "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
-		         "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
-		         r->opts->cuda_device, prop.name, prop.major, prop.minor,
-		         stats.binary_version);
+	st->hw_clc = stats.binary_version >= 100;
+	if (r->opts->clc == CTA_CLC_HARDWARE && !st->hw_clc)
+		return fail(
+		    eb, CTA_EUNSUPPORTED,
+		    "--clc=hardware: GPU %d (%s) is sm_%d%d, which has no cluster launch "
+		    "control (it needs sm_100, Blackwell, running this build's sm_100a code; "
+		    "the code loaded here is sm_%d); use --clc=emulate or --clc=auto",
+		    r->opts->cuda_device, st->prop.name, st->prop.major, st->prop.minor,
+		    stats.binary_version);
 	if (r->opts->clc == CTA_CLC_EMULATE)
-		hw_clc = 0;
+		st->hw_clc = 0;
 	for (unsigned i = 0; i < r->njobs; i++) {
 		const struct cta_harness *h = r->jobs[i].h;
 		ls[i].clc = h->ki && (h->ki->flags & CTA_KI_CLC);
-		any_clc |= ls[i].clc;
+		st->any_clc |= ls[i].clc;
 	}
-	stats.clc = any_clc ? (hw_clc ? 2 : 1) : 0;
+	stats.clc = st->any_clc ? (st->hw_clc ? 2 : 1) : 0;
+	return 0;
+}
 
+/* The timer tick (the trace header needs it), the pairing of %globaltimer
+ * with host time, and the GPU line each harness reports. */
+static int run_clocks(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
 	/* Timer tick first (the trace header needs it), then the clock pairing. */
-	if ((rc = measure_tick(eb)) < 0)
-		goto out;
-	if ((rc = align_clocks(eb, &offset)) < 0)
-		goto out;
+	int rc = measure_tick(eb);
+	if (rc < 0)
+		return rc;
+	rc = align_clocks(eb, &st->offset);
+	if (rc < 0)
+		return rc;
 
 	for (unsigned hi = 0; hi < r->nh; hi++)
 		snprintf(r->hs[hi]->gpu, sizeof r->hs[hi]->gpu,
-		         "%.63s (GPU %d, sm_%d%d), CLC %s, timer tick %.0f ns", prop.name,
-		         r->opts->cuda_device, prop.major, prop.minor,
+		         "%.63s (GPU %d, sm_%d%d), CLC %s, timer tick %.0f ns", st->prop.name,
+		         r->opts->cuda_device, st->prop.major, st->prop.minor,
 		         stats.clc == 2   ? "hardware"
 		         : stats.clc == 1 ? "emulated"
 		                          : "not used",
 		         stats.tick_ns);
+	return 0;
+}
 
+/* Every harness buffer copied to its device copy. */
+static int run_copy_in(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
 	/* Buffers in. They were allocated during setup, on the device current
 	 * then: it must be the one this run uses. */
 	for (unsigned hi = 0; hi < r->nh; hi++) {
@@ -450,26 +471,35 @@ static int exec_run(const struct cuda_run *r)
 		for (unsigned i = 0; i < h->nbufs; i++) {
 			struct cudaPointerAttributes pa;
 			if (!h->bufs[i].dev)
-				FAIL_OUT(eb, CTA_ESTATE,
-				         "CUDA backend: harness %s: buffer %u has no device copy",
-				         h->ki->name, i);
+				return fail(
+				    eb, CTA_ESTATE,
+				    "CUDA backend: harness %s: buffer %u has no device copy",
+				    h->ki->name, i);
 			if (cudaPointerGetAttributes(&pa, h->bufs[i].dev) == cudaSuccess &&
 			    pa.type == cudaMemoryTypeDevice && pa.device != r->opts->cuda_device)
-				FAIL_OUT(
+				return fail(
 				    eb, CTA_ESTATE,
 				    "CUDA backend: harness %s: buffer %u lives on device %d, but "
 				    "the run uses device %d (call cta__cuda_select_device before "
 				    "the harness's setup)",
 				    h->ki->name, i, pa.device, r->opts->cuda_device);
-			CK(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
-			              cudaMemcpyHostToDevice));
+			CKR(cudaMemcpy(h->bufs[i].dev, h->bufs[i].host, h->bufs[i].bytes,
+			               cudaMemcpyHostToDevice));
 		}
 	}
+	return 0;
+}
 
+/* One CUDA stream per slot at its priority, clamped to the GPU's range. */
+static int run_make_streams(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
 	/* Streams: one per slot, non-blocking so that they never serialize
 	 * with the legacy default stream (which a "legacy" slot uses). */
 	int least = 0, greatest = 0;
-	CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+	CKR(cudaDeviceGetStreamPriorityRange(&least, &greatest));
 	for (unsigned s = 0; s < r->nslots; s++) {
 		struct cuda_slot *sl = &r->slots[s];
 		int want = sl->want;
@@ -478,9 +508,9 @@ static int exec_run(const struct cuda_run *r)
 			sl->s = cudaStreamLegacy;
 			sl->prio = 0;
 		} else {
-			CK(cudaStreamCreateWithPriority(&sl->s, cudaStreamNonBlocking, sl->prio));
+			CKR(cudaStreamCreateWithPriority(&sl->s, cudaStreamNonBlocking, sl->prio));
 		}
-		nstreams = s + 1;
+		st->nstreams = s + 1;
 		if (r->notes && sl->prio != want)
 			fprintf(stderr,
 			        "ctasim: note: CUDA backend: stream %u asks for priority %d; this "
@@ -491,7 +521,17 @@ static int exec_run(const struct cuda_run *r)
 		ls[i].stream = (int)r->jobs[i].slot;
 		ls[i].priority = r->slots[r->jobs[i].slot].prio;
 	}
+	return 0;
+}
 
+/* Contexts, claim maps and record buffers of every job, all before the
+ * first launch so that no allocation lands between released launches. */
+static int run_prepare_launches(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
+	const int instr = st->instr;
 	/* Contexts, claim maps and record buffers, all before the first launch
 	 * so that no allocation lands between released launches. */
 	for (unsigned i = 0; i < r->njobs; i++) {
@@ -505,12 +545,11 @@ static int exec_run(const struct cuda_run *r)
 			unsigned g = dim_or_1(l->cfg.grid[d]);
 			cd[d] = dim_or_1(l->cfg.cluster[d]);
 			if (g % cd[d]) {
-				rc = fail(
+				return fail(
 				    eb, CTA_EINVAL,
 				    "CUDA backend: launch %u of '%s': grid %u is not a multiple of "
 				    "cluster %u in dimension %c",
 				    i, l->kernel->name, g, cd[d], "xyz"[d]);
-				goto out;
 			}
 			c->cdim[d] = cd[d];
 			c->ucount[d] = g / cd[d];
@@ -518,48 +557,58 @@ static int exec_run(const struct cuda_run *r)
 		}
 		c->units = (unsigned long long)c->ucount[0] * c->ucount[1] * c->ucount[2];
 		c->flags = (instr ? CTA__CUDA_F_INSTR : 0) |
-		           (s->clc ? (hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
+		           (s->clc ? (st->hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
 		if (instr) {
 			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
 			record_sizes(s->blocks, s->clc, &c->fixed, &c->cap);
-			CK(cudaMalloc((void **)&s->drecs,
-			              (c->cap ? c->cap : 1) * sizeof *s->drecs));
+			CKR(cudaMalloc((void **)&s->drecs,
+			               (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;
 			if (c->fixed) {
 				size_t sb = (size_t)(2 * c->fixed) * sizeof *s->dslots;
-				CK(cudaMalloc((void **)&s->dslots, sb));
+				CKR(cudaMalloc((void **)&s->dslots, sb));
 				/* 0xff bytes: an unwritten slot reads as ev 0xffffffff. */
-				CK(cudaMemset(s->dslots, 0xff, sb));
+				CKR(cudaMemset(s->dslots, 0xff, sb));
 				c->slots = s->dslots;
 			}
 		}
 		if (c->flags & CTA__CUDA_F_CLC_EMU) {
 			size_t words = (size_t)((c->units + 15) / 16);
-			CK(cudaMalloc((void **)&s->dclaims, words * sizeof(unsigned)));
-			CK(cudaMemset(s->dclaims, 0, words * sizeof(unsigned)));
+			CKR(cudaMalloc((void **)&s->dclaims, words * sizeof(unsigned)));
+			CKR(cudaMemset(s->dclaims, 0, words * sizeof(unsigned)));
 			c->claims = s->dclaims;
 		}
-		CK(cudaMalloc((void **)&s->dctx, sizeof *s->dctx));
-		CK(cudaMemcpy(s->dctx, c, sizeof *c, cudaMemcpyHostToDevice));
-		CK(cudaEventCreate(&s->ev0));
-		CK(cudaEventCreate(&s->ev1));
+		CKR(cudaMalloc((void **)&s->dctx, sizeof *s->dctx));
+		CKR(cudaMemcpy(s->dctx, c, sizeof *c, cudaMemcpyHostToDevice));
+		CKR(cudaEventCreate(&s->ev0));
+		CKR(cudaEventCreate(&s->ev1));
 		const void *fn = s->k->fn[instr ? 0 : 1];
 		if (l->cfg.smem_dynamic > 48 * 1024)
-			CK((cudaError_t)s->k->ops->set_attribute(
+			CKR((cudaError_t)s->k->ops->set_attribute(
 			    r->opts->cuda_device, fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
 			    (int)l->cfg.smem_dynamic));
 		if (cd[0] * cd[1] * cd[2] > 8)
-			CK((cudaError_t)s->k->ops->set_attribute(
+			CKR((cudaError_t)s->k->ops->set_attribute(
 			    r->opts->cuda_device, fn,
 			    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 	}
-	CK(cudaDeviceSynchronize());
+	CKR(cudaDeviceSynchronize());
+	return 0;
+}
 
+/* Each job launched in issue order at its release time, then the GPU
+ * drained. */
+static int run_issue(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
+	const int instr = st->instr;
 	/* Launch in issue order; release_ns is a host-side delay from the
 	 * origin. */
-	uint64_t origin = host_ns();
+	st->origin = host_ns();
 	for (unsigned oi = 0; oi < r->njobs; oi++) {
 		const unsigned i = r->order ? r->order[oi] : oi;
 		const struct cta__hlaunch *l = r->jobs[i].l;
@@ -594,53 +643,171 @@ static int exec_run(const struct cuda_run *r)
 		}
 		void *args[2] = {l->args, &s->dctx};
 		if (r->jobs[i].release_ns)
-			wait_until(origin + r->jobs[i].release_ns);
-		CK(cudaEventRecord(s->ev0, cfg.stream));
+			wait_until(st->origin + r->jobs[i].release_ns);
+		CKR(cudaEventRecord(s->ev0, cfg.stream));
 		s->host_launch = host_ns();
 		cudaError_t e = (cudaError_t)s->k->ops->launch(r->opts->cuda_device, &cfg,
 		                                               s->k->fn[instr ? 0 : 1], args);
 		if (e != cudaSuccess) {
-			rc =
-			    fail(eb,
-			         e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue ||
-			                 e == cudaErrorCooperativeLaunchTooLarge
-			             ? CTA_EINVAL
-			             : CTA_ECUDA,
-			         "CUDA backend: launch %u of '%s' (grid %u,%u,%u block %u,%u,%u "
-			         "cluster %u,%u,%u): %s",
-			         i, l->kernel->name, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z,
-			         cfg.blockDim.x, cfg.blockDim.y, cfg.blockDim.z, s->hctx.cdim[0],
-			         s->hctx.cdim[1], s->hctx.cdim[2], cudaGetErrorString(e));
-			goto out;
+			return fail(eb,
+			            e == cudaErrorInvalidConfiguration ||
+			                    e == cudaErrorInvalidValue ||
+			                    e == cudaErrorCooperativeLaunchTooLarge
+			                ? CTA_EINVAL
+			                : CTA_ECUDA,
+			            "CUDA backend: launch %u of '%s' (grid %u,%u,%u block %u,%u,%u "
+			            "cluster %u,%u,%u): %s",
+			            i, l->kernel->name, cfg.gridDim.x, cfg.gridDim.y, cfg.gridDim.z,
+			            cfg.blockDim.x, cfg.blockDim.y, cfg.blockDim.z, s->hctx.cdim[0],
+			            s->hctx.cdim[1], s->hctx.cdim[2], cudaGetErrorString(e));
 		}
-		CK(cudaEventRecord(s->ev1, cfg.stream));
+		CKR(cudaEventRecord(s->ev1, cfg.stream));
 	}
 	{
 		cudaError_t e = cudaDeviceSynchronize();
 		if (e != cudaSuccess) {
-			rc = fail(eb, CTA_ECUDA,
-			          "CUDA backend: a kernel of this run failed on %s: %s", prop.name,
-			          cudaGetErrorString(e));
-			goto out;
+			return fail(eb, CTA_ECUDA,
+			            "CUDA backend: a kernel of this run failed on %s: %s",
+			            st->prop.name, cudaGetErrorString(e));
 		}
 	}
+	return 0;
+}
 
+/* Every harness buffer copied back. */
+static int run_copy_out(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
 	/* Buffers out. */
 	for (unsigned hi = 0; hi < r->nh; hi++) {
 		struct cta_harness *hv = r->hs[hi];
 		for (unsigned i = 0; i < hv->nbufs; i++)
-			CK(cudaMemcpy(hv->bufs[i].host, hv->bufs[i].dev, hv->bufs[i].bytes,
-			              cudaMemcpyDeviceToHost));
+			CKR(cudaMemcpy(hv->bufs[i].host, hv->bufs[i].dev, hv->bufs[i].bytes,
+			               cudaMemcpyDeviceToHost));
 	}
+	return 0;
+}
 
+/* The counters and records of every job back from the GPU, as trace
+ * records sorted by time (ties in the order they were read). */
+/* Job i's records as trace records at the end of st->all: its launch,
+ * the counted records, the start/end slots, its kernel_end. */
+static int read_job_records(struct run_state *st, unsigned i, uint64_t gpu_origin)
+{
+	struct errbuf *eb = &st->eb;
+	struct trec *all = st->all;
+	struct launch_state *s = &st->ls[i];
+	unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
+	uint64_t launch_t = s->host_launch - st->origin, kend = launch_t;
+	struct trec *lr = &all[st->nall++];
+	lr->r = (struct cta_trace_rec){launch_t,
+	                               CTA_TEV_LAUNCH,
+	                               i,
+	                               CTA_TRACE_NONE,
+	                               CTA_TRACE_NONE,
+	                               CTA_TRACE_NONE,
+	                               (uint64_t)s->stream,
+	                               s->priority,
+	                               NULL};
+	lr->seq = st->nall;
+	if (got) {
+		struct cta__cuda_rec *hr = malloc(got * sizeof *hr);
+		if (!hr) {
+			return fail(eb, CTA_ENOMEM, "CUDA backend: no memory for records");
+		}
+		cudaError_t e = cudaMemcpy(hr, s->drecs, got * sizeof *hr, cudaMemcpyDeviceToHost);
+		if (e != cudaSuccess) {
+			free(hr);
+			CKR(e);
+		}
+		for (unsigned long long k = 0; k < got; k++) {
+			struct trec *t = &all[st->nall++];
+			int64_t rel = (int64_t)(hr[k].t - gpu_origin);
+			if (rel < 0) {
+				stats.clamped++;
+				rel = 0;
+			}
+			t->r.t_ns = (uint64_t)rel;
+			t->r.ev = (cta_trace_event)hr[k].ev;
+			t->r.kernel = i;
+			t->r.block = hr[k].block;
+			t->r.phys = hr[k].phys;
+			t->r.sm = hr[k].sm;
+			t->r.arg = hr[k].arg;
+			t->r.code = hr[k].code;
+			t->r.text = NULL;
+			t->seq = st->nall;
+			if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
+				kend = t->r.t_ns;
+		}
+		free(hr);
+	}
+	if (s->hctx.fixed) {
+		size_t ns = (size_t)(2 * s->hctx.fixed);
+		struct cta__cuda_slot *hs = malloc(ns * sizeof *hs);
+		if (!hs) {
+			return fail(eb, CTA_ENOMEM, "CUDA backend: no memory for records");
+		}
+		cudaError_t e = cudaMemcpy(hs, s->dslots, ns * sizeof *hs, cudaMemcpyDeviceToHost);
+		if (e != cudaSuccess) {
+			free(hs);
+			CKR(e);
+		}
+		for (size_t k = 0; k < ns; k++) {
+			if (hs[k].ev == 0xffffffffu)
+				continue; /* a block that exited at once: no start, no end
+				           */
+			struct trec *t = &all[st->nall++];
+			int64_t rel = (int64_t)(hs[k].t - gpu_origin);
+			if (rel < 0) {
+				stats.clamped++;
+				rel = 0;
+			}
+			t->r = (struct cta_trace_rec){(uint64_t)rel,
+			                              (cta_trace_event)hs[k].ev,
+			                              i,
+			                              k / 2,
+			                              k / 2,
+			                              hs[k].sm,
+			                              CTA_TRACE_NONE,
+			                              0,
+			                              NULL};
+			t->seq = st->nall;
+			if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
+				kend = t->r.t_ns;
+		}
+		free(hs);
+	}
+	if (!got && !s->hctx.fixed)
+		kend = launch_t + (uint64_t)(s->ms * 1e6);
+	struct trec *ke = &all[st->nall++];
+	ke->r = (struct cta_trace_rec){kend,
+	                               CTA_TEV_KERNEL_END,
+	                               i,
+	                               CTA_TRACE_NONE,
+	                               CTA_TRACE_NONE,
+	                               CTA_TRACE_NONE,
+	                               CTA_TRACE_NONE,
+	                               0,
+	                               NULL};
+	ke->seq = st->nall;
+	return 0;
+}
+
+static int run_collect_records(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
 	/* Counters and records back; build the trace. */
 	stats.nlaunches = r->njobs;
 	size_t total = 0;
 	for (unsigned i = 0; i < r->njobs; i++) {
 		struct launch_state *s = &ls[i];
 		struct cta__cuda_ctx back;
-		CK(cudaMemcpy(&back, s->dctx, sizeof back, cudaMemcpyDeviceToHost));
-		CK(cudaEventElapsedTime(&s->ms, s->ev0, s->ev1));
+		CKR(cudaMemcpy(&back, s->dctx, sizeof back, cudaMemcpyDeviceToHost));
+		CKR(cudaEventElapsedTime(&s->ms, s->ev0, s->ev1));
 		s->hctx.nrec = back.nrec;
 		s->hctx.errors = back.errors;
 		if (i < CTA__CUDA_MAX_LAUNCHES) {
@@ -648,130 +815,44 @@ static int exec_run(const struct cuda_run *r)
 			stats.skipped[i] = back.skipped;
 		}
 		if (back.errors & CTA__CUDA_ERR_CLC_OFF) {
-			rc = fail(
+			return fail(
 			    eb, CTA_EINVAL,
 			    "CUDA backend: kernel '%s' issued a cancel, but its harness does not "
 			    "declare CTA_KI_CLC, so it ran without CLC (cancels failed)",
 			    r->jobs[i].l->kernel->name);
-			goto out;
 		}
 		unsigned long long got = back.nrec < s->hctx.cap ? back.nrec : s->hctx.cap;
 		stats.records += back.nrec + 2 * s->hctx.fixed;
 		stats.lost_records += back.nrec - got;
 		total += (size_t)(2 * s->hctx.fixed + got) + 2;
 	}
-	all = calloc(total ? total : 1, sizeof *all);
+	struct trec *all = st->all = calloc(total ? total : 1, sizeof *all);
 	if (!all) {
-		rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for %zu trace records", total);
-		goto out;
+		return fail(eb, CTA_ENOMEM, "CUDA backend: no memory for %zu trace records", total);
 	}
-	const uint64_t gpu_origin = (uint64_t)((int64_t)origin + offset);
+	const uint64_t gpu_origin = (uint64_t)((int64_t)st->origin + st->offset);
 	for (unsigned i = 0; i < r->njobs; i++) {
-		struct launch_state *s = &ls[i];
-		unsigned long long got = s->hctx.nrec < s->hctx.cap ? s->hctx.nrec : s->hctx.cap;
-		uint64_t launch_t = s->host_launch - origin, kend = launch_t;
-		struct trec *lr = &all[nall++];
-		lr->r = (struct cta_trace_rec){launch_t,
-		                               CTA_TEV_LAUNCH,
-		                               i,
-		                               CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE,
-		                               (uint64_t)s->stream,
-		                               s->priority,
-		                               NULL};
-		lr->seq = nall;
-		if (got) {
-			struct cta__cuda_rec *hr = malloc(got * sizeof *hr);
-			if (!hr) {
-				rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for records");
-				goto out;
-			}
-			cudaError_t e =
-			    cudaMemcpy(hr, s->drecs, got * sizeof *hr, cudaMemcpyDeviceToHost);
-			if (e != cudaSuccess) {
-				free(hr);
-				CK(e);
-			}
-			for (unsigned long long k = 0; k < got; k++) {
-				struct trec *t = &all[nall++];
-				int64_t rel = (int64_t)(hr[k].t - gpu_origin);
-				if (rel < 0) {
-					stats.clamped++;
-					rel = 0;
-				}
-				t->r.t_ns = (uint64_t)rel;
-				t->r.ev = (cta_trace_event)hr[k].ev;
-				t->r.kernel = i;
-				t->r.block = hr[k].block;
-				t->r.phys = hr[k].phys;
-				t->r.sm = hr[k].sm;
-				t->r.arg = hr[k].arg;
-				t->r.code = hr[k].code;
-				t->r.text = NULL;
-				t->seq = nall;
-				if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
-					kend = t->r.t_ns;
-			}
-			free(hr);
-		}
-		if (s->hctx.fixed) {
-			size_t ns = (size_t)(2 * s->hctx.fixed);
-			struct cta__cuda_slot *hs = malloc(ns * sizeof *hs);
-			if (!hs) {
-				rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for records");
-				goto out;
-			}
-			cudaError_t e =
-			    cudaMemcpy(hs, s->dslots, ns * sizeof *hs, cudaMemcpyDeviceToHost);
-			if (e != cudaSuccess) {
-				free(hs);
-				CK(e);
-			}
-			for (size_t k = 0; k < ns; k++) {
-				if (hs[k].ev == 0xffffffffu)
-					continue; /* a block that exited at once: no start, no end
-					           */
-				struct trec *t = &all[nall++];
-				int64_t rel = (int64_t)(hs[k].t - gpu_origin);
-				if (rel < 0) {
-					stats.clamped++;
-					rel = 0;
-				}
-				t->r = (struct cta_trace_rec){(uint64_t)rel,
-				                              (cta_trace_event)hs[k].ev,
-				                              i,
-				                              k / 2,
-				                              k / 2,
-				                              hs[k].sm,
-				                              CTA_TRACE_NONE,
-				                              0,
-				                              NULL};
-				t->seq = nall;
-				if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
-					kend = t->r.t_ns;
-			}
-			free(hs);
-		}
-		if (!got && !s->hctx.fixed)
-			kend = launch_t + (uint64_t)(s->ms * 1e6);
-		struct trec *ke = &all[nall++];
-		ke->r = (struct cta_trace_rec){kend,
-		                               CTA_TEV_KERNEL_END,
-		                               i,
-		                               CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE,
-		                               CTA_TRACE_NONE,
-		                               0,
-		                               NULL};
-		ke->seq = nall;
+		int rc = read_job_records(st, i, gpu_origin);
+		if (rc < 0)
+			return rc;
 	}
-	qsort(all, nall, sizeof *all, trec_cmp);
+	qsort(all, st->nall, sizeof *all, trec_cmp);
+	return 0;
+}
 
+/* Exactly-once coverage of the CLC jobs, from the records: every logical
+ * index in exactly one start or steal. CTA_ECOVERAGE with a message on a
+ * violation (the run goes on: the trace shows what happened). */
+static int run_check_coverage(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
+	unsigned char *seen = NULL;
+	int rc = 0;
 	/* Exactly-once coverage of CLC kernels, from the records: every
 	 * logical index in exactly one start or steal. */
-	if (any_clc && instr && stats.lost_records == 0) {
+	if (st->any_clc && st->instr && stats.lost_records == 0) {
 		for (unsigned i = 0; i < r->njobs; i++) {
 			if (!ls[i].clc)
 				continue;
@@ -780,12 +861,10 @@ static int exec_run(const struct cuda_run *r)
 				continue;
 			free(seen);
 			seen = calloc((size_t)n, 1);
-			if (!seen) {
-				rc = fail(eb, CTA_ENOMEM, "CUDA backend: no memory for coverage");
-				goto out;
-			}
-			for (size_t k = 0; k < nall; k++) {
-				const struct cta_trace_rec *tr = &all[k].r;
+			if (!seen)
+				return fail(eb, CTA_ENOMEM, "CUDA backend: no memory for coverage");
+			for (size_t k = 0; k < st->nall; k++) {
+				const struct cta_trace_rec *tr = &st->all[k].r;
 				if (tr->kernel == i &&
 				    (tr->ev == CTA_TEV_START || tr->ev == CTA_TEV_STEAL) &&
 				    tr->block < n && seen[tr->block] < 255)
@@ -807,13 +886,24 @@ static int exec_run(const struct cuda_run *r)
 			}
 		}
 	}
+	free(seen);
+	return rc;
+}
 
+/* One trace of every job, when the options ask for one; marked incomplete
+ * when records were lost. */
+static int run_write_trace(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	struct errbuf *eb = &st->eb;
+	struct launch_state *ls = st->ls;
+	cta_trace_writer *w = NULL;
 	if (r->opts->sim.trace_path) {
 		struct cta_trace_header th;
 		memset(&th, 0, sizeof th);
 		th.version = CTA_TRACE_VERSION;
 		snprintf(th.backend, sizeof th.backend, "cuda");
-		snprintf(th.device, sizeof th.device, "%.63s", prop.name);
+		snprintf(th.device, sizeof th.device, "%.63s", st->prop.name);
 		snprintf(th.ctasim_version, sizeof th.ctasim_version, "%s", CTA_VERSION_STRING);
 		th.seed = r->opts->sim.seed;
 		th.tick_ns = stats.tick_ns;
@@ -839,48 +929,86 @@ static int exec_run(const struct cuda_run *r)
 		}
 		int wrc = cta_trace_writer_open(&w, r->opts->sim.trace_path, &th);
 		if (wrc < 0) {
-			rc = fail(eb, wrc, "CUDA backend: trace %s: %s", r->opts->sim.trace_path,
-			          w ? cta_trace_writer_errmsg(w) : cta_strerror(wrc));
-			goto out;
+			return fail(eb, wrc, "CUDA backend: trace %s: %s", r->opts->sim.trace_path,
+			            w ? cta_trace_writer_errmsg(w) : cta_strerror(wrc));
 		}
-		for (size_t k = 0; k < nall && wrc >= 0; k++)
-			wrc = cta_trace_writer_add(w, &all[k].r);
+		for (size_t k = 0; k < st->nall && wrc >= 0; k++)
+			wrc = cta_trace_writer_add(w, &st->all[k].r);
 		int complete = wrc >= 0 && stats.lost_records == 0;
 		int crc = cta_trace_writer_close(w, complete);
 		if (wrc >= 0)
 			wrc = crc;
 		if (wrc < 0) {
-			rc = fail(eb, wrc, "CUDA backend: writing trace %s failed",
-			          r->opts->sim.trace_path);
-			w = NULL;
-			goto out;
+			return fail(eb, wrc, "CUDA backend: writing trace %s failed",
+			            r->opts->sim.trace_path);
 		}
-		w = NULL;
 	}
-	if (stats.lost_records && rc == 0)
-		rc = fail(
-		    eb, CTA_ERANGE,
-		    "CUDA backend: the instrumentation buffer overflowed: %llu of %llu records "
-		    "lost; the trace is marked incomplete",
-		    stats.lost_records, stats.records);
+	return 0;
+}
 
-out:
-	for (unsigned i = 0; i < r->njobs; i++) {
-		cudaFree(ls[i].dctx);
-		cudaFree(ls[i].drecs);
-		cudaFree(ls[i].dslots);
-		cudaFree(ls[i].dclaims);
-		if (ls[i].ev0)
-			cudaEventDestroy(ls[i].ev0);
-		if (ls[i].ev1)
-			cudaEventDestroy(ls[i].ev1);
+/* What a run holds on the GPU and the host. */
+static void run_free(struct run_state *st)
+{
+	const struct cuda_run *r = st->r;
+	for (unsigned i = 0; st->ls && i < r->njobs; i++) {
+		struct launch_state *s = &st->ls[i];
+		cudaFree(s->dctx);
+		cudaFree(s->drecs);
+		cudaFree(s->dslots);
+		cudaFree(s->dclaims);
+		if (s->ev0)
+			cudaEventDestroy(s->ev0);
+		if (s->ev1)
+			cudaEventDestroy(s->ev1);
 	}
-	for (unsigned s = 0; s < nstreams; s++)
+	for (unsigned s = 0; s < st->nstreams; s++)
 		if (!r->slots[s].legacy && r->slots[s].s)
 			cudaStreamDestroy(r->slots[s].s);
-	free(ls);
-	free(all);
-	free(seen);
+	free(st->ls);
+	free(st->all);
+}
+
+/* Runs the jobs on the GPU: copies buffers in, launches each job at its
+ * release time on its slot's stream, instrumented unless the options say
+ * otherwise, copies buffers out, checks CLC coverage and writes one trace
+ * for all jobs. Returns 0 or a negative code with the message in r->err. */
+static int exec_run(const struct cuda_run *r)
+{
+	struct run_state st = {.r = r, .eb = {r->err, r->errlen}};
+	st.instr = !r->opts->cuda_uninstrumented;
+	memset(&stats, 0, sizeof stats);
+	/* The trace header describes each kernel, and a trace that names
+	 * kernels it does not describe would not read back. */
+	if (r->opts->sim.trace_path && r->njobs > CTA_TRACE_MAX_KERNELS)
+		return fail(&st.eb, CTA_ERANGE,
+		            "CUDA backend: the run launches %u kernels; a trace describes at "
+		            "most %d (run it without a trace)",
+		            r->njobs, CTA_TRACE_MAX_KERNELS);
+	st.ls = calloc(r->njobs ? r->njobs : 1, sizeof *st.ls);
+	if (!st.ls)
+		return fail(&st.eb, CTA_ENOMEM, "CUDA backend: no memory for %u launches",
+		            r->njobs);
+	int (*const stages[])(struct run_state *) = {
+	    run_open_device, run_resolve_kernels, run_clocks,
+	    run_copy_in,     run_make_streams,    run_prepare_launches,
+	    run_issue,       run_copy_out,        run_collect_records};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof(stages) / sizeof(stages[0]); i++)
+		rc = stages[i](&st);
+	if (rc == 0) {
+		rc = run_check_coverage(&st);
+		if (rc == 0 || rc == CTA_ECOVERAGE) {
+			int trc = run_write_trace(&st);
+			if (trc < 0)
+				rc = trc;
+		}
+	}
+	if (rc == 0 && stats.lost_records)
+		rc = fail(&st.eb, CTA_ERANGE,
+		          "CUDA backend: the instrumentation buffer overflowed: %llu of %llu "
+		          "records lost; the trace is marked incomplete",
+		          stats.lost_records, stats.records);
+	run_free(&st);
 	return rc;
 }
 
