@@ -12,6 +12,7 @@
 // block's threads as loops of resumptions, one frame each. A body the pass
 // cannot transform keeps running on fibers; the descriptor's `why` says why,
 // and the build prints it when CTA_KC_VERBOSE is set in the environment.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <vector>
@@ -667,6 +668,10 @@ struct Fission {
 	{
 		if (isa<Constant>(V) || isa<Argument>(V))
 			return true;
+		// The address of a variable is the same for every thread, but
+		// for a per-thread slot.
+		if (auto *A = dyn_cast<AllocaInst>(V))
+			return !escaped.count(A) && (!kind.count(A) || kind[A] != 1);
 		auto it = memo.find(V);
 		if (it != memo.end())
 			return it->second;
@@ -817,6 +822,165 @@ struct Fission {
 		return "";
 	}
 
+
+	// Preludes: the start of each region that every thread runs the same
+	// way (block-uniform branches, loads and stores of block-uniform values,
+	// shared-memory declarations) runs once per loop, not once per thread;
+	// the threads start where it ends (a frontier), with the values it left
+	// (snap). A loop over the barrier, its bound and step, so costs nothing
+	// per thread.
+	std::vector<std::vector<BasicBlock *>> prelude, frontiers;
+	std::vector<std::vector<AllocaInst *>> snap;
+
+	bool isBarrierBlock(BasicBlock *b)
+	{
+		return std::find(barBB.begin(), barBB.end(), b) != barBB.end();
+	}
+
+	std::vector<BasicBlock *> reach(BasicBlock *start)
+	{
+		std::vector<BasicBlock *> list;
+		if (isBarrierBlock(start))
+			return list;
+		std::set<BasicBlock *> seen{start};
+		SmallVector<BasicBlock *, 16> stack{start};
+		while (!stack.empty()) {
+			BasicBlock *b = stack.pop_back_val();
+			list.push_back(b);
+			for (BasicBlock *s : successors(b))
+				if (!isBarrierBlock(s) && seen.insert(s).second)
+					stack.push_back(s);
+		}
+		return list;
+	}
+
+	bool onceSafe(Instruction &I)
+	{
+		if (isa<AllocaInst>(I))
+			return true;
+		if (auto *Br = dyn_cast<BranchInst>(&I))
+			return !Br->isConditional() || uniform(Br->getCondition());
+		if (auto *Sw = dyn_cast<SwitchInst>(&I))
+			return uniform(Sw->getCondition());
+		if (I.isTerminator())
+			return false;
+		if (auto *S = dyn_cast<StoreInst>(&I)) {
+			AllocaInst *A = allocaOf(S->getPointerOperand());
+			return A && !S->isVolatile() && !escaped.count(A) &&
+			       kind[A] != 1 && uniform(S->getValueOperand()) &&
+			       uniform(S->getPointerOperand());
+		}
+		if (isa<CallBase>(I))
+			return uniform(&I);
+		if (I.mayHaveSideEffects() || I.mayReadFromMemory()) {
+			if (!isa<LoadInst>(I))
+				return false;
+		}
+		return uniform(&I);
+	}
+
+	void findPreludes()
+	{
+		memo.clear();
+		size_t nr = entryOf.size();
+		prelude.assign(nr, {});
+		frontiers.assign(nr, {});
+		bool split = false;
+		for (size_t r = 0; r < nr; r++) {
+			std::set<BasicBlock *> seen{entryOf[r]};
+			SmallVector<BasicBlock *, 16> stack{entryOf[r]};
+			auto front = [&](BasicBlock *b) {
+				if (std::find(frontiers[r].begin(), frontiers[r].end(), b) ==
+				    frontiers[r].end())
+					frontiers[r].push_back(b);
+			};
+			while (!stack.empty()) {
+				BasicBlock *b = stack.pop_back_val();
+				Instruction *bad = nullptr;
+				for (Instruction &I : *b)
+					if (!onceSafe(I)) {
+						bad = &I;
+						break;
+					}
+				if (bad && std::getenv("CTA_KC_VERBOSE") &&
+				    std::string(std::getenv("CTA_KC_VERBOSE")) == "2") {
+					errs() << "  region " << r << " prelude stops at" << where(*bad)
+					       << ": " << *bad << "\n";
+				}
+				if (bad) {
+					Instruction *firstReal = b->getFirstNonPHI();
+					while (isa<AllocaInst>(firstReal))
+						firstReal = firstReal->getNextNode();
+					if (bad == firstReal && !b->isEntryBlock()) {
+						front(b);
+						continue;
+					}
+					if (bad == &b->front()) {
+						front(b);
+						continue;
+					}
+					BasicBlock *tail = SplitBlock(b, bad, (DominatorTree *)nullptr);
+					split = true;
+					prelude[r].push_back(b);
+					front(tail);
+					continue;
+				}
+				prelude[r].push_back(b);
+				for (BasicBlock *s : successors(b)) {
+					if (isBarrierBlock(s))
+						front(s);
+					else if (seen.insert(s).second)
+						stack.push_back(s);
+				}
+			}
+			// A region whose prelude is empty starts at its entry.
+			if (prelude[r].empty())
+				frontiers[r] = {entryOf[r]};
+		}
+		if (split) {
+			// Values computed before a split and used after it go
+			// through memory, as everywhere else (reg2mem).
+			Instruction *pt = &*F.getEntryBlock().getFirstInsertionPt();
+			while (isa<AllocaInst>(pt))
+				pt = pt->getNextNode();
+			SmallVector<Instruction *, 16> demote;
+			for (BasicBlock &bb : F)
+				for (Instruction &I : bb) {
+					if (isa<AllocaInst>(I) && bb.isEntryBlock())
+						continue;
+					for (User *U : I.users())
+						if (cast<Instruction>(U)->getParent() != &bb) {
+							demote.push_back(&I);
+							break;
+						}
+				}
+			for (Instruction *I : demote) {
+				AllocaInst *A = DemoteRegToStack(*I, false, pt);
+				if (A) {
+					allocas.push_back(A);
+					kind[A] = 0;
+					uni.insert(A);
+				}
+			}
+		}
+		snap.assign(nr, {});
+		for (size_t r = 0; r < nr; r++) {
+			std::set<AllocaInst *> st;
+			for (AllocaInst *A : allocas)
+				if (kind[A] == 2)
+					st.insert(A);
+			for (BasicBlock *b : prelude[r])
+				for (Instruction &I : *b)
+					if (auto *S = dyn_cast<StoreInst>(&I))
+						if (AllocaInst *A = allocaOf(S->getPointerOperand()))
+							if (kind[A] == 0 || kind[A] == 2)
+								st.insert(A);
+			for (AllocaInst *A : allocas)
+				if (st.count(A))
+					snap[r].push_back(A);
+		}
+	}
+
 	bool touchesLane(const std::vector<BasicBlock *> &bbs)
 	{
 		for (BasicBlock *b : bbs)
@@ -919,18 +1083,99 @@ struct Fission {
 		    "cta__kc_fis_mismatch", Type::getVoidTy(C), ptrT, i64, i64, i64);
 		DebugLoc barLoc = bars[0]->getDebugLoc();
 
+		// The frontier a region's prelude ended at, and the values it left.
+		B.SetInsertPoint(sw);
+		AllocaInst *frA = B.CreateAlloca(i32, nullptr, "frontier");
+		std::map<AllocaInst *, AllocaInst *> snapA;
+		for (AllocaInst *A : allocas)
+			if (kind[A] == 0 || kind[A] == 2)
+				snapA[A] = B.CreateAlloca(A->getAllocatedType(), A->getArraySize(), "snap");
+		std::map<AllocaInst *, Value *> u0;
+		for (AllocaInst *A : allocas)
+			if (kind[A] == 2)
+				u0[A] = B.CreateLoad(A->getAllocatedType(),
+				                     B.CreateConstInBoundsGEP1_64(i8, uin, off[A]));
 		for (unsigned r = 0; r < entryOf.size(); r++) {
 			BasicBlock *disp = BasicBlock::Create(C, "fis.r" + std::to_string(r), G, done);
 			sw->addCase(B.getInt64(r), disp);
-			bool touch = touchesLane(blocks[r]);
+			std::string rtag = ".r" + std::to_string(r);
+			// The prelude, once: the region's block-uniform start.
+			IRBuilder<> o(disp);
+			for (AllocaInst *A : allocas)
+				if (kind[A] == 2)
+					o.CreateStore(u0[A], priv[A]);
+			// (The prelude may read rematerialised values too: the
+			// index block's own, where the thread is not known.)
+			for (AllocaInst *A : allocas)
+				if (kind[A] == 3) {
+					ValueToValueMapTy rm;
+					rm[argA] = gArgs;
+					rm[ixA] = ixl;
+					o.CreateStore(rematEmit(onlyStore(A)->getValueOperand(), o, rm),
+					              priv[A]);
+				}
+			std::vector<BasicBlock *> &fr = frontiers[r];
+			BasicBlock *vdisp = BasicBlock::Create(C, "fis.v" + rtag, G, done);
+			std::vector<BasicBlock *> fx;
+			for (unsigned k = 0; k < fr.size(); k++) {
+				BasicBlock *e = BasicBlock::Create(C, "fx" + rtag, G, done);
+				IRBuilder<> eb(e);
+				eb.CreateStore(eb.getInt32(k), frA);
+				for (AllocaInst *A : snap[r])
+					eb.CreateStore(eb.CreateLoad(A->getAllocatedType(), priv[A]), snapA[A]);
+				eb.CreateBr(vdisp);
+				fx.push_back(e);
+			}
+			if (prelude[r].empty()) {
+				o.CreateBr(fx[0]);
+			} else {
+				ValueToValueMapTy VM;
+				VM[argA] = gArgs;
+				VM[laneA] = gLane;
+				VM[ixA] = ixl;
+				for (unsigned k = 0; k < fr.size(); k++)
+					VM[fr[k]] = fx[k];
+				std::vector<BasicBlock *> clones;
+				for (BasicBlock *bb : prelude[r]) {
+					BasicBlock *c = CloneBasicBlock(bb, VM, ".once" + rtag, G);
+					c->moveBefore(done);
+					VM[bb] = c;
+					clones.push_back(c);
+				}
+				SmallVector<Instruction *, 8> deadA;
+				for (AllocaInst *A : allocas) {
+					Value *c = VM.lookup(A);
+					if (c) {
+						deadA.push_back(cast<Instruction>(c));
+					}
+					// (Slots are never touched by a prelude.)
+					VM[A] = kind[A] == 1 ? slots : (Value *)priv[A];
+				}
+				for (BasicBlock *c : clones)
+					for (Instruction &I : *c)
+						RemapInstruction(&I, VM,
+						                 RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+				for (Instruction *I : deadA)
+					I->eraseFromParent();
+				o.CreateBr(cast<BasicBlock>(VM[entryOf[r]]));
+			}
+			IRBuilder<> vd(vdisp);
+			Value *frV = vd.CreateLoad(i32, frA);
 			BasicBlock *hdr[2];
 			for (int v = 0; v < 2; v++) {
-				std::string tag = ".r" + std::to_string(r) + (v ? "g" : "x");
+				hdr[v] = BasicBlock::Create(C, "fis.f" + rtag, G, done);
+				IRBuilder<> sb(hdr[v]);
+				SwitchInst *fsw = sb.CreateSwitch(frV, done, fr.size());
+			for (unsigned k = 0; k < fr.size(); k++) {
+				BasicBlock *start = fr[k];
+				std::vector<BasicBlock *> list = reach(start);
+				bool touch = touchesLane(list);
+				std::string tag = rtag + "f" + std::to_string(k) + (v ? "g" : "x");
 				BasicBlock *pre = BasicBlock::Create(C, "pre" + tag, G, done);
+				fsw->addCase(sb.getInt32(k), pre);
 				BasicBlock *h = BasicBlock::Create(C, "hdr" + tag, G, done);
 				BasicBlock *body = BasicBlock::Create(C, "thr" + tag, G, done);
 				BasicBlock *latch = BasicBlock::Create(C, "next" + tag, G, done);
-				hdr[v] = pre;
 				IRBuilder<> b(pre);
 				b.CreateBr(h);
 				b.SetInsertPoint(h);
@@ -978,12 +1223,10 @@ struct Fission {
 						target[A] = priv[A];
 					}
 				}
+				for (AllocaInst *A : snap[r])
+					b.CreateStore(b.CreateLoad(A->getAllocatedType(), snapA[A]), priv[A]);
 				for (AllocaInst *A : allocas) {
-					if (kind[A] == 2) {
-						Type *ty = A->getAllocatedType();
-						Value *src = b.CreateConstInBoundsGEP1_64(i8, uin, off[A]);
-						b.CreateStore(b.CreateLoad(ty, src), priv[A]);
-					} else if (kind[A] == 3) {
+					if (kind[A] == 3) {
 						ValueToValueMapTy rm;
 						rm[argA] = gArgs;
 						rm[ixA] = ixl;
@@ -1051,7 +1294,7 @@ struct Fission {
 				}
 				// The region's code, cloned into the loop.
 				std::vector<BasicBlock *> clones;
-				for (BasicBlock *bb : blocks[r]) {
+				for (BasicBlock *bb : list) {
 					BasicBlock *c = CloneBasicBlock(bb, VM, tag, G);
 					c->moveBefore(done);
 					VM[bb] = c;
@@ -1087,10 +1330,10 @@ struct Fission {
 				}
 				for (Instruction *I : deadA)
 					I->eraseFromParent();
-				b.CreateBr(cast<BasicBlock>(VM[entryOf[r]]));
+				b.CreateBr(cast<BasicBlock>(VM[start]));
 			}
-			IRBuilder<> d(disp);
-			d.CreateCondBr(oneRow, hdr[0], hdr[1]);
+			}
+			vd.CreateCondBr(oneRow, hdr[0], hdr[1]);
 		}
 		B.SetInsertPoint(done);
 		auto st = [&](unsigned f, AllocaInst *a) {
@@ -1175,10 +1418,16 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			std::string fwhy = fz.prepare();
 			if (fwhy.empty())
 				fwhy = fz.classify();
+			if (fwhy.empty())
+				fz.findPreludes();
 			Function *G = nullptr;
 			if (fwhy.empty()) {
 				G = fz.build(base);
+				if (std::getenv("CTA_KC_DUMP") && base == std::getenv("CTA_KC_DUMP"))
+					G->print(errs());
 				if (verifyFunction(*G, &errs())) {
+					if (std::getenv("CTA_KC_DUMP"))
+						G->print(errs());
 					G->eraseFromParent();
 					G = nullptr;
 					fwhy = "the loop form did not verify (a kernel compiler bug)";
