@@ -58,61 +58,9 @@ fail(char *errbuf, size_t errlen, const char *fmt, ...)
 	return CTA_EINVAL;
 }
 
-/* A record reference sortable by a key and then by file order. */
-struct key {
-	uint64_t a, b, t;
-	size_t seq;
-};
-
-static int cmp_key(const void *pa, const void *pb)
-{
-	const struct key *x = pa, *y = pb;
-	if (x->a != y->a)
-		return x->a < y->a ? -1 : 1;
-	if (x->b != y->b)
-		return x->b < y->b ? -1 : 1;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Per-kernel facts of one trace. */
-struct kfacts {
-	int has_start, has_end, has_launch;
-	uint64_t first_start, last_start, first_end, last_end, launch;
-};
-
-static void kernel_facts(struct kfacts *kf, const struct cta_trace *t)
-{
-	memset(kf, 0, CTA_TRACE_MAX_KERNELS * sizeof(*kf));
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel >= t->header.kernel_count)
-			continue;
-		struct kfacts *f = &kf[r->kernel];
-		if (r->ev == CTA_TEV_START) {
-			if (!f->has_start || r->t_ns < f->first_start)
-				f->first_start = r->t_ns;
-			if (!f->has_start || r->t_ns > f->last_start)
-				f->last_start = r->t_ns;
-			f->has_start = 1;
-		} else if (r->ev == CTA_TEV_END) {
-			if (!f->has_end || r->t_ns < f->first_end)
-				f->first_end = r->t_ns;
-			if (!f->has_end || r->t_ns > f->last_end)
-				f->last_end = r->t_ns;
-			f->has_end = 1;
-		} else if (r->ev == CTA_TEV_LAUNCH) {
-			if (!f->has_launch || r->t_ns < f->launch)
-				f->launch = r->t_ns;
-			f->has_launch = 1;
-		}
-	}
-}
-
 /* A kernel saw an idle device when no other kernel was still running at
  * its first start; only such kernels show the placement order. */
-static int on_idle_device(const struct kfacts *kf, unsigned nk, unsigned k)
+static int on_idle_device(const struct cta__kfacts *kf, unsigned nk, unsigned k)
 {
 	if (!kf[k].has_start)
 		return 0;
@@ -144,7 +92,7 @@ struct fit {
 /* First wave of kernel k: its starts before its first end, in time order.
  * Adds each SM's first-appearance position, and one dispatch-interval
  * sample: the first wave's spread over its size. */
-static int first_wave(struct fit *fit, const struct cta_trace *t, const struct kfacts *f,
+static int first_wave(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *f,
                       unsigned k, unsigned sm_count, uint8_t *seen)
 {
 	size_t n = 0;
@@ -154,7 +102,7 @@ static int first_wave(struct fit *fit, const struct cta_trace *t, const struct k
 		    (!f->has_end || r->t_ns < f->first_end))
 			n++;
 	}
-	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
 	if (!ks)
 		return CTA_ENOMEM;
 	n = 0;
@@ -162,9 +110,9 @@ static int first_wave(struct fit *fit, const struct cta_trace *t, const struct k
 		const struct cta_trace_rec *r = &t->recs[i];
 		if (r->kernel == k && r->ev == CTA_TEV_START && r->sm != CTA_TRACE_NONE &&
 		    (!f->has_end || r->t_ns < f->first_end))
-			ks[n++] = (struct key){.t = r->t_ns, .seq = i};
+			ks[n++] = (struct cta__rec_key){.t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cmp_key); /* a = b = 0: by time, then file order */
+	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp); /* a = b = 0: by time, then file order */
 	int rc = 0;
 	if (n >= 2) {
 		rc = push(&fit->dispatch, (ks[n - 1].t - ks[0].t) / (n - 1));
@@ -203,20 +151,20 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
 		if ((t->recs[i].ev == from || t->recs[i].ev == to) &&
 		    t->recs[i].phys != CTA_TRACE_NONE)
 			n++;
-	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
 	if (!ks)
 		return CTA_ENOMEM;
 	n = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct cta_trace_rec *r = &t->recs[i];
 		if ((r->ev == from || r->ev == to) && r->phys != CTA_TRACE_NONE)
-			ks[n++] =
-			    (struct key){.a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
+			ks[n++] = (struct cta__rec_key){
+			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cmp_key);
+	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i + 1 < n && !rc; i++) {
-		const struct key *x = &ks[i], *y = &ks[i + 1];
+		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
 		if (x->a == y->a && x->b == y->b && t->recs[x->seq].ev == from &&
 		    t->recs[y->seq].ev == to) {
 			rc = push(out, y->t - x->t);
@@ -230,7 +178,7 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
 /* Retire-to-next-start: on each SM, every start of a kernel after its first
  * end is paired with the oldest earlier end of that kernel on that SM not
  * yet paired, since the block that left made the room. */
-static int retire_gaps(struct samples *out, const struct cta_trace *t, const struct kfacts *kf)
+static int retire_gaps(struct samples *out, const struct cta_trace *t, const struct cta__kfacts *kf)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->count; i++) {
@@ -239,7 +187,7 @@ static int retire_gaps(struct samples *out, const struct cta_trace *t, const str
 		    r->kernel < t->header.kernel_count)
 			n++;
 	}
-	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
 	uint64_t *fifo = malloc((n ? n : 1) * sizeof(*fifo));
 	if (!ks || !fifo) {
 		free(ks);
@@ -251,15 +199,16 @@ static int retire_gaps(struct samples *out, const struct cta_trace *t, const str
 		const struct cta_trace_rec *r = &t->recs[i];
 		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->sm != CTA_TRACE_NONE &&
 		    r->kernel < t->header.kernel_count)
-			ks[n++] = (struct key){.a = r->sm, .b = r->kernel, .t = r->t_ns, .seq = i};
+			ks[n++] = (struct cta__rec_key){
+			    .a = r->sm, .b = r->kernel, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cmp_key);
+	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i, head = 0, tail = 0;
 		while (j < n && ks[j].a == ks[i].a && ks[j].b == ks[i].b)
 			j++;
-		const struct kfacts *f = &kf[ks[i].b];
+		const struct cta__kfacts *f = &kf[ks[i].b];
 		for (size_t k = i; k < j && !rc; k++) {
 			const struct cta_trace_rec *r = &t->recs[ks[k].seq];
 			if (r->ev == CTA_TEV_END)
@@ -351,7 +300,7 @@ static unsigned kthreads(const struct cta_trace *t, unsigned k)
  * the block's start, itself included, or with maxthr (spin_by_threads)
  * 1 + the eighths of maxthr threads resident before it. */
 static int spin_samples(struct samples *per_r, struct samples *len_r, const struct cta_trace *t,
-                        const struct kfacts *kf, const uint64_t *kns, unsigned maxthr)
+                        const struct cta__kfacts *kf, const uint64_t *kns, unsigned maxthr)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->count; i++) {
@@ -360,7 +309,7 @@ static int spin_samples(struct samples *per_r, struct samples *len_r, const stru
 		    r->kernel < t->header.kernel_count)
 			n++;
 	}
-	struct key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
 	struct blk *bs = malloc((n ? n : 1) * sizeof(*bs));
 	if (!ks || !bs) {
 		free(ks);
@@ -372,10 +321,10 @@ static int spin_samples(struct samples *per_r, struct samples *len_r, const stru
 		const struct cta_trace_rec *r = &t->recs[i];
 		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->phys != CTA_TRACE_NONE &&
 		    r->kernel < t->header.kernel_count)
-			ks[n++] =
-			    (struct key){.a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
+			ks[n++] = (struct cta__rec_key){
+			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cmp_key);
+	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
 	size_t nb = 0;
 	for (size_t i = 0; i + 1 < n; i++) {
 		const struct cta_trace_rec *x = &t->recs[ks[i].seq], *y = &t->recs[ks[i + 1].seq];
@@ -402,7 +351,7 @@ static int spin_samples(struct samples *per_r, struct samples *len_r, const stru
 		}
 		for (size_t b = i; b < j && !rc; b++) {
 			const struct blk *x = &bs[b];
-			const struct kfacts *f = &kf[x->kernel];
+			const struct cta__kfacts *f = &kf[x->kernel];
 			if ((f->has_end && x->s >= f->first_end) || !kns[x->kernel])
 				continue;
 			unsigned res = 1;
@@ -634,7 +583,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	struct fit fit = {0};
 	uint8_t *seen = malloc(nsm);
 	fit.pos_sum = calloc(nsm, sizeof(double));
-	struct kfacts *kf = malloc(CTA_TRACE_MAX_KERNELS * sizeof(*kf));
+	struct cta__kfacts *kf = malloc(CTA_TRACE_MAX_KERNELS * sizeof(*kf));
 	int rc = (!seen || !fit.pos_sum || !kf) ? CTA_ENOMEM : 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct cta_trace *t = traces[i];
@@ -647,7 +596,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 					if (!strcmp(opts->named[j].name, t->header.kernels[k].name))
 						kns[k] = opts->named[j].ns;
 			}
-			kernel_facts(kf, t);
+			cta__trace_kernel_facts(kf, t);
 			rc = spin_samples(fit.spin, fit.spin_len, t, kf, kns,
 			                  base->max_threads_per_sm);
 		}
@@ -656,7 +605,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		double tick = t->header.tick_ns;
 		if (tick > rep->tick_ns)
 			rep->tick_ns = tick;
-		kernel_facts(kf, t);
+		cta__trace_kernel_facts(kf, t);
 		for (unsigned k = 0; k < t->header.kernel_count && !rc; k++) {
 			/* A kernel launched behind a busy one waits for room, which
 			 * says nothing about launch latency: only idle-device

@@ -11,32 +11,29 @@
 #include "ctasim/tools.h"
 #include "trace_internal.h"
 
-/* A block beginning work: a start on its own index or a steal. */
-struct beg {
-	uint64_t block, t, sm;
-	size_t seq;
-	int steal;
-};
-
-static int cmp_beg_block(const void *pa, const void *pb)
-{
-	const struct beg *a = pa, *b = pb;
-	if (a->block != b->block)
-		return a->block < b->block ? -1 : 1;
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
 /* What one trace says about one kernel. */
 struct kview {
-	struct beg *begs; /* sorted by block, then time */
+	/* Its block begins (a start on its own index or a steal): a = block,
+	 * sorted by block, then time, then file order; recs[seq] is the
+	 * record. */
+	struct cta__rec_key *begs;
 	size_t nbegs;
+	const struct cta_trace_rec *recs;
 	uint64_t first_end, last_end, first_begin;
 	int has_end, has_begin;
 	uint64_t steals;
 	uint64_t max_sm; /* highest SM id of a begin, or 0 */
 };
+
+static uint64_t beg_sm(const struct kview *v, size_t i)
+{
+	return v->recs[v->begs[i].seq].sm;
+}
+
+static int beg_steal(const struct kview *v, size_t i)
+{
+	return v->recs[v->begs[i].seq].ev == CTA_TEV_STEAL;
+}
 
 static void kview_free(struct kview *v)
 {
@@ -44,42 +41,44 @@ static void kview_free(struct kview *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static int kview_build(struct kview *v, const struct cta_trace *t, uint32_t k)
+struct begin_sel {
+	uint32_t k;
+	int bad_sm; /* a begin names an SM beyond CTA__MAX_SM_ID */
+};
+
+static int begin_of(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *key)
+{
+	struct begin_sel *sel = ctx;
+	if (r->kernel != sel->k || (r->ev != CTA_TEV_START && r->ev != CTA_TEV_STEAL) ||
+	    r->block == CTA_TRACE_NONE)
+		return 0;
+	if (r->sm != CTA_TRACE_NONE && r->sm > CTA__MAX_SM_ID)
+		sel->bad_sm = 1;
+	key->a = r->block;
+	return 1;
+}
+
+/* Kernel k of t; kf: t's per-kernel facts. */
+static int kview_build(struct kview *v, const struct cta_trace *t, uint32_t k,
+                       const struct cta__kfacts *kf)
 {
 	memset(v, 0, sizeof(*v));
-	size_t n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel == k && (r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
-		    r->block != CTA_TRACE_NONE)
-			n++;
+	struct begin_sel sel = {k, 0};
+	int rc = cta__rec_keys(&v->begs, &v->nbegs, t, begin_of, &sel);
+	if (rc < 0)
+		return rc;
+	if (sel.bad_sm) {
+		kview_free(v);
+		return CTA_ERANGE;
 	}
-	v->begs = malloc((n ? n : 1) * sizeof(*v->begs));
-	if (!v->begs)
-		return CTA_ENOMEM;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel != k)
-			continue;
-		if (r->ev == CTA_TEV_END) {
-			if (!v->has_end || r->t_ns < v->first_end)
-				v->first_end = r->t_ns;
-			if (!v->has_end || r->t_ns > v->last_end)
-				v->last_end = r->t_ns;
-			v->has_end = 1;
-		}
-		if ((r->ev != CTA_TEV_START && r->ev != CTA_TEV_STEAL) ||
-		    r->block == CTA_TRACE_NONE)
-			continue;
-		if (r->sm != CTA_TRACE_NONE && r->sm > CTA__MAX_SM_ID) {
-			kview_free(v);
-			return CTA_ERANGE;
-		}
-		v->begs[v->nbegs++] = (struct beg){.block = r->block,
-		                                   .t = r->t_ns,
-		                                   .sm = r->sm,
-		                                   .seq = i,
-		                                   .steal = r->ev == CTA_TEV_STEAL};
+	v->recs = t->recs;
+	if (k < CTA_TRACE_MAX_KERNELS) {
+		v->has_end = kf[k].has_end;
+		v->first_end = kf[k].first_end;
+		v->last_end = kf[k].last_end;
+	}
+	for (size_t i = 0; i < v->nbegs; i++) {
+		const struct cta_trace_rec *r = &t->recs[v->begs[i].seq];
 		v->steals += r->ev == CTA_TEV_STEAL;
 		if (!v->has_begin || r->t_ns < v->first_begin)
 			v->first_begin = r->t_ns;
@@ -87,7 +86,6 @@ static int kview_build(struct kview *v, const struct cta_trace *t, uint32_t k)
 		if (r->sm != CTA_TRACE_NONE && r->sm > v->max_sm)
 			v->max_sm = r->sm;
 	}
-	qsort(v->begs, v->nbegs, sizeof(*v->begs), cmp_beg_block);
 	return 0;
 }
 
@@ -98,9 +96,9 @@ static void coverage(struct cta_diff_coverage *c, const struct kview *v, uint64_
 	uint64_t distinct = 0;
 	for (size_t i = 0; i < v->nbegs;) {
 		size_t j = i;
-		while (j < v->nbegs && v->begs[j].block == v->begs[i].block)
+		while (j < v->nbegs && v->begs[j].a == v->begs[i].a)
 			j++;
-		if (v->begs[i].block >= blocks) {
+		if (v->begs[i].a >= blocks) {
 			c->out_of_range += j - i;
 		} else {
 			distinct++;
@@ -136,8 +134,8 @@ static int blocks_per_sm(struct cta_diff_kernel *d, const struct kview *v[2], un
 	uint64_t tot[2] = {0, 0};
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < v[s]->nbegs; i++)
-			if (v[s]->begs[i].sm != CTA_TRACE_NONE) {
-				c[s][v[s]->begs[i].sm]++;
+			if (beg_sm(v[s], i) != CTA_TRACE_NONE) {
+				c[s][beg_sm(v[s], i)]++;
 				tot[s]++;
 			}
 	double tv = 0;
@@ -206,7 +204,7 @@ static int start_order(struct cta_diff_kernel *d, const struct kview *v[2], doub
 		goto out;
 	size_t m = 0, i = 0, j = 0;
 	while (i < v[0]->nbegs && j < v[1]->nbegs) {
-		uint64_t a = v[0]->begs[i].block, b = v[1]->begs[j].block;
+		uint64_t a = v[0]->begs[i].a, b = v[1]->begs[j].a;
 		if (a < b) {
 			i++;
 		} else if (b < a) {
@@ -216,9 +214,9 @@ static int start_order(struct cta_diff_kernel *d, const struct kview *v[2], doub
 			q[0][m] = (uint64_t)floor((double)v[0]->begs[i].t / tick);
 			q[1][m] = (uint64_t)floor((double)v[1]->begs[j].t / tick);
 			m++;
-			while (i < v[0]->nbegs && v[0]->begs[i].block == a)
+			while (i < v[0]->nbegs && v[0]->begs[i].a == a)
 				i++;
-			while (j < v[1]->nbegs && v[1]->begs[j].block == b)
+			while (j < v[1]->nbegs && v[1]->begs[j].a == b)
 				j++;
 		}
 	}
@@ -254,32 +252,31 @@ static void first_wave(struct cta_diff_kernel *d, const struct kview *v[2])
 {
 	for (int s = 0; s < 2; s++) {
 		d->first_wave_n[s] = 0;
-		for (size_t i = 0; i < v[s]->nbegs; i++) {
-			const struct beg *b = &v[s]->begs[i];
-			if (!b->steal && (!v[s]->has_end || b->t < v[s]->first_end))
+		for (size_t i = 0; i < v[s]->nbegs; i++)
+			if (!beg_steal(v[s], i) &&
+			    (!v[s]->has_end || v[s]->begs[i].t < v[s]->first_end))
 				d->first_wave_n[s]++;
-		}
 	}
 	uint64_t same = 0;
 	size_t i = 0, j = 0;
 	while (i < v[0]->nbegs && j < v[1]->nbegs) {
-		const struct beg *a = &v[0]->begs[i], *b = &v[1]->begs[j];
-		if (a->block < b->block) {
+		const struct cta__rec_key *a = &v[0]->begs[i], *b = &v[1]->begs[j];
+		if (a->a < b->a) {
 			i++;
 			continue;
 		}
-		if (b->block < a->block) {
+		if (b->a < a->a) {
 			j++;
 			continue;
 		}
-		int fa = !a->steal && (!v[0]->has_end || a->t < v[0]->first_end);
-		int fb = !b->steal && (!v[1]->has_end || b->t < v[1]->first_end);
-		if (fa && fb && a->sm == b->sm)
+		int fa = !beg_steal(v[0], i) && (!v[0]->has_end || a->t < v[0]->first_end);
+		int fb = !beg_steal(v[1], j) && (!v[1]->has_end || b->t < v[1]->first_end);
+		if (fa && fb && beg_sm(v[0], i) == beg_sm(v[1], j))
 			same++;
-		uint64_t blk = a->block;
-		while (i < v[0]->nbegs && v[0]->begs[i].block == blk)
+		uint64_t blk = a->a;
+		while (i < v[0]->nbegs && v[0]->begs[i].a == blk)
 			i++;
-		while (j < v[1]->nbegs && v[1]->begs[j].block == blk)
+		while (j < v[1]->nbegs && v[1]->begs[j].a == blk)
 			j++;
 	}
 	d->first_wave_same = same;
@@ -444,16 +441,19 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 		out->outside |= CTA_DIFF_M_MAKESPAN;
 
 	out->kernel_count = a->header.kernel_count;
+	struct cta__kfacts kf[2][CTA_TRACE_MAX_KERNELS];
+	cta__trace_kernel_facts(kf[0], a);
+	cta__trace_kernel_facts(kf[1], b);
 	for (unsigned k = 0; k < out->kernel_count; k++) {
 		struct cta_diff_kernel *d = &out->kernels[k];
 		struct kview kv[2];
 		const struct kview *v[2] = {&kv[0], &kv[1]};
 		snprintf(d->name, sizeof(d->name), "%s", a->header.kernels[k].name);
-		if ((rc = kview_build(&kv[0], a, k))) {
+		if ((rc = kview_build(&kv[0], a, k, kf[0]))) {
 			fail(errbuf, errlen, "trace A: %s", cta_strerror(rc));
 			return rc;
 		}
-		if ((rc = kview_build(&kv[1], b, k))) {
+		if ((rc = kview_build(&kv[1], b, k, kf[1]))) {
 			kview_free(&kv[0]);
 			fail(errbuf, errlen, "trace B: %s", cta_strerror(rc));
 			return rc;

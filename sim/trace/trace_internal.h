@@ -111,6 +111,32 @@ uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k);
  * "#incomplete records=N WHY", renames; only async-signal-safe calls. */
 void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
 
+/* ---- Record keys (trace_keys.c): the analyses' one keying and sort --- */
+
+/* A record referenced by a key, sorted by (a, b, t), then file order
+ * (seq: the record's index in the trace's recs). */
+struct cta__rec_key {
+	uint64_t a, b, t;
+	size_t seq;
+};
+int cta__rec_key_cmp(const void *pa, const void *pb);
+/* Whether record r is kept; if so, sets k->a and k->b (k->t is its time
+ * and k->seq its index already; either may be changed). */
+typedef int (*cta__rec_key_fn)(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *k);
+/* The keys of the records of t that keep accepts, sorted: *out (freed by
+ * the caller) holds *n of them. 0 or CTA_ENOMEM. */
+int cta__rec_keys(struct cta__rec_key **out, size_t *n, const struct cta_trace *t,
+                  cta__rec_key_fn keep, void *ctx);
+
+/* Per-kernel facts of one trace: its first and last start and end, and its
+ * launch. */
+struct cta__kfacts {
+	int has_start, has_end, has_launch;
+	uint64_t first_start, last_start, first_end, last_end, launch;
+};
+/* Fills kf[0..CTA_TRACE_MAX_KERNELS) from t's records. */
+void cta__trace_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t);
+
 /* ---- Calibration of the sweep rule (trace_sweep_fit.c) ------------ */
 
 /* Fits m's sweep_* parameters (placement = sweep) to the first waves of
