@@ -40,6 +40,10 @@ struct cta_perfetto_opts {
  * kernel ends are instant events on a "scheduler" track. opts may be NULL.
  * Returns 0, CTA_EIO when writing fails, CTA_ERANGE for an SM id above
  * 65535, CTA_ENOMEM. The output depends only on t. */
+/* The same for a trace read with cta_trace_read_lean, whose
+ * per_kernel_slots must match opts->group (else CTA_EINVAL). */
+CTA_EXPORT int cta_trace_lean_export_perfetto(const cta_trace_lean *t, FILE *f,
+                                              const struct cta_perfetto_opts *opts);
 CTA_EXPORT int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
                                          const struct cta_perfetto_opts *opts);
 

@@ -44,6 +44,10 @@ enum { CTA_SVG_LANES_AUTO, CTA_SVG_LANES_SM, CTA_SVG_LANES_TPC, CTA_SVG_LANES_GP
  * opts->lanes says. opts may be NULL. Returns 0, CTA_EIO, CTA_ERANGE (SM id
  * above 65535), CTA_ENOTFOUND (GPC lanes for a device that is no preset) or
  * CTA_ENOMEM. */
+/* The same for a trace read with cta_trace_read_lean(per_kernel_slots 0);
+ * CTA_EINVAL for one read with 1. */
+CTA_EXPORT int cta_trace_lean_render_svg(const cta_trace_lean *t, FILE *f,
+                                         const struct cta_svg_opts *opts);
 CTA_EXPORT int cta_trace_render_svg(const struct cta_trace *t, FILE *f,
                                     const struct cta_svg_opts *opts);
 

@@ -122,6 +122,20 @@ typedef void (*cta_trace_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 CTA_EXPORT int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbuf,
                                        size_t errlen, cta_trace_progress_fn progress, void *ctx);
 CTA_EXPORT void cta_trace_free(struct cta_trace *t);
+/* A trace read for drawing or export only, in less memory: the dispatch,
+ * start, end and steal records, nearly all of a big trace, become the
+ * block layout as they stream in and are not kept. per_kernel_slots: 1 for
+ * cta_trace_lean_export_perfetto with CTA_PERFETTO_GROUP_KERNEL, else 0.
+ * cta_trace_lean_trace gives its header and the records it kept (launch,
+ * cancel, cancel_done, ub, warn, kernel_end); other tools (diff,
+ * calibrate) need cta_trace_read. */
+typedef struct cta_trace_lean cta_trace_lean;
+CTA_EXPORT int cta_trace_read_lean(cta_trace_lean **out, const char *path, int per_kernel_slots,
+                                   char *errbuf, size_t errlen, cta_trace_progress_fn progress,
+                                   void *ctx);
+CTA_EXPORT const struct cta_trace *cta_trace_lean_trace(const cta_trace_lean *t);
+/* Accepts NULL. */
+CTA_EXPORT void cta_trace_lean_free(cta_trace_lean *t);
 /* Reads a trace as a stream, for a pass over its records in bounded
  * memory: checks it as cta_trace_read does, calls fn(ctx, header, record)
  * for each record in file order (the record and its text valid during the

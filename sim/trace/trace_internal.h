@@ -90,14 +90,46 @@ struct cta__layout {
 	uint64_t sm_count; /* highest SM id in any record + 1 */
 	uint32_t *slots;   /* slots[sm]: sub-rows that SM needs (at least 1) */
 	uint32_t max_slots;
+	int per_kernel;        /* slots allocated per kernel (see cta__layout_build) */
 	uint64_t t_min, t_max; /* over all records */
+	/* Over all records, so that a lean trace (no block records) still
+	 * knows them: the first dispatch, start or steal (UINT64_MAX: none),
+	 * the last end (0: none), start + steal records per kernel
+	 * (kernel_begins[k], k < the header's kernel count), steal records. */
+	uint64_t first_begin, last_end;
+	uint64_t *kernel_begins;
+	size_t steal_records;
 };
 
 /* Builds the layout; per_kernel=1 allocates slots separately for every
  * kernel (for per-kernel track groups). Returns 0, CTA_ENOMEM, or
- * CTA_ERANGE when an SM id exceeds CTA__MAX_SM_ID. */
+ * CTA_ERANGE when an SM id exceeds CTA__MAX_SM_ID; CTA_EINVAL for a lean
+ * trace (its layout is t->layout). */
 int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_kernel);
+struct cta_svg_opts;
+struct cta_perfetto_opts;
+/* The renderers over a trace and, for a lean one, its layout (NULL: built
+ * from t's records). */
+int cta__render_svg(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                    const struct cta_svg_opts *opts);
+int cta__export_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                         const struct cta_perfetto_opts *opts);
 void cta__layout_free(struct cta__layout *l);
+/* A lean trace (cta_trace_read_lean): the kept records and the layout of
+ * the others. */
+struct cta_trace_lean {
+	struct cta_trace t;
+	struct cta__layout l;
+};
+
+/* The same a record at a time, for a trace that streams in: begin, add
+ * every record in file order, then finish (frees the collector) or abort
+ * (frees it and the layout). */
+struct cta__layout_acc;
+int cta__layout_begin(struct cta__layout_acc **out, struct cta__layout *l, uint32_t kernel_count);
+int cta__layout_add(struct cta__layout_acc *a, const struct cta_trace_rec *r);
+int cta__layout_finish(struct cta__layout_acc *a, int per_kernel);
+void cta__layout_abort(struct cta__layout_acc *a);
 
 /* Writes s escaped for a JSON string (without the quotes) or for XML
  * text and attributes; invalid UTF-8 bytes become '?'. */

@@ -12,13 +12,13 @@ uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k)
 	return (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
 }
 
-/* A start, end or steal record reduced to what sorting needs (32 bytes:
- * a 2M-block trace has 4M of them); block and SM are read from the record
- * itself, recs[seq]. */
+/* A start, end or steal record reduced to what the layout needs (40
+ * bytes: a 2M-block trace has 4M of them). */
 struct ev {
-	uint64_t phys, t;
+	uint64_t phys, t, block;
 	uint32_t kernel;
 	uint32_t seq; /* record index: ties keep file order */
+	uint32_t sm;  /* UINT32_MAX: none */
 	uint8_t kind; /* 0 start, 1 steal, 2 end: starts sort before steals at one time */
 };
 
@@ -53,6 +53,11 @@ void cta__layout_free(struct cta__layout *l)
 	free(l->spans);
 	free(l->steals);
 	free(l->slots);
+	free(l->kernel_begins);
+	l->spans = NULL;
+	l->steals = NULL;
+	l->slots = NULL;
+	l->kernel_begins = NULL;
 	memset(l, 0, sizeof(*l));
 }
 
@@ -91,68 +96,120 @@ static uint32_t assign_slots(struct cta__span *s, size_t n, uint64_t *ends, int 
 	return best ? best : 1;
 }
 
-int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_kernel)
+/* What the layout collects from the records, one at a time (from a
+ * trace in memory or while one streams in). */
+struct cta__layout_acc {
+	struct cta__layout *l;
+	struct ev *ev;
+	size_t nev, cap, nstart, seq;
+	uint64_t max_sm;
+	int any_sm;
+	uint32_t kernel_count;
+};
+
+int cta__layout_begin(struct cta__layout_acc **out, struct cta__layout *l, uint32_t kernel_count)
 {
 	memset(l, 0, sizeof(*l));
+	struct cta__layout_acc *a = calloc(1, sizeof(*a));
+	l->kernel_begins = calloc(kernel_count + 1, sizeof(*l->kernel_begins));
+	if (!a || !l->kernel_begins) {
+		free(a);
+		free(l->kernel_begins);
+		l->kernel_begins = NULL;
+		return CTA_ENOMEM;
+	}
+	a->l = l;
+	a->kernel_count = kernel_count;
+	l->t_min = UINT64_MAX;
+	l->first_begin = UINT64_MAX;
+	*out = a;
+	return 0;
+}
+
+int cta__layout_add(struct cta__layout_acc *a, const struct cta_trace_rec *r)
+{
+	struct cta__layout *l = a->l;
 	/* ev.seq is 32 bits: a trace within CTA_TRACE_MAX_BYTES has far fewer
 	 * records (a record line takes at least 18 bytes). */
-	if (t->count > UINT32_MAX)
+	if (a->seq >= UINT32_MAX)
 		return CTA_ERANGE;
-	size_t nev = 0, nsteal = 0, nstart = 0;
-	uint64_t max_sm = 0;
-	int any_sm = 0;
-	l->t_min = t->count ? UINT64_MAX : 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->t_ns < l->t_min)
-			l->t_min = r->t_ns;
-		if (r->t_ns > l->t_max)
-			l->t_max = r->t_ns;
-		if (r->sm != CTA_TRACE_NONE) {
-			if (r->sm > CTA__MAX_SM_ID)
-				return CTA_ERANGE;
-			if (r->sm > max_sm)
-				max_sm = r->sm;
-			any_sm = 1;
-		}
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END || r->ev == CTA_TEV_STEAL) &&
-		    r->kernel != UINT32_MAX && r->phys != CTA_TRACE_NONE)
-			nev++;
-		if (r->ev == CTA_TEV_STEAL)
-			nsteal++;
-		if (r->ev == CTA_TEV_START)
-			nstart++;
+	uint32_t seq = (uint32_t)a->seq++;
+	if (r->t_ns < l->t_min)
+		l->t_min = r->t_ns;
+	if (r->t_ns > l->t_max)
+		l->t_max = r->t_ns;
+	if (r->sm != CTA_TRACE_NONE) {
+		if (r->sm > CTA__MAX_SM_ID)
+			return CTA_ERANGE;
+		if (r->sm > a->max_sm)
+			a->max_sm = r->sm;
+		a->any_sm = 1;
 	}
-	l->sm_count = any_sm ? max_sm + 1 : 0;
+	int begin = r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL;
+	if ((begin || r->ev == CTA_TEV_DISPATCH) && r->t_ns < l->first_begin)
+		l->first_begin = r->t_ns;
+	if (r->ev == CTA_TEV_END && r->t_ns > l->last_end)
+		l->last_end = r->t_ns;
+	if (begin && r->kernel < a->kernel_count)
+		l->kernel_begins[r->kernel]++;
+	l->steal_records += r->ev == CTA_TEV_STEAL;
+	if (r->kernel == UINT32_MAX || r->phys == CTA_TRACE_NONE)
+		return 0;
+	uint8_t kind;
+	if (r->ev == CTA_TEV_START)
+		kind = 0;
+	else if (r->ev == CTA_TEV_STEAL)
+		kind = 1;
+	else if (r->ev == CTA_TEV_END)
+		kind = 2;
+	else
+		return 0;
+	if (a->nev == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 1024;
+		struct ev *ne = realloc(a->ev, nc * sizeof(*ne));
+		if (!ne)
+			return CTA_ENOMEM;
+		a->ev = ne;
+		a->cap = nc;
+	}
+	a->nstart += kind == 0;
+	a->ev[a->nev++] = (struct ev){.kernel = r->kernel,
+	                              .kind = kind,
+	                              .phys = r->phys,
+	                              .t = r->t_ns,
+	                              .block = r->block,
+	                              .sm = r->sm == CTA_TRACE_NONE ? UINT32_MAX : (uint32_t)r->sm,
+	                              .seq = seq};
+	return 0;
+}
 
-	struct ev *ev = malloc((nev ? nev : 1) * sizeof(*ev));
-	l->spans = malloc((nstart ? nstart : 1) * sizeof(*l->spans));
-	l->steals = malloc((nsteal ? nsteal : 1) * sizeof(*l->steals));
+void cta__layout_abort(struct cta__layout_acc *a)
+{
+	if (!a)
+		return;
+	free(a->ev);
+	cta__layout_free(a->l);
+	free(a);
+}
+
+int cta__layout_finish(struct cta__layout_acc *a, int per_kernel)
+{
+	struct cta__layout *l = a->l;
+	if (l->t_min == UINT64_MAX)
+		l->t_min = 0;
+	l->sm_count = a->any_sm ? a->max_sm + 1 : 0;
+	l->per_kernel = per_kernel;
+	size_t nev = a->nev;
+	struct ev *ev = a->ev;
+	a->ev = NULL;
+	free(a);
+	l->spans = malloc((nev ? nev : 1) * sizeof(*l->spans));
+	l->steals = malloc((l->steal_records ? l->steal_records : 1) * sizeof(*l->steals));
 	l->slots = calloc(l->sm_count ? l->sm_count : 1, sizeof(*l->slots));
-	if (!ev || !l->spans || !l->steals || !l->slots) {
+	if (!l->spans || !l->steals || !l->slots) {
 		free(ev);
 		cta__layout_free(l);
 		return CTA_ENOMEM;
-	}
-	size_t k = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel == UINT32_MAX || r->phys == CTA_TRACE_NONE)
-			continue;
-		uint8_t kind;
-		if (r->ev == CTA_TEV_START)
-			kind = 0;
-		else if (r->ev == CTA_TEV_STEAL)
-			kind = 1;
-		else if (r->ev == CTA_TEV_END)
-			kind = 2;
-		else
-			continue;
-		ev[k++] = (struct ev){.kernel = r->kernel,
-		                      .kind = kind,
-		                      .phys = r->phys,
-		                      .t = r->t_ns,
-		                      .seq = (uint32_t)i};
 	}
 	qsort(ev, nev, sizeof(*ev), cmp_ev);
 
@@ -166,16 +223,15 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 		if (cur && (cur->kernel != e->kernel || cur->phys != e->phys))
 			cur = NULL;
 		if (e->kind == 0) {
-			const struct cta_trace_rec *r = &t->recs[e->seq];
-			if (r->sm == CTA_TRACE_NONE) {
+			if (e->sm == UINT32_MAX) {
 				cur = NULL;
 				continue;
 			}
 			cur = &l->spans[ns++];
 			*cur = (struct cta__span){.kernel = e->kernel,
-			                          .block = r->block,
+			                          .block = e->block,
 			                          .phys = e->phys,
-			                          .sm = r->sm,
+			                          .sm = e->sm,
 			                          .t0 = e->t,
 			                          .t1 = l->t_max,
 			                          .open = 1,
@@ -187,8 +243,8 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 		if (cur->steal_count)
 			l->steals[l->nsteals - 1].t1 = e->t;
 		if (e->kind == 1) {
-			l->steals[l->nsteals++] = (struct cta__steal_seg){
-			    .block = t->recs[e->seq].block, .t0 = e->t, .t1 = l->t_max};
+			l->steals[l->nsteals++] =
+			    (struct cta__steal_seg){.block = e->block, .t0 = e->t, .t1 = l->t_max};
 			cur->steal_count++;
 		} else {
 			cur->t1 = e->t;
@@ -197,6 +253,12 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 	}
 	free(ev);
 	l->nspans = ns;
+	/* Give back what the spans did not use (ends and steals had room). */
+	if (ns && ns < nev) {
+		struct cta__span *sp = realloc(l->spans, ns * sizeof(*sp));
+		if (sp)
+			l->spans = sp;
+	}
 
 	qsort(l->spans, ns, sizeof(*l->spans), cmp_span_sm);
 	uint64_t *ends = malloc((ns ? ns : 1) * sizeof(*ends));
@@ -220,6 +282,21 @@ int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_
 			l->slots[s] = 1;
 	free(ends);
 	return 0;
+}
+
+int cta__layout_build(struct cta__layout *l, const struct cta_trace *t, int per_kernel)
+{
+	struct cta__layout_acc *a = NULL;
+	int rc = cta__layout_begin(&a, l, t->header.kernel_count);
+	if (rc)
+		return rc;
+	for (size_t i = 0; !rc && i < t->count; i++)
+		rc = cta__layout_add(a, &t->recs[i]);
+	if (rc) {
+		cta__layout_abort(a);
+		return rc;
+	}
+	return cta__layout_finish(a, per_kernel);
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */

@@ -383,15 +383,35 @@ static int put_flows(struct px *x)
 int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
                               const struct cta_perfetto_opts *opts)
 {
+	return cta__export_perfetto(t, NULL, f, opts);
+}
+
+int cta_trace_lean_export_perfetto(const cta_trace_lean *t, FILE *f,
+                                   const struct cta_perfetto_opts *opts)
+{
+	return cta__export_perfetto(&t->t, &t->l, f, opts);
+}
+
+int cta__export_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                         const struct cta_perfetto_opts *opts)
+{
 	struct cta__layout l;
 	int per_kernel = opts && opts->group == CTA_PERFETTO_GROUP_KERNEL;
-	int rc = cta__layout_build(&l, t, per_kernel);
-	if (rc)
+	/* A lean trace (cta_trace_read_lean) brings its layout: its block
+	 * records were not kept, and none of the events below needs them. */
+	int owned = !given, rc;
+	if (!owned) {
+		l = *given;
+		if (l.per_kernel != per_kernel)
+			return CTA_EINVAL;
+	} else if ((rc = cta__layout_build(&l, t, per_kernel)) != 0) {
 		return rc;
+	}
 	struct px x = {.f = f, .t = t, .l = &l, .per_kernel = per_kernel, .first = 1};
 	x.by_phys = malloc((l.nspans ? l.nspans : 1) * sizeof(*x.by_phys));
 	if (!x.by_phys) {
-		cta__layout_free(&l);
+		if (owned)
+			cta__layout_free(&l);
 		return CTA_ENOMEM;
 	}
 	for (size_t i = 0; i < l.nspans; i++)
@@ -419,6 +439,7 @@ int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
 	rc = put_flows(&x);
 	fputs("\n]}\n", f);
 	free(x.by_phys);
-	cta__layout_free(&l);
+	if (owned)
+		cta__layout_free(&l);
 	return rc ? rc : ferror(f) ? CTA_EIO : 0;
 }

@@ -792,6 +792,138 @@ int cta_trace_stream(struct cta_trace *out, const char *path, cta_trace_record_f
 	return rc;
 }
 
+/* cta_trace_read_lean's collector: every record feeds the layout; the
+ * few that are not block records are kept, their texts in one block
+ * (offsets + 1 until the end, as the reader's own). */
+struct lean {
+	struct cta__layout *l;
+	struct cta__layout_acc *acc;
+	struct cta_trace_rec *recs;
+	size_t n, cap;
+	char *strings;
+	size_t slen, scap;
+};
+
+static int lean_rec(void *ctx, const struct cta_trace_header *h, const struct cta_trace_rec *r)
+{
+	struct lean *x = ctx;
+	int rc;
+	if (!x->acc && (rc = cta__layout_begin(&x->acc, x->l, h->kernel_count)) != 0)
+		return rc;
+	if ((rc = cta__layout_add(x->acc, r)) != 0)
+		return rc;
+	if (r->ev == CTA_TEV_DISPATCH || r->ev == CTA_TEV_START || r->ev == CTA_TEV_END ||
+	    r->ev == CTA_TEV_STEAL)
+		return 0;
+	if (x->n == x->cap) {
+		size_t nc = x->cap ? x->cap * 2 : 256;
+		struct cta_trace_rec *nr = realloc(x->recs, nc * sizeof(*nr));
+		if (!nr)
+			return CTA_ENOMEM;
+		x->recs = nr;
+		x->cap = nc;
+	}
+	struct cta_trace_rec *k = &x->recs[x->n++];
+	*k = *r;
+	if (r->text) {
+		size_t len = strlen(r->text) + 1;
+		if (x->scap - x->slen < len) {
+			size_t nc = x->scap ? x->scap : 4096;
+			while (nc - x->slen < len)
+				nc *= 2;
+			char *ns = realloc(x->strings, nc);
+			if (!ns)
+				return CTA_ENOMEM;
+			x->strings = ns;
+			x->scap = nc;
+		}
+		memcpy(x->strings + x->slen, r->text, len);
+		k->text = (const char *)(uintptr_t)(x->slen + 1);
+		x->slen += len;
+	}
+	return 0;
+}
+
+int cta_trace_read_lean(cta_trace_lean **outp, const char *path, int per_kernel_slots, char *errbuf,
+                        size_t errlen, cta_trace_progress_fn progress, void *ctx)
+{
+	struct rd r = {.path = path,
+	               .errbuf = errbuf,
+	               .errlen = errlen,
+	               .progress = progress,
+	               .progress_ctx = ctx};
+	if (path && !strcmp(path, "-"))
+		r.path = "<stdin>";
+	*outp = NULL;
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	cta_trace_lean *lt = calloc(1, sizeof(*lt));
+	if (!lt)
+		return err(&r, CTA_ENOMEM, "out of memory");
+	struct cta_trace *out = &lt->t;
+	struct lean x = {.l = &lt->l};
+	char msg[256];
+	struct src in = {0};
+	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
+	if (rc) {
+		free(lt);
+		return err(&r, rc, "%s", msg);
+	}
+	rc = parse(&r, out, &in, lean_rec, &x);
+	cta__zin_close(in.z);
+	/* A trace without records still gets its (empty) layout. */
+	if (!rc && !x.acc)
+		rc = cta__layout_begin(&x.acc, x.l, out->header.kernel_count);
+	if (!rc) {
+		rc = cta__layout_finish(x.acc, per_kernel_slots);
+		x.acc = NULL;
+	}
+	if (rc && errbuf && errlen && !errbuf[0]) {
+		/* The collector's own failures: the reader said nothing yet. */
+		unsigned long line = r.line;
+		r.line = 0;
+		err(&r, rc,
+		    rc == CTA_ERANGE ? "an SM id above 65535, or more than 2^32 records"
+		                     : "out of memory");
+		r.line = line;
+	}
+	if (rc) {
+		if (x.acc)
+			cta__layout_abort(x.acc);
+		free(x.recs);
+		free(x.strings);
+		free(lt);
+		return rc;
+	}
+	if (x.n && x.n < x.cap) {
+		struct cta_trace_rec *nr = realloc(x.recs, x.n * sizeof(*nr));
+		if (nr)
+			x.recs = nr;
+	}
+	out->recs = x.recs;
+	out->count = x.n;
+	out->strings = x.strings;
+	for (size_t i = 0; i < x.n; i++)
+		if (x.recs[i].text)
+			x.recs[i].text = x.strings + ((uintptr_t)x.recs[i].text - 1);
+	*outp = lt;
+	return 0;
+}
+
+const struct cta_trace *cta_trace_lean_trace(const cta_trace_lean *t)
+{
+	return &t->t;
+}
+
+void cta_trace_lean_free(cta_trace_lean *t)
+{
+	if (!t)
+		return;
+	cta_trace_free(&t->t);
+	cta__layout_free(&t->l);
+	free(t);
+}
+
 void cta_trace_free(struct cta_trace *t)
 {
 	if (!t)

@@ -394,10 +394,30 @@ static double put_legend(FILE *f, const struct cta_trace *t, double x0, double y
 
 int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_svg_opts *opts)
 {
+	return cta__render_svg(t, NULL, f, opts);
+}
+
+int cta_trace_lean_render_svg(const cta_trace_lean *t, FILE *f, const struct cta_svg_opts *opts)
+{
+	return cta__render_svg(&t->t, &t->l, f, opts);
+}
+
+int cta__render_svg(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                    const struct cta_svg_opts *opts)
+{
+	/* A lean trace (cta_trace_read_lean) brings its layout: its block
+	 * records were not kept. */
 	struct cta__layout l;
-	int rc = cta__layout_build(&l, t, 0);
-	if (rc)
-		return rc;
+	int owned = !given;
+	if (!owned) {
+		l = *given;
+		if (l.per_kernel)
+			return CTA_EINVAL;
+	} else {
+		int rc = cta__layout_build(&l, t, 0);
+		if (rc)
+			return rc;
+	}
 	unsigned width = opts && opts->width ? opts->width : 1600;
 	if (width < 400)
 		width = 400;
@@ -405,18 +425,10 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 
 	/* The axis starts at the first block dispatch (or start): the launch
 	 * latency before it would otherwise leave most of the picture empty. */
-	uint64_t first_block = UINT64_MAX, first_launch = UINT64_MAX, last_end = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_DISPATCH || r->ev == CTA_TEV_START ||
-		     r->ev == CTA_TEV_STEAL) &&
-		    r->t_ns < first_block)
-			first_block = r->t_ns;
-		if (r->ev == CTA_TEV_LAUNCH && r->t_ns < first_launch)
-			first_launch = r->t_ns;
-		if (r->ev == CTA_TEV_END && r->t_ns > last_end)
-			last_end = r->t_ns;
-	}
+	uint64_t first_block = l.first_begin, first_launch = UINT64_MAX, last_end = l.last_end;
+	for (size_t i = 0; i < t->count; i++)
+		if (t->recs[i].ev == CTA_TEV_LAUNCH && t->recs[i].t_ns < first_launch)
+			first_launch = t->recs[i].t_ns;
 	if (first_block == UINT64_MAX)
 		first_block = l.t_min;
 	struct geo g = {.left = 64, .top = 72, .l = &l, .t0 = first_block, .nsm = nsm};
@@ -430,7 +442,8 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 		dm = NULL;
 	int lanes = opts && opts->lanes ? opts->lanes : CTA_SVG_LANES_AUTO;
 	if (lanes == CTA_SVG_LANES_GPC && !dm) {
-		cta__layout_free(&l);
+		if (owned)
+			cta__layout_free(&l);
 		return CTA_ENOTFOUND;
 	}
 	unsigned *lane_of = malloc(nsm * sizeof(*lane_of));
@@ -438,7 +451,8 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 	if (!per_kernel || !lane_of) {
 		free(lane_of);
 		free(per_kernel);
-		cta__layout_free(&l);
+		if (owned)
+			cta__layout_free(&l);
 		return CTA_ENOMEM;
 	}
 	for (int u = lanes == CTA_SVG_LANES_AUTO ? CTA_SVG_LANES_SM : lanes;; u++) {
@@ -494,13 +508,11 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 			g.lane_h = 300.0 / nl > 40 ? 40 : 300.0 / nl;
 	}
 	g.lane_of = lane_of;
-	uint64_t stolen = 0, fails = 0, ubs = 0, warns = 0;
+	uint64_t stolen = l.steal_records, fails = 0, ubs = 0, warns = 0;
+	for (unsigned k = 0; k < t->header.kernel_count; k++)
+		per_kernel[k] = l.kernel_begins[k];
 	for (size_t i = 0; i < t->count; i++) {
 		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) &&
-		    r->kernel < t->header.kernel_count)
-			per_kernel[r->kernel]++;
-		stolen += r->ev == CTA_TEV_STEAL;
 		fails += r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS;
 		ubs += r->ev == CTA_TEV_UB;
 		warns += r->ev == CTA_TEV_WARN;
@@ -595,7 +607,8 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 	if (agg && put_aggregate(f, &g)) {
 		free(lane_of);
 		free(per_kernel);
-		cta__layout_free(&l);
+		if (owned)
+			cta__layout_free(&l);
 		return CTA_ENOMEM;
 	}
 	if (!agg)
@@ -605,6 +618,7 @@ int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_sv
 	fputs("</svg>\n", f);
 	free(lane_of);
 	free(per_kernel);
-	cta__layout_free(&l);
+	if (owned)
+		cta__layout_free(&l);
 	return ferror(f) ? CTA_EIO : 0;
 }

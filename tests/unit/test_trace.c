@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "ctasim/perfetto.h"
+#include "ctasim/svg.h"
 #include "ctasim/trace.h"
 
 static char dir[64];
@@ -576,6 +578,113 @@ static void reader_streams_traces_larger_than_its_window(void **state)
 	}
 }
 
+/* Renders t (or lt, a lean read, when not NULL) into a malloc'd string:
+ * how 0 svg, 1 Perfetto by GPU, 2 by kernel. */
+static char *render(const struct cta_trace *t, const cta_trace_lean *lt, int how, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct cta_perfetto_opts po = CTA_PERFETTO_OPTS_INIT;
+	po.group = how == 2 ? CTA_PERFETTO_GROUP_KERNEL : CTA_PERFETTO_GROUP_GPU;
+	if (lt)
+		*rc = how ? cta_trace_lean_export_perfetto(lt, f, &po)
+		          : cta_trace_lean_render_svg(lt, f, NULL);
+	else
+		*rc = how ? cta_trace_export_perfetto(t, f, &po) : cta_trace_render_svg(t, f, NULL);
+	fclose(f);
+	return buf;
+}
+
+static void lean_read_renders_what_a_full_read_renders(void **state)
+{
+	/* Two kernels on 4 SMs: overlapping blocks, steals after successful
+	 * cancels, a failed one, UB and a warning with text, records out of
+	 * time order as the simulator writes them. */
+	struct cta_trace_header h;
+	fill_header(&h);
+	const char *path = path_in_dir("lean.trace");
+	cta_trace_writer *w;
+	assert_int_equal(cta_trace_writer_open(&w, path, &h), 0);
+	struct cta_trace_rec r;
+#define REC(T, EV, K, B, P, SM, ARG, CODE, TEXT)                                                   \
+	do {                                                                                       \
+		r = (struct cta_trace_rec){T, CTA_TEV_##EV, K, B, P, SM, ARG, CODE, TEXT};         \
+		assert_int_equal(cta_trace_writer_add(w, &r), 0);                                  \
+	} while (0)
+	REC(0, LAUNCH, 0, CTA_TRACE_NONE, CTA_TRACE_NONE, CTA_TRACE_NONE, 0, 0, NULL);
+	REC(5, LAUNCH, 1, CTA_TRACE_NONE, CTA_TRACE_NONE, CTA_TRACE_NONE, 0, -1, NULL);
+	for (unsigned b = 0; b < 24; b++) {
+		uint32_t k = b % 3 == 2;
+		uint64_t t0 = 100 + 40 * (b / 8), sm = b % 4;
+		REC(t0 - 10, DISPATCH, k, b, b, sm, CTA_TRACE_NONE, 0, NULL);
+		REC(t0, START, k, b, b, sm, CTA_TRACE_NONE, 0, NULL);
+		if (b % 5 == 0) {
+			REC(t0 + 5, CANCEL, k, b, b, sm, CTA_TRACE_NONE, 0, NULL);
+			REC(t0 + 9, CANCEL_DONE, k, b, b, sm, 100 + b, CTA_CANCEL_SUCCESS, NULL);
+			REC(t0 + 9, STEAL, k, 100 + b, b, sm, CTA_TRACE_NONE, 0, NULL);
+		}
+		if (b == 7) {
+			REC(t0 + 6, CANCEL, k, b, b, sm, CTA_TRACE_NONE, 0, NULL);
+			REC(t0 + 8, CANCEL_DONE, k, b, b, sm, CTA_TRACE_NONE,
+			    CTA_CANCEL_FAIL_PRIORITY, NULL);
+		}
+		if (b == 11)
+			REC(t0 + 3, UB, k, b, b, sm, 7, 0, "read_failed_index: \"x\" <y>");
+		if (b == 13)
+			REC(t0 + 4, WARN, k, b, b, sm, 3, 0, "builtin_blockidx_in_body");
+	}
+	for (unsigned b = 0; b < 24; b++)
+		REC(100 + 40 * (b / 8) + 30 + b % 7, END, b % 3 == 2, b, b, b % 4, CTA_TRACE_NONE,
+		    0, NULL);
+	REC(400, KERNEL_END, 0, CTA_TRACE_NONE, CTA_TRACE_NONE, CTA_TRACE_NONE, 0, 0, NULL);
+#undef REC
+	assert_int_equal(cta_trace_writer_close(w, 1), 0);
+
+	struct cta_trace full;
+	cta_trace_lean *lean0, *lean1;
+	char err[256] = "";
+	assert_int_equal(cta_trace_read(&full, path, err, sizeof(err)), 0);
+	assert_int_equal(cta_trace_read_lean(&lean0, path, 0, err, sizeof(err), NULL, NULL), 0);
+	assert_int_equal(cta_trace_read_lean(&lean1, path, 1, err, sizeof(err), NULL, NULL), 0);
+	/* The block records are not kept: launches, cancels, UB, warning,
+	 * kernel_end. */
+	const struct cta_trace *kept = cta_trace_lean_trace(lean0);
+	assert_int_equal(kept->count, 2 + 5 * 2 + 2 + 1 + 1 + 1);
+	assert_true(kept->complete);
+	assert_string_equal(kept->header.device, full.header.device);
+	for (int how = 0; how < 3; how++) {
+		int rc_full, rc_lean;
+		char *a = render(&full, NULL, how, &rc_full);
+		char *b = render(NULL, how == 2 ? lean1 : lean0, how, &rc_lean);
+		assert_int_equal(rc_full, 0);
+		assert_int_equal(rc_lean, 0);
+		assert_string_equal(a, b);
+		assert_true(strlen(a) > 1000);
+		free(a);
+		free(b);
+	}
+	/* A lean read made for one grouping refuses the other. */
+	int rc;
+	free(render(NULL, lean0, 2, &rc));
+	assert_int_equal(rc, CTA_EINVAL);
+	free(render(NULL, lean1, 0, &rc));
+	assert_int_equal(rc, CTA_EINVAL);
+	/* A broken trace is refused as by cta_trace_read, nothing returned. */
+	write_text(path_in_dir("lean_bad.trace"), "#ctasim-trace 1\n#backend sim\n");
+	cta_trace_lean *bad = (cta_trace_lean *)&rc;
+	assert_int_equal(cta_trace_read_lean(&bad, path_in_dir("lean_bad.trace"), 0, err,
+	                                     sizeof(err), NULL, NULL),
+	                 CTA_EPARSE);
+	assert_null(bad);
+	assert_non_null(strstr(err, "lean_bad.trace:"));
+	cta_trace_free(&full);
+	cta_trace_lean_free(lean0);
+	cta_trace_lean_free(lean1);
+	cta_trace_lean_free(NULL);
+}
+
 static void reader_reports_missing_file(void **state)
 {
 	struct cta_trace t;
@@ -658,6 +767,7 @@ int main(void)
 	    cmocka_unit_test(reader_rejects_malformed_input_with_line_number),
 	    cmocka_unit_test(reader_accepts_minimal_hand_written_trace),
 	    cmocka_unit_test(reader_streams_traces_larger_than_its_window),
+	    cmocka_unit_test(lean_read_renders_what_a_full_read_renders),
 	    cmocka_unit_test(reader_reports_missing_file),
 	    cmocka_unit_test(names_of_events_and_outcomes),
 	    cmocka_unit_test(pipe_path_is_written_in_place_not_replaced),

@@ -441,24 +441,24 @@ void cli_interrupted_cleanup(void)
 }
 
 int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trace_writer w,
-                      const void *opts, int note_incomplete)
+                      const void *opts, int note_incomplete, int per_kernel_slots)
 {
-	struct cta_trace t;
+	cta_trace_lean *t;
 	char err[512];
-	int rc = cli_trace_read(&t, in, err, sizeof(err), 0);
+	int rc = cli_trace_read_lean(&t, in, per_kernel_slots, err, sizeof(err), 0);
 	if (rc) {
 		fprintf(stderr, "ctasim %s: %s\n", cmd, err);
 		return CTA_EXIT_USAGE;
 	}
-	if (note_incomplete && !t.complete)
+	if (note_incomplete && !cta_trace_lean_trace(t)->complete)
 		fprintf(stderr, "ctasim %s: %s: note: the trace is marked incomplete\n", cmd, in);
 	struct cli_out o;
 	if (cli_out_open(&o, cmd, out) < 0) {
-		cta_trace_free(&t);
+		cta_trace_lean_free(t);
 		return CTA_EXIT_USAGE;
 	}
-	rc = w(&t, o.f, opts);
-	cta_trace_free(&t);
+	rc = w(t, o.f, opts);
+	cta_trace_lean_free(t);
 	int reported = rc == CLI_REPORTED;
 	rc = cli_out_close(&o, rc);
 	if (rc) {

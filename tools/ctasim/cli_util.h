@@ -77,7 +77,8 @@ extern const char *volatile cli_trace_path;
 
 struct cta_trace;
 /* Writes a trace to an output file. */
-typedef int (*cli_trace_writer)(const struct cta_trace *t, FILE *f, const void *opts);
+struct cta_trace_lean;
+typedef int (*cli_trace_writer)(const struct cta_trace_lean *t, FILE *f, const void *opts);
 /* With placement order, the model must have an order to replay: else
  * says so ("ctasim CMD: --placement order ...") and returns -1. */
 struct cta_device_model;
@@ -86,9 +87,11 @@ int cli_placement_ok(const char *cmd, const struct cta_device_model *d);
 #define CLI_REPORTED 1
 /* Reads trace `in` and writes it to `out` (through cli_out) with w(opts),
  * printing "ctasim CMD: ..." for what fails; with note_incomplete, says so
- * when the trace is marked incomplete. Returns a CTA_EXIT_* code. */
+ * when the trace is marked incomplete. The trace is read lean
+ * (cta_trace_read_lean with per_kernel_slots): the writers draw or export
+ * it. Returns a CTA_EXIT_* code. */
 int cli_trace_convert(const char *cmd, const char *in, const char *out, cli_trace_writer w,
-                      const void *opts, int note_incomplete);
+                      const void *opts, int note_incomplete, int per_kernel_slots);
 
 /* Loads a user's shared object of kernels (--load). */
 int cli_load(const char *cmd, const char *path);

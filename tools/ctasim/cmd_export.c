@@ -24,9 +24,9 @@ static const char usage_text[] =
     "  --group kernel    one process per kernel, its SM tracks under it\n";
 
 /* cta_trace_export_perfetto as a cli_trace_writer. */
-static int write_export(const struct cta_trace *t, FILE *f, const void *opts)
+static int write_export(const cta_trace_lean *t, FILE *f, const void *opts)
 {
-	return cta_trace_export_perfetto(t, f, opts);
+	return cta_trace_lean_export_perfetto(t, f, opts);
 }
 
 int cta_cmd_export(int argc, char **argv)
@@ -71,7 +71,8 @@ int cta_cmd_export(int argc, char **argv)
 	if (!in || !perfetto)
 		goto usage;
 
-	return cli_trace_convert("export", in, out, write_export, &opts, 1);
+	return cli_trace_convert("export", in, out, write_export, &opts, 1,
+	                         opts.group == CTA_PERFETTO_GROUP_KERNEL);
 usage:
 	fputs(usage_text, stderr);
 	return CTA_EXIT_USAGE;

@@ -52,9 +52,10 @@ static int parse_px(const char *opt, const char *s, unsigned *out)
 }
 
 /* cta_trace_render_svg as a cli_trace_writer. */
-static int write_view(const struct cta_trace *t, FILE *f, const void *opts)
+static int write_view(const cta_trace_lean *lt, FILE *f, const void *opts)
 {
 	const struct cta_svg_opts *o = opts;
+	const struct cta_trace *t = cta_trace_lean_trace(lt);
 	if (o->lanes == CTA_SVG_LANES_GPC && !cta_device_find(t->header.device)) {
 		char ev[300];
 		fprintf(stderr,
@@ -63,7 +64,7 @@ static int write_view(const struct cta_trace *t, FILE *f, const void *opts)
 		        cta_escape(ev, sizeof(ev), t->header.device, 0));
 		return CLI_REPORTED;
 	}
-	return cta_trace_render_svg(t, f, opts);
+	return cta_trace_lean_render_svg(lt, f, opts);
 }
 
 /* The measures of one pass over the records; per-SM counts grow with the
@@ -276,7 +277,7 @@ int cta_cmd_view(int argc, char **argv)
 	if (!in || !out)
 		goto usage;
 
-	return cli_trace_convert("view", in, out, write_view, &opts, 0);
+	return cli_trace_convert("view", in, out, write_view, &opts, 0, 0);
 usage:
 	fputs(usage_text, stderr);
 	return CTA_EXIT_USAGE;

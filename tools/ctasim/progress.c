@@ -121,6 +121,16 @@ static void on_read(void *ctx, uint64_t done, uint64_t total)
 	cli_progress_step(&rp->p, done >> 20);
 }
 
+int cli_trace_read_lean(struct cta_trace_lean **t, const char *path, int per_kernel_slots,
+                        char *err, size_t errlen, int quiet)
+{
+	struct read_prog rp = {.quiet = quiet};
+	int rc = cta_trace_read_lean(t, path, per_kernel_slots, err, errlen, on_read, &rp);
+	if (rp.started)
+		cli_progress_end(&rp.p);
+	return rc;
+}
+
 int cli_trace_read(struct cta_trace *t, const char *path, char *err, size_t errlen, int quiet)
 {
 	struct read_prog rp = {.quiet = quiet};

@@ -41,6 +41,10 @@ void cli_run_progress_end(struct cli_run_progress *rp);
 /* cta_trace_read with a progress line (MiB parsed) for traces big enough
  * to take a while (from 65536 lines on); same returns. */
 struct cta_trace;
+struct cta_trace_lean;
 int cli_trace_read(struct cta_trace *t, const char *path, char *err, size_t errlen, int quiet);
+/* The same with cta_trace_read_lean. */
+int cli_trace_read_lean(struct cta_trace_lean **t, const char *path, int per_kernel_slots,
+                        char *err, size_t errlen, int quiet);
 
 #endif
