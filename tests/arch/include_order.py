@@ -15,6 +15,7 @@ ORDER = [
     ("util", "sim/util/"),
     ("model", "sim/model/"),
     ("trace", "sim/trace/"),
+    ("analysis", "sim/analysis/"),
     ("base", "sim/base/"),
     ("ub", "sim/ub/"),
     ("exec", "sim/exec/"),

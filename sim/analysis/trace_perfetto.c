@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_internal.h"
 #include "ctasim/tools.h"
-#include "trace_internal.h"
 
 struct pkey {
 	uint32_t kernel;

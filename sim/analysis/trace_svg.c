@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_internal.h"
 #include "ctasim/tools.h"
-#include "trace_internal.h"
 
 /* Kernel colours: blues, greens, purples, browns and greys only, so that no
  * kernel shares a hue with the markers (failed cancel red, UB magenta,

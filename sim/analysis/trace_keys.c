@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_internal.h"
 #include "ctasim/errors.h"
-#include "trace_internal.h"
 
 int cta__rec_key_cmp(const void *pa, const void *pb)
 {

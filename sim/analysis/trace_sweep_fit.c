@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_internal.h"
 #include "ctasim/tools.h"
-#include "trace_internal.h"
 
 /* One measured first wave: block i started on sm[i], i < len. */
 struct wave {
