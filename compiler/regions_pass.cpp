@@ -1015,6 +1015,13 @@ struct Fission {
 		G->removeFnAttr(Attribute::OptimizeNone);
 		G->addFnAttr(Attribute::NoInline);
 		G->setSubprogram(F.getSubprogram());
+		// Nothing writes the arguments or the index block while a loop
+		// runs: their loads can leave the loops.
+		for (unsigned a : {0u, 2u}) {
+			G->addParamAttr(a, Attribute::NoAlias);
+			G->addParamAttr(a, Attribute::ReadOnly);
+			G->addParamAttr(a, Attribute::NoCapture);
+		}
 		Argument *gArgs = G->getArg(0), *gLane = G->getArg(1), *gIx = G->getArg(2),
 		         *gRun = G->getArg(3);
 		BasicBlock *entry = BasicBlock::Create(C, "fis.entry", G);
@@ -1040,6 +1047,10 @@ struct Fission {
 		AllocaInst *aArr = acc("arrived"), *aExit = acc("exited"), *aBar = acc("barmax"),
 		           *aEnd = acc("endmax"), *aWant = acc("want"), *aFirst = acc("firstvt"),
 		           *aLast = acc("lastvt");
+		AllocaInst *aTb = B.CreateAlloca(Type::getInt1Ty(C), nullptr, "atT");
+		AllocaInst *aTe = B.CreateAlloca(Type::getInt1Ty(C), nullptr, "endT");
+		B.CreateStore(B.getFalse(), aTb);
+		B.CreateStore(B.getFalse(), aTe);
 		std::vector<AllocaInst *> flag(nb);
 		std::map<std::pair<unsigned, AllocaInst *>, AllocaInst *> next;
 		for (unsigned j = 0; j < nb; j++) {
@@ -1080,7 +1091,7 @@ struct Fission {
 		Value *bxy = B.CreateMul(bx, by);
 		SwitchInst *sw = B.CreateSwitch(region, done, entryOf.size());
 		FunctionCallee mism = M.getOrInsertFunction(
-		    "cta__kc_fis_mismatch", Type::getVoidTy(C), ptrT, i64, i64, i64);
+		    "cta__kc_fis_mismatch", Type::getVoidTy(C), ptrT, i64, i64, i64, i64);
 		DebugLoc barLoc = bars[0]->getDebugLoc();
 
 		// The frontier a region's prelude ended at, and the values it left.
@@ -1258,7 +1269,12 @@ struct Fission {
 					Value *vt = vtime(e);
 					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aArr), e.getInt64(1)),
 					              aArr);
-					maxInto(e, aBar, vt);
+					// (A loop that does not touch the lane leaves every
+					// thread at T: one max at the end, no chain per thread.)
+					if (touch)
+						maxInto(e, aBar, vt);
+					else
+						e.CreateStore(e.getTrue(), aTb);
 					e.CreateStore(vt, aLast);
 					e.CreateStore(e.getInt8(j), contAt);
 					for (AllocaInst *A : allocas)
@@ -1278,7 +1294,7 @@ struct Fission {
 					e.CreateStore(vt, aFirst);
 					e.CreateBr(latch);
 					e.SetInsertPoint(mis);
-					CallInst *mc = e.CreateCall(mism, {gRun, t64, e.getInt64(j), vt});
+					CallInst *mc = e.CreateCall(mism, {gRun, t64, e.getInt64(j), vt, w});
 					mc->setDebugLoc(barLoc);
 					e.CreateBr(latch);
 				}
@@ -1288,7 +1304,10 @@ struct Fission {
 					Value *vt = vtime(e);
 					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit), e.getInt64(1)),
 					              aExit);
-					maxInto(e, aEnd, vt);
+					if (touch)
+						maxInto(e, aEnd, vt);
+					else
+						e.CreateStore(e.getTrue(), aTe);
 					e.CreateStore(e.getInt8(0xff), contAt);
 					e.CreateBr(latch);
 				}
@@ -1346,6 +1365,12 @@ struct Fission {
 		st(RF_WANT, aWant);
 		st(RF_FIRSTVT, aFirst);
 		st(RF_LASTVT, aLast);
+		for (auto [flagA, f] : {std::pair{aTb, RF_BARMAX}, std::pair{aTe, RF_ENDMAX}}) {
+			Value *cur = B.CreateLoad(i64, field(B, f));
+			Value *m = B.CreateSelect(B.CreateICmpUGT(T, cur), T, cur);
+			B.CreateStore(B.CreateSelect(B.CreateLoad(Type::getInt1Ty(C), flagA), m, cur),
+			              field(B, f));
+		}
 		for (unsigned j = 0; j < nb; j++) {
 			bool any = false;
 			for (AllocaInst *A : allocas)

@@ -399,11 +399,13 @@ static void lane_at(struct kc_block *b, unsigned r, uint64_t vt)
 	b->x->l.vtime = vt;
 }
 
-void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t bar, uint64_t vtime)
+void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t bar, uint64_t vtime,
+                          uint64_t want)
 {
 	struct kc_block *b = &kcb;
 	struct cta__cta *c = b->c;
-	const struct cta__kc_bar *w = &b->d->bars[r->want], *m = &b->d->bars[bar];
+	const struct cta__kc_bar *w = &b->d->bars[want], *m = &b->d->bars[bar];
+	(void)r;
 	b->mixed = 1;
 	if (c->bar_divergent_reported ||
 	    (w->line == m->line && (w->file == m->file || !strcmp(w->file, m->file))))

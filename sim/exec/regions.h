@@ -61,9 +61,9 @@ struct cta__kc_run {
 	uint64_t last_vt;     /* the latest arrival's virtual time (out) */
 };
 /* Called by the loop form when thread t arrives at barrier `bar` while the
- * block's first arrival waits at another (the divergent-barrier rule). */
+ * block's first arrival waits at barrier `want` (the divergent-barrier rule). */
 CTA_EXPORT void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t bar,
-                                     uint64_t vtime);
+                                     uint64_t vtime, uint64_t want);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);
 /* Called by compiled bodies: the frame of the running thread (size bytes,
  * 16-byte aligned, from the block's slots), and a barrier arrival. */

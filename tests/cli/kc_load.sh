@@ -1,0 +1,94 @@
+#!/bin/sh
+# A user's kernels loaded with `ctasim run --load`, their body header built
+# through the kernel compiler by ctasim-build-kernel (tests/cli/kc_user*.c/h):
+# they must be listed as [regions], give the right result (kc_slots against a
+# sequential reference), and run byte-identically (output, messages, trace)
+# with CTASIM_REGIONS=0, including shapes of several dimensions, threads
+# that end before a barrier and threads that wait at two barriers (UB).
+# Without the kernel compiler (empty PLUGIN) the kernels must stay on fibers.
+# Usage: kc_load.sh path/to/ctasim path/to/ctasim-build-kernel SRCROOT [PLUGIN]
+set -u
+CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+BUILDK=$2
+SRC=$3
+PLUGIN=${4:-}
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+n=0
+fail=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+bad() {
+	n=$((n + 1))
+	fail=$((fail + 1))
+	echo "not ok $n - $*"
+}
+
+if CTASIM_INCLUDE="$SRC/include" CTASIM_KC_PLUGIN="$PLUGIN" \
+	CTASIM_KC_INCLUDE="$SRC/compiler:$SRC/sim" CC=${CC:-cc} \
+	sh "$BUILDK" --sim-only -o "$tmp/libkc.so" "$SRC/tests/cli/kc_user.c" \
+	"$SRC/tests/cli/kc_user_body.h" >"$tmp/build.out" 2>&1; then
+	ok "ctasim-build-kernel builds the user kernel"
+else
+	bad "ctasim-build-kernel builds the user kernel"
+	sed 's/^/# /' "$tmp/build.out"
+	echo "1..$n"
+	exit 1
+fi
+"$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
+for k in kc_slots kc_early_exit kc_two_barriers; do
+	if [ -n "$PLUGIN" ]; then
+		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
+			ok "$k is compiled to regions"
+		else
+			bad "$k is compiled to regions"
+			sed 's/^/# /' "$tmp/build.out"
+		fi
+	elif grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
+		bad "$k stays on fibers without the kernel compiler"
+	else
+		ok "$k stays on fibers without the kernel compiler"
+	fi
+done
+
+run() {
+	tag=$1
+	shift
+	(cd "$tmp" && "$CTASIM" run --load "$tmp/libkc.so" "$@" --trace t.csv >"$tag.out" 2>"$tag.err")
+	echo "rc=$?" >>"$tmp/$tag.out"
+	mv "$tmp/t.csv" "$tmp/$tag.csv" 2>/dev/null || : >"$tmp/$tag.csv"
+}
+both() {
+	want=$1
+	shift
+	run a "$@"
+	CTASIM_REGIONS=0 run b "$@"
+	for f in out err csv; do
+		if ! cmp -s "$tmp/a.$f" "$tmp/b.$f"; then
+			bad "$* : regions and fibers give the same $f"
+			diff "$tmp/a.$f" "$tmp/b.$f" | head -n 6 | sed 's/^/# /'
+			return
+		fi
+	done
+	if grep -Eq "$want" "$tmp/a.out"; then
+		ok "$* : the same both ways, and $want"
+	else
+		bad "$* : $want"
+		sed 's/^/# /' "$tmp/a.out" | tail -n 8
+	fi
+}
+both 'result +PASS' kc_slots
+both 'result +PASS' kc_slots --block 8,8,1
+both 'result +PASS' kc_slots --block 4,4,4 --arg rounds=7
+both 'result +PASS' kc_slots --arg rounds=0
+both 'result +PASS' kc_slots --threads 2 --arg blocks=300
+both 'checksum' kc_early_exit
+both 'divergent_barrier' kc_early_exit --arg active=40
+both 'divergent_barrier' kc_early_exit --arg active=1 --block 2,8,4
+both 'checksum' kc_two_barriers
+both 'divergent_barrier' kc_two_barriers --arg valid=0
+both 'divergent_barrier' kc_two_barriers --arg valid=0 --arg rounds=5 --block 4,16,1
+echo "1..$n"
+[ "$fail" = 0 ]

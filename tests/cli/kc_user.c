@@ -1,0 +1,136 @@
+/* The harness of tests/cli/kc_user_body.h for tests/cli/kc_load.sh: a user
+ * kernel built by ctasim-build-kernel (body through the kernel compiler
+ * where it is installed) and run with `ctasim run --load`. kc_slots is
+ * checked against a sequential reference; the others print a checksum of
+ * their outputs, which the test compares between the two paths. */
+#include <stdlib.h>
+
+#include "ctasim/harness.h"
+#include "kc_user_body.h"
+
+#define KC_BLOCK 64
+
+static const struct cta_param_desc kc_params[] = {
+    {"blocks", "40", "blocks in the grid (64 threads each)"},
+    {"rounds", "3", "barrier-loop trips"},
+    {"active", "64", "kc_early_exit: threads of a block that reach the barriers"},
+    {"valid", "1", "kc_two_barriers: 0 sends odd threads to another barrier"},
+    {NULL, NULL, NULL},
+};
+
+static struct {
+	int *in, *out;
+	int blocks, rounds;
+} S;
+
+static int kc_setup_for(struct cta_harness *h, const struct cta_kernel_def *k)
+{
+	int64_t blocks = cta_harness_int(h, "blocks"), rounds = cta_harness_int(h, "rounds");
+	int64_t active = cta_harness_int(h, "active"), valid = cta_harness_int(h, "valid");
+	if (blocks < 1 || blocks > 100000 || rounds < 0 || rounds > 1000 || active < 1 ||
+	    active > KC_BLOCK)
+		return cta_harness_fail(h, "blocks, rounds or active out of range");
+	size_t n = (size_t)blocks * KC_BLOCK;
+	S.in = cta_harness_alloc(h, n * sizeof(int));
+	S.out = cta_harness_alloc(h, n * sizeof(int));
+	if (!S.in || !S.out)
+		return cta_harness_fail(h, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		S.in[i] = (int)(i * 7 % 101) - 50;
+	S.blocks = (int)blocks;
+	S.rounds = (int)rounds;
+	struct kc_args a = {cta_harness_dev(h, S.in), cta_harness_dev(h, S.out), (int)rounds,
+	                    (int)active, (int)valid};
+	struct cta_launch_cfg cfg = {.grid = {(unsigned)blocks, 1, 1},
+	                             .block = {KC_BLOCK, 1, 1},
+	                             .smem_static = 1024 * sizeof(int)};
+	return cta_harness_launch(h, k, &cfg, &a, sizeof a);
+}
+
+static int kc_launched_ok(struct cta_harness *h)
+{
+	const struct cta_launch_cfg *c = cta_harness_launched(h, 0);
+	if (c->block[0] * c->block[1] * c->block[2] != KC_BLOCK || c->grid[0] != (unsigned)S.blocks)
+		return cta_harness_fail(h, "blocks of %d threads and the default grid expected",
+		                        KC_BLOCK);
+	return 0;
+}
+
+static int kc_checksum(struct cta_harness *h)
+{
+	int rc = kc_launched_ok(h);
+	if (rc)
+		return rc;
+	unsigned long long sum = 0;
+	for (size_t i = 0; i < (size_t)S.blocks * KC_BLOCK; i++)
+		sum = sum * 31 + (unsigned)S.out[i];
+	return cta_harness_fail(h, "checksum %llu (compared between the two paths)", sum);
+}
+
+static int kc_slots_verify(struct cta_harness *h)
+{
+	int rc = kc_launched_ok(h);
+	if (rc)
+		return rc;
+	int acc[KC_BLOCK], s[KC_BLOCK], local[KC_BLOCK][4];
+	for (int b = 0; b < S.blocks; b++) {
+		const int *in = S.in + (size_t)b * KC_BLOCK;
+		for (int t = 0; t < KC_BLOCK; t++) {
+			acc[t] = in[t];
+			for (int k = 0; k < 4; k++)
+				local[t][k] = acc[t] * (k + 1);
+		}
+		for (int r = 0; r < S.rounds; r++) {
+			for (int t = 0; t < KC_BLOCK; t++)
+				s[t] = acc[t];
+			for (int t = 0; t < KC_BLOCK; t++) {
+				acc[t] += s[(t + 1) % KC_BLOCK] + local[t][r % 4];
+				local[t][r % 4] ^= t;
+			}
+		}
+		for (int t = 0; t < KC_BLOCK; t++)
+			if (S.out[(size_t)b * KC_BLOCK + t] != acc[t])
+				return cta_harness_fail(h, "out[%d]: expected %d, got %d",
+				                        b * KC_BLOCK + t, acc[t],
+				                        S.out[(size_t)b * KC_BLOCK + t]);
+	}
+	return 0;
+}
+
+static int kc_slots_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_slots);
+}
+static int kc_early_exit_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_early_exit);
+}
+static int kc_two_barriers_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_two_barriers);
+}
+
+static const struct cta_kernel_info kc_slots_info = {
+    .name = "kc_slots",
+    .summary = "test kernel: per-thread values and a local array across barriers in a loop",
+    .params = kc_params,
+    .setup = kc_slots_setup,
+    .verify = kc_slots_verify,
+};
+CTA_HARNESS(kc_slots_info)
+static const struct cta_kernel_info kc_early_exit_info = {
+    .name = "kc_early_exit",
+    .summary = "test kernel: threads past `active` end before the barriers",
+    .params = kc_params,
+    .setup = kc_early_exit_setup,
+    .verify = kc_checksum,
+};
+CTA_HARNESS(kc_early_exit_info)
+static const struct cta_kernel_info kc_two_barriers_info = {
+    .name = "kc_two_barriers",
+    .summary = "test kernel: with valid=0, odd threads wait at another __syncthreads",
+    .params = kc_params,
+    .setup = kc_two_barriers_setup,
+    .verify = kc_checksum,
+};
+CTA_HARNESS(kc_two_barriers_info)

@@ -1,0 +1,81 @@
+/* Kernel bodies for tests/cli/kc_load.sh: a user's kernels that the kernel
+ * compiler takes (ctasim-build-kernel compiles a body header through it),
+ * written to exercise what shipped kernels do not: values live across
+ * barriers in per-thread slots (a scalar and a local array), a barrier in a
+ * loop, blocks of several dimensions, threads that end before a barrier and
+ * threads that wait at two different barriers. */
+#ifndef KC_USER_BODY_H
+#define KC_USER_BODY_H
+
+#include "ctasim/kernel.h"
+
+struct kc_args {
+	int *in, *out;
+	int rounds; /* barrier-loop trips */
+	int active; /* kc_early_exit: threads that reach the barriers */
+	int valid;  /* kc_two_barriers: 0 makes odd threads wait elsewhere */
+};
+
+CTA_KERNEL(kc_slots, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned long long base = (unsigned long long)blockIdx.x * n;
+	int acc = p->in[base + t];
+	int local[4];
+	for (int k = 0; k < 4; k++)
+		local[k] = acc * (k + 1);
+	for (int r = 0; r < p->rounds; r++) {
+		s[t] = acc;
+		__syncthreads();
+		acc += s[(t + 1) % n] + local[r % 4];
+		local[r % 4] ^= (int)t;
+		__syncthreads();
+		cta_spin_ns(t % 3 + 1);
+	}
+	p->out[base + t] = acc;
+}
+
+CTA_KERNEL(kc_early_exit, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned long long base = (unsigned long long)blockIdx.x * n;
+	s[t] = p->in[base + t];
+	p->out[base + t] = -1;
+	if ((int)t >= p->active) // below blockDim: [divergent_barrier]
+		return;
+	cta_spin_ns(t);
+	__syncthreads();
+	int v = s[(t + 1) % (unsigned)p->active];
+	__syncthreads();
+	p->out[base + t] = v + (int)t;
+}
+
+CTA_KERNEL(kc_two_barriers, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned long long base = (unsigned long long)blockIdx.x * n;
+	int acc = p->in[base + t];
+	int rounds = p->rounds;
+	s[t] = acc;
+	if (p->valid || t % 2 == 0) {
+		__syncthreads();
+		acc += s[(t + 1) % n];
+	} else {
+		__syncthreads(); // [divergent_barrier]: odd threads wait here
+		acc -= s[(t + 1) % n];
+	}
+	for (int k = 0; k < rounds; k++) {
+		__syncthreads();
+		acc += k * (int)t;
+		cta_spin_ns(2);
+	}
+	p->out[base + t] = acc + rounds;
+}
+
+#endif
