@@ -48,6 +48,7 @@ struct cta__fiber {
 	 * its cache line, or each switch to a cold fiber misses twice. */
 	int finished;
 	int in_pool; /* on the free list: not running and not resumable */
+	int away;    /* its frames are in `stash`, another fiber's on its stack */
 	/* Read by cta__fiber_stack_left at every request a lane waits for:
 	 * in the same line too. */
 	char *stack_lo;  /* lowest usable byte, just above the guard */
@@ -68,8 +69,8 @@ struct cta__fiber {
 	 * cta__fiber_share_after stacks, fibers share them: one at a time is
 	 * resident, the others keep the used part of theirs in `stash`. */
 	size_t slot;
-	void *stash;
-	size_t stash_len;
+	void *stash; /* kept while resident: the next eviction reuses it */
+	size_t stash_len, stash_cap;
 #ifdef CTA__FIBER_ASAN
 	void *asan_fake; /* this fiber's fake stack while it is switched out */
 	const void *asan_bottom;
@@ -208,15 +209,27 @@ static char *frame_top(const struct cta__fiber *f)
 
 /* Copies of another fiber's frames, which ASan's or TSan's view of this
  * one has nothing to say about (unused in their builds: see above). */
-__attribute__((noinline)) static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
+static void copy_words(void *dst, const void *src, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		dst[i] = src[i];
+	memcpy(dst, src, n * 8);
 }
 
 static int resident(const struct cta__fiber *f)
 {
 	return f->slot == NO_SLOT || f->pool->slots[f->slot].resident == f;
+}
+
+/* Room for n bytes in f's stash. */
+static void stash_room(struct cta__fiber *f, size_t n)
+{
+	if (f->stash_cap >= n)
+		return;
+	size_t cap = (n + 63) & ~(size_t)63;
+	free(f->stash);
+	f->stash = malloc(cap);
+	if (!f->stash)
+		abort(); /* a kilobyte or so; nothing sensible without it */
+	f->stash_cap = cap;
 }
 
 /* Copies the used part of o's stack (o suspended on its slot) out. */
@@ -226,12 +239,10 @@ static void evict(struct cta__fiber *o)
 	char *sp = o->sp, *top = frame_top(o);
 	assert(sp >= o->stack_lo && sp < top);
 	size_t len = (size_t)(top - sp);
-	void *buf = malloc(len);
-	if (!buf)
-		abort(); /* a kilobyte or so; nothing sensible without it */
-	copy_words(buf, (const uint64_t *)(void *)sp, len / 8);
-	o->stash = buf;
+	stash_room(o, len);
+	copy_words(o->stash, (const uint64_t *)(void *)sp, len / 8);
 	o->stash_len = len;
+	o->away = 1;
 #endif
 	o->pool->slots[o->slot].resident = NULL;
 }
@@ -245,8 +256,7 @@ static void load(struct cta__fiber *f)
 	if (o && !o->finished && !o->in_pool)
 		evict(o);
 	copy_words((uint64_t *)(void *)(frame_top(f) - f->stash_len), f->stash, f->stash_len / 8);
-	free(f->stash);
-	f->stash = NULL;
+	f->away = 0;
 	sl->resident = f;
 }
 
@@ -282,7 +292,7 @@ static void fiber_main(void *p)
 	f->pool->free_list = f;
 	struct cta__fiber *ret = f->ret;
 	assert(ret && ret != f && !ret->in_pool);
-	if (ret->stash) {
+	if (ret->away) {
 		struct cta__fiber_pool *rp = ret->pool;
 		if (rp->slots[ret->slot].resident != f) {
 			load(ret);
@@ -357,11 +367,9 @@ static int prepare(struct cta__fiber *f)
 	(void)frame;
 #endif
 #if defined(CTA__FIBER_ASM)
+	f->away = at != top;
 	if (at != top) {
-		free(f->stash);
-		f->stash = malloc(words * 8);
-		if (!f->stash)
-			return CTA_ENOMEM;
+		stash_room(f, words * 8);
 		memcpy(f->stash, s, words * 8);
 		f->stash_len = words * 8;
 	}
@@ -607,7 +615,7 @@ __attribute__((noinline)) static int bring_in(struct cta__fiber *from, struct ct
 void cta__fiber_switch(struct cta__fiber *from, struct cta__fiber *to)
 {
 	assert(from != to && !to->finished && !to->in_pool);
-	if (__builtin_expect(to->stash != NULL, 0) && bring_in(from, to))
+	if (__builtin_expect(to->away, 0) && bring_in(from, to))
 		return;
 	before_switch(from, to, 0);
 	raw_switch(from, to);
@@ -641,6 +649,7 @@ void cta__fiber_park(struct cta__fiber *f)
 		p->nparked--;
 		free(v->stash);
 		v->stash = NULL;
+		v->stash_cap = 0;
 		v->in_pool = 1;
 		v->next_free = p->free_list;
 		p->free_list = v;
