@@ -220,7 +220,7 @@ static int resident(const struct cta__fiber *f)
 }
 
 /* Room for n bytes in f's stash. */
-static void stash_room(struct cta__fiber *f, size_t n)
+__attribute__((unused)) static void stash_room(struct cta__fiber *f, size_t n)
 {
 	if (f->stash_cap >= n)
 		return;
