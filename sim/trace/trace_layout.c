@@ -211,7 +211,9 @@ int cta__layout_finish(struct cta__layout_acc *a, int per_kernel)
 		cta__layout_free(l);
 		return CTA_ENOMEM;
 	}
-	qsort(ev, nev, sizeof(*ev), cmp_ev);
+	/* A trace with no block records has no array to sort (NULL). */
+	if (nev)
+		qsort(ev, nev, sizeof(*ev), cmp_ev);
 
 	/* Walk each physical block's events in time order: its start opens a
 	 * span, steals cut it into segments, its end closes it. A steal or

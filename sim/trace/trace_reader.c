@@ -439,7 +439,8 @@ static int src_read(struct rd *r, struct src *in, char *buf, size_t cap, size_t 
 {
 	if (!in->z) {
 		size_t n = in->len - in->pos < cap ? in->len - in->pos : cap;
-		memcpy(buf, in->data + in->pos, n);
+		if (n)
+			memcpy(buf, in->data + in->pos, n);
 		in->pos += n;
 		*got = n;
 		return 0;
