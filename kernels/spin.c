@@ -9,18 +9,23 @@ static const struct cta_param_desc spin_params[] = {
     {"ns", "10000", "virtual nanoseconds per block (before imbalance)"},
     {"smem", "0", "dynamic shared memory per block, bytes (limits blocks per SM)"},
     {"grid", "65536", "blocks (x); --grid overrides"},
+    {"regs", "0",
+     "1: keep 96 values live in registers across the spin (108 registers a thread on "
+     "the GPU: registers limit blocks per SM)"},
     KPARAM_IMBALANCE,
     {NULL, NULL, NULL},
 };
 
 static int spin_setup(struct cta_harness *h)
 {
-	int64_t ns = 0, smem = 0, grid = 0;
+	int64_t ns = 0, smem = 0, grid = 0, regs = 0;
 	int rc = cta__kparam_range(h, "ns", 0, INT64_MAX, &ns);
 	if (!rc)
 		rc = cta__kparam_range(h, "smem", 0, (int64_t)1 << 30, &smem);
 	if (!rc)
 		rc = cta__kparam_range(h, "grid", 1, 0x7fffffff, &grid);
+	if (!rc)
+		rc = cta__kparam_range(h, "regs", 0, 1, &regs);
 	struct spin_args a = {.ns = (unsigned long long)ns};
 	if (!rc)
 		rc = cta__kparam_imbalance(h, &a.imbalance);
@@ -31,6 +36,14 @@ static int spin_setup(struct cta_harness *h)
 	    .block = {256, 1, 1},
 	    .smem_dynamic = (size_t)smem,
 	};
+	if (regs) {
+		/* The variant nvcc compiles with SPIN_REGS_PER_THREAD registers;
+		 * the simulator is told the same count. */
+		struct spin_regs_args r = {
+		    .ns = a.ns, .imbalance = a.imbalance, .never = 0x9e3779b9u};
+		cfg.regs_per_thread = SPIN_REGS_PER_THREAD;
+		return cta_harness_launch(h, &spin_regs, &cfg, &r, sizeof r);
+	}
 	return cta_harness_launch(h, &spin, &cfg, &a, sizeof a);
 }
 

@@ -21,6 +21,52 @@ CTA_KERNEL(spin, struct spin_args, p)
 	cta_spin_ns(kwork_cost_ns(p->imbalance, blk, p->ns));
 }
 
+/* spin with heavy live register state, so that registers, not threads,
+ * limit how many blocks an SM holds. On a GPU every thread updates
+ * SPIN_REGS_LIVE values on each turn of its wait for %globaltimer (each
+ * from itself and its neighbour, so all stay live in registers to the
+ * end) and folds them into a store that never happens; in the simulator
+ * the body is spin's. The register count ptxas gives it for sm_90
+ * (`ptxas -v`: 108, allocated per warp in 256-register units as 112) is
+ * what the harness declares to the simulator:
+ * SPIN_REGS_PER_THREAD. */
+#define SPIN_REGS_LIVE       96
+#define SPIN_REGS_PER_THREAD 108
+struct spin_regs_args {
+	unsigned long long ns;
+	int imbalance;
+	unsigned never; /* a fold value that never comes: the sink is not written */
+	unsigned *sink; /* NULL */
+};
+
+CTA_KERNEL(spin_regs, struct spin_regs_args, p)
+{
+	unsigned long long blk =
+	    blockIdx.x + (unsigned long long)gridDim.x *
+	                     (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+#if defined(__CUDA_ARCH__)
+	unsigned v[SPIN_REGS_LIVE];
+	unsigned s0 = (unsigned)cta_clock64() + threadIdx.x;
+#pragma unroll
+	for (int i = 0; i < SPIN_REGS_LIVE; i++)
+		v[i] = s0 + (unsigned)i * 2654435761u;
+	uint64_t end = cta_globaltimer_ns() + kwork_cost_ns(p->imbalance, blk, p->ns);
+	while (cta_globaltimer_ns() < end) {
+#pragma unroll
+		for (int i = 0; i < SPIN_REGS_LIVE; i++)
+			v[i] = v[i] * 1664525u + v[(i + 1) % SPIN_REGS_LIVE];
+	}
+	unsigned x = 0;
+#pragma unroll
+	for (int i = 0; i < SPIN_REGS_LIVE; i++)
+		x = x * 31u + v[i];
+	if (x == p->never && p->sink)
+		*p->sink = x;
+#else
+	cta_spin_ns(kwork_cost_ns(p->imbalance, blk, p->ns));
+#endif
+}
+
 /* The work-stealing counterpart of spin: the guide's low-level cluster
  * launch control loop (the steps of vecscale_clc, line for line) whose work
  * per block is only virtual time, so that a timing-only run measures the

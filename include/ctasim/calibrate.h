@@ -35,6 +35,9 @@ struct cta_calib_report {
 	 * idle-device launches it places on the recorded SM, of how many. */
 	uint64_t sweep_placed, sweep_total;
 	char note[256]; /* anything the caller should tell the user, or "" */
+	/* Blocks of several calls that separated the per-call add from the
+	 * per-block add (cta_calib_opts.work); 0: not separated. */
+	uint64_t n_call_split;
 };
 
 /* The time each block of the kernels named `name` (trace header) asked for
@@ -42,6 +45,16 @@ struct cta_calib_report {
 struct cta_calib_spin {
 	const char *name;
 	uint64_t ns;
+};
+
+/* What each block of a trace's kernel 0 asked for, indexed by linear
+ * block id (n entries): the cta_spin_ns calls on its longest path and the
+ * ns they asked for in all (calls 0: unknown). `ctasim fidelity` gets it
+ * by simulating the traced configuration. */
+struct cta_calib_work {
+	uint64_t n;
+	const uint32_t *calls;
+	const uint64_t *ns;
 };
 
 /* Options of cta_trace_calibrate_opts. */
@@ -68,11 +81,21 @@ struct cta_calib_opts {
 	/* Nonzero: placement = order, replaying the recorded first waves by
 	 * grid size (wave_order), instead of fitting the sweep rule. */
 	int replay_waves;
+	/* Per trace (NULL: none): the work of its blocks. Blocks of two or
+	 * more calls separate the per-call add (spin_add) from the per-block
+	 * add (spin_block_add_ns); without them the add is all per call. */
+	const struct cta_calib_work *work;
+	/* Per trace (NULL: none): for a CLC kernel recorded under emulation,
+	 * the ns of the one cta_spin_ns call of each iteration of its steal
+	 * loop, or 0; with it the emulated steal's cost is fitted per
+	 * iteration (clc_steal_ns). */
+	const uint64_t *clc_ns;
 };
 #define CTA_CALIB_OPTS_INIT                                                                        \
 	{                                                                                          \
 		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
-		.duration_only = NULL, .trace_ns = NULL, .replay_waves = 0                         \
+		.duration_only = NULL, .trace_ns = NULL, .replay_waves = 0, .work = NULL,          \
+		.clc_ns = NULL                                                                     \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

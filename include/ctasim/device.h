@@ -116,7 +116,8 @@ struct cta_device_model {
 	 * on their other SM, and are visited GPC by GPC (GPC 0 first, TPC id
 	 * order inside one). After the first pass, sweep_first takes its k-th
 	 * turn after sweep_gap_first * k GPC steps of the sweep (one less
-	 * when the wave has at most sweep_small_waves passes), and after
+	 * when the grid has at most sweep_small_waves times sm_count
+	 * blocks), and after
 	 * sweep_gap_switch turns every sweep_gap_later steps. Grids of at
 	 * least sweep_rotate_grid blocks (0: never) take sweep_first starting
 	 * at its second half. */
@@ -138,8 +139,25 @@ struct cta_device_model {
 	 * itself included. 1: r is 1 + CTA_DEVICE_SPIN_STEPS x the threads
 	 * resident before it / max_threads_per_sm (rounded down), so that
 	 * blocks of every size share one fit (for 256-thread blocks on a
-	 * 2048-thread SM the two agree). */
+	 * 2048-thread SM the two agree). 2: the same rounded up, so that r
+	 * counts the steps begun: a block that finds exactly half the SM's
+	 * threads taken is at r = 5, one that finds more at r >= 6. */
 	unsigned spin_by_threads;
+	/* ns added once per block to the start of its work (spin_add is per
+	 * cta_spin_ns call): the block's own entry and exit cost, fitted apart
+	 * from the per-call cost where the traces have blocks of several
+	 * calls (docs/FIDELITY.md). */
+	unsigned spin_block_add_ns;
+	/* 1: cluster launch control runs as the CUDA backend's emulation (a
+	 * GPU without it, sm_90): a cancel request is atomics done by the
+	 * issuing thread, which spends clc_request_ns in it (what a request
+	 * that fails costs) and then has its result, where hardware CLC
+	 * completes the request cancel_latency_ns after the issue while the
+	 * issuer goes on; every thread that decodes a successful result
+	 * spends clc_steal_ns more: the rest of a steal's cost, fitted per
+	 * loop iteration. */
+	unsigned clc_emulated;
+	unsigned clc_request_ns, clc_steal_ns;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

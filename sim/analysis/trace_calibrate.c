@@ -87,6 +87,14 @@ struct fit {
 	uint64_t wave_spread, wave_gaps;
 	struct samples spin[CTA_DEVICE_MAX_RESIDENT + 1]; /* block durations by resident count */
 	struct samples spin_len[CTA_DEVICE_MAX_RESIDENT + 1]; /* the time each asked for */
+	/* First-wave blocks of known work (cta_calib_opts.work) with two or
+	 * more calls: duration, requested ns, calls, index. */
+	struct samples call_d, call_ns, call_n, call_r;
+	/* Emulated CLC (#clc emulated): cancel to cancel_done of failed and
+	 * of successful requests, and the time from a successful request to
+	 * the block's next one with the ns its loop asked for in between. */
+	struct samples clc_fail, clc_succ, clc_iter, clc_iter_ns;
+	int clc_emulated;
 };
 
 /* First wave of kernel k: its starts before its first end, in time order.
@@ -175,6 +183,90 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
 	return rc;
 }
 
+/* Emulated CLC: per physical block, its requests in time order, each
+ * paired with the next cancel_done; a successful one is also timed to the
+ * block's next request when the loop's work per iteration is known
+ * (iter_ns: one cta_spin_ns call of that many ns). */
+static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter_ns)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++)
+		if ((t->recs[i].ev == CTA_TEV_CANCEL || t->recs[i].ev == CTA_TEV_CANCEL_DONE) &&
+		    t->recs[i].phys != CTA_TRACE_NONE)
+			n++;
+	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	if (!ks)
+		return CTA_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if ((r->ev == CTA_TEV_CANCEL || r->ev == CTA_TEV_CANCEL_DONE) &&
+		    r->phys != CTA_TRACE_NONE)
+			ks[n++] = (struct cta__rec_key){
+			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
+	}
+	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
+	int rc = 0;
+	for (size_t i = 0; i + 1 < n && !rc; i++) {
+		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
+		const struct cta_trace_rec *rx = &t->recs[x->seq], *ry = &t->recs[y->seq];
+		if (x->a != y->a || x->b != y->b || rx->ev != CTA_TEV_CANCEL ||
+		    ry->ev != CTA_TEV_CANCEL_DONE)
+			continue;
+		int ok = ry->code == CTA_CANCEL_SUCCESS;
+		rc = push(ok ? &fit->clc_succ : &fit->clc_fail, y->t - x->t);
+		if (!rc && ok && iter_ns && i + 2 < n) {
+			const struct cta__rec_key *z = &ks[i + 2];
+			if (z->a == x->a && z->b == x->b && t->recs[z->seq].ev == CTA_TEV_CANCEL) {
+				rc = push(&fit->clc_iter, z->t - x->t);
+				if (!rc)
+					rc = push(&fit->clc_iter_ns, iter_ns);
+			}
+		}
+		i++;
+	}
+	free(ks);
+	return rc;
+}
+
+/* The emulated CLC's two costs (clc_emulated): a request costs its issuer
+ * clc_request_ns, what a failed one takes (the median cancel to
+ * cancel_done of failures; of every request when none failed), and a
+ * success costs clc_steal_ns
+ * more: the median time from a successful request to the block's next,
+ * less that, the loop's one call (ns x the factor at index 1 + the
+ * per-call add) and a barrier; without such loops, the median of the
+ * successes less the failures'. */
+static void fit_clc(struct cta_device_model *out, struct fit *fit)
+{
+	if (!fit->clc_emulated || !(fit->clc_fail.n || fit->clc_succ.n))
+		return;
+	out->clc_emulated = 1;
+	uint64_t fail = fit->clc_fail.n ? median(&fit->clc_fail) : median(&fit->clc_succ);
+	out->clc_request_ns =
+	    (unsigned)(fail > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : fail);
+	double steal = 0;
+	if (fit->clc_iter.n) {
+		uint32_t ppm = cta_device_spin_scale_ppm(out, 1);
+		double f = ppm ? ppm / 1e6 : 1, add = cta_device_spin_add_ns(out, 1);
+		struct samples rest = {0};
+		for (size_t i = 0; i < fit->clc_iter.n; i++) {
+			double v = (double)fit->clc_iter.v[i] - (double)fail -
+			           (double)fit->clc_iter_ns.v[i] * f - add -
+			           (double)out->barrier_ns;
+			if (push(&rest, v > 0 ? (uint64_t)v : 0))
+				break;
+		}
+		steal = rest.n ? (double)median(&rest) : 0;
+		free(rest.v);
+	} else if (fit->clc_succ.n) {
+		double s = (double)median(&fit->clc_succ);
+		steal = s > (double)fail ? s - (double)fail : 0;
+	}
+	out->clc_steal_ns =
+	    steal > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : (unsigned)steal;
+}
+
 /* Retire-to-next-start: on each SM, every start of a kernel after its first
  * end is paired with the oldest earlier end of that kernel on that SM not
  * yet paired, since the block that left made the room. */
@@ -235,6 +327,14 @@ static void free_fit(struct fit *f)
 		free(f->spin[r].v);
 		free(f->spin_len[r].v);
 	}
+	free(f->clc_fail.v);
+	free(f->clc_succ.v);
+	free(f->clc_iter.v);
+	free(f->clc_iter_ns.v);
+	free(f->call_d.v);
+	free(f->call_ns.v);
+	free(f->call_n.v);
+	free(f->call_r.v);
 }
 
 struct order_ent {
@@ -297,11 +397,14 @@ static unsigned kthreads(const struct cta_trace *t, unsigned k)
 }
 
 /* Block durations by the duration model's index: the blocks resident at
- * the block's start, itself included, or with maxthr (spin_by_threads)
- * 1 + the eighths of maxthr threads resident before it. */
-static int spin_samples(struct samples *per_r, struct samples *len_r, const struct cta_trace *t,
-                        const struct cta__kfacts *kf, const uint64_t *kns, unsigned maxthr)
+ * the block's start, itself included, or with maxthr (spin_by_threads 2)
+ * 1 + the eighths of maxthr threads resident before it, rounded up. Blocks
+ * of kernel 0 with known work `w` of two or more calls go to fit's call
+ * samples instead. */
+static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
+                        const uint64_t *kns, unsigned maxthr, const struct cta_calib_work *w)
 {
+	struct samples *per_r = fit->spin, *len_r = fit->spin_len;
 	size_t n = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct cta_trace_rec *r = &t->recs[i];
@@ -352,7 +455,9 @@ static int spin_samples(struct samples *per_r, struct samples *len_r, const stru
 		for (size_t b = i; b < j && !rc; b++) {
 			const struct blk *x = &bs[b];
 			const struct cta__kfacts *f = &kf[x->kernel];
-			if ((f->has_end && x->s >= f->first_end) || !kns[x->kernel])
+			int known = w && w->calls && x->kernel == 0 && x->block < w->n &&
+			            w->calls[x->block] >= 2;
+			if ((f->has_end && x->s >= f->first_end) || (!kns[x->kernel] && !known))
 				continue;
 			unsigned res = 1;
 			uint64_t tb = 0; /* threads of the blocks counted in res */
@@ -369,9 +474,20 @@ static int spin_samples(struct samples *per_r, struct samples *len_r, const stru
 					tb += kthreads(t, bs[c].kernel);
 				}
 			if (maxthr) /* spin_by_threads: eighths of the SM taken before */
-				res = 1 + (unsigned)(tb * CTA_DEVICE_SPIN_STEPS / maxthr);
+				res = 1 + (unsigned)((tb * CTA_DEVICE_SPIN_STEPS + maxthr - 1) /
+				                     maxthr);
 			if (res > CTA_DEVICE_MAX_RESIDENT)
 				res = CTA_DEVICE_MAX_RESIDENT;
+			if (known) {
+				rc = push(&fit->call_d, x->e - x->s);
+				if (!rc)
+					rc = push(&fit->call_ns, w->ns[x->block]);
+				if (!rc)
+					rc = push(&fit->call_n, w->calls[x->block]);
+				if (!rc)
+					rc = push(&fit->call_r, res);
+				continue;
+			}
 			rc = push(&per_r[res], x->e - x->s);
 			if (!rc)
 				rc = push(&len_r[res], kns[x->kernel]);
@@ -407,6 +523,59 @@ static uint32_t clamp_ppm(double ppm)
 	if (ppm > CTA_DEVICE_SPIN_SCALE_MAX)
 		ppm = CTA_DEVICE_SPIN_SCALE_MAX;
 	return (uint32_t)ppm;
+}
+
+static int cmp_dbl(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* The per-call add against the per-block one. The one-call blocks of the
+ * spin fit give their sum A, the add at index 1. A block of c >= 2 calls
+ * that asked for L ns in all and lasted D at an index whose factor is
+ * below 1.1 (its SM not yet crowded) says D = L x factor + c x C + (A - C):
+ * C = (D - L x factor - A) / (c - 1). The quantile q of those over every
+ * such block (the quantile A and the factors were fitted at) gives the
+ * per-call add C (spin_add at every index), clamped to 0..A, and A - C
+ * becomes the per-block add. */
+static int split_add(struct cta_device_model *out, struct cta_calib_report *rep,
+                     const struct fit *fit, double q)
+{
+	if (!fit->call_d.n || !(out->spin_add_mask & 1))
+		return 0;
+	double a = out->spin_add_ns[1];
+	double *est = malloc(fit->call_d.n * sizeof(*est));
+	if (!est)
+		return CTA_ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < fit->call_d.n; i++) {
+		unsigned r = (unsigned)fit->call_r.v[i];
+		uint32_t ppm = cta_device_spin_scale_ppm(out, r);
+		double f = ppm ? ppm / 1e6 : 1;
+		if (f >= 1.1)
+			continue;
+		est[m++] = ((double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f - a) /
+		           (double)(fit->call_n.v[i] - 1);
+	}
+	rep->n_call_split = m;
+	if (!m) {
+		free(est);
+		return 0;
+	}
+	qsort(est, m, sizeof(*est), cmp_dbl);
+	double c = est[(size_t)floor(q * (double)(m - 1))];
+	free(est);
+	if (!(c > 0))
+		c = 0;
+	if (c > a)
+		c = a;
+	c = floor(c + 0.5);
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+		if (out->spin_add_mask >> (r - 1) & 1)
+			out->spin_add_ns[r] = (uint32_t)c;
+	out->spin_block_add_ns = (unsigned)(a - c);
+	return 0;
 }
 
 /* The duration model. Per resident count r, each distinct requested time
@@ -504,6 +673,7 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 	}
 	/* Counts with one requested time. */
 	out->spin_add_mask = fitted;
+	out->spin_block_add_ns = 0;
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
 		if (!rep->n_spin[r] || fitted >> (r - 1) & 1)
 			continue;
@@ -516,7 +686,7 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 			out->spin_add_mask |= 1ull << (r - 1);
 		}
 	}
-	return 0;
+	return split_add(out, rep, fit, q);
 }
 
 int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *report,
@@ -555,6 +725,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	int want_spin = opts->block_ns || opts->n_named;
 	for (size_t i = 0; opts->trace_ns && i < n; i++)
 		want_spin |= opts->trace_ns[i] != 0;
+	for (size_t i = 0; opts->work && i < n; i++)
+		want_spin |= opts->work[i].n != 0;
 	uint64_t max_sm = 0;
 	int any = 0;
 	for (size_t i = 0; i < n; i++)
@@ -597,8 +769,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 						kns[k] = opts->named[j].ns;
 			}
 			cta__trace_kernel_facts(kf, t);
-			rc = spin_samples(fit.spin, fit.spin_len, t, kf, kns,
-			                  base->max_threads_per_sm);
+			rc = spin_samples(&fit, t, kf, kns, base->max_threads_per_sm,
+			                  opts->work ? &opts->work[i] : NULL);
 		}
 		if (rc || (donly && donly[i]))
 			continue;
@@ -625,6 +797,10 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			rc = pair_latency(&fit.block_start, t, CTA_TEV_DISPATCH, CTA_TEV_START);
 		if (!rc)
 			rc = pair_latency(&fit.cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
+		if (!rc && !strcmp(t->header.clc, "emulated")) {
+			fit.clc_emulated = 1;
+			rc = clc_samples(&fit, t, opts->clc_ns ? opts->clc_ns[i] : 0);
+		}
 		if (!rc)
 			rc = retire_gaps(&fit.retire, t, kf);
 	}
@@ -785,11 +961,14 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		out->cancel_latency_ns = median(&fit.cancel);
 
 	if (want_spin)
-		out->spin_by_threads = base->max_threads_per_sm != 0;
+		out->spin_by_threads = base->max_threads_per_sm ? 2 : 0;
+	/* CLC recorded under the CUDA backend's emulation is modelled as it
+	 * (after the durations: its fit uses the per-call add). */
 	if (want_spin && (rc = fit_durations(out, rep, &fit, opts->quantile))) {
 		free_fit(&fit);
 		return fail(errbuf, errlen, "%s", cta_strerror(rc));
 	}
+	fit_clc(out, &fit);
 
 	const struct {
 		uint64_t n, v;

@@ -452,6 +452,10 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	if (s->tw)
 		cta__trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical,
 		           c->sm, CTA_TRACE_NONE, 0, NULL);
+	/* Emulated CLC: the request is the issuer's own atomics, done before
+	 * it goes on (docs/FIDELITY.md). */
+	if (s->dev.clc_emulated)
+		x->l.vtime += s->dev.clc_request_ns;
 }
 
 static void encode(cta_clc_result *res, int success, uint3 b)
@@ -482,7 +486,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	k->st.cancels++;
 	r->resolved = 1;
 	r->outcome = outcome;
-	uint64_t lat = s->dev.cancel_latency_ns;
+	uint64_t lat = s->dev.clc_emulated ? s->dev.clc_request_ns : s->dev.cancel_latency_ns;
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;
 		int64_t d = (int64_t)(cta__rand(s) % (2 * j + 1)) - (int64_t)j;
@@ -617,6 +621,8 @@ bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int li
 	bool ok = sl->r->outcome == CTA_CANCEL_SUCCESS;
 	if (!ok)
 		observed_failure(x, file, line);
+	else if (x->l.unit->sim->dev.clc_emulated) /* the rest of an emulated steal */
+		x->l.vtime += x->l.unit->sim->dev.clc_steal_ns;
 	return ok;
 }
 

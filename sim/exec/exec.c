@@ -100,14 +100,17 @@ void *cta__calloc_lines(size_t n, size_t size)
 
 /* The duration model's index of a block of k just placed on SM sm (its
  * room taken): the blocks resident, itself included, or with
- * spin_by_threads 1 + the eighths of the SM's threads taken before it. */
+ * spin_by_threads 1 + the eighths of the SM's threads taken before it
+ * (2: the eighths begun). */
 static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
 {
 	const struct cta__sm *m = &s->sms[sm];
 	if (!s->dev.spin_by_threads || !s->dev.max_threads_per_sm)
 		return m->blocks;
 	unsigned before = m->threads > k->threads ? m->threads - k->threads : 0;
-	return 1 + (unsigned)((uint64_t)before * CTA_DEVICE_SPIN_STEPS / s->dev.max_threads_per_sm);
+	uint64_t up = s->dev.spin_by_threads == 2 ? s->dev.max_threads_per_sm - 1 : 0;
+	return 1 + (unsigned)(((uint64_t)before * CTA_DEVICE_SPIN_STEPS + up) /
+	                      s->dev.max_threads_per_sm);
 }
 
 struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
@@ -195,9 +198,11 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	u->index = index;
 	u->start_t = t;
 	u->nctas = k->csize;
-	/* Everything of the cursor but its start time is the kernel's. */
+	/* Everything of the cursor but its start time is the kernel's; the
+	 * duration model's per-block cost delays the block's first
+	 * instruction. */
 	u->cursor = k->cursor0;
-	u->cursor.t0 = t;
+	u->cursor.t0 = t + s->dev.spin_block_add_ns;
 	unsigned res = 0; /* the duration model's index: of the unit's most loaded SM */
 	if (k->csize == 1) {
 		/* A unit of one block: its index is the block's. */

@@ -84,7 +84,11 @@ static const struct key keys[] = {
     OPT_UINT(sweep_small_waves, 1024),
     {"sweep_rotate_grid", K_U64, F(sweep_rotate_grid), UINT64_MAX, 0},
     {"fitted_on", K_STR, F(fitted_on), 0, 0},
-    OPT_UINT(spin_by_threads, 1),
+    OPT_UINT(spin_by_threads, 2),
+    OPT_UINT(spin_block_add_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_emulated, 1),
+    OPT_UINT(clc_request_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_steal_ns, CTA_DEVICE_SPIN_ADD_MAX),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -561,6 +565,9 @@ static int finish(struct loader *ld)
 	}
 	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_by_threads")])
 		ld->m.spin_by_threads = 0; /* a table of before that key counts blocks */
+	/* A table of its own without a per-block add puts all of it per call. */
+	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_block_add_ns")])
+		ld->m.spin_block_add_ns = 0;
 	if (ld->base_line && shape_changed && !ld->line_of[key_index("sweep_first")]) {
 		/* The base's sweep names SMs of its own shape; its fit does not
 		 * carry over to another one. */

@@ -136,14 +136,20 @@ struct sweep_fit {
 	unsigned first_lo, first_hi; /* SMs first_lo..first_hi go first */
 	unsigned gap_first, gap_later, gap_switch, small_waves;
 	uint64_t rotate_grid;
-	/* The duration model (spin_by_threads): factor in ppm and per-call add
-	 * by 1 + eighths of the SM's threads taken before the block. */
-	uint32_t spin_scale_ppm[9];
-	uint32_t spin_add_ns;
+	/* The duration model (spin_by_threads 2): factor in ppm by 1 + the
+	 * eighths of the SM's threads taken before the block, rounded up;
+	 * the add per cta_spin_ns call and per block. */
+	uint32_t spin_scale_ppm[10];
+	uint32_t spin_add_ns, block_add_ns;
+	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): what a
+	 * request costs its issuer and a success more (cancel_latency_ns stays
+	 * the hardware-CLC estimate, for a model with clc_emulated 0). */
+	uint64_t clc_request_ns;
+	uint32_t clc_steal_ns;
 	const char *fitted_on;
 };
 
-/* Fitted on the 56 configurations of traces/reference/h100/ (H100 80GB
+/* Fitted on the 62 configurations of traces/reference/h100/ (H100 80GB
  * HBM3, 3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
  * writes these values (docs/FIDELITY.md). The H200 is the same GH100 die
  * with the same SM numbering: its recorded first waves
@@ -157,8 +163,12 @@ static const struct sweep_fit sweep_h100 = {
     .gap_switch = 3,
     .small_waves = 3,
     .rotate_grid = 701,
-    .spin_scale_ppm = {0, 998755, 999077, 1002400, 1012188, 1280235, 1996282, 2002306, 2007953},
-    .spin_add_ns = 1116,
+    .spin_scale_ppm = {0, 997035, 997357, 1008118, 996824, 1111271, 1976400, 1989953, 1994094,
+                       1994500},
+    .spin_add_ns = 428,
+    .block_add_ns = 898,
+    .clc_request_ns = 1152,
+    .clc_steal_ns = 7459,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
@@ -457,8 +467,12 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_gap_switch = f->gap_switch;
 		m->sweep_small_waves = f->small_waves;
 		m->sweep_rotate_grid = f->rotate_grid;
-		m->spin_by_threads = 1;
-		for (unsigned r = 1; r <= 8; r++) {
+		m->spin_by_threads = 2;
+		m->spin_block_add_ns = f->block_add_ns;
+		m->clc_emulated = 1;
+		m->clc_request_ns = (unsigned)f->clc_request_ns;
+		m->clc_steal_ns = f->clc_steal_ns;
+		for (unsigned r = 1; r <= 9; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;
 			m->spin_add_mask |= 1ull << (r - 1);

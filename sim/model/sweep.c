@@ -8,9 +8,11 @@
 
 /* The step (GPC visits of the sweep, gpc_count per pass) after which the
  * first SMs take their k-th turn (k >= 1) in a first wave of `passes`
- * whole passes (docs/FIDELITY.md, "placement"). */
+ * whole passes; `small`: the grid holds at most sweep_small_waves times
+ * the SMs, which takes every turn one visit earlier (docs/FIDELITY.md,
+ * "placement"). */
 static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, uint64_t passes,
-                                int rotated)
+                                int small)
 {
 	if (k == passes) /* the turn of the last, partial pass: at its start */
 		return passes * d->gpc_count;
@@ -18,7 +20,7 @@ static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, ui
 	                 ? (uint64_t)d->sweep_gap_first * k
 	                 : (uint64_t)d->sweep_gap_first * d->sweep_gap_switch +
 	                       (uint64_t)d->sweep_gap_later * (k - d->sweep_gap_switch);
-	if (passes <= d->sweep_small_waves && !rotated && r > 1)
+	if (small && r > 1)
 		r--;
 	return r;
 }
@@ -66,6 +68,10 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 	if (!turn)
 		goto done;
 	int rotated = d->sweep_rotate_grid && grid >= d->sweep_rotate_grid;
+	/* By the grid, not the wave: a 264-block wave (two blocks per SM) of
+	 * a 400- or 500-block grid takes its turn one visit early, of a 528-
+	 * or 1024-block grid not (traces/reference/h100). */
+	int small = !rotated && grid / nsms <= d->sweep_small_waves;
 	/* Blocks of each turn of the first SMs; the rest go to the sweep. */
 	uint64_t left = wave, main_left;
 	for (unsigned t = 0; t < turns; t++) {
@@ -100,7 +106,7 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 		for (unsigned g = 0; g < d->gpc_count; g++, step++) {
 			while (
 			    next_turn < turns &&
-			    (next_turn == 0 ? 0 : first_turn_step(d, next_turn, passes, rotated)) <=
+			    (next_turn == 0 ? 0 : first_turn_step(d, next_turn, passes, small)) <=
 			        step) {
 				EMIT_TURN(next_turn);
 				next_turn++;

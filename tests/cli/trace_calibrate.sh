@@ -28,7 +28,9 @@ expect_in "$TMP/err" "--block-ns '0': out of range [1, 1000000000000] (NS or KER
 # spin_add: every cta_spin_ns call costs ns * scale + add. The spin kernel's
 # one call of 500 ns: 500 + 700 with spin_add alone, 2 * 500 + 100 with
 # both, 500 with neither (an unfitted preset; the block spans what the call
-# costs), 500 * 0.998755 + 1116 on the fitted H100-SXM preset.
+# costs), 500 * 0.997035 + 428 per call + 898 per block on the fitted
+# H100-SXM preset. A file's own spin lines without spin_block_add_ns put no
+# per-block add.
 span() { awk -F, '$2 == "start" { s = $1 } $2 == "end" { print $1 - s; exit }' "$1"; }
 printf 'base = H100-SXM\nspin_add = 1 700\n' > "$TMP/add.model"
 printf 'base = H100-SXM\nspin_add = 1 100\nspin_scale = 1 2000000\n' > "$TMP/both.model"
@@ -39,7 +41,13 @@ expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device "$TMP/both.mod
 expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device B200 --trace "$TMP/none.trace" --quiet
 [ "$(span "$TMP/none.trace")" = 500 ] || fail "no duration model: $(span "$TMP/none.trace") ns, not 500"
 expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device H100-SXM --trace "$TMP/h100.trace" --quiet
-[ "$(span "$TMP/h100.trace")" = 1615 ] || fail "fitted H100-SXM: $(span "$TMP/h100.trace") ns, not 1615"
+[ "$(span "$TMP/h100.trace")" = 1824 ] || fail "fitted H100-SXM: $(span "$TMP/h100.trace") ns, not 1824"
+printf 'base = H100-SXM
+spin_add = 1 100
+spin_block_add_ns = 50
+' > "$TMP/blk.model"
+expect_rc 0 "$CTASIM" run spin --arg grid=1 --arg ns=500 --device "$TMP/blk.model" --trace "$TMP/blk.trace" --quiet
+[ "$(span "$TMP/blk.trace")" = 650 ] || fail "spin_add 100 + block add 50: $(span "$TMP/blk.trace") ns, not 650"
 printf 'base = H100-SXM\nspin_add = 1 x\n' > "$TMP/badadd.model"
 expect_rc 2 "$CTASIM" run spin --arg grid=1 --device "$TMP/badadd.model" --quiet
 expect_in "$TMP/err" "badadd.model:2: spin_add: bad time 'x'"

@@ -44,6 +44,8 @@ static inline struct cta_sim_opts st_opts(const char *device)
 	memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
 	o.device.spin_add_mask = 0;
 	o.device.spin_by_threads = 0;
+	o.device.spin_block_add_ns = 0;
+	o.device.clc_emulated = 0;
 	return o;
 }
 

@@ -375,7 +375,7 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	for (unsigned i = 0; cta_device_preset(i); i++)
 		for (unsigned r = 0; r <= CTA_DEVICE_MAX_RESIDENT; r++)
 			assert_int_equal(cta_device_preset(i)->spin_scale_ppm[r] != 0,
-			                 cta_device_preset(i)->fitted_on[0] && r >= 1 && r <= 8);
+			                 cta_device_preset(i)->fitted_on[0] && r >= 1 && r <= 9);
 	assert_int_equal(cta_device_spin_scale_ppm(cta_device_find("B200"), 3), 0);
 	assert_true(cta_device_spin_scale_ppm(cta_device_find("H100"), 3) > 1000000);
 	assert_true(cta_device_spin_scale_ppm(cta_device_find("H100"), 8) > 1900000);

@@ -402,6 +402,9 @@ static int parse(int argc, char **argv, struct params *p)
 	}
 	if (cli_device("compare", device, &so.device) < 0)
 		return -1;
+	/* The guide's approaches are compared with CLC as the hardware does it
+	 * (sm_100), not as the CUDA backend emulates it on an sm_90 GPU. */
+	so.device.clc_emulated = 0;
 	so.threads = 1;
 	p->base.sim = so;
 	p->nsms = so.device.sm_count;

@@ -79,10 +79,16 @@ struct config {
 	char **argv; /* the command's words after run/scenario */
 	int argc;
 	uint64_t spin_ns; /* requested time of every block (spin, no imbalance), or 0 */
+	uint64_t clc_ns;  /* the one call of each steal-loop iteration (below), or 0 */
 	uint64_t bins_ns; /* scenario start bins to match, or 0 */
 	unsigned nruns;
 	struct cta_trace runs[MAX_RUNS];
 	char dir[1024];
+	/* What each block asked for (probe_work), for the calibrator's split
+	 * of per-call and per-block cost; n 0 when not known. */
+	struct cta_calib_work work;
+	uint32_t *calls;
+	uint64_t *wns;
 };
 
 struct configs {
@@ -98,6 +104,8 @@ static void configs_free(struct configs *cs)
 		for (int a = 0; a < cs->c[i].argc; a++)
 			free(cs->c[i].argv[a]);
 		free(cs->c[i].argv);
+		free(cs->c[i].calls);
+		free(cs->c[i].wns);
 	}
 	free(cs->c);
 	cs->c = NULL;
@@ -207,6 +215,12 @@ static int parse_line(struct config *c, char *line, const char *path, unsigned l
 				imbalanced = 1;
 		}
 	}
+	/* The steal loops of spin_clc and vecscale_clc make one cta_spin_ns(ns)
+	 * call an iteration (vecscale_clc's ns per element; its prologue comes
+	 * before the first request). */
+	if (!c->scenario && !imbalanced &&
+	    (!strcmp(w[2], "spin_clc") || !strcmp(w[2], "vecscale_clc")))
+		c->clc_ns = c->spin_ns;
 	if (c->scenario || strcmp(w[2], "spin") || imbalanced)
 		c->spin_ns = 0;
 	return 0;
@@ -280,9 +294,11 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 			n += cs->c[i].nruns;
 	const struct cta_trace **tp = calloc(n ? n : 1, sizeof(*tp));
 	uint64_t *ns = calloc(n ? n : 1, sizeof(*ns));
+	struct cta_calib_work *work = calloc(n ? n : 1, sizeof(*work));
+	uint64_t *cns = calloc(n ? n : 1, sizeof(*cns));
 	struct cta_device_model *base = malloc(sizeof(*base));
 	int rc = -1;
-	if (!tp || !ns || !base || !n) {
+	if (!tp || !ns || !work || !cns || !base || !n) {
 		msgf(err, elen, n ? "out of memory" : "nothing to fit on");
 		goto out;
 	}
@@ -290,12 +306,16 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 	for (size_t i = 0; i < cs->n; i++)
 		for (unsigned r = 0; i != skip && r < cs->c[i].nruns; r++) {
 			ns[n] = cs->c[i].spin_ns;
+			work[n] = cs->c[i].work;
+			cns[n] = cs->c[i].clc_ns;
 			tp[n++] = &cs->c[i].runs[r];
 		}
 	if (cta_device_resolve(base, tp[0]->header.device, err, elen))
 		goto out;
 	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
 	o.trace_ns = ns;
+	o.work = work;
+	o.clc_ns = cns;
 	o.quantile = quantile;
 	struct cta_calib_report rep;
 	rc = cta_trace_calibrate_opts(m, &rep, base, tp, n, &o, err, elen);
@@ -305,6 +325,8 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 out:
 	free(tp);
 	free(ns);
+	free(work);
+	free(cns);
 	free(base);
 	return rc;
 }
@@ -358,6 +380,93 @@ static int simulate(const struct config *c, const char *model, const char *out, 
 		return -1;
 	}
 	return 0;
+}
+
+/* Durations (start to end) of kernel 0's blocks in trace t, by block id
+ * (UINT64_MAX where a block has no start and end). */
+static uint64_t *block_durations(const struct cta_trace *t, uint64_t nb)
+{
+	uint64_t *d = malloc((nb ? nb : 1) * sizeof(*d)), *s = malloc((nb ? nb : 1) * sizeof(*s));
+	if (!d || !s) {
+		free(d);
+		free(s);
+		return NULL;
+	}
+	for (uint64_t b = 0; b < nb; b++)
+		d[b] = s[b] = UINT64_MAX;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel != 0 || r->block >= nb)
+			continue;
+		if (r->ev == CTA_TEV_START)
+			s[r->block] = r->t_ns;
+		else if (r->ev == CTA_TEV_END && s[r->block] != UINT64_MAX &&
+		         r->t_ns >= s[r->block])
+			d[r->block] = r->t_ns - s[r->block];
+	}
+	free(s);
+	return d;
+}
+
+/* What each block of a single-kernel configuration asks for: the
+ * simulator runs it on the recorded GPU's preset with every factor 1 and
+ * no adds, then with 1000 ns added to every cta_spin_ns call; the first
+ * gives each block's requested time, the difference its calls. Kernels
+ * that steal work (CLC) are left out: how much a block does depends on
+ * the timing. */
+static int probe_work(struct config *c, const char *tmpdir, char *err, size_t elen)
+{
+	const struct cta_trace_header *h = &c->runs[0].header;
+	if (c->scenario || h->kernel_count != 1 || strcmp(h->clc, "none"))
+		return 0;
+	const unsigned *g = h->kernels[0].grid;
+	uint64_t nb = (uint64_t)g[0] * g[1] * g[2];
+	struct cta_device_model *m = malloc(sizeof(*m));
+	uint64_t *d[2] = {NULL, NULL};
+	char model[1200], simt[1200];
+	msgf(model, sizeof(model), "%s/probe.model", tmpdir);
+	msgf(simt, sizeof(simt), "%s/probe.trace", tmpdir);
+	int rc = -1;
+	if (!m || cta_device_resolve(m, h->device, err, elen))
+		goto out;
+	m->spin_by_threads = 0;
+	m->spin_block_add_ns = 0;
+	m->clc_emulated = 0;
+	m->spin_add_mask = 0;
+	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
+		m->spin_scale_ppm[r] = 1000000;
+		m->spin_add_mask |= 1ull << (r - 1);
+	}
+	for (int p = 0; p < 2; p++) {
+		for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
+			m->spin_add_ns[r] = p ? 1000 : 0;
+		struct cta_trace t;
+		if (cta_device_save(m, model, err, elen) || simulate(c, model, simt, err, elen) ||
+		    cta_trace_read(&t, simt, err, elen))
+			goto out;
+		d[p] = block_durations(&t, nb);
+		cta_trace_free(&t);
+		if (!d[p])
+			goto out;
+	}
+	c->calls = malloc(nb * sizeof(*c->calls));
+	c->wns = malloc(nb * sizeof(*c->wns));
+	if (!c->calls || !c->wns)
+		goto out;
+	for (uint64_t b = 0; b < nb; b++) {
+		int ok = d[0][b] != UINT64_MAX && d[1][b] != UINT64_MAX && d[1][b] >= d[0][b];
+		c->calls[b] = ok ? (uint32_t)((d[1][b] - d[0][b] + 500) / 1000) : 0;
+		c->wns[b] = ok ? d[0][b] : 0;
+	}
+	c->work = (struct cta_calib_work){.n = nb, .calls = c->calls, .ns = c->wns};
+	rc = 0;
+out:
+	unlink(model);
+	unlink(simt);
+	free(d[0]);
+	free(d[1]);
+	free(m);
+	return rc;
 }
 
 /* Block starts per bin of `ns`, from the trace's first start, per kernel:
@@ -646,6 +755,16 @@ int cta_cmd_fidelity(int argc, char **argv)
 		ret = CTA_EXIT_USAGE;
 		goto out;
 	}
+	/* Each configuration's work per block, for the fits (not needed to
+	 * judge a given model). */
+	for (size_t i = 0; i < cs.n && !fixed; i++)
+		if (probe_work(&cs.c[i], tmpdir, err, sizeof(err))) {
+			fprintf(stderr, "ctasim fidelity: %s: work per block: %s\n", cs.c[i].name,
+			        err);
+			configs_free(&cs);
+			rmdir(tmpdir);
+			goto out;
+		}
 	if (save) {
 		struct cta_device_model *all = malloc(sizeof(*all));
 		if (!all || fit(all, &cs, SIZE_MAX, err, sizeof(err)) ||

@@ -4,8 +4,9 @@
 #   tools/gpu/record-reference.sh CTASIM OUTDIR [REPEATS] [SET]
 # CTASIM is a ctasim built with the CUDA backend. SET is `all` (default:
 # the placement grids, the guide's kernels, the CLC kernels and the bench),
-# `reference` (the same without the bench) or `structural` (the
-# configurations of the structural model's cross-validation, below). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# `reference` (the same without the bench), `structural` (the
+# configurations of the structural model's cross-validation, below) or
+# `regs` (occupancy limited by registers). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -37,6 +38,20 @@ scen() { # name, scenario file
 		r=$((r + 1))
 	done
 }
+if [ "$set_" = regs ]; then
+	# Occupancy limited by registers: spin's variant that keeps 96 values
+	# live across its spin (128 registers a thread): 65536 registers give
+	# 1, 2, 4 and 8 blocks per SM of 512, 256, 128 and 64 threads.
+	run sweep_regs_g264 spin --arg regs=1 --arg grid=264 --arg ns=20000
+	run sweep_regs_g500 spin --arg regs=1 --arg grid=500 --arg ns=20000
+	run sweep_regs_b128_g528 spin --arg regs=1 --block 128 --arg grid=528 --arg ns=20000
+	run sweep_regs_b64_g1056 spin --arg regs=1 --block 64 --arg grid=1056 --arg ns=20000
+	run sweep_regs_b512_g200 spin --arg regs=1 --block 512 --arg grid=200 --arg ns=20000
+	run sweep_regs_mixed_g528 spin --arg regs=1 --arg grid=528 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
 if [ "$set_" = structural ]; then
 	# Grid sizes between and beyond the placement grids (256 threads,
 	# natural occupancy: 8 per SM), one to six blocks per SM.
