@@ -101,6 +101,21 @@ if [ -x "$bindir/ctasim-build-kernel" ] &&
 else
 	no "installed ctasim-build-kernel"
 fi
+# ... and the body header through the installed kernel compiler (its plugin
+# and headers, found under the destdir), where the build has it.
+kcp=$(find "$D" -name ctasim-regions.so | head -n 1)
+if [ -n "$kcp" ]; then
+	kinc="$(dirname "$(find "$D" -path '*/include/ctasim/kernel.h' | head -n 1)")/.."
+	if CTASIM_INCLUDE="$kinc" CTASIM_KC_PLUGIN="$kcp" CTASIM_KC_INCLUDE="$kinc/ctasim/kc" \
+		sh "$bindir/ctasim-build-kernel" --sim-only -o libsq3.so mykernel.c mykernel_body.h \
+		>out 2>err && grep -q "1 body header(s) through the kernel compiler" out &&
+		"$bindir/ctasim" run --load ./libsq3.so square --arg n=1000 >out 2>>err &&
+		grep -q "result      PASS" out; then
+		ok "installed kernel compiler through ctasim-build-kernel: PASS"
+	else
+		no "installed kernel compiler through ctasim-build-kernel"
+	fi
+fi
 # 2. A host program against the shared library.
 # shellcheck disable=SC2086
 if $CC -std=c11 -O2 $cflags square_main.c mykernel.c $libs -o square 2>err &&
