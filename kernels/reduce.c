@@ -99,6 +99,19 @@ static int reduce_verify(struct cta_harness *h)
 	return rc;
 }
 
+/* Named for `ctasim bench`, whose loop-fission reference reads the input
+ * and sizes of a prepared launch. */
+static const struct cta_arg_field reduce_fields[] = {
+    CTA_ARG_FIELD(struct block_reduce_args, in),
+    CTA_ARG_FIELD(struct block_reduce_args, n),
+    CTA_ARG_FIELD(struct block_reduce_args, partial),
+    CTA_ARG_FIELD(struct block_reduce_args, npartial),
+    CTA_ARG_FIELD(struct block_reduce_args, total),
+    CTA_ARG_FIELD(struct block_reduce_args, ns),
+    {NULL, 0, 0},
+};
+CTA_KERNEL_ARGS(block_reduce, reduce_fields)
+
 static const struct cta_kernel_info reduce_info = {
     .name = "block_reduce",
     .summary = "shared-memory tree reduction with __syncthreads, partial sums and atomic total",

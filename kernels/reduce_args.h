@@ -1,6 +1,6 @@
-/* Arguments of block_reduce (reduce_body.h), apart so that the host side
- * (the harness, and `ctasim bench`'s loop-fission reference) can read them
- * without the kernel. */
+/* Arguments of block_reduce (reduce_body.h), apart so that the harness
+ * (reduce.c, which also names the fields for `ctasim bench`'s loop-fission
+ * reference: CTA_ARG_FIELD) can read them without the kernel. */
 #ifndef CTASIM_KERNELS_REDUCE_ARGS_H
 #define CTASIM_KERNELS_REDUCE_ARGS_H
 

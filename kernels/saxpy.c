@@ -96,6 +96,16 @@ static int saxpy_verify(struct cta_harness *h)
 	return 0;
 }
 
+/* Named for `ctasim bench`, which runs a plain loop over the arrays of a
+ * prepared launch. */
+static const struct cta_arg_field saxpy_fields[] = {
+    CTA_ARG_FIELD(struct saxpy_args, n),  CTA_ARG_FIELD(struct saxpy_args, a),
+    CTA_ARG_FIELD(struct saxpy_args, x),  CTA_ARG_FIELD(struct saxpy_args, y),
+    CTA_ARG_FIELD(struct saxpy_args, ns), {NULL, 0, 0},
+};
+CTA_KERNEL_ARGS(saxpy, saxpy_fields)
+CTA_KERNEL_ARGS(saxpy_gridstride, saxpy_fields)
+
 static const struct cta_kernel_info saxpy_info = {
     .name = "saxpy",
     .summary = "monolithic SAXPY, one thread per element (grid-stride Pro Tip)",

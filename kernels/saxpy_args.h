@@ -1,6 +1,6 @@
-/* The arguments of both SAXPY kernels (saxpy_body.h). A header of its own
- * so that `ctasim bench` can run its plain C loop over the very arrays a
- * prepared saxpy launch points at. Compiles as C11 and as CUDA C++. */
+/* The arguments of both SAXPY kernels (saxpy_body.h), read by the harness
+ * (saxpy.c, which also names the fields for `ctasim bench`: CTA_ARG_FIELD).
+ * Compiles as C11 and as CUDA C++. */
 #ifndef CTASIM_KERNELS_SAXPY_ARGS_H
 #define CTASIM_KERNELS_SAXPY_ARGS_H
 

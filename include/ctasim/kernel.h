@@ -159,6 +159,36 @@ CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
 CTA_EXPORT int cta__claim_returned(struct cta__lane *l);
 CTA_EXPORT int cta__claim_next(struct cta__lane *l);
 CTA_EXPORT void cta_kernel_register(const struct cta_kernel_def *k);
+
+/* One named field of a kernel's argument struct (CTA_ARG_FIELD), so that a
+ * program without the kernel's argument header (`ctasim bench` runs plain C
+ * loops over a prepared launch's arrays) reads a launch's arguments by name. */
+struct cta_arg_field {
+	const char *name;
+	size_t offset, size;
+};
+/* clang-format off */
+#define CTA_ARG_FIELD(argtype, field) {#field, offsetof(argtype, field), sizeof(((argtype *)0)->field)}
+/* clang-format on */
+/* Names the fields of kernel k's arguments: `fields` ends with {NULL, 0, 0}
+ * and is kept, not copied (a static table of the kernel's harness). A
+ * later call for the same kernel replaces the table; CTA_EINVAL (and the
+ * table not taken) when a field lies outside k's args_size. */
+CTA_EXPORT int cta_kernel_describe_args(const struct cta_kernel_def *k,
+                                        const struct cta_arg_field *fields);
+/* Copies field `name` of `args` (arguments of kernel k, as a recorded
+ * launch holds them) to out, which has `size` bytes. CTA_ENOTFOUND when k
+ * has no described field of that name, CTA_EINVAL when size is not the
+ * field's. */
+CTA_EXPORT int cta_kernel_arg(const struct cta_kernel_def *k, const void *args, const char *name,
+                              void *out, size_t size);
+/* Describes the arguments of kernel NAME (defined by CTA_KERNEL in this
+ * program) at load time: CTA_KERNEL_ARGS(saxpy, saxpy_fields). */
+#define CTA_KERNEL_ARGS(name, fields)                                                              \
+	CTA__CONSTRUCTOR(name##__args)                                                             \
+	{                                                                                          \
+		cta_kernel_describe_args(&name, fields);                                           \
+	}
 CTA_EXPORT const uint3 *cta__blockidx_in_body(const char *file, int line);
 
 /* Claims the rest of the cursor's current row of threads (same y, z and

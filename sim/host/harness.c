@@ -44,6 +44,54 @@ const struct cta_kernel_def *cta_kernel_find(const char *name)
 	return NULL;
 }
 
+/* Argument fields by kernel (CTA_KERNEL_ARGS); a handful of kernels. */
+struct kargs {
+	const struct cta_kernel_def *k;
+	const struct cta_arg_field *fields;
+};
+static struct kargs *kargs;
+static size_t nkargs;
+
+int cta_kernel_describe_args(const struct cta_kernel_def *k, const struct cta_arg_field *fields)
+{
+	if (!k || !fields)
+		return CTA_EINVAL;
+	for (const struct cta_arg_field *f = fields; f->name; f++)
+		if (f->offset > k->args_size || f->size > k->args_size - f->offset)
+			return CTA_EINVAL;
+	for (size_t i = 0; i < nkargs; i++)
+		if (kargs[i].k == k) {
+			kargs[i].fields = fields;
+			return 0;
+		}
+	struct kargs *n = realloc(kargs, (nkargs + 1) * sizeof(*n));
+	if (!n)
+		return CTA_ENOMEM;
+	kargs = n;
+	kargs[nkargs++] = (struct kargs){k, fields};
+	return 0;
+}
+
+int cta_kernel_arg(const struct cta_kernel_def *k, const void *args, const char *name, void *out,
+                   size_t size)
+{
+	if (!k || !args || !name || !out)
+		return CTA_EINVAL;
+	for (size_t i = 0; i < nkargs; i++) {
+		if (kargs[i].k != k)
+			continue;
+		for (const struct cta_arg_field *f = kargs[i].fields; f->name; f++) {
+			if (strcmp(f->name, name))
+				continue;
+			if (f->size != size)
+				return CTA_EINVAL;
+			memcpy(out, (const char *)args + f->offset, size);
+			return 0;
+		}
+	}
+	return CTA_ENOTFOUND;
+}
+
 void cta_harness_register(const struct cta_kernel_info *ki)
 {
 	for (size_t i = 0; i < ninfos; i++)

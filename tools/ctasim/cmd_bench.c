@@ -12,8 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../kernels/reduce_args.h"
-#include "../../kernels/saxpy_args.h"
 #include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/harness.h"
@@ -154,16 +152,21 @@ static void bench_saxpy(void)
 			return;
 		struct cta_launch l;
 		cta_harness_sim_launch(h, 0, &l);
-		if (l.kernel->args_size != sizeof(struct saxpy_args)) {
-			fprintf(stderr,
-			        "ctasim bench: saxpy's arguments are not struct saxpy_args\n");
+		int len;
+		float a;
+		const float *x;
+		float *y;
+		if (cta_kernel_arg(l.kernel, l.args, "n", &len, sizeof len) ||
+		    cta_kernel_arg(l.kernel, l.args, "a", &a, sizeof a) ||
+		    cta_kernel_arg(l.kernel, l.args, "x", &x, sizeof x) ||
+		    cta_kernel_arg(l.kernel, l.args, "y", &y, sizeof y)) {
+			fprintf(stderr, "ctasim bench: saxpy names no arguments n, a, x, y\n");
 			cta_sim_free(s);
 			cta_harness_free(h);
 			return;
 		}
-		const struct saxpy_args *a = l.args;
 		double t0 = now_cpu();
-		plain_saxpy(a->n, a->a, a->x, a->y);
+		plain_saxpy(len, a, x, y);
 		double t = now_cpu() - t0;
 		best_loop = t < best_loop ? t : best_loop;
 		t = timed_run(s, &so);
@@ -176,10 +179,19 @@ static void bench_saxpy(void)
 	figure("saxpy_sim_over_loop", best_sim / best_loop, "ratio", "<=", 1.15);
 }
 
+/* The arguments of block_reduce that its reference reads, by name
+ * (cta_kernel_arg). */
+struct reduce_ref {
+	const unsigned *in;
+	long long n;
+	unsigned long long npartial;
+	unsigned long long *partial, *total;
+};
+
 /* block_reduce (kernels/reduce_body.h) in loop-fission form: for each
  * block, for each barrier-separated phase, for each thread; the reference
  * the barrier-heavy figures are measured against. Same work, same sums. */
-__attribute__((noinline)) static void fission_reduce(const struct block_reduce_args *p,
+__attribute__((noinline)) static void fission_reduce(const struct reduce_ref *p,
                                                      unsigned long long nblk, unsigned bsize,
                                                      unsigned long long *sdata)
 {
@@ -220,10 +232,13 @@ static double reduce_run(const char *const *args, int regions, uint64_t *crossin
 	}
 	struct cta_launch l;
 	cta_harness_sim_launch(h, 0, &l);
-	const struct block_reduce_args *a = l.args;
-	if (l.kernel->args_size != sizeof(*a)) {
-		fprintf(stderr, "ctasim bench: block_reduce's arguments are not "
-		                "struct block_reduce_args\n");
+	struct reduce_ref a;
+	if (cta_kernel_arg(l.kernel, l.args, "in", &a.in, sizeof a.in) ||
+	    cta_kernel_arg(l.kernel, l.args, "n", &a.n, sizeof a.n) ||
+	    cta_kernel_arg(l.kernel, l.args, "npartial", &a.npartial, sizeof a.npartial) ||
+	    cta_kernel_arg(l.kernel, l.args, "total", &a.total, sizeof a.total)) {
+		fprintf(stderr, "ctasim bench: block_reduce names no arguments in, n, npartial, "
+		                "total\n");
 		cta_sim_free(s);
 		cta_harness_free(h);
 		return -1;
@@ -236,7 +251,7 @@ static double reduce_run(const char *const *args, int regions, uint64_t *crossin
 		unsigned long long *part = calloc(nblk, sizeof(*part));
 		unsigned long long *sdata = calloc(bsize, sizeof(*sdata));
 		unsigned long long ftotal = 0;
-		struct block_reduce_args f = *a;
+		struct reduce_ref f = a;
 		f.partial = part;
 		f.total = &ftotal;
 		if (part && sdata) {
@@ -252,7 +267,7 @@ static double reduce_run(const char *const *args, int regions, uint64_t *crossin
 	cta_sim_set_regions(1);
 	*crossings = cta_sim_barrier_crossings(s);
 	if (!fission)
-		*total = *a->total;
+		*total = *a.total;
 	cta_sim_free(s);
 	cta_harness_free(h);
 	return t;
