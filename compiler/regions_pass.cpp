@@ -1047,6 +1047,7 @@ struct Fission {
 		AllocaInst *aArr = acc("arrived"), *aExit = acc("exited"), *aBar = acc("barmax"),
 		           *aEnd = acc("endmax"), *aWant = acc("want"), *aFirst = acc("firstvt"),
 		           *aLast = acc("lastvt");
+		AllocaInst *aSeen = B.CreateAlloca(i64, nullptr, "seen");
 		AllocaInst *aTb = B.CreateAlloca(Type::getInt1Ty(C), nullptr, "atT");
 		AllocaInst *aTe = B.CreateAlloca(Type::getInt1Ty(C), nullptr, "endT");
 		B.CreateStore(B.getFalse(), aTb);
@@ -1093,6 +1094,8 @@ struct Fission {
 		FunctionCallee mism = M.getOrInsertFunction(
 		    "cta__kc_fis_mismatch", Type::getVoidTy(C), ptrT, i64, i64, i64, i64);
 		DebugLoc barLoc = bars[0]->getDebugLoc();
+		FunctionCallee scanFn = M.getOrInsertFunction("cta__kc_fis_scan", i64, ptrT, i64, i64,
+		                                              i64, i64);
 
 		// The frontier a region's prelude ended at, and the values it left.
 		B.SetInsertPoint(sw);
@@ -1187,12 +1190,52 @@ struct Fission {
 				BasicBlock *h = BasicBlock::Create(C, "hdr" + tag, G, done);
 				BasicBlock *body = BasicBlock::Create(C, "thr" + tag, G, done);
 				BasicBlock *latch = BasicBlock::Create(C, "next" + tag, G, done);
+				// A loop whose threads make no call and leave the lane
+				// alone (quick) counts its arrivals and checks that they
+				// wait at one barrier after the loop: the divergent-barrier
+				// reports it may then make are the loop's only ones, so
+				// their order is kept (cta__kc_fis_scan).
+				bool quick = !touch && nb < 64;
+				BasicBlock *post = quick ? BasicBlock::Create(C, "post" + tag, G, done) : done;
 				IRBuilder<> b(pre);
+				Value *e0 = b.CreateLoad(i64, aExit);
+				b.CreateStore(b.getInt64(0), aSeen);
 				b.CreateBr(h);
 				b.SetInsertPoint(h);
 				PHINode *t = b.CreatePHI(i32, 2, "t");
 				t->addIncoming(lo, pre);
-				b.CreateCondBr(b.CreateICmpULT(t, hi), body, done);
+				b.CreateCondBr(b.CreateICmpULT(t, hi), body, post);
+				if (quick) {
+					IRBuilder<> q(post);
+					Value *nArr = q.CreateSub(q.CreateZExt(q.CreateSub(hi, lo), i64),
+					                          q.CreateSub(q.CreateLoad(i64, aExit), e0));
+					q.CreateStore(q.CreateAdd(q.CreateLoad(i64, aArr), nArr), aArr);
+					Value *seen = q.CreateLoad(i64, aSeen);
+					BasicBlock *any = BasicBlock::Create(C, "any" + tag, G, done);
+					BasicBlock *slow = BasicBlock::Create(C, "scan" + tag, G, done);
+					BasicBlock *fin = BasicBlock::Create(C, "fin" + tag, G, done);
+					q.CreateCondBr(q.CreateICmpEQ(seen, q.getInt64(0)), done, any);
+					q.SetInsertPoint(any);
+					q.CreateStore(q.getTrue(), aTb);
+					q.CreateStore(T, aLast);
+					Value *w = q.CreateLoad(i64, aWant);
+					Value *none = q.CreateICmpEQ(w, q.getInt64(~0ull));
+					q.CreateStore(q.CreateSelect(none, T, q.CreateLoad(i64, aFirst)), aFirst);
+					Value *jj = q.CreateBinaryIntrinsic(Intrinsic::cttz, seen, q.getTrue());
+					Value *single = q.CreateICmpEQ(
+					    q.CreateAnd(seen, q.CreateSub(seen, q.getInt64(1))), q.getInt64(0));
+					Value *okw = q.CreateOr(none, q.CreateICmpEQ(w, jj));
+					q.CreateStore(q.CreateSelect(none, jj, w), aWant);
+					q.CreateCondBr(q.CreateAnd(single, okw), fin, slow);
+					q.SetInsertPoint(slow);
+					CallInst *sc = q.CreateCall(
+					    scanFn, {gRun, q.CreateZExt(lo, i64), q.CreateZExt(hi, i64), w, T});
+					sc->setDebugLoc(barLoc);
+					q.CreateStore(sc, aWant);
+					q.CreateBr(fin);
+					q.SetInsertPoint(fin);
+					q.CreateBr(done);
+				}
 				b.SetInsertPoint(latch);
 				t->addIncoming(b.CreateAdd(t, b.getInt32(1)), latch);
 				b.CreateBr(h);
@@ -1266,6 +1309,20 @@ struct Fission {
 					                                   G, done);
 					VM[barBB[j]] = X;
 					IRBuilder<> e(X);
+					if (quick) {
+						e.CreateStore(e.getInt8(j), contAt);
+						for (AllocaInst *A : allocas)
+							if (kind[A] == 2)
+								e.CreateStore(
+								    e.CreateLoad(A->getAllocatedType(), priv[A]),
+								    next[{j, A}]);
+						e.CreateStore(e.getTrue(), flag[j]);
+						e.CreateStore(e.CreateOr(e.CreateLoad(i64, aSeen),
+						                         e.getInt64(1ull << j)),
+						              aSeen);
+						e.CreateBr(latch);
+						continue;
+					}
 					Value *vt = vtime(e);
 					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aArr), e.getInt64(1)),
 					              aArr);

@@ -416,6 +416,21 @@ void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t bar, uint6
 	        "other threads of the block wait at the __syncthreads at %s:%d", w->file, w->line);
 }
 
+uint64_t cta__kc_fis_scan(struct cta__kc_run *r, uint64_t lo, uint64_t hi, uint64_t want,
+                          uint64_t vtime)
+{
+	for (uint64_t t = lo; t < hi; t++) {
+		uint64_t c = r->cont[t];
+		if (c == CTA__KC_EXITED)
+			continue;
+		if (want == CTA__KC_NONE)
+			want = c;
+		else if (c != want)
+			cta__kc_fis_mismatch(r, t, c, vtime, want);
+	}
+	return want;
+}
+
 static void *grow_buf(unsigned char **p, size_t *cap, size_t want)
 {
 	if (want <= *cap)

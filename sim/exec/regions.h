@@ -64,6 +64,11 @@ struct cta__kc_run {
  * block's first arrival waits at barrier `want` (the divergent-barrier rule). */
 CTA_EXPORT void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t bar,
                                      uint64_t vtime, uint64_t want);
+/* The same for the threads lo .. hi-1 of a loop that only counted its
+ * arrivals (one whose threads make no call), in their order, at virtual
+ * time vtime; returns the first arrival's barrier. */
+CTA_EXPORT uint64_t cta__kc_fis_scan(struct cta__kc_run *r, uint64_t lo, uint64_t hi, uint64_t want,
+                                     uint64_t vtime);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);
 /* Called by compiled bodies: the frame of the running thread (size bytes,
  * 16-byte aligned, from the block's slots), and a barrier arrival. */
