@@ -17,7 +17,7 @@
 #define dim3  cta__c_dim3
 #include "ctasim/scenario.h"
 #include "ctasim/trace.h"
-#include "host/harness_impl.h"
+#include "harness_impl.h"
 #undef uint3
 #undef dim3
 #undef threadIdx

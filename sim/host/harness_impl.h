@@ -4,8 +4,8 @@
 #ifndef CTASIM_HARNESS_IMPL_H
 #define CTASIM_HARNESS_IMPL_H
 
+#include "backend.h"
 #include "ctasim/harness.h"
-#include "host/backend.h"
 
 #define CTA__HARNESS_MAX_LAUNCHES 64
 #define CTA__HARNESS_MAX_BUFFERS  64

@@ -13,7 +13,7 @@
 #define uint3 cta__c_uint3
 #define dim3  cta__c_dim3
 #include "ctasim/harness.h"
-#include "host/harness_impl.h"
+#include "harness_impl.h"
 #define CTA_TEST_ARGS_ONLY
 #include "test_bodies.h"
 #undef uint3
