@@ -398,7 +398,11 @@ static void stream_append(struct cta_sim *s, struct cta__kernel *k)
 void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 {
 	k->state = K_DONE;
-	k->st.last_end_ns = s->now;
+	/* last_end_ns is the last block's end (traces/FORMAT.md's makespan), not
+	 * this moment, which is later by the retire latency; a kernel that ran
+	 * no block ends here. */
+	if (k->st.last_end_ns == 0)
+		k->st.last_end_ns = s->now;
 	cta__trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
 	           CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
 	struct cta__stream *st = &s->streams[k->stream];
@@ -805,7 +809,6 @@ static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
 	}
 	if (k->next_unit == k->nunits && k->ctas_running == 0 && k->state != K_DONE) {
 		cta__engine_kernel_done(s, k);
-		k->st.last_end_ns = k->st.last_end_ns > s->now ? k->st.last_end_ns : s->now;
 	}
 	cta__sched_request(s);
 }

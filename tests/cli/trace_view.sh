@@ -129,6 +129,12 @@ for m in "busy span" "makespan" "launch latency"; do
 	v=$(grep "^$m  *[0-9]" "$TMP/sum" | sed 's/^[a-z ]* \([0-9]*\) ns.*/\1/')
 	[ -n "$d" ] && [ "$d" = "$v" ] || fail "view --summary $m '$v', diff says '$d'"
 done
+# run prints the makespan the trace's records give (one meaning per word).
+expect_rc 0 "$CTASIM" run vecscale_clc --trace "$TMP/m.trace"
+r=$(grep "^makespan" "$TMP/out" | sed 's/^makespan *\([0-9]*\) ns.*/\1/')
+expect_rc 0 "$CTASIM" view "$TMP/m.trace" --summary
+v=$(grep "^makespan" "$TMP/out" | sed 's/^makespan *\([0-9]*\) ns.*/\1/')
+[ -n "$r" ] && [ "$r" = "$v" ] || fail "run says makespan '$r', view --summary '$v'"
 expect_rc 2 "$CTASIM" view "$TMP/c.trace.gz" --summary -o "$TMP/x.txt"
 expect_in "$TMP/err" "--summary prints to standard output"
 sed '$d' "$TMP/a.trace" >"$TMP/cut.trace"
