@@ -101,199 +101,296 @@ bad:
 	return -1;
 }
 
-/* Parses the options shared by run and explore into o. Returns the index of
- * KERNEL in argv, -1 on error (already reported), -2 for --help. */
+/* The state of one parse of run's options (cli_run_options), which its
+ * stages below fill: the option at argv[i], what goes into the harness
+ * options (o) and the simulator's (so), and what is resolved at the end. */
+struct run_parse {
+	const char *cmd;
+	int argc;
+	char **argv;
+	int i;
+	struct cta_harness_opts *o;
+	struct cta_sim_opts so;
+	const char *device; /* --device, resolved by finish_options */
+	int placement;      /* --placement, or -1 for the model's */
+	const char *args[256];
+};
+
+/* The value of option `opt` at argv[i] (--opt=V or --opt V), NULL after a
+ * message. */
+static const char *opt_value(struct run_parse *p, const char *opt)
+{
+	return cli_value(p->cmd, p->argc, p->argv, &p->i, opt);
+}
+
+/* Option `opt` of value v as one of n keywords: *out = values[k] for
+ * names[k]; else -1 after a message that lists the keywords. */
+static int keyword(const struct run_parse *p, const char *opt, const char *v, int n,
+                   const char *const *names, const int *values, int *out)
+{
+	for (int k = 0; k < n; k++)
+		if (!strcmp(v, names[k])) {
+			*out = values[k];
+			return 0;
+		}
+	fprintf(stderr, "ctasim %s: %s '%s': expected ", p->cmd, opt, v);
+	for (int k = 0; k < n; k++)
+		fprintf(stderr, "%s%s", names[k], k + 2 < n ? ", " : k + 2 == n ? " or " : "\n");
+	return -1;
+}
+
+/* --trace FILE; "-": the trace takes stdout and the report moves to
+ * stderr, so `ctasim run K --trace - | ...` pipes a trace. */
+static int trace_option(struct run_parse *p, const char *v)
+{
+	if (!*v) {
+		fprintf(stderr, "ctasim %s: --trace needs a file name\n", p->cmd);
+		return -1;
+	}
+	p->so.trace_path = v;
+	cli_trace_path = v;
+	if (strcmp(v, "-")) {
+		cli_sweep_stale(p->cmd, v);
+		return 0;
+	}
+	static char fdpath[32];
+	fflush(stdout);
+	int fd = dup(1);
+	if (fd < 0 || dup2(2, 1) < 0) {
+		fprintf(stderr, "ctasim %s: --trace -: %s\n", p->cmd, strerror(errno));
+		return -1;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
+	p->so.trace_path = fdpath;
+	return 0;
+}
+
+/* Stage 1 of an option: what runs and where (device, shape, parameters,
+ * backend, trace, loaded kernels). 1: taken, 0: not one of these, -1:
+ * bad (reported). */
+static int launch_option(struct run_parse *p, const char *a)
+{
+	static const char *const backends[] = {"sim", "cuda"};
+	static const int backend_v[] = {CTA_BACKEND_SIM, CTA_BACKEND_CUDA};
+	static const char *const clcs[] = {"auto", "hardware", "emulate"};
+	static const int clc_v[] = {CTA_CLC_AUTO, CTA_CLC_HARDWARE, CTA_CLC_EMULATE};
+	struct cta_harness_opts *o = p->o;
+	const char *v;
+	int k;
+	if (cli_is(a, "--device")) {
+		if (!(v = opt_value(p, "--device")))
+			return -1;
+		p->device = v;
+	} else if (cli_is(a, "--grid")) {
+		if (!(v = opt_value(p, "--grid")) ||
+		    cli_parse_dims(p->cmd, "--grid", v, o->grid) < 0)
+			return -1;
+		o->grid_set = 1;
+	} else if (cli_is(a, "--block")) {
+		if (!(v = opt_value(p, "--block")) ||
+		    cli_parse_dims(p->cmd, "--block", v, o->block) < 0)
+			return -1;
+		o->block_set = 1;
+	} else if (cli_is(a, "--arg")) {
+		if (!(v = opt_value(p, "--arg")))
+			return -1;
+		if (o->nargs == sizeof(p->args) / sizeof(p->args[0])) {
+			fprintf(stderr, "ctasim %s: too many --arg\n", p->cmd);
+			return -1;
+		}
+		p->args[o->nargs++] = v;
+	} else if (cli_is(a, "--trace")) {
+		if (!(v = opt_value(p, "--trace")) || trace_option(p, v) < 0)
+			return -1;
+	} else if (cli_is(a, "--backend")) {
+		if (!(v = opt_value(p, "--backend")) ||
+		    keyword(p, "--backend", v, 2, backends, backend_v, &k) < 0)
+			return -1;
+		o->backend = (cta_backend)k;
+	} else if (cli_is(a, "--clc")) {
+		if (!(v = opt_value(p, "--clc")) || keyword(p, "--clc", v, 3, clcs, clc_v, &k) < 0)
+			return -1;
+		o->clc = (cta_clc_mode)k;
+	} else if (cli_is(a, "--load")) {
+		if (!(v = opt_value(p, "--load")) || cli_load(p->cmd, v) < 0)
+			return -1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Stage 2: the checks and their limits (UB, sanitizer, cancel failures,
+ * event limit, watchdog, timing-only). 1, 0 or -1 as launch_option. */
+static int check_option(struct run_parse *p, const char *a)
+{
+	static const char *const ubs[] = {"report", "abort", "off"};
+	static const int ub_v[] = {CTA_UB_REPORT, CTA_UB_ABORT, CTA_UB_OFF};
+	struct cta_sim_opts *so = &p->so;
+	const char *v;
+	uint64_t n;
+	int k;
+	if (cli_is(a, "--ub")) {
+		if (!(v = opt_value(p, "--ub")) || keyword(p, "--ub", v, 3, ubs, ub_v, &k) < 0)
+			return -1;
+		so->ub_mode = (cta_ub_mode)k;
+	} else if (cli_is(a, "--sanitize")) {
+		if (!(v = opt_value(p, "--sanitize")))
+			return -1;
+		int t = cta_sanitize_tool_parse(v);
+		if (t <= 0) {
+			fprintf(stderr,
+			        "ctasim %s: --sanitize '%s': expected memcheck, racecheck or "
+			        "initcheck\n",
+			        p->cmd, v);
+			return -1;
+		}
+		so->sanitize = (cta_sanitize_tool)t;
+	} else if (cli_is(a, "--cancel-fail-rate")) {
+		if (!(v = opt_value(p, "--cancel-fail-rate")) ||
+		    cli_parse_double(p->cmd, "--cancel-fail-rate", v, 0, 1, &so->cancel_fail_rate) <
+		        0)
+			return -1;
+	} else if (cli_is(a, "--cancel-fail-after")) {
+		if (!(v = opt_value(p, "--cancel-fail-after")) ||
+		    cli_parse_u64(p->cmd, "--cancel-fail-after", v, 0, INT64_MAX, &n) < 0)
+			return -1;
+		so->cancel_fail_after = (int64_t)n;
+	} else if (cli_is(a, "--max-events")) {
+		if (!(v = opt_value(p, "--max-events")) ||
+		    cli_parse_u64(p->cmd, "--max-events", v, 0, INT64_MAX, &so->max_events) < 0)
+			return -1;
+	} else if (cli_is(a, "--watchdog")) {
+		if (!(v = opt_value(p, "--watchdog")) ||
+		    parse_duration(p->cmd, "--watchdog", v, &so->watchdog_ns) < 0)
+			return -1;
+	} else if (!strcmp(a, "--timing-only")) {
+		so->timing_only = 1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* Stage 3: the schedule (seed, placement, jitter, ties, SMs, host
+ * threads, spinning blocks). 1, 0 or -1 as launch_option. */
+static int schedule_option(struct run_parse *p, const char *a)
+{
+	static const char *const places[] = {"spread", "round_robin", "order"};
+	static const int place_v[] = {CTA_PLACE_SPREAD, CTA_PLACE_ROUND_ROBIN, CTA_PLACE_ORDER};
+	static const char *const spins[] = {"fair", "adversarial"};
+	static const int spin_v[] = {CTA_SPIN_FAIR, CTA_SPIN_ADVERSARIAL};
+	struct cta_sim_opts *so = &p->so;
+	const char *v;
+	uint64_t n;
+	int k;
+	if (cli_is(a, "--seed")) {
+		if (!(v = opt_value(p, "--seed")) ||
+		    cli_parse_u64(p->cmd, "--seed", v, 0, UINT64_MAX, &so->seed) < 0)
+			return -1;
+	} else if (cli_is(a, "--placement")) {
+		if (!(v = opt_value(p, "--placement")) ||
+		    keyword(p, "--placement", v, 3, places, place_v, &p->placement) < 0)
+			return -1;
+	} else if (cli_is(a, "--jitter")) {
+		if (!(v = opt_value(p, "--jitter")) ||
+		    cli_parse_u64(p->cmd, "--jitter", v, 0, CLI_JITTER_MAX, &so->jitter_ns) < 0)
+			return -1;
+	} else if (!strcmp(a, "--random-tiebreak")) {
+		so->random_tiebreak = 1;
+	} else if (cli_is(a, "--sm-limit")) {
+		if (!(v = opt_value(p, "--sm-limit")) ||
+		    cli_parse_u64(p->cmd, "--sm-limit", v, 1, UINT32_MAX, &n) < 0)
+			return -1;
+		so->sm_limit = (unsigned)n;
+	} else if (cli_is(a, "--threads")) {
+		if (!(v = opt_value(p, "--threads")) ||
+		    cli_parse_u64(p->cmd, "--threads", v, 0, CTA_SIM_MAX_THREADS, &n) < 0)
+			return -1;
+		so->threads = (unsigned)n;
+	} else if (cli_is(a, "--spin-sched")) {
+		if (!(v = opt_value(p, "--spin-sched")) ||
+		    keyword(p, "--spin-sched", v, 2, spins, spin_v, &k) < 0)
+			return -1;
+		so->spin_sched = (cta_spin_sched)k;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* The last stage: what needs every option at once (the kernel or file
+ * named, the backend against --sanitize, the device with its placement
+ * and SM count). 0, or -1 after a message. */
+static int finish_options(struct run_parse *p, const char *kernel)
+{
+	const char *cmd = p->cmd;
+	struct cta_sim_opts *so = &p->so;
+	if (!kernel) {
+		if (strcmp(cmd, "scenario") == 0)
+			fprintf(stderr, "ctasim %s: which scenario file? (see docs/SCENARIOS.md)\n",
+			        cmd);
+		else
+			fprintf(stderr, "ctasim %s: which kernel? (see 'ctasim list')\n", cmd);
+		return -1;
+	}
+	if (so->sanitize && p->o->backend == CTA_BACKEND_CUDA) {
+		fprintf(stderr,
+		        "ctasim %s: --sanitize checks the simulator's run; on a GPU use "
+		        "compute-sanitizer (tests/cuda/gpu_sanitize.sh)\n",
+		        cmd);
+		return -1;
+	}
+	if (cli_device(cmd, p->device, &so->device) < 0)
+		return -1;
+	if (p->placement >= 0)
+		so->device.placement = (cta_placement)p->placement;
+	/* A scenario file may still name a device that has an order: it checks
+	 * once the file's device is resolved. */
+	if (p->placement >= 0 && (p->device || strcmp(cmd, "scenario")) &&
+	    cli_placement_ok(cmd, &so->device) < 0)
+		return -1;
+	if (so->sm_limit > so->device.sm_count) {
+		fprintf(stderr,
+		        "ctasim %s: --sm-limit '%u': out of range [1, %u] (device %s has %u SMs)\n",
+		        cmd, so->sm_limit, so->device.sm_count, so->device.name,
+		        so->device.sm_count);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parses the options shared by run, explore and scenario into o: each
+ * argument goes through the stages in turn (launch, checks, schedule),
+ * then finish_options. Returns 0, -1 on error (already reported), -2 for
+ * --help. */
 int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
                     const char **kernel, const char ***args, int *quiet);
 int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_opts *o,
                     const char **kernel, const char ***args, int *quiet)
 {
-	static const char *argv_args[256];
-	const char *device = NULL;
-	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
+	static struct run_parse p;
+	p = (struct run_parse){.cmd = cmd, .argc = argc, .argv = argv, .o = o, .placement = -1};
+	p.so = (struct cta_sim_opts)CTA_SIM_OPTS_INIT;
 	memset(o, 0, sizeof(*o));
 	o->version = CTA_HARNESS_OPTS_VERSION;
-	int placement = -1;
 	*kernel = NULL;
 	*quiet = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		uint64_t n;
+	for (p.i = 1; p.i < argc; p.i++) {
+		const char *a = argv[p.i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
 			return -2;
-#define VALUE(opt)                                                                                 \
-	if (!(v = cli_value(cmd, argc, argv, &i, opt)))                                            \
-		return -1;
-		if (cli_is(a, "--device")) {
-			VALUE("--device");
-			device = v;
-		} else if (cli_is(a, "--grid")) {
-			VALUE("--grid");
-			if (cli_parse_dims(cmd, "--grid", v, o->grid) < 0)
-				return -1;
-			o->grid_set = 1;
-		} else if (cli_is(a, "--block")) {
-			VALUE("--block");
-			if (cli_parse_dims(cmd, "--block", v, o->block) < 0)
-				return -1;
-			o->block_set = 1;
-		} else if (cli_is(a, "--arg")) {
-			VALUE("--arg");
-			if (o->nargs == 256) {
-				fprintf(stderr, "ctasim %s: too many --arg\n", cmd);
-				return -1;
-			}
-			argv_args[o->nargs++] = v;
-		} else if (cli_is(a, "--seed")) {
-			VALUE("--seed");
-			if (cli_parse_u64(cmd, "--seed", v, 0, UINT64_MAX, &so.seed) < 0)
-				return -1;
-		} else if (cli_is(a, "--trace")) {
-			VALUE("--trace");
-			if (!*v) {
-				fprintf(stderr, "ctasim %s: --trace needs a file name\n", cmd);
-				return -1;
-			}
-			so.trace_path = v;
-			cli_trace_path = v;
-			/* "--trace -": the trace takes stdout and the report moves
-			 * to stderr, so `ctasim run K --trace - | ...` pipes a trace. */
-			if (!strcmp(v, "-")) {
-				static char fdpath[32];
-				fflush(stdout);
-				int fd = dup(1);
-				if (fd < 0 || dup2(2, 1) < 0) {
-					fprintf(stderr, "ctasim %s: --trace -: %s\n", cmd,
-					        strerror(errno));
-					return -1;
-				}
-				snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", fd);
-				so.trace_path = fdpath;
-			} else
-				cli_sweep_stale(cmd, v);
-		} else if (cli_is(a, "--backend")) {
-			VALUE("--backend");
-			if (!strcmp(v, "sim"))
-				o->backend = CTA_BACKEND_SIM;
-			else if (!strcmp(v, "cuda"))
-				o->backend = CTA_BACKEND_CUDA;
-			else {
-				fprintf(stderr, "ctasim %s: --backend '%s': expected sim or cuda\n",
-				        cmd, v);
-				return -1;
-			}
-		} else if (cli_is(a, "--clc")) {
-			VALUE("--clc");
-			if (!strcmp(v, "auto"))
-				o->clc = CTA_CLC_AUTO;
-			else if (!strcmp(v, "hardware"))
-				o->clc = CTA_CLC_HARDWARE;
-			else if (!strcmp(v, "emulate"))
-				o->clc = CTA_CLC_EMULATE;
-			else {
-				fprintf(
-				    stderr,
-				    "ctasim %s: --clc '%s': expected auto, hardware or emulate\n",
-				    cmd, v);
-				return -1;
-			}
-		} else if (cli_is(a, "--ub")) {
-			VALUE("--ub");
-			if (!strcmp(v, "report"))
-				so.ub_mode = CTA_UB_REPORT;
-			else if (!strcmp(v, "abort"))
-				so.ub_mode = CTA_UB_ABORT;
-			else if (!strcmp(v, "off"))
-				so.ub_mode = CTA_UB_OFF;
-			else {
-				fprintf(stderr,
-				        "ctasim %s: --ub '%s': expected report, abort or off\n",
-				        cmd, v);
-				return -1;
-			}
-		} else if (cli_is(a, "--sanitize")) {
-			VALUE("--sanitize");
-			int t = cta_sanitize_tool_parse(v);
-			if (t <= 0) {
-				fprintf(
-				    stderr,
-				    "ctasim %s: --sanitize '%s': expected memcheck, racecheck or "
-				    "initcheck\n",
-				    cmd, v);
-				return -1;
-			}
-			so.sanitize = (cta_sanitize_tool)t;
-		} else if (cli_is(a, "--cancel-fail-rate")) {
-			VALUE("--cancel-fail-rate");
-			if (cli_parse_double(cmd, "--cancel-fail-rate", v, 0, 1,
-			                     &so.cancel_fail_rate) < 0)
-				return -1;
-		} else if (cli_is(a, "--cancel-fail-after")) {
-			VALUE("--cancel-fail-after");
-			if (cli_parse_u64(cmd, "--cancel-fail-after", v, 0, INT64_MAX, &n) < 0)
-				return -1;
-			so.cancel_fail_after = (int64_t)n;
-		} else if (!strcmp(a, "--timing-only")) {
-			so.timing_only = 1;
-		} else if (!strcmp(a, "--random-tiebreak")) {
-			so.random_tiebreak = 1;
-		} else if (!strcmp(a, "--quiet")) {
+		int r = launch_option(&p, a);
+		if (!r)
+			r = check_option(&p, a);
+		if (!r)
+			r = schedule_option(&p, a);
+		if (r < 0)
+			return -1;
+		if (r)
+			continue;
+		if (!strcmp(a, "--quiet")) {
 			*quiet = 1;
-		} else if (cli_is(a, "--placement")) {
-			VALUE("--placement");
-			if (!strcmp(v, "spread"))
-				placement = CTA_PLACE_SPREAD;
-			else if (!strcmp(v, "round_robin"))
-				placement = CTA_PLACE_ROUND_ROBIN;
-			else if (!strcmp(v, "order"))
-				placement = CTA_PLACE_ORDER;
-			else {
-				fprintf(
-				    stderr,
-				    "ctasim %s: --placement '%s': expected spread, round_robin or "
-				    "order\n",
-				    cmd, v);
-				return -1;
-			}
-		} else if (cli_is(a, "--jitter")) {
-			VALUE("--jitter");
-			if (cli_parse_u64(cmd, "--jitter", v, 0, CLI_JITTER_MAX, &so.jitter_ns) < 0)
-				return -1;
-		} else if (cli_is(a, "--sm-limit")) {
-			VALUE("--sm-limit");
-			if (cli_parse_u64(cmd, "--sm-limit", v, 1, UINT32_MAX, &n) < 0)
-				return -1;
-			so.sm_limit = (unsigned)n;
-		} else if (cli_is(a, "--threads")) {
-			VALUE("--threads");
-			if (cli_parse_u64(cmd, "--threads", v, 0, CTA_SIM_MAX_THREADS, &n) < 0)
-				return -1;
-			so.threads = (unsigned)n;
-		} else if (cli_is(a, "--max-events")) {
-			VALUE("--max-events");
-			if (cli_parse_u64(cmd, "--max-events", v, 0, INT64_MAX, &so.max_events) < 0)
-				return -1;
-		} else if (cli_is(a, "--watchdog")) {
-			VALUE("--watchdog");
-			if (parse_duration(cmd, "--watchdog", v, &so.watchdog_ns) < 0)
-				return -1;
-		} else if (cli_is(a, "--spin-sched")) {
-			VALUE("--spin-sched");
-			if (!strcmp(v, "fair"))
-				so.spin_sched = CTA_SPIN_FAIR;
-			else if (!strcmp(v, "adversarial"))
-				so.spin_sched = CTA_SPIN_ADVERSARIAL;
-			else {
-				fprintf(
-				    stderr,
-				    "ctasim %s: --spin-sched '%s': expected fair or adversarial\n",
-				    cmd, v);
-				return -1;
-			}
-		} else if (cli_is(a, "--load")) {
-			VALUE("--load");
-			if (cli_load(cmd, v) < 0)
-				return -1;
 		} else if (a[0] == '-' && a[1]) {
 			fprintf(stderr, "ctasim %s: unknown option '%s' (see 'ctasim %s --help')\n",
 			        cmd, a, cmd);
@@ -304,41 +401,12 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
 			fprintf(stderr, "ctasim %s: unexpected argument '%s'\n", cmd, a);
 			return -1;
 		}
-#undef VALUE
 	}
-	if (!*kernel) {
-		if (strcmp(cmd, "scenario") == 0)
-			fprintf(stderr, "ctasim %s: which scenario file? (see docs/SCENARIOS.md)\n",
-			        cmd);
-		else
-			fprintf(stderr, "ctasim %s: which kernel? (see 'ctasim list')\n", cmd);
+	if (finish_options(&p, *kernel) < 0)
 		return -1;
-	}
-	if (so.sanitize && o->backend == CTA_BACKEND_CUDA) {
-		fprintf(stderr,
-		        "ctasim %s: --sanitize checks the simulator's run; on a GPU use "
-		        "compute-sanitizer (tests/cuda/gpu_sanitize.sh)\n",
-		        cmd);
-		return -1;
-	}
-	if (cli_device(cmd, device, &so.device) < 0)
-		return -1;
-	if (placement >= 0)
-		so.device.placement = (cta_placement)placement;
-	/* A scenario file may still name a device that has an order: it checks
-	 * once the file's device is resolved. */
-	if (placement >= 0 && (device || strcmp(cmd, "scenario")) &&
-	    cli_placement_ok(cmd, &so.device) < 0)
-		return -1;
-	if (so.sm_limit > so.device.sm_count) {
-		fprintf(stderr,
-		        "ctasim %s: --sm-limit '%u': out of range [1, %u] (device %s has %u SMs)\n",
-		        cmd, so.sm_limit, so.device.sm_count, so.device.name, so.device.sm_count);
-		return -1;
-	}
-	o->sim = so;
-	o->args = argv_args;
-	*args = argv_args;
+	o->sim = p.so;
+	o->args = p.args;
+	*args = p.args;
 	return 0;
 }
 
