@@ -458,7 +458,7 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 			fail(errbuf, errlen, "trace B: %s", cta_strerror(rc));
 			return rc;
 		}
-		uint64_t blocks = cta__kernel_blocks(&a->header.kernels[k]);
+		uint64_t blocks = cta__trace_kernel_blocks(&a->header.kernels[k]);
 		for (int s = 0; s < 2; s++) {
 			coverage(&d->coverage[s], v[s], blocks);
 			d->steals_per_block[s] = blocks ? (double)v[s]->steals / (double)blocks : 0;
@@ -660,9 +660,9 @@ int cta_diff_write_json(const struct cta_diff_result *r, FILE *f, const char *na
 {
 	const struct cta_diff_tol *t = &r->tol;
 	fputs("{\"a\":\"", f);
-	cta__put_json_str(f, na ? na : "A");
+	cta__trace_put_json_str(f, na ? na : "A");
 	fputs("\",\"b\":\"", f);
-	cta__put_json_str(f, nb ? nb : "B");
+	cta__trace_put_json_str(f, nb ? nb : "B");
 	fprintf(f, "\",\"sides\":[\"%s\",\"%s\"]", r->side[0] ? r->side[0] : "A",
 	        r->side[1] ? r->side[1] : "B");
 	fprintf(f, ",\"within\":%s,\"outside\":", r->within ? "true" : "false");
@@ -694,7 +694,7 @@ int cta_diff_write_json(const struct cta_diff_result *r, FILE *f, const char *na
 	for (unsigned k = 0; k < r->kernel_count; k++) {
 		const struct cta_diff_kernel *d = &r->kernels[k];
 		fprintf(f, "%s{\"kernel\":%u,\"name\":\"", k ? "," : "", k);
-		cta__put_json_str(f, d->name);
+		cta__trace_put_json_str(f, d->name);
 		fputs("\",\"coverage\":[", f);
 		for (int s = 0; s < 2; s++) {
 			const struct cta_diff_coverage *c = &d->coverage[s];

@@ -108,10 +108,10 @@ static void put_meta(struct px *x)
 		        p);
 		if (x->per_kernel && h->kernel_count) {
 			fprintf(x->f, "kernel %u: ", p - 1);
-			cta__put_json_str(x->f, h->kernels[p - 1].name);
+			cta__trace_put_json_str(x->f, h->kernels[p - 1].name);
 		} else {
 			fputs("GPU ", x->f);
-			cta__put_json_str(x->f, h->device);
+			cta__trace_put_json_str(x->f, h->device);
 			fprintf(x->f, " (%s)", h->backend);
 		}
 		fputs("\"}}", x->f);
@@ -170,7 +170,7 @@ static void put_spans(struct px *x)
 		uint64_t tid = tid_of(x, s->sm, s->slot);
 		begin_event(x);
 		fputs("{\"ph\":\"X\",\"name\":\"", x->f);
-		cta__put_json_str(x->f, kernel_name(x->t, s->kernel));
+		cta__trace_put_json_str(x->f, kernel_name(x->t, s->kernel));
 		fprintf(x->f, "\",\"cat\":\"block\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":", pid,
 		        tid);
 		put_us(x->f, s->t0);
@@ -257,7 +257,7 @@ static void put_instants(struct px *x)
 			fprintf(x->f, "\"kernel\":%u", r->kernel);
 		if (r->kernel != UINT32_MAX) {
 			fputs(",\"kernel_name\":\"", x->f);
-			cta__put_json_str(x->f, kernel_name(t, r->kernel));
+			cta__trace_put_json_str(x->f, kernel_name(t, r->kernel));
 			fputc('"', x->f);
 		}
 		put_num_arg(x->f, "block", r->block);
@@ -286,7 +286,7 @@ static void put_instants(struct px *x)
 		}
 		if (r->text) {
 			fputs(r->ev == CTA_TEV_UB ? ",\"rule\":\"" : ",\"text\":\"", x->f);
-			cta__put_json_str(x->f, r->text);
+			cta__trace_put_json_str(x->f, r->text);
 			fputc('"', x->f);
 		}
 		fputs("}}", x->f);
@@ -426,11 +426,11 @@ int cta__export_perfetto(const struct cta_trace *t, const struct cta__layout *gi
 	 * "ts" instead of a display hint (google/perfetto issues 106, 274), so
 	 * timestamps stay in the format's default microseconds. */
 	fputs("{\"otherData\":{\"format\":\"ctasim-trace\",\"backend\":\"", f);
-	cta__put_json_str(f, h->backend);
+	cta__trace_put_json_str(f, h->backend);
 	fputs("\",\"device\":\"", f);
-	cta__put_json_str(f, h->device);
+	cta__trace_put_json_str(f, h->device);
 	fprintf(f, "\",\"seed\":\"%" PRIu64 "\",\"clc\":\"", h->seed);
-	cta__put_json_str(f, h->clc);
+	cta__trace_put_json_str(f, h->clc);
 	fprintf(f, "\",\"tick_ns\":%.17g,\"complete\":%s},\n\"traceEvents\":[", h->tick_ns,
 	        t->complete ? "true" : "false");
 	put_meta(&x);

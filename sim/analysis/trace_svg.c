@@ -321,7 +321,7 @@ static void put_marks(FILE *f, const struct geo *g, const struct cta_trace *t)
 			    "<title>%s at %" PRIu64 " ns: ",
 			    x, cy - m, m, m, -m, m, -m, -m, r->ev == CTA_TEV_UB ? "ub" : "warn",
 			    r->ev == CTA_TEV_UB ? "UB" : "warning", r->t_ns);
-			cta__put_xml_str(f, r->text ? r->text : "");
+			cta__trace_put_xml_str(f, r->text ? r->text : "");
 			fputs("</title></path>\n", f);
 		}
 	}
@@ -382,7 +382,7 @@ static double put_legend(FILE *f, const struct cta_trace *t, double x0, double y
 				fprintf(f, "<path d=\"M%.1f %.1fl6 6l-6 6l-6 -6z\" class=\"%s\"/>",
 				        x + 9, y - 1, cls);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"leg\">", x + 24, y + 9);
-			cta__put_xml_str(f, lab);
+			cta__trace_put_xml_str(f, lab);
 			fputs("</text>\n", f);
 		}
 		x += tw + 16;
@@ -555,10 +555,10 @@ int cta__render_svg(const struct cta_trace *t, const struct cta__layout *given, 
 
 	fprintf(f, "<text x=\"%.1f\" y=\"18\" class=\"title\">", g.left);
 	if (opts && opts->title) {
-		cta__put_xml_str(f, opts->title);
+		cta__trace_put_xml_str(f, opts->title);
 	} else {
 		fputs("ctasim trace: ", f);
-		cta__put_xml_str(f, t->header.device);
+		cta__trace_put_xml_str(f, t->header.device);
 		fprintf(f, " (%s%s)", t->header.backend, t->complete ? "" : ", incomplete");
 	}
 	uint64_t unit = unit_for(g.span);

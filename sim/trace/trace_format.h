@@ -78,10 +78,10 @@ void cta__layout_abort(struct cta__layout_acc *a);
 
 /* Writes s escaped for a JSON string (without the quotes) or for XML
  * text and attributes; invalid UTF-8 bytes become '?'. */
-void cta__put_json_str(FILE *f, const char *s);
-void cta__put_xml_str(FILE *f, const char *s);
+void cta__trace_put_json_str(FILE *f, const char *s);
+void cta__trace_put_xml_str(FILE *f, const char *s);
 
 /* Logical blocks in a kernel's grid. */
-uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k);
+uint64_t cta__trace_kernel_blocks(const struct cta_trace_kernel *k);
 
 #endif

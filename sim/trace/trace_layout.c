@@ -7,7 +7,7 @@
 
 #include "trace_internal.h"
 
-uint64_t cta__kernel_blocks(const struct cta_trace_kernel *k)
+uint64_t cta__trace_kernel_blocks(const struct cta_trace_kernel *k)
 {
 	return (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
 }
@@ -328,7 +328,7 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
-void cta__put_json_str(FILE *f, const char *str)
+void cta__trace_put_json_str(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	while (*s) {
@@ -350,7 +350,7 @@ void cta__put_json_str(FILE *f, const char *str)
 	}
 }
 
-void cta__put_xml_str(FILE *f, const char *str)
+void cta__trace_put_xml_str(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	while (*s) {
