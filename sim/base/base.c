@@ -63,9 +63,9 @@ void cta__out_mark(struct cta__unit *u, uint64_t logical)
 	o->marks[o->nmarks++] = logical;
 }
 
-void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                    uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
-                    const char *text)
+void cta__out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                        uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
+                        const char *text)
 {
 	if (!s->tw || s->io_error)
 		return;

@@ -21,17 +21,17 @@ void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(pr
 /* realloc to at least need elements of elem bytes, doubling; aborts when
  * out of memory (a run cannot continue without its outputs). */
 void *cta__grow(void *p, size_t *cap, size_t need, size_t elem);
-void cta__trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                    uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
-                    const char *text);
+void cta__out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                        uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
+                        const char *text);
 /* A trace record (kept in the unit's outbox inside a segment); nothing
  * without a trace file, decided here so that untraced runs make no call. */
-static inline void cta__trace(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                              uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg,
-                              int32_t code, const char *text)
+static inline void cta__out_trace(struct cta_sim *s, uint64_t t, cta_trace_event ev,
+                                  unsigned kernel, uint64_t block, uint64_t phys, uint64_t sm,
+                                  uint64_t arg, int32_t code, const char *text)
 {
 	if (s->tw)
-		cta__trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
+		cta__out_trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
 }
 /* Queues a dispatched unit to run its body before the engine passes its
  * start time. */

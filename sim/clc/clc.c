@@ -450,8 +450,8 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	/* Checked here too: a call per request is a noticeable part of its
 	 * cost in runs without a trace. */
 	if (s->tw)
-		cta__trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical,
-		           c->sm, CTA_TRACE_NONE, 0, NULL);
+		cta__out_trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical,
+		               c->sm, CTA_TRACE_NONE, 0, NULL);
 	/* Emulated CLC: the request is the issuer's own atomics, done before
 	 * it goes on (docs/FIDELITY.md). */
 	if (s->dev.clc_emulated)
@@ -525,11 +525,11 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	}
 	struct cta__cta *c = &u->ctas[r->cta];
 	if (s->tw)
-		cta__trace(s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical,
-		           c->sm,
-		           outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
-		                                         : CTA_TRACE_NONE,
-		           outcome, NULL);
+		cta__out_trace(
+		    s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
+		    outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
+		                                  : CTA_TRACE_NONE,
+		    outcome, NULL);
 	if (outcome == CTA_CANCEL_SUCCESS)
 		cta__sched_request(s); /* the pending range moved */
 }
@@ -648,8 +648,8 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 		cta__out_mark(u, logical);
 		c->steal_current = logical;
 		if (u->sim->tw)
-			cta__trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical,
-			           c->sm, CTA_TRACE_NONE, 0, NULL);
+			cta__out_trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical,
+			               c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
 	}
 	return (int)(dim == 0 ? r->first.x : dim == 1 ? r->first.y : r->first.z);
 }

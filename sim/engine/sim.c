@@ -403,8 +403,8 @@ void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 	 * no block ends here. */
 	if (k->st.last_end_ns == 0)
 		k->st.last_end_ns = s->now;
-	cta__trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
-	           CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
+	cta__out_trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
+	               CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
 	struct cta__stream *st = &s->streams[k->stream];
 	st->head = k->next_in_stream;
 	if (!st->head)
@@ -600,8 +600,8 @@ static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
 	struct cta__kernel *k = u->k;
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
-		cta__trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical, c->sm,
-		           CTA_TRACE_NONE, 0, NULL);
+		cta__out_trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical, c->sm,
+		               CTA_TRACE_NONE, 0, NULL);
 		if (k->st.launched == 0)
 			k->st.first_start_ns = u->start_t;
 		k->st.launched++;
@@ -782,8 +782,8 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 {
 	struct cta__cta *c = &u->ctas[i];
 	struct cta__kernel *k = u->k;
-	cta__trace(s, c->end_t, CTA_TEV_END, k->id, c->logical, c->logical, c->sm, CTA_TRACE_NONE,
-	           0, NULL);
+	cta__out_trace(s, c->end_t, CTA_TEV_END, k->id, c->logical, c->logical, c->sm,
+	               CTA_TRACE_NONE, 0, NULL);
 	k->st.busy_ns += c->end_t - u->start_t;
 	if (c->end_t > k->st.last_end_ns)
 		k->st.last_end_ns = c->end_t;
@@ -1024,8 +1024,9 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 			/* The host enqueues the launch now, as a hardware trace's
 			 * launch record says; it reaches the dispatcher after the
 			 * launch latency (and its stream's predecessors). */
-			cta__trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
-			           CTA_TRACE_NONE, (uint64_t)k->stream, k->priority, NULL);
+			cta__out_trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
+			               CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
+			               k->priority, NULL);
 			stream_append(s, k);
 		} else {
 			k->state = K_ACTIVE;

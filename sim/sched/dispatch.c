@@ -553,8 +553,8 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	}
 	for (unsigned r = 0; r < k->csize; r++) {
 		k->ctas_running++;
-		cta__trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
-		           u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
+		cta__out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
+		               u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 	}
 	cta__ready(s, u);
 	return 1;

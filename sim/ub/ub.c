@@ -105,8 +105,8 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
 	vsnprintf(r->cause, sizeof(r->cause), causefmt, ap);
 	char text[sizeof(r->cause) + 256];
 	snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line, r->cause);
-	cta__trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block, r->phys,
-	           c->sm, r->thread, 0, text);
+	cta__out_trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block,
+	               r->phys, c->sm, r->thread, 0, text);
 }
 
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
