@@ -12,7 +12,7 @@ extern struct cta_sim *volatile cta__running_sim;
 extern int cta__early_commits;
 /* Queues an event (sim/base/event_queue.c); out of memory ends the run as
  * hung, with a message. */
-void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
+void cta__engine_push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);
 void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k);
 
 #endif

@@ -19,7 +19,7 @@
 
 #include "exec/pool.h"
 
-void cta__push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a)
+void cta__engine_push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a)
 {
 	if (cta__evq_push(&s->q, t, type, p, a) < 0) {
 		/* Running out of memory for events leaves the run unfinishable;
@@ -392,7 +392,7 @@ static void stream_append(struct cta_sim *s, struct cta__kernel *k)
 		st->head = k;
 	st->tail = k;
 	if (st->head == k)
-		cta__push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, k, 1);
+		cta__engine_push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, k, 1);
 }
 
 void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
@@ -410,7 +410,7 @@ void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 	if (!st->head)
 		st->tail = NULL;
 	else
-		cta__push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, st->head, 1);
+		cta__engine_push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, st->head, 1);
 }
 
 /* Applies what a segment produced, in the order it produced it. */
@@ -501,7 +501,7 @@ static void release_starved(struct cta_sim *s)
 			v[i]->starved = 0;
 			v[i]->poll_queued = 1;
 			s->npolls++;
-			cta__push(s, s->now, EV_POLL, v[i], 0);
+			cta__engine_push(s, s->now, EV_POLL, v[i], 0);
 		}
 	}
 }
@@ -512,7 +512,7 @@ static void commit_spin(struct cta_sim *s, struct cta__unit *u)
 	if (u->nspin && !u->poll_queued && !u->starved) {
 		u->poll_queued = 1;
 		s->npolls++;
-		cta__push(s, u->spin_wake > s->now ? u->spin_wake : s->now, EV_POLL, u, 0);
+		cta__engine_push(s, u->spin_wake > s->now ? u->spin_wake : s->now, EV_POLL, u, 0);
 	}
 	if (s->favored == u && !u->nspin)
 		release_starved(s);
@@ -524,7 +524,7 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
-		cta__push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);
+		cta__engine_push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);
 	u->new_reqs = u->new_reqs_tail = NULL;
 	if (__builtin_expect(s->any_spin, 0))
 		commit_spin(s, u);
@@ -534,7 +534,7 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 			c->done = 2;
 			if (c->end_t < s->now)
 				c->end_t = s->now;
-			cta__push(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
+			cta__engine_push(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
 		}
 	}
 }
@@ -1112,7 +1112,7 @@ int cta_sim_run(cta_sim *s)
 	cta__running_sim = s;
 	for (unsigned i = 0; i < s->nkernels; i++) {
 		cta__unit_template(s, s->kernels[i]);
-		cta__push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
+		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	}
 	uint64_t progress_at = CTA_SIM_PROGRESS_EVENTS;
 	for (;;) {
