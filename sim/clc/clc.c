@@ -24,7 +24,7 @@ uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned 
  * read and written at every request. */
 __attribute__((noinline, cold)) static void *lines_alloc(size_t size)
 {
-	void *p = cta__calloc_lines(1, size);
+	void *p = cta__exec_calloc_lines(1, size);
 	if (!p)
 		abort(); /* a few bytes; nothing sensible to do without them */
 	return p;
@@ -507,7 +507,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		struct cta__cta *tc = &u->ctas[t];
 		struct cta__rslot *sl = slot_find(tc, r->result_off);
 		if (sl && sl->r == r) {
-			cta__smem_handed_out(u, tc);
+			cta__exec_smem_handed_out(u, tc);
 			encode((cta_clc_result *)(tc->smem + r->result_off),
 			       outcome == CTA_CANCEL_SUCCESS, r->first);
 		}
@@ -731,7 +731,7 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 	 * (the kernel's own __shared__ variables on a GPU). */
 	struct fe_state *st =
 	    (struct fe_state *)(c->smem + u->k->smem_bytes + ((16 - u->k->smem_bytes % 16) % 16));
-	cta__smem_handed_out(u, c);
+	cta__exec_smem_handed_out(u, c);
 	if (me == 0)
 		cta__mbarrier_init(&st->bar, 1, file, line);
 	cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);

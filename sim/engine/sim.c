@@ -550,7 +550,7 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 static void run_segments(struct cta_sim *s, struct cta__unit *const *v, size_t n, unsigned worker)
 {
 	cta__seg_worker = &s->workers[worker];
-	cta__units_run(s, v, n);
+	cta__exec_units_run(s, v, n);
 	cta__seg_worker = NULL;
 }
 

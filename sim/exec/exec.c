@@ -89,7 +89,7 @@ static inline void zero_header(void *p, size_t n)
 /* Units, their CTAs and shared memory run on different host threads side
  * by side: each allocation gets whole cache lines, so that one thread's
  * writes (shared memory, barrier counts) never invalidate another's. */
-void *cta__calloc_lines(size_t n, size_t size)
+void *cta__exec_calloc_lines(size_t n, size_t size)
 {
 	size_t bytes = (n * size + 63) / 64 * 64;
 	void *p = aligned_alloc(64, bytes);
@@ -128,7 +128,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 			s->units = n;
 			s->units_cap = cap;
 		}
-		u = cta__calloc_lines(1, sizeof(*u));
+		u = cta__exec_calloc_lines(1, sizeof(*u));
 		if (!u)
 			return NULL;
 		s->units[s->nunits_made++] = u;
@@ -143,9 +143,9 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		free(ctas);
 		cap = k->csize > cap ? k->csize : cap;
 		smem_cap = need > smem_cap ? need : smem_cap;
-		ctas = cta__calloc_lines(cap, sizeof(*ctas));
+		ctas = cta__exec_calloc_lines(cap, sizeof(*ctas));
 		for (unsigned i = 0; ctas && i < cap; i++) {
-			ctas[i].smem = cta__calloc_lines(1, smem_cap);
+			ctas[i].smem = cta__exec_calloc_lines(1, smem_cap);
 			if (!ctas[i].smem) {
 				for (unsigned j = 0; j < i; j++)
 					free(ctas[j].smem);
@@ -478,7 +478,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		w->free_lanes = x->next_all;
 		lane_clear(x);
 	} else {
-		x = cta__calloc_lines(1, sizeof(*x));
+		x = cta__exec_calloc_lines(1, sizeof(*x));
 		if (!x)
 			return NULL;
 		for (int i = 0; i < CTA__OBS_MAX; i++)
@@ -527,9 +527,9 @@ void cta__exec_return_runners(struct cta_sim *s)
  * then decides whether the unit is done, waits, or is deadlocked), or
  * `fail` when no lane could be made. */
 static struct cta__lane_x pick_failed;
-/* Set when a lane found that no lane could be made, for cta__units_run. */
+/* Set when a lane found that no lane could be made, for cta__exec_units_run. */
 static _Thread_local int seg_failed;
-/* The units cta__units_run is running on this host thread, in order, and
+/* The units cta__exec_units_run is running on this host thread, in order, and
  * the one running now: a runner whose unit finished without leaving a
  * waiting lane goes straight on to the next (lane_leave_slow). */
 static _Thread_local struct cta__unit *const *seg_v;
@@ -1348,7 +1348,7 @@ static inline __attribute__((always_inline)) void unit_settle(struct cta_sim *s,
 		cta_settle(s, u, &u->ctas[i]);
 }
 
-void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
+void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n)
 {
 	/* The scheduler context is this host thread's; lanes left waiting by
 	 * an earlier segment (possibly on another thread) return here now. */
@@ -1396,7 +1396,7 @@ static inline void smem_handed_out(struct cta__unit *u, struct cta__cta *c)
 	c->smem_dirty = (unsigned)cta__smem_need(u->k); /* at most the SM's shared memory + 80 */
 }
 
-void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c)
+void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c)
 {
 	smem_handed_out(u, c);
 }

@@ -20,7 +20,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 /* Runs the units' segments in order, each until every lane is done or
  * waits for the engine (cta__seg_worker set, cta__seg_unit the one
  * running). */
-void cta__units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
+void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
 /* Sets what every new unit of k starts from (k->cursor0); once the run's
  * options are final, before its first unit. */
 void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
@@ -29,11 +29,11 @@ void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
 void cta__cta_release(struct cta__cta *c);
 /* n objects of size bytes, zeroed, on whole cache lines of their own
  * (NULL when out of memory). */
-void *cta__calloc_lines(size_t n, size_t size);
+void *cta__exec_calloc_lines(size_t n, size_t size);
 void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__lane_self(void);
 /* Marks c's shared memory as possibly written (see smem_dirty). */
-void cta__smem_handed_out(struct cta__unit *u, struct cta__cta *c);
+void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c);
 struct cta__cta *cta__lane_cta(struct cta__lane_x *x);
 /* Suspends the calling lane in state st until the scheduler wakes it. */
 void cta__lane_block(struct cta__lane_x *x, enum lstate st);
