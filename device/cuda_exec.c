@@ -929,8 +929,9 @@ static int run_write_trace(struct run_state *st)
 		}
 		int wrc = cta_trace_writer_open(&w, r->opts->sim.trace_path, &th);
 		if (wrc < 0) {
-			return fail(eb, wrc, "CUDA backend: trace %s: %s", r->opts->sim.trace_path,
-			            w ? cta_trace_writer_errmsg(w) : cta_strerror(wrc));
+			/* The writer's message (NULL: the thread's last, which names
+			 * the path and the reason, e.g. a missing directory). */
+			return fail(eb, wrc, "CUDA backend: %s", cta_trace_writer_errmsg(w));
 		}
 		for (size_t k = 0; k < st->nall && wrc >= 0; k++)
 			wrc = cta_trace_writer_add(w, &st->all[k].r);
