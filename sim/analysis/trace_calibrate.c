@@ -696,19 +696,11 @@ int cta_trace_calibrate(struct cta_device_model *out, struct cta_calib_report *r
 	return cta_trace_calibrate_opts(out, report, base, traces, n, NULL, errbuf, errlen);
 }
 
-int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_report *report,
-                             const struct cta_device_model *base,
-                             const struct cta_trace *const *traces, size_t n,
-                             const struct cta_calib_opts *opts, char *errbuf, size_t errlen)
+/* ---- cta_trace_calibrate_opts, in stages --------------------------------- */
+
+static int check_inputs(const struct cta_trace *const *traces, size_t n,
+                        const struct cta_calib_opts *opts, char *errbuf, size_t errlen)
 {
-	static const struct cta_calib_opts default_opts = CTA_CALIB_OPTS_INIT;
-	if (!opts)
-		opts = &default_opts;
-	struct cta_calib_report local;
-	struct cta_calib_report *rep = report ? report : &local;
-	memset(rep, 0, sizeof(*rep));
-	if (errbuf && errlen)
-		errbuf[0] = 0;
 	if (!n)
 		return fail(errbuf, errlen, "no traces to calibrate from");
 	if (!(opts->quantile >= 0 && opts->quantile <= 1))
@@ -720,13 +712,14 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			    errbuf, errlen,
 			    "traces of different devices: '%s' (trace 1) and '%s' (trace %zu)",
 			    traces[0]->header.device, traces[i]->header.device, i + 1);
+	return 0;
+}
 
-	const unsigned char *donly = opts->duration_only;
-	int want_spin = opts->block_ns || opts->n_named;
-	for (size_t i = 0; opts->trace_ns && i < n; i++)
-		want_spin |= opts->trace_ns[i] != 0;
-	for (size_t i = 0; opts->work && i < n; i++)
-		want_spin |= opts->work[i].n != 0;
+/* The number of SMs the traces show (highest SM id that started a block,
+ * plus one), over the traces not marked duration-only. */
+static int observed_sms(const struct cta_trace *const *traces, size_t n, const unsigned char *donly,
+                        unsigned *sm_count, char *errbuf, size_t errlen)
+{
 	uint64_t max_sm = 0;
 	int any = 0;
 	for (size_t i = 0; i < n; i++)
@@ -746,17 +739,23 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		}
 	if (!any)
 		return fail(errbuf, errlen, "the traces hold no block starts");
-	unsigned sm_count = (unsigned)max_sm + 1;
-	/* Positions are kept for the base's SMs too, in case it has more. */
-	unsigned nsm = sm_count > base->sm_count ? sm_count : base->sm_count;
-	if (nsm > CTA_DEVICE_MAX_SMS)
-		nsm = CTA_DEVICE_MAX_SMS;
+	*sm_count = (unsigned)max_sm + 1;
+	return 0;
+}
 
-	struct fit fit = {0};
+/* Every sample the fits use, trace by trace: block durations (when asked
+ * for), launch latency and first waves of kernels that found the device
+ * idle, dispatch-to-start, cancel round trips, emulated CLC costs and the
+ * gaps between a block's end and the next start on its SM. */
+static int gather(struct fit *fit, struct cta_calib_report *rep,
+                  const struct cta_device_model *base, const struct cta_trace *const *traces,
+                  size_t n, const struct cta_calib_opts *opts, int want_spin, unsigned nsm)
+{
+	const unsigned char *donly = opts->duration_only;
 	uint8_t *seen = malloc(nsm);
-	fit.pos_sum = calloc(nsm, sizeof(double));
+	fit->pos_sum = calloc(nsm, sizeof(double));
 	struct cta__kfacts *kf = malloc(CTA_TRACE_MAX_KERNELS * sizeof(*kf));
-	int rc = (!seen || !fit.pos_sum || !kf) ? CTA_ENOMEM : 0;
+	int rc = (!seen || !fit->pos_sum || !kf) ? CTA_ENOMEM : 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct cta_trace *t = traces[i];
 		if (want_spin) {
@@ -769,7 +768,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 						kns[k] = opts->named[j].ns;
 			}
 			cta__trace_kernel_facts(kf, t);
-			rc = spin_samples(&fit, t, kf, kns, base->max_threads_per_sm,
+			rc = spin_samples(fit, t, kf, kns, base->max_threads_per_sm,
 			                  opts->work ? &opts->work[i] : NULL);
 		}
 		if (rc || (donly && donly[i]))
@@ -785,38 +784,36 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			if (!on_idle_device(kf, t->header.kernel_count, k))
 				continue;
 			if (kf[k].has_launch && kf[k].first_start >= kf[k].launch)
-				rc = push(&fit.launch, kf[k].first_start - kf[k].launch);
+				rc = push(&fit->launch, kf[k].first_start - kf[k].launch);
 			if (kf[k].has_end && kf[k].last_start >= kf[k].first_end)
-				fit.filled = 1;
+				fit->filled = 1;
 			if (!rc) {
-				rc = first_wave(&fit, t, &kf[k], k, nsm, seen);
+				rc = first_wave(fit, t, &kf[k], k, nsm, seen);
 				rep->kernels_used++;
 			}
 		}
 		if (!rc)
-			rc = pair_latency(&fit.block_start, t, CTA_TEV_DISPATCH, CTA_TEV_START);
+			rc = pair_latency(&fit->block_start, t, CTA_TEV_DISPATCH, CTA_TEV_START);
 		if (!rc)
-			rc = pair_latency(&fit.cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
+			rc = pair_latency(&fit->cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
 		if (!rc && !strcmp(t->header.clc, "emulated")) {
-			fit.clc_emulated = 1;
-			rc = clc_samples(&fit, t, opts->clc_ns ? opts->clc_ns[i] : 0);
+			fit->clc_emulated = 1;
+			rc = clc_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0);
 		}
 		if (!rc)
-			rc = retire_gaps(&fit.retire, t, kf);
+			rc = retire_gaps(&fit->retire, t, kf);
 	}
 	free(seen);
 	free(kf);
-	if (rc) {
-		free_fit(&fit);
-		fail(errbuf, errlen, "%s", cta_strerror(rc));
-		return rc;
-	}
+	return rc;
+}
 
-	*out = *base;
-	rep->traces = (unsigned)n;
-	rep->sm_count = sm_count;
-	unsigned final_sm = sm_count;
-	if (sm_count < base->sm_count && !fit.filled) {
+/* The SM count and topology of the result: the base's, unless the traces
+ * show another count. Returns the SM count the model keeps. */
+static unsigned fit_topology(struct cta_device_model *out, struct cta_calib_report *rep,
+                             const struct cta_device_model *base, unsigned sm_count, int filled)
+{
+	if (sm_count < base->sm_count && !filled) {
 		/* A small kernel that never reached every SM says nothing about
 		 * the SMs it missed: the base's count and topology stay. */
 		char msg[200];
@@ -826,8 +823,9 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		    "sm_count kept, unseen SMs placed last",
 		    sm_count, base->sm_count);
 		note(rep, msg);
-		final_sm = base->sm_count;
-	} else if (sm_count != base->sm_count) {
+		return base->sm_count;
+	}
+	if (sm_count != base->sm_count) {
 		/* The base's TPC/GPC map describes another SM count and cannot be
 		 * cut or stretched consistently: a plain one is built instead
 		 * (TPCs of consecutive SMs, TPCs dealt to GPCs in turn). */
@@ -856,48 +854,39 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		    sm_count, base->sm_count, per_tpc, g);
 		note(rep, msg);
 	}
-	out->sm_count = final_sm;
+	return sm_count;
+}
 
-	if (fit.observations) {
-		struct order_ent *ord = malloc(final_sm * sizeof(*ord));
-		if (!ord) {
-			free_fit(&fit);
-			return CTA_ENOMEM;
-		}
-		for (unsigned s = 0; s < final_sm; s++)
-			ord[s] = (struct order_ent){fit.pos_sum[s] / fit.observations, s};
-		qsort(ord, final_sm, sizeof(*ord), cmp_order);
-		out->placement = CTA_PLACE_ORDER;
-		out->placement_order_len = final_sm;
-		for (unsigned s = 0; s < final_sm; s++)
-			out->placement_order[s] = (uint16_t)ord[s].sm;
-		free(ord);
-	} else {
+/* SMs in order of their mean position in the first waves (the order
+ * placement, which the sweep rule then replaces where it can). */
+static int fit_mean_order(struct cta_device_model *out, struct cta_calib_report *rep,
+                          const struct fit *fit, unsigned final_sm)
+{
+	if (!fit->observations) {
 		note(rep, "no kernel started on an idle device: placement kept from the base");
+		return 0;
 	}
+	struct order_ent *ord = malloc(final_sm * sizeof(*ord));
+	if (!ord)
+		return CTA_ENOMEM;
+	for (unsigned s = 0; s < final_sm; s++)
+		ord[s] = (struct order_ent){fit->pos_sum[s] / fit->observations, s};
+	qsort(ord, final_sm, sizeof(*ord), cmp_order);
+	out->placement = CTA_PLACE_ORDER;
+	out->placement_order_len = final_sm;
+	for (unsigned s = 0; s < final_sm; s++)
+		out->placement_order[s] = (uint16_t)ord[s].sm;
+	free(ord);
+	return 0;
+}
 
-	/* The sweep rule over the base's topology, unless the recorded waves
-	 * are to be replayed or the topology had to be rebuilt. */
-	out->wave_order_count = 0;
-	int sweep = !opts->replay_waves && final_sm == base->sm_count && base->gpc_count;
-	if (sweep) {
-		rc = cta__calib_fit_sweep(out, traces, n, donly, &rep->sweep_placed,
-		                          &rep->sweep_total);
-		if (rc) {
-			free_fit(&fit);
-			return fail(errbuf, errlen, "%s", cta_strerror(rc));
-		}
-		if (!rep->sweep_total) {
-			note(rep,
-			     "no single kernel started on an idle device: sweep rule kept from "
-			     "the base");
-			out->placement = base->placement;
-		}
-	}
-	/* With replay_waves, the measured first waves by grid size: block i of
-	 * the grid started on wave[i], for the prefix of blocks that started
-	 * before any block of the kernel ended. */
-	for (size_t ti = 0; ti < n && !sweep; ti++) {
+/* With replay_waves, the measured first waves by grid size: block i of
+ * the grid started on wave[i], for the prefix of blocks that started
+ * before any block of the kernel ended. */
+static void replay_waves(struct cta_device_model *out, const struct cta_trace *const *traces,
+                         size_t n, const unsigned char *donly, unsigned final_sm)
+{
+	for (size_t ti = 0; ti < n; ti++) {
 		const struct cta_trace *t = traces[ti];
 		for (unsigned kk = 0; kk < t->header.kernel_count && !(donly && donly[ti]); kk++) {
 			const struct cta_trace_kernel *kd = &t->header.kernels[kk];
@@ -941,35 +930,34 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			}
 		}
 	}
+}
 
-	if ((rep->n_launch = fit.launch.n))
-		out->launch_latency_ns = median(&fit.launch);
+/* Launch, dispatch, block start, retire and cancel latencies from their
+ * samples; a latency without samples keeps the base's value. */
+static void fit_latencies(struct cta_device_model *out, struct cta_calib_report *rep,
+                          struct fit *fit)
+{
+	if ((rep->n_launch = fit->launch.n))
+		out->launch_latency_ns = median(&fit->launch);
 	/* From the largest first wave: on an H100 every first wave, of 16 or of
 	 * 1056 blocks, starts within about 300 ns, so a small wave's spread
 	 * over its size overstates the per-block cost that a large wave pays. */
-	if ((rep->n_dispatch = fit.dispatch.n))
-		out->dispatch_latency_ns = (fit.wave_spread + fit.wave_gaps / 2) / fit.wave_gaps;
-	if ((rep->n_block_start = fit.block_start.n))
-		out->block_start_ns = median(&fit.block_start);
-	if ((rep->n_retire = fit.retire.n)) {
+	if ((rep->n_dispatch = fit->dispatch.n))
+		out->dispatch_latency_ns = (fit->wave_spread + fit->wave_gaps / 2) / fit->wave_gaps;
+	if ((rep->n_block_start = fit->block_start.n))
+		out->block_start_ns = median(&fit->block_start);
+	if ((rep->n_retire = fit->retire.n)) {
 		/* The gap also holds the dispatch-to-start time that the model
 		 * adds on its own. */
-		uint64_t g = median(&fit.retire);
+		uint64_t g = median(&fit->retire);
 		out->block_retire_ns = g > out->block_start_ns ? g - out->block_start_ns : 0;
 	}
-	if ((rep->n_cancel = fit.cancel.n))
-		out->cancel_latency_ns = median(&fit.cancel);
+	if ((rep->n_cancel = fit->cancel.n))
+		out->cancel_latency_ns = median(&fit->cancel);
+}
 
-	if (want_spin)
-		out->spin_by_threads = base->max_threads_per_sm ? 2 : 0;
-	/* CLC recorded under the CUDA backend's emulation is modelled as it
-	 * (after the durations: its fit uses the per-call add). */
-	if (want_spin && (rc = fit_durations(out, rep, &fit, opts->quantile))) {
-		free_fit(&fit);
-		return fail(errbuf, errlen, "%s", cta_strerror(rc));
-	}
-	fit_clc(out, &fit);
-
+static void note_below_tick(const struct cta_device_model *out, struct cta_calib_report *rep)
+{
 	const struct {
 		uint64_t n, v;
 		const char *name;
@@ -987,6 +975,86 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 			         fitted[i].name, rep->tick_ns);
 			note(rep, msg);
 		}
+}
+
+/* Checks the inputs, gathers every sample, then fits in order: topology,
+ * placement (mean order, then the sweep rule or the replayed waves),
+ * latencies, durations, emulated CLC. */
+int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_report *report,
+                             const struct cta_device_model *base,
+                             const struct cta_trace *const *traces, size_t n,
+                             const struct cta_calib_opts *opts, char *errbuf, size_t errlen)
+{
+	static const struct cta_calib_opts default_opts = CTA_CALIB_OPTS_INIT;
+	if (!opts)
+		opts = &default_opts;
+	struct cta_calib_report local;
+	struct cta_calib_report *rep = report ? report : &local;
+	memset(rep, 0, sizeof(*rep));
+	if (errbuf && errlen)
+		errbuf[0] = 0;
+	int rc = check_inputs(traces, n, opts, errbuf, errlen);
+	if (rc)
+		return rc;
+	const unsigned char *donly = opts->duration_only;
+	int want_spin = opts->block_ns || opts->n_named;
+	for (size_t i = 0; opts->trace_ns && i < n; i++)
+		want_spin |= opts->trace_ns[i] != 0;
+	for (size_t i = 0; opts->work && i < n; i++)
+		want_spin |= opts->work[i].n != 0;
+	unsigned sm_count = 0;
+	if ((rc = observed_sms(traces, n, donly, &sm_count, errbuf, errlen)))
+		return rc;
+	/* Positions are kept for the base's SMs too, in case it has more. */
+	unsigned nsm = sm_count > base->sm_count ? sm_count : base->sm_count;
+	if (nsm > CTA_DEVICE_MAX_SMS)
+		nsm = CTA_DEVICE_MAX_SMS;
+
+	struct fit fit = {0};
+	if ((rc = gather(&fit, rep, base, traces, n, opts, want_spin, nsm)))
+		goto fail;
+
+	*out = *base;
+	rep->traces = (unsigned)n;
+	rep->sm_count = sm_count;
+	unsigned final_sm = fit_topology(out, rep, base, sm_count, fit.filled);
+	out->sm_count = final_sm;
+	if ((rc = fit_mean_order(out, rep, &fit, final_sm))) {
+		free_fit(&fit);
+		return rc;
+	}
+
+	/* The sweep rule over the base's topology, unless the recorded waves
+	 * are to be replayed or the topology had to be rebuilt. */
+	out->wave_order_count = 0;
+	int sweep = !opts->replay_waves && final_sm == base->sm_count && base->gpc_count;
+	if (sweep) {
+		if ((rc = cta__calib_fit_sweep(out, traces, n, donly, &rep->sweep_placed,
+		                               &rep->sweep_total)))
+			goto fail;
+		if (!rep->sweep_total) {
+			note(rep,
+			     "no single kernel started on an idle device: sweep rule kept from "
+			     "the base");
+			out->placement = base->placement;
+		}
+	} else {
+		replay_waves(out, traces, n, donly, final_sm);
+	}
+
+	fit_latencies(out, rep, &fit);
+	if (want_spin)
+		out->spin_by_threads = base->max_threads_per_sm ? 2 : 0;
+	/* CLC recorded under the CUDA backend's emulation is modelled as it
+	 * (after the durations: its fit uses the per-call add). */
+	if (want_spin && (rc = fit_durations(out, rep, &fit, opts->quantile)))
+		goto fail;
+	fit_clc(out, &fit);
+	note_below_tick(out, rep);
 	free_fit(&fit);
 	return 0;
+fail:
+	free_fit(&fit);
+	fail(errbuf, errlen, "%s", cta_strerror(rc));
+	return rc;
 }
