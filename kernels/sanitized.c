@@ -1,7 +1,9 @@
 /* Every kernel body of kernels/ compiled a second time, instrumented for
- * --sanitize (docs/SANITIZE.md): gcc's -fsanitize=kernel-address turns each
- * load and store into a call that sim/sanitize/sanitize.c answers. The
- * copies register as the instrumented variants of the plain kernels. */
+ * --sanitize (docs/SANITIZE.md): gcc's -fsanitize=kernel-address puts a
+ * shadow test before each load and store, whose rare misses (and, in
+ * builds without the inline tests, every access) call into
+ * sim/sanitize/sanitize.c. The copies register as the instrumented
+ * variants of the plain kernels. */
 #include <stddef.h>
 
 /* The builtins the instrumentation calls, renamed with asm labels so they
@@ -22,12 +24,39 @@ void __asan_storeN_noabort(void *, long) __asm__("cta__san_storeN");
 void __asan_loadN(void *, long) __asm__("cta__san_loadN");
 void __asan_storeN(void *, long) __asm__("cta__san_storeN");
 void __asan_handle_no_return(void) __asm__("cta__san_no_return");
+/* What the inline tests call when an access's shadow byte is marked. */
+#define SAN_REPORT_BUILTIN(n)                                                                      \
+	void __asan_report_load##n##_noabort(void *) __asm__("cta__san_report_load" #n);           \
+	void __asan_report_store##n##_noabort(void *) __asm__("cta__san_report_store" #n);         \
+	void __asan_report_load##n(void *) __asm__("cta__san_report_load" #n);                     \
+	void __asan_report_store##n(void *) __asm__("cta__san_report_store" #n);
+SAN_REPORT_BUILTIN(1)
+SAN_REPORT_BUILTIN(2)
+SAN_REPORT_BUILTIN(4)
+SAN_REPORT_BUILTIN(8)
+SAN_REPORT_BUILTIN(16)
+void __asan_report_load_n_noabort(void *, long) __asm__("cta__san_report_loadN");
+void __asan_report_store_n_noabort(void *, long) __asm__("cta__san_report_storeN");
+void __asan_report_load_n(void *, long) __asm__("cta__san_report_loadN");
+void __asan_report_store_n(void *, long) __asm__("cta__san_report_storeN");
 
 /* Distinct names for the copies' descriptors, registered apart. */
 #define CTA__KDEF_NAME(name)  name##__sanitized
 #define CTA__KDEF_REGISTER(k) cta__san_kernel_register(k)
 #include "ctasim/kernel.h"
 void cta__san_kernel_register(const struct cta_kernel_def *k);
+void cta__san_shadow_offset(uintptr_t off);
+
+/* The shadow offset the inline tests were compiled with (meson passes the
+ * same number to -fasan-shadow-offset), or 0 where every access is a
+ * call: the runtime maps the shadow there. */
+#ifndef CTA__SAN_SHADOW_OFFSET
+#define CTA__SAN_SHADOW_OFFSET 0
+#endif
+CTA__CONSTRUCTOR(san_shadow_offset)
+{
+	cta__san_shadow_offset((uintptr_t)CTA__SAN_SHADOW_OFFSET);
+}
 
 /* The copies always run the exact thread loop: no vector clones. */
 #undef CTA__LOOP_CLONES

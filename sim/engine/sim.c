@@ -264,6 +264,8 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		          l->kernel->name);
 		return CTA_EUNSUPPORTED;
 	}
+	if (s->san && cta__san_launch_ready(s) < 0)
+		return CTA_EUNSUPPORTED;
 	struct cta__kernel *k = calloc(1, sizeof(*k));
 	if (!k)
 		return CTA_ENOMEM;

@@ -19,6 +19,7 @@
 #include "exec/exec.h"
 #include "exec/fiber.h"
 #include "exec/regions.h"
+#include "sanitize/sanitize.h"
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
 
@@ -238,6 +239,8 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 		u->cursor.spin = s->spin_ppm[res];
 		u->cursor.add = s->spin_add[res];
 	}
+	if (s->san)
+		cta__san_unit_start(s, u);
 	return u;
 }
 

@@ -13,9 +13,10 @@
 #include "exec/exec.h"
 #include "exec/regions.h"
 
-/* Registered compiled bodies (a few dozen at most: one per shipped kernel). */
-static const struct cta__kc_def **defs;
-static size_t ndefs, defs_cap;
+/* Registered compiled bodies (a few dozen at most: one per shipped kernel),
+ * and their instrumented copies for --sanitize. */
+static const struct cta__kc_def **defs, **san_defs;
+static size_t ndefs, defs_cap, nsan_defs, san_defs_cap;
 
 int cta__kc_enabled = 1;
 
@@ -35,6 +36,19 @@ void cta__kc_register(const struct cta__kc_def *d)
 		defs_cap = cap;
 	}
 	defs[ndefs++] = d;
+}
+
+void cta__kc_register_sanitized(const struct cta__kc_def *d)
+{
+	if (nsan_defs == san_defs_cap) {
+		size_t cap = san_defs_cap ? san_defs_cap * 2 : 16;
+		const struct cta__kc_def **n = realloc(san_defs, cap * sizeof(*n));
+		if (!n)
+			return; /* (the sanitized kernel then runs on fibers) */
+		san_defs = n;
+		san_defs_cap = cap;
+	}
+	san_defs[nsan_defs++] = d;
 }
 
 size_t cta__kc_count(void)
@@ -67,12 +81,13 @@ static const char *base_name(const char *path)
 const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_kernel_def *kd = k->l.kernel;
-	/* (--sanitize runs the instrumented build of the bodies: not this.) */
-	if (!cta__kc_enabled || s->o.timing_only || s->o.sanitize || k->csize != 1 ||
-	    k->threads < 2)
+	if (!cta__kc_enabled || s->o.timing_only || k->csize != 1 || k->threads < 2)
 		return NULL;
-	for (size_t i = 0; i < ndefs; i++) {
-		const struct cta__kc_def *d = defs[i];
+	/* (--sanitize runs the instrumented copies.) */
+	const struct cta__kc_def *const *tab = s->o.sanitize ? san_defs : defs;
+	size_t n = s->o.sanitize ? nsan_defs : ndefs;
+	for (size_t i = 0; i < n; i++) {
+		const struct cta__kc_def *d = tab[i];
 		/* The same CTA_KERNEL: its name, and where it is written. */
 		if (!d->why && (d->ramp || d->fis) && d->line == kd->line &&
 		    !strcmp(d->name, kd->name) && !strcmp(base_name(d->file), base_name(kd->file)))

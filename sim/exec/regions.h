@@ -70,6 +70,8 @@ CTA_EXPORT void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t
 CTA_EXPORT uint64_t cta__kc_fis_scan(struct cta__kc_run *r, uint64_t lo, uint64_t hi, uint64_t want,
                                      uint64_t vtime);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);
+/* The instrumented copies --sanitize runs (compiler/kc_kernel.h). */
+CTA_EXPORT void cta__kc_register_sanitized(const struct cta__kc_def *d);
 /* Called by compiled bodies: the frame of the running thread (size bytes,
  * 16-byte aligned, from the block's slots), and a barrier arrival. */
 CTA_EXPORT void *cta__kc_frame(uint64_t size);
@@ -80,7 +82,8 @@ struct cta__kernel;
 struct cta__lane_x;
 
 /* The compiled form of kernel k, or NULL when it has none or its launch
- * cannot use it (clusters, timing-only runs, --sanitize, one-thread blocks). */
+ * cannot use it (clusters, timing-only runs, one-thread blocks). Under
+ * --sanitize, its instrumented copy. */
 const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Runs the lane's unit, and the units it moves on to, in region form;
  * 0 when the unit must run on the thread loop instead. */

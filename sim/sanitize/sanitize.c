@@ -10,6 +10,7 @@
  * docs/SANITIZE.md is the reference. */
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <link.h>
 #include <pthread.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +76,88 @@ int cta_sanitize_tool_parse(const char *name)
 		if (!strcmp(name, tool_names[i]))
 			return i;
 	return -1;
+}
+
+/* ---- the shadow ---------------------------------------------------------
+ * Where the instrumented kernels check inline (the build's default on
+ * x86-64 Linux), gcc puts before each load and store of n bytes at a the
+ * test of ASan's shadow byte, *(signed char *)((a >> 3) + OFFSET): 0 lets
+ * the access go with no call, anything else calls the report builtin, which
+ * ends in check() below. So only the bytes that need a look are marked:
+ * the red zones and released bodies of harness buffers, and shared
+ * memory (all of it for racecheck and initcheck, which follow every
+ * access; past the launch's declared bytes for memcheck). The shadow of
+ * the whole user address space (2^47 bytes: 16 TiB of reserved, unbacked
+ * memory) is mapped once, at the fixed address the kernels were compiled
+ * for; pages of it never marked read as zeros and cost nothing. Builds
+ * whose kernels call for every access (ThreadSanitizer builds: the
+ * address is inside TSan's own shadow) register offset 0 and map none. */
+#define SHADOW_SIZE ((uintptr_t)1 << 44)
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000 /* (Linux's value; glibc < 2.28 lacks it) */
+#endif
+enum {
+	SH_PARTIAL_MAX = 7, /* 1-7: only that many leading bytes of the 8 are valid */
+	SH_SHARED = 0xf8,   /* shared memory: every access is looked at */
+	SH_REDZONE = 0xfa,  /* a harness buffer's red zone */
+	SH_FREED = 0xfd,    /* a buffer the harness released */
+};
+static uintptr_t shadow_off; /* the kernels' -fasan-shadow-offset; 0: calls only */
+static int shadow_state;     /* 0: not mapped yet, 1: mapped, -1: could not be */
+static int shadow_errno;
+static pthread_mutex_t shadow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cta__san_shadow_offset(uintptr_t off)
+{
+	shadow_off = off;
+}
+
+/* 1 when the shadow is there to mark, 0 when the kernels need none, -1
+ * (errno in shadow_errno) when it could not be mapped. A raw system call:
+ * under AddressSanitizer the mmap interceptor would walk ASan's own
+ * shadow of 16 TiB. */
+static int shadow_ready(void)
+{
+	if (!shadow_off)
+		return 0;
+	pthread_mutex_lock(&shadow_lock);
+	if (!shadow_state) {
+		long r = syscall(SYS_mmap, shadow_off, SHADOW_SIZE, PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+		                 -1, 0);
+		if (r == -1 || (uintptr_t)r != shadow_off) {
+			/* (A kernel older than 4.17 takes the address as a hint.) */
+			shadow_errno = r == -1 ? errno : EEXIST;
+			if (r != -1)
+				syscall(SYS_munmap, r, SHADOW_SIZE);
+			shadow_state = -1;
+		} else {
+			/* Marks are sparse: a huge page per write would cost 2 MiB. */
+			(void)madvise((void *)shadow_off, SHADOW_SIZE, MADV_NOHUGEPAGE);
+			shadow_state = 1;
+		}
+	}
+	int st = shadow_state;
+	pthread_mutex_unlock(&shadow_lock);
+	return st;
+}
+
+/* Marks the shadow of every granule [lo, hi) touches (lo 8-aligned) with
+ * v. */
+static void shadow_mark(uintptr_t lo, uintptr_t hi, unsigned char v)
+{
+	if (hi <= lo || shadow_ready() <= 0)
+		return;
+	memset((unsigned char *)((lo >> 3) + shadow_off), v, ((hi - lo) + 7) >> 3);
+}
+
+/* [lo, hi) valid (lo 8-aligned): a last partial granule holds its count of
+ * valid bytes, which the inline test compares with the access's end. */
+static void shadow_valid(uintptr_t lo, uintptr_t hi)
+{
+	shadow_mark(lo, hi & ~(uintptr_t)7, 0);
+	if ((hi & 7) && hi > lo)
+		shadow_mark(hi & ~(uintptr_t)7, hi, (unsigned char)(hi & 7));
 }
 
 /* ---- harness buffers ---------------------------------------------------
@@ -140,6 +225,10 @@ void cta__san_buffer_add(const void *p, size_t bytes, const char *owner, unsigne
 	nbufs++;
 	bufs_span();
 	pthread_mutex_unlock(&bufs_lock);
+	/* (cta_harness_alloc's buffers start 16-aligned after a red zone.) */
+	shadow_mark(lo - CTA__SAN_REDZONE, lo, SH_REDZONE);
+	shadow_valid(lo, lo + bytes);
+	shadow_mark((lo + bytes + 7) & ~(uintptr_t)7, lo + bytes + CTA__SAN_REDZONE, SH_REDZONE);
 }
 
 static struct sbuf *buf_at(uintptr_t a)
@@ -165,8 +254,10 @@ void cta__san_buffer_release(const void *p)
 {
 	pthread_mutex_lock(&bufs_lock);
 	struct sbuf *b = buf_at((uintptr_t)p);
-	if (b && b->lo == (uintptr_t)p)
+	if (b && b->lo == (uintptr_t)p) {
 		b->freed = 1;
+		shadow_mark(b->lo, b->hi, SH_FREED);
+	}
 	bufs_span();
 	pthread_mutex_unlock(&bufs_lock);
 }
@@ -176,6 +267,11 @@ void cta__san_buffer_forget(const void *p)
 	pthread_mutex_lock(&bufs_lock);
 	for (size_t i = 0; i < nbufs; i++)
 		if (bufs[i].lo == (uintptr_t)p) {
+			/* The body's shadow was written only if it was released:
+			 * clearing it otherwise would back its pages for nothing. */
+			uintptr_t lo = bufs[i].lo, hi = bufs[i].hi;
+			shadow_mark(lo - CTA__SAN_REDZONE, bufs[i].freed ? hi : lo, 0);
+			shadow_mark(hi & ~(uintptr_t)7, hi + CTA__SAN_REDZONE, 0);
 			memmove(&bufs[i], &bufs[i + 1], (nbufs - i - 1) * sizeof(*bufs));
 			nbufs--;
 			break;
@@ -202,6 +298,7 @@ struct shb {
 /* The shadow of one CTA's arena, and the block it belongs to. */
 struct shadow {
 	const unsigned char *arena;
+	size_t marked; /* bytes of the arena marked in the shadow (SH_SHARED) */
 	size_t cap;
 	const struct cta__unit *unit;
 	const struct cta__kernel *k;
@@ -247,13 +344,30 @@ void cta__san_sim_free(struct cta_sim *s)
 	struct cta__san *z = s->san;
 	if (!z)
 		return;
-	for (size_t i = 0; i < z->capsh; i++)
+	for (size_t i = 0; i < z->capsh; i++) {
+		/* The arenas go back to malloc: their marks would send other
+		 * memory's accesses through check(). */
+		if (z->sh[i].marked)
+			shadow_mark((uintptr_t)z->sh[i].arena,
+			            (uintptr_t)z->sh[i].arena + z->sh[i].marked, 0);
 		free(z->sh[i].b);
+	}
 	free(z->sh);
 	free(z->seen);
 	free(z->places);
 	free(z);
 	s->san = NULL;
+}
+
+int cta__san_launch_ready(struct cta_sim *s)
+{
+	if (shadow_ready() >= 0)
+		return 0;
+	cta__errf(s,
+	          "--sanitize: cannot map the shadow memory the instrumented kernels test (16 "
+	          "TiB of address space, unbacked, at 0x%" PRIxPTR "): %s",
+	          shadow_off, strerror(shadow_errno));
+	return CTA_EUNSUPPORTED;
 }
 
 /* PCs are kept as 32-bit offsets from here: the instrumented kernels are
@@ -440,36 +554,46 @@ static void smem_name(const struct cta__cta *c, const struct cta__kernel *k, siz
 	snprintf(buf, len, "shared memory offset %zu", off);
 }
 
+/* The entry of arena in z's table, made if new; NULL without memory. */
+static struct shadow *shadow_slot(struct cta__san *z, const unsigned char *arena)
+{
+	if (2 * (z->nsh + 1) > z->capsh) {
+		size_t cap = z->capsh ? z->capsh * 2 : 64;
+		struct shadow *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < z->capsh; i++)
+			if (z->sh[i].arena) {
+				size_t j = ((uintptr_t)z->sh[i].arena >> 6) & (cap - 1);
+				while (n[j].arena)
+					j = (j + 1) & (cap - 1);
+				n[j] = z->sh[i];
+			}
+		free(z->sh);
+		z->sh = n;
+		z->capsh = cap;
+		z->last = NULL;
+	}
+	size_t j = ((uintptr_t)arena >> 6) & (z->capsh - 1);
+	while (z->sh[j].arena && z->sh[j].arena != arena)
+		j = (j + 1) & (z->capsh - 1);
+	struct shadow *h = &z->sh[j];
+	if (!h->arena) {
+		h->arena = arena;
+		z->nsh++;
+	}
+	return h;
+}
+
 static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 {
 	const struct cta__cta *c = x->cta;
 	const struct cta__unit *u = x->l.unit;
 	struct shadow *h = z->last;
 	if (!h || h->arena != c->smem) {
-		if (2 * (z->nsh + 1) > z->capsh) {
-			size_t cap = z->capsh ? z->capsh * 2 : 64;
-			struct shadow *n = calloc(cap, sizeof(*n));
-			if (!n)
-				return NULL;
-			for (size_t i = 0; i < z->capsh; i++)
-				if (z->sh[i].arena) {
-					size_t j = ((uintptr_t)z->sh[i].arena >> 6) & (cap - 1);
-					while (n[j].arena)
-						j = (j + 1) & (cap - 1);
-					n[j] = z->sh[i];
-				}
-			free(z->sh);
-			z->sh = n;
-			z->capsh = cap;
-		}
-		size_t j = ((uintptr_t)c->smem >> 6) & (z->capsh - 1);
-		while (z->sh[j].arena && z->sh[j].arena != c->smem)
-			j = (j + 1) & (z->capsh - 1);
-		h = &z->sh[j];
-		if (!h->arena) {
-			h->arena = c->smem;
-			z->nsh++;
-		}
+		h = shadow_slot(z, c->smem);
+		if (!h)
+			return NULL;
 		z->last = h;
 	}
 	if (h->cap < u->cap_smem) {
@@ -495,6 +619,29 @@ static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 		}
 	}
 	return h;
+}
+
+void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
+{
+	struct cta__san *z = s->san;
+	if (shadow_ready() <= 0)
+		return;
+	/* memcheck follows the accesses past the launch's bytes only; the
+	 * other two every access. The arenas outlive their blocks (a unit
+	 * keeps its own): marked again for each block, since the next one
+	 * may be another kernel's. */
+	size_t from = z->tool == CTA_SANITIZE_MEMCHECK ? u->k->smem_bytes : 0;
+	for (unsigned i = 0; i < u->nctas; i++) {
+		uintptr_t a = (uintptr_t)u->ctas[i].smem;
+		struct shadow *h = shadow_slot(z, u->ctas[i].smem);
+		if (!h)
+			continue; /* unmarked: that block goes unchecked, not wrongly */
+		if (from)
+			shadow_valid(a, a + from);
+		shadow_mark((a + from + 7) & ~(uintptr_t)7, a + u->cap_smem, SH_SHARED);
+		if (u->cap_smem > h->marked)
+			h->marked = u->cap_smem;
+	}
 }
 
 /* The library writes some shared memory itself (results of cancellation
@@ -712,6 +859,12 @@ static inline void check(uintptr_t a, size_t n, int write, uintptr_t pc)
 		global_access(z, x, a, n, write, pc);
 }
 
+/* The instrumented regions of compiler/ (kc_kernel.h) call this. */
+void cta__san_access(uintptr_t a, size_t n, int write, uintptr_t pc)
+{
+	check(a, n, write, pc);
+}
+
 #define RET_PC ((uintptr_t)__builtin_return_address(0))
 /* What gcc's -fsanitize=kernel-address calls (__asan_loadN_noabort and
  * friends), under the names kernels/sanitized.c gives them with asm
@@ -733,6 +886,25 @@ SAN_ENTRY(4)
 SAN_ENTRY(8)
 SAN_ENTRY(16)
 
+/* The inline tests' report builtins (__asan_report_load4_noabort and
+ * friends), called when an access's shadow is marked. */
+#define SAN_REPORT(n)                                                                              \
+	CTA_EXPORT void cta__san_report_load##n(uintptr_t a);                                      \
+	CTA_EXPORT void cta__san_report_store##n(uintptr_t a);                                     \
+	void cta__san_report_load##n(uintptr_t a)                                                  \
+	{                                                                                          \
+		check(a, n, 0, RET_PC);                                                            \
+	}                                                                                          \
+	void cta__san_report_store##n(uintptr_t a)                                                 \
+	{                                                                                          \
+		check(a, n, 1, RET_PC);                                                            \
+	}
+SAN_REPORT(1)
+SAN_REPORT(2)
+SAN_REPORT(4)
+SAN_REPORT(8)
+SAN_REPORT(16)
+
 CTA_EXPORT void cta__san_loadN(uintptr_t a, size_t n);
 CTA_EXPORT void cta__san_storeN(uintptr_t a, size_t n);
 CTA_EXPORT void cta__san_no_return(void);
@@ -746,4 +918,14 @@ void cta__san_storeN(uintptr_t a, size_t n)
 }
 void cta__san_no_return(void)
 {
+}
+CTA_EXPORT void cta__san_report_loadN(uintptr_t a, size_t n);
+CTA_EXPORT void cta__san_report_storeN(uintptr_t a, size_t n);
+void cta__san_report_loadN(uintptr_t a, size_t n)
+{
+	check(a, n, 0, RET_PC);
+}
+void cta__san_report_storeN(uintptr_t a, size_t n)
+{
+	check(a, n, 1, RET_PC);
 }

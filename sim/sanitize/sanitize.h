@@ -6,6 +6,7 @@
 #define CTASIM_SANITIZE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ctasim/kernel.h"
 
@@ -16,9 +17,25 @@ CTA_EXPORT void cta__san_kernel_register(const struct cta_kernel_def *k);
 /* The instrumented copy of k (same name, file and line), or NULL. */
 const struct cta_kernel_def *cta__san_kernel(const struct cta_kernel_def *k);
 
+/* Called by kernels/sanitized.c at load time: the -fasan-shadow-offset its
+ * inline tests were compiled with, or 0 when they call for every access. */
+CTA_EXPORT void cta__san_shadow_offset(uintptr_t off);
+
 /* Per-simulator state, made by cta_sim_new when opts.sanitize is set. */
 int cta__san_sim_new(struct cta_sim *s);
 void cta__san_sim_free(struct cta_sim *s);
+/* 0, or CTA_EUNSUPPORTED with the simulator's message when the shadow the
+ * kernels test cannot be mapped (cta_sim_launch asks). */
+int cta__san_launch_ready(struct cta_sim *s);
+
+/* An access of n bytes at a by the instruction before pc, which the
+ * shadow test sent here (the instrumented regions of compiler/ call it). */
+CTA_EXPORT void cta__san_access(uintptr_t a, size_t n, int write, uintptr_t pc);
+
+struct cta__unit;
+/* A block (unit) about to run under the sanitizer (cta__unit_new): marks
+ * its shared memory for the tool. */
+void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u);
 
 /* Harness buffers (sim/host/harness.c): a buffer of `bytes` at p with `rz`
  * bytes of red zone on each side, named "buffer INDEX of OWNER". release
