@@ -10,34 +10,9 @@
 #include "exec/regions.h"
 
 #ifdef KC_SANITIZED
-/* The copy for --sanitize (compiler/meson.build): registered apart, and
- * clang's kernel-address tests call these when an access's shadow byte is
- * marked (the pass finds them by name); they hand the access, and where it
- * was made, to the sanitizer (sim/sanitize/sanitize.c). */
-#include "sanitize/sanitize.h"
+/* The copy for --sanitize (compiler/meson.build), registered apart. */
+#include "sanitize/clang_entry.h"
 #define KC_REGISTER cta__kc_register_sanitized
-#define KC_SAN_REPORT(n)                                                                           \
-	__attribute__((used, noinline)) static void __asan_report_load##n##_noabort(uintptr_t a)   \
-	{                                                                                          \
-		cta__san_access(a, n, 0, (uintptr_t)__builtin_return_address(0));                  \
-	}                                                                                          \
-	__attribute__((used, noinline)) static void __asan_report_store##n##_noabort(uintptr_t a)  \
-	{                                                                                          \
-		cta__san_access(a, n, 1, (uintptr_t)__builtin_return_address(0));                  \
-	}
-KC_SAN_REPORT(1)
-KC_SAN_REPORT(2)
-KC_SAN_REPORT(4)
-KC_SAN_REPORT(8)
-KC_SAN_REPORT(16)
-__attribute__((used, noinline)) static void __asan_report_load_n_noabort(uintptr_t a, uintptr_t n)
-{
-	cta__san_access(a, n, 0, (uintptr_t)__builtin_return_address(0));
-}
-__attribute__((used, noinline)) static void __asan_report_store_n_noabort(uintptr_t a, uintptr_t n)
-{
-	cta__san_access(a, n, 1, (uintptr_t)__builtin_return_address(0));
-}
 #else
 #define KC_REGISTER cta__kc_register
 #endif

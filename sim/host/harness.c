@@ -317,11 +317,13 @@ static void *host_alloc(size_t bytes, int *mapped)
 
 static void host_free(void *p, size_t bytes, int mapped)
 {
-	if (mapped == 2) {
-		/* A --sanitize buffer between its red zones (cta_harness_alloc). */
+	if (mapped >= 2) {
+		/* A --sanitize buffer between its red zones (cta_harness_alloc),
+		 * in memory host_alloc gave: calloc (2) or a mapping (3). */
 		cta__san_buffer_forget(p);
-		free((char *)p - CTA__SAN_REDZONE);
-		return;
+		p = (char *)p - CTA__SAN_REDZONE;
+		bytes += 2 * CTA__SAN_REDZONE;
+		mapped -= 2;
 	}
 	if (!mapped) {
 		free(p);
@@ -380,9 +382,9 @@ void *cta_harness_alloc(struct cta_harness *h, size_t bytes)
 	if (h->opts.sim.sanitize && h->opts.backend == CTA_BACKEND_SIM) {
 		/* Red zones on both sides, so that memcheck tells an access just
 		 * out of bounds from one in another buffer. */
-		char *z = calloc(1, bytes + 2 * CTA__SAN_REDZONE);
+		char *z = host_alloc(bytes + 2 * CTA__SAN_REDZONE, &mapped);
 		p = z ? z + CTA__SAN_REDZONE : NULL;
-		mapped = 2;
+		mapped += 2;
 		if (p)
 			cta__san_buffer_add(p, bytes, h->ki->name, h->nbufs);
 	} else {
@@ -417,7 +419,7 @@ void cta_harness_release(struct cta_harness *h, void *host)
 		struct cta__hbuf *b = &h->bufs[i];
 		if (b->host != host)
 			continue;
-		if (b->mapped == 2) {
+		if (b->mapped >= 2) {
 			/* Kept allocated until the harness is freed: memcheck then
 			 * reports a kernel's access instead of it landing in reused
 			 * memory. */

@@ -148,7 +148,25 @@ static void shadow_mark(uintptr_t lo, uintptr_t hi, unsigned char v)
 {
 	if (hi <= lo || shadow_ready() <= 0)
 		return;
-	memset((unsigned char *)((lo >> 3) + shadow_off), v, ((hi - lo) + 7) >> 3);
+	unsigned char *s = (unsigned char *)((lo >> 3) + shadow_off);
+	size_t n = ((hi - lo) + 7) >> 3;
+	if (v) {
+		memset(s, v, n);
+		return;
+	}
+	/* Clearing: only what is marked. Writing zeros over the rest would
+	 * back its pages (the shadow of a 16 MiB buffer is 2 MiB), where
+	 * reads now share the kernel's zero page, which stays in the cache. */
+	size_t i = 0;
+	for (; i < n && ((uintptr_t)(s + i) & 7); i++)
+		if (s[i])
+			s[i] = 0;
+	for (; i + 8 <= n; i += 8)
+		if (*(const uint64_t *)(const void *)(s + i))
+			memset(s + i, 0, 8);
+	for (; i < n; i++)
+		if (s[i])
+			s[i] = 0;
 }
 
 /* [lo, hi) valid (lo 8-aligned): a last partial granule holds its count of
@@ -282,31 +300,54 @@ void cta__san_buffer_forget(const void *p)
 
 /* ---- per-simulator state ---------------------------------------------- */
 
-/* What racecheck and initcheck keep per byte of a block's shared memory.
- * gen is the shadow's block generation when the byte was last touched:
- * an older one reads as never touched, so a new block costs no clearing.
- * Epochs are the block's barrier count + 1 (0: never); threads are linear
- * ranks in the block; PCs are offsets from pc_base. */
-#define MANY_READERS 0xffffu
-struct shb {
-	uint32_t gen;
-	uint32_t wep, rep; /* epochs of the last write and of the reads since */
-	uint16_t wt, rt;   /* last writer; the reader, or MANY_READERS */
-	int32_t wpc, rpc;
+/* What racecheck and initcheck keep per byte of a block's shared memory:
+ * one word, so that an access of 8 bytes reads one cache line of it (the
+ * blocks resident at once each have an arena, and a new block's first
+ * touches miss the cache). Epochs count barrier intervals on the arena,
+ * across its blocks: a block starts above every epoch an earlier one used,
+ * so an older word reads as never touched and a new block clears nothing.
+ * Threads are linear ranks in the block (MANY_READERS: more than one);
+ * the instructions, as indices of the sanitizer's table of PCs, sit in a
+ * word of their own per byte, read only to write a report. */
+#define EP_BITS      21
+#define EP_MAX       ((1u << EP_BITS) - 1)
+#define T_BITS       11
+#define MANY_READERS ((1u << T_BITS) - 1)
+#define W_EP(v)      ((uint32_t)(v)&EP_MAX)
+#define W_T(v)       ((uint32_t)((v) >> EP_BITS) & MANY_READERS)
+#define R_EP(v)      ((uint32_t)((v) >> 32) & EP_MAX)
+#define R_T(v)       ((uint32_t)((v) >> (32 + EP_BITS)))
+#define WORD(wep, wt, rep, rt)                                                                     \
+	((uint64_t)(wep) | (uint64_t)(wt) << EP_BITS | (uint64_t)(rep) << 32 |                     \
+	 (uint64_t)(rt) << (32 + EP_BITS))
+
+/* The words of one running block. A block needs them only while its
+ * threads run: a finished block's go to the next block that starts, so
+ * blocks that run one after another (the region form runs a block from
+ * its first thread to its last) reuse the same few, warm in the cache,
+ * rather than each of the hundreds of resident blocks' arenas having its
+ * own, cold by the time the arena's next block starts. */
+struct recs {
+	size_t cap;
+	uint32_t top;  /* the highest epoch used in these words */
+	uint64_t *w;   /* per byte: WORD(write epoch, writer, read epoch, readers) */
+	uint32_t *pcs; /* per byte: write PC index << 16 | read PC index */
+	struct shadow *owner;
+	struct recs *next_free;
 };
 
 /* The shadow of one CTA's arena, and the block it belongs to. */
 struct shadow {
 	const unsigned char *arena;
 	size_t marked; /* bytes of the arena marked in the shadow (SH_SHARED) */
-	size_t cap;
-	const struct cta__unit *unit;
+	struct cta__unit *unit;
 	const struct cta__kernel *k;
 	uint64_t index;
 	uint64_t start_t;
 	unsigned rank;
-	uint32_t gen;
-	struct shb *b;
+	uint32_t base; /* the block's first epoch: older words are other blocks' */
+	uint64_t bar0; /* the block's barrier count at epoch base */
+	struct recs *r;
 };
 
 struct place {
@@ -320,10 +361,20 @@ struct cta__san {
 	struct shadow *sh; /* open addressing by arena address */
 	size_t nsh, capsh;
 	struct shadow *last;
+	struct recs **recs; /* every one made, and those no block holds */
+	size_t nrecs, caprecs;
+	struct recs *free_recs;
 	uint64_t *seen; /* reports made: (rule, pc, other pc) keys, open addressing */
 	size_t nseen, capseen;
 	struct place *places; /* symbolised PCs */
 	size_t nplaces, capplaces;
+	/* racecheck's PCs: index -> offset from PC_BASE (0: none), and the
+	 * lookup by PC (open addressing); last_* is the previous access's. */
+	int32_t *pcv;
+	uint16_t *pch;
+	size_t npcv, cappcv, cappch;
+	uintptr_t last_pc;
+	uint16_t last_pci;
 };
 
 /* Interned file names of every report (reports keep the pointer). */
@@ -350,8 +401,15 @@ void cta__san_sim_free(struct cta_sim *s)
 		if (z->sh[i].marked)
 			shadow_mark((uintptr_t)z->sh[i].arena,
 			            (uintptr_t)z->sh[i].arena + z->sh[i].marked, 0);
-		free(z->sh[i].b);
 	}
+	for (size_t i = 0; i < z->nrecs; i++) {
+		free(z->recs[i]->w);
+		free(z->recs[i]->pcs);
+		free(z->recs[i]);
+	}
+	free(z->recs);
+	free(z->pcv);
+	free(z->pch);
 	free(z->sh);
 	free(z->seen);
 	free(z->places);
@@ -568,6 +626,8 @@ static struct shadow *shadow_slot(struct cta__san *z, const unsigned char *arena
 				while (n[j].arena)
 					j = (j + 1) & (cap - 1);
 				n[j] = z->sh[i];
+				if (n[j].r)
+					n[j].r->owner = &n[j]; /* (it moved) */
 			}
 		free(z->sh);
 		z->sh = n;
@@ -585,6 +645,63 @@ static struct shadow *shadow_slot(struct cta__san *z, const unsigned char *arena
 	return h;
 }
 
+/* Whether the block h last saw has no thread left to run (its unit moved
+ * on to another block, or every thread of its CTA exited). */
+static int block_done(const struct shadow *h)
+{
+	const struct cta__unit *u = h->unit;
+	if (!u || !u->live || u->k != h->k || u->index != h->index || u->start_t != h->start_t ||
+	    h->rank >= u->nctas)
+		return 1;
+	const struct cta__cta *c = &u->ctas[h->rank];
+	return c->exited >= c->nthreads;
+}
+
+/* Words for a new block of an arena of cap bytes: a free set, else one a
+ * finished block holds, else a new one. */
+static struct recs *take_recs(struct cta__san *z, size_t cap)
+{
+	struct recs *r = z->free_recs;
+	if (r) {
+		z->free_recs = r->next_free;
+	} else {
+		for (size_t i = 0; i < z->nrecs && !r; i++)
+			if (z->recs[i]->owner && block_done(z->recs[i]->owner)) {
+				r = z->recs[i];
+				r->owner->r = NULL;
+				r->owner = NULL;
+			}
+	}
+	if (!r) {
+		if (z->nrecs == z->caprecs) {
+			size_t c = z->caprecs ? z->caprecs * 2 : 16;
+			struct recs **n = realloc(z->recs, c * sizeof(*n));
+			if (!n)
+				return NULL;
+			z->recs = n;
+			z->caprecs = c;
+		}
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return NULL;
+		z->recs[z->nrecs++] = r;
+	}
+	if (r->cap < cap) {
+		free(r->w);
+		free(r->pcs);
+		r->w = calloc(cap, sizeof(*r->w));
+		r->pcs = calloc(cap, sizeof(*r->pcs));
+		r->cap = r->w && r->pcs ? cap : 0;
+		r->top = 0;
+		if (!r->cap) {
+			r->next_free = z->free_recs; /* (kept, empty, for a later try) */
+			z->free_recs = r;
+			return NULL;
+		}
+	}
+	return r;
+}
+
 static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 {
 	const struct cta__cta *c = x->cta;
@@ -596,29 +713,89 @@ static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 			return NULL;
 		z->last = h;
 	}
-	if (h->cap < u->cap_smem) {
-		free(h->b);
-		h->b = calloc(u->cap_smem, sizeof(*h->b));
-		h->cap = h->b ? u->cap_smem : 0;
-		h->gen = 1;
-		if (!h->b)
-			return NULL;
-	}
 	unsigned rank = x->l.cta_rank;
+	const uint64_t bars = x->cta->bar_gen + u->cbar_gen;
 	if (h->unit != u || h->k != u->k || h->index != u->index || h->start_t != u->start_t ||
-	    h->rank != rank) {
+	    h->rank != rank || !h->r) {
 		/* A new block on this memory: everything it holds is older. */
-		h->unit = u;
+		if (h->r) {
+			h->r->owner = NULL;
+			h->r->next_free = z->free_recs;
+			z->free_recs = h->r;
+		}
+		h->r = NULL;
+		struct recs *r = take_recs(z, u->cap_smem);
+		if (!r)
+			return NULL;
+		r->owner = h;
+		h->r = r;
+		h->unit = (struct cta__unit *)u;
 		h->k = u->k;
 		h->index = u->index;
 		h->start_t = u->start_t;
 		h->rank = rank;
-		if (++h->gen == 0) {
-			memset(h->b, 0, h->cap * sizeof(*h->b));
-			h->gen = 1;
+		if (r->top >= EP_MAX - 1) {
+			memset(r->w, 0, r->cap * sizeof(*r->w));
+			r->top = 0;
 		}
+		h->base = r->top + 1;
+		h->bar0 = bars;
+	} else if (bars - h->bar0 > EP_MAX - h->base) {
+		/* This block ran out of epochs: keep only what a later epoch
+		 * needs (which bytes it wrote), as epoch 1, and go on from 2. */
+		struct recs *r = h->r;
+		for (size_t i = 0; i < r->cap; i++)
+			r->w[i] = W_EP(r->w[i]) >= h->base ? WORD(1, 0, 0, 0) : 0;
+		h->base = 1;
+		h->bar0 = bars - 1;
+		r->top = 1;
 	}
 	return h;
+}
+
+/* The index of pc in racecheck's table (0 when it is full). */
+static uint16_t pc_index(struct cta__san *z, uintptr_t pc)
+{
+	if (pc == z->last_pc)
+		return z->last_pci;
+	if (2 * (z->npcv + 1) > z->cappch) {
+		size_t cap = z->cappch ? z->cappch * 2 : 256;
+		if (cap > 2 * 65536)
+			return 0;
+		uint16_t *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return 0;
+		for (size_t i = 1; i < z->npcv; i++) {
+			size_t j = ((size_t)z->pcv[i] * 0x9e3779b1u) & (cap - 1);
+			while (n[j])
+				j = (j + 1) & (cap - 1);
+			n[j] = (uint16_t)i;
+		}
+		free(z->pch);
+		z->pch = n;
+		z->cappch = cap;
+	}
+	int32_t off = (int32_t)(pc - PC_BASE);
+	size_t j = ((size_t)off * 0x9e3779b1u) & (z->cappch - 1);
+	while (z->pch[j] && z->pcv[z->pch[j]] != off)
+		j = (j + 1) & (z->cappch - 1);
+	if (!z->pch[j]) {
+		if (z->npcv == 0)
+			z->npcv = 1; /* index 0: none */
+		if (z->npcv >= z->cappcv) {
+			size_t cap = z->cappcv ? z->cappcv * 2 : 256;
+			int32_t *n = realloc(z->pcv, cap * sizeof(*n));
+			if (!n)
+				return 0;
+			z->pcv = n;
+			z->cappcv = cap;
+		}
+		z->pcv[z->npcv] = off;
+		z->pch[j] = (uint16_t)z->npcv++;
+	}
+	z->last_pc = pc;
+	z->last_pci = z->pch[j];
+	return z->last_pci;
 }
 
 void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
@@ -682,11 +859,18 @@ static void report(struct cta__san *z, enum cta__ub_rule rule, struct cta__lane_
 	cta__ub(u->sim, rule, u, x, file, line, "%s", cause);
 }
 
-static const char *other_place(struct cta__san *z, int32_t pc, char *buf, size_t len)
+/* The PC of racecheck's index i (0 when the table was full). */
+static uintptr_t pc_at(const struct cta__san *z, uint32_t i)
 {
-	const char *file;
-	int line;
-	symbolize(z, PC_BASE + (uintptr_t)(intptr_t)pc, &file, &line);
+	return i && i < z->npcv ? PC_BASE + (uintptr_t)(intptr_t)z->pcv[i] : 0;
+}
+
+static const char *other_place(struct cta__san *z, uint32_t i, char *buf, size_t len)
+{
+	const char *file = "?";
+	int line = 0;
+	if (pc_at(z, i))
+		symbolize(z, pc_at(z, i), &file, &line);
 	snprintf(buf, len, "%s:%d", file, line);
 	return buf;
 }
@@ -723,71 +907,74 @@ static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off,
 	struct shadow *h = shadow_of(z, x);
 	if (!h)
 		return;
-	const uint32_t gen = h->gen;
-	const uint32_t ep = (uint32_t)(c->bar_gen + x->l.unit->cbar_gen + 1);
+	struct recs *r = h->r;
+	const uint32_t ep = h->base + (uint32_t)(c->bar_gen + x->l.unit->cbar_gen - h->bar0);
+	if (ep > r->top)
+		r->top = ep;
 	const unsigned t = rank_of(&x->l);
-	const int32_t mypc = (int32_t)(pc - PC_BASE);
-	char where[300];
-	for (size_t i = 0; i < n; i++) {
-		struct shb *b = &h->b[off + i];
-		if (b->gen != gen)
-			*b = (struct shb){.gen = gen};
-		if (z->tool == CTA_SANITIZE_INITCHECK) {
-			if (write) {
-				b->wep = ep;
-			} else if (!b->wep && !library_bytes(c, off + i)) {
+	/* (A block has at most 1024 threads on every GPU the models know.) */
+	const uint32_t tt = t < MANY_READERS ? t : MANY_READERS - 1;
+	uint64_t *w = &r->w[off];
+	if (z->tool == CTA_SANITIZE_INITCHECK) {
+		for (size_t i = 0; i < n; i++) {
+			if (write || W_EP(w[i]) >= h->base) {
+				w[i] = WORD(ep, 0, 0, 0);
+				continue;
+			}
+			if (!library_bytes(c, off + i)) {
 				smem_name(c, k, off + i, name, sizeof(name));
 				report(z, UB_INITCHECK_SHARED, x, pc, 0,
 				       "read of %zu bytes of %s, which no thread of this block has "
 				       "written (shared memory is not initialised on a GPU; the "
 				       "simulator's zeros hide this)",
 				       n, name);
-				b->wep = ep; /* reported once */
 			}
-			continue;
+			w[i] = WORD(ep, 0, 0, 0); /* reported once */
 		}
-		/* racecheck */
+		return;
+	}
+	/* racecheck */
+	const uint32_t mypc = pc_index(z, pc);
+	uint32_t *pcs = &r->pcs[off];
+	char where[300];
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t v = w[i];
+		const uint32_t wep = W_EP(v), wt = W_T(v), rep = R_EP(v), rt = R_T(v);
+		const uint32_t wpc = pcs[i] >> 16, rpc = pcs[i] & 0xffff;
 		if (write) {
-			if (b->wep == ep && b->wt != t) {
+			if (wep == ep && wt != tt) {
 				smem_name(c, k, off + i, name, sizeof(name));
 				report(
-				    z, UB_RACECHECK_SHARED_WW, x, pc,
-				    PC_BASE + (uintptr_t)(intptr_t)b->wpc,
+				    z, UB_RACECHECK_SHARED_WW, x, pc, pc_at(z, wpc),
 				    "write of %s by thread %u races with the write by thread %u at "
 				    "%s: no __syncthreads between them",
-				    name, t, b->wt, other_place(z, b->wpc, where, sizeof(where)));
-			} else if (b->rep == ep && b->rt != t) {
+				    name, t, wt, other_place(z, wpc, where, sizeof(where)));
+			} else if (rep == ep && rt != tt) {
 				smem_name(c, k, off + i, name, sizeof(name));
-				char rt[32];
-				if (b->rt == MANY_READERS)
-					snprintf(rt, sizeof(rt), "other threads");
+				char rts[32];
+				if (rt == MANY_READERS)
+					snprintf(rts, sizeof(rts), "other threads");
 				else
-					snprintf(rt, sizeof(rt), "thread %u", b->rt);
-				report(z, UB_RACECHECK_SHARED_RW, x, pc,
-				       PC_BASE + (uintptr_t)(intptr_t)b->rpc,
+					snprintf(rts, sizeof(rts), "thread %u", rt);
+				report(z, UB_RACECHECK_SHARED_RW, x, pc, pc_at(z, rpc),
 				       "write of %s by thread %u races with the read by %s at %s: "
 				       "no __syncthreads between them",
-				       name, t, rt, other_place(z, b->rpc, where, sizeof(where)));
+				       name, t, rts, other_place(z, rpc, where, sizeof(where)));
 			}
-			b->wep = ep;
-			b->wt = (uint16_t)t;
-			b->wpc = mypc;
+			w[i] = WORD(ep, tt, rep, rt);
+			pcs[i] = mypc << 16 | rpc;
 		} else {
-			if (b->wep == ep && b->wt != t) {
+			if (wep == ep && wt != tt) {
 				smem_name(c, k, off + i, name, sizeof(name));
 				report(
-				    z, UB_RACECHECK_SHARED_RW, x, pc,
-				    PC_BASE + (uintptr_t)(intptr_t)b->wpc,
+				    z, UB_RACECHECK_SHARED_RW, x, pc, pc_at(z, wpc),
 				    "read of %s by thread %u races with the write by thread %u at "
 				    "%s: no __syncthreads between them",
-				    name, t, b->wt, other_place(z, b->wpc, where, sizeof(where)));
+				    name, t, wt, other_place(z, wpc, where, sizeof(where)));
 			}
-			if (b->rep == ep && b->rt != t)
-				b->rt = MANY_READERS;
-			else
-				b->rt = (uint16_t)t;
-			b->rep = ep;
-			b->rpc = mypc;
+			const uint32_t nrt = rep == ep && rt != tt ? MANY_READERS : tt;
+			w[i] = WORD(wep, wt, ep, nrt);
+			pcs[i] = wpc << 16 | mypc;
 		}
 	}
 }
