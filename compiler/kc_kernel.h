@@ -13,6 +13,9 @@
 /* The copy for --sanitize (compiler/meson.build), registered apart. */
 #include "sanitize/clang_entry.h"
 #define KC_REGISTER cta__kc_register_sanitized
+/* Asks the pass for the coroutine form: the sanitizer's reports need the
+ * lane to name the running thread, which the loop form does not keep. */
+__attribute__((used)) static const char cta__kc_coroutine_form = 1;
 #else
 #define KC_REGISTER cta__kc_register
 #endif

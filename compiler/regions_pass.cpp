@@ -1495,9 +1495,15 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			LLVMContext &Cx = M.getContext();
 			Constant *nullp = ConstantPointerNull::get(PointerType::getUnqual(Cx));
 			setDescField(D, 2, nullp);
-			// The loop form first; the coroutine form where it cannot.
+			// The loop form first; the coroutine form where it cannot, or
+			// in an instrumented copy for --sanitize (compiler/kc_kernel.h
+			// marks it): the loop form runs a region's threads in one loop,
+			// and the sanitizer's reports need the lane to name the running
+			// thread.
 			Fission fz(*F);
-			std::string fwhy = fz.prepare();
+			std::string fwhy = M.getNamedGlobal("cta__kc_coroutine_form")
+			                       ? "an instrumented copy for --sanitize"
+			                       : fz.prepare();
 			if (fwhy.empty())
 				fwhy = fz.classify();
 			if (fwhy.empty())
