@@ -33,4 +33,10 @@ void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u);
  * inside the segment, so that the reports carry the thread and time. */
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
 
+/* exec -> sanitize. Under --sanitize a block's shared memory is marked in
+ * the shadow the instrumented kernels test (what to mark depends on the
+ * tool and on the kernel now using the arena) as its unit is made, before
+ * any of its threads runs (sim/sanitize/sanitize.c). */
+void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u);
+
 #endif

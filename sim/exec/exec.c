@@ -19,7 +19,6 @@
 #include "exec/exec.h"
 #include "exec/fiber.h"
 #include "exec/regions.h"
-#include "sanitize/sanitize.h"
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
 
