@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 # One target per reader: traces, scenario files, device-model files. The
 # library sources each needs are compiled in directly, so that the whole of
 # them carries the fuzzer's coverage instrumentation.
-LIB="$ROOT/sim/trace/*.c $ROOT/sim/model/*.c $ROOT/sim/util/*.c"
+LIB="$ROOT/sim/trace/*.c $ROOT/sim/analysis/*.c $ROOT/sim/model/*.c $ROOT/sim/util/*.c"
 build() {
 	# shellcheck disable=SC2086
 	"$CC_FUZZ" -g -O1 -std=c11 -D_GNU_SOURCE \
