@@ -157,18 +157,18 @@ bool reachesBarrier(const Function &F, std::set<const Function *> &stack)
 void inlineBarrierHelpers(Function &F)
 {
 	for (int round = 0; round < 16; round++) {
-		SmallVector<CallBase *, 8> todo;
+		SmallVector<CallBase *, 8> pending;
 		for (Instruction &I : instructions(F))
 			if (auto *CB = dyn_cast<CallBase>(&I))
 				if (Function *c = CB->getCalledFunction())
 					if (!c->isDeclaration() && c != &F) {
 						std::set<const Function *> st;
 						if (reachesBarrier(*c, st))
-							todo.push_back(CB);
+							pending.push_back(CB);
 					}
-		if (todo.empty())
+		if (pending.empty())
 			return;
-		for (CallBase *CB : todo) {
+		for (CallBase *CB : pending) {
 			InlineFunctionInfo IFI;
 			InlineFunction(*CB, IFI);
 		}
@@ -356,15 +356,15 @@ struct Fission {
 	void inlineAll()
 	{
 		for (int round = 0; round < 8; round++) {
-			SmallVector<CallBase *, 16> todo;
+			SmallVector<CallBase *, 16> pending;
 			for (Instruction &I : instructions(F))
 				if (auto *CB = dyn_cast<CallBase>(&I))
 					if (Function *c = CB->getCalledFunction())
 						if (!c->isDeclaration() && c != &F && !c->isIntrinsic())
-							todo.push_back(CB);
-			if (todo.empty())
+							pending.push_back(CB);
+			if (pending.empty())
 				return;
-			for (CallBase *CB : todo) {
+			for (CallBase *CB : pending) {
 				InlineFunctionInfo IFI;
 				InlineFunction(*CB, IFI);
 			}
