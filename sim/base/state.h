@@ -250,7 +250,7 @@ struct cta__cta {
 		uint64_t ok_key;
 	} rslots[8];
 	/* mbarriers and requests of earlier blocks on this CTA's memory, to
-	 * be used again (cta__unit_free puts them here; cta__cta_release
+	 * be used again (cta__exec_unit_free puts them here; cta__exec_cta_release
 	 * frees them). */
 	struct cta__mbar *spare_mbars;
 	struct cta__request *spare_reqs;

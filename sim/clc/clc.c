@@ -18,7 +18,7 @@
 #define RESULT_BYTES ((int64_t)sizeof(cta_clc_result))
 #define RESULT_MAGIC 0xc1c00000u
 
-uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
+uint64_t cta__exec_unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
 
 /* mbarriers and requests, on cache lines of their own: their fields are
  * read and written at every request. */
@@ -147,7 +147,7 @@ static int mbar_check(struct cta__unit *u, struct cta__cta *hint, struct cta__mb
 			*pp = w->next_wait;
 			if (b->completed_t > w->l.vtime)
 				w->l.vtime = b->completed_t;
-			cta__lane_wake(u, w);
+			cta__exec_lane_wake(u, w);
 		} else {
 			pp = &w->next_wait;
 		}
@@ -298,7 +298,7 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 		x->wait_line = line;
 		x->next_wait = b->waiters;
 		b->waiters = x;
-		cta__lane_block(x, L_MBAR);
+		cta__exec_lane_block(x, L_MBAR);
 	}
 	if (b->completed_t > x->l.vtime)
 		x->l.vtime = b->completed_t;
@@ -498,7 +498,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		if (k->next_unit == k->nunits)
 			s->cand_valid = 0;
 		k->st.stolen += k->csize;
-		r->first = cta__bid_of_logical(k, cta__unit_logical(k, r->unit_index, 0));
+		r->first = cta__bid_of_logical(k, cta__exec_unit_logical(k, r->unit_index, 0));
 	} else {
 		k->st.cancel_fail[outcome]++;
 	}
@@ -527,7 +527,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	if (s->tw)
 		cta__out_trace(
 		    s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
-		    outcome == CTA_CANCEL_SUCCESS ? cta__unit_logical(k, r->unit_index, 0)
+		    outcome == CTA_CANCEL_SUCCESS ? cta__exec_unit_logical(k, r->unit_index, 0)
 		                                  : CTA_TRACE_NONE,
 		    outcome, NULL);
 	if (outcome == CTA_CANCEL_SUCCESS)
@@ -644,7 +644,7 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 	struct cta__kernel *k = u->k;
 	if (!sl->consumed) {
 		sl->consumed = 1;
-		uint64_t logical = cta__unit_logical(k, r->unit_index, x->l.cta_rank);
+		uint64_t logical = cta__exec_unit_logical(k, r->unit_index, x->l.cta_rank);
 		cta__out_mark(u, logical);
 		c->steal_current = logical;
 		if (u->sim->tw)

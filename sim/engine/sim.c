@@ -144,7 +144,7 @@ void cta_sim_free(cta_sim *s)
 	 * go with the fiber pools below. */
 	for (size_t i = 0; s->workers && i < s->nunits_made; i++)
 		if (s->units[i]->live)
-			cta__unit_free(s, s->units[i]);
+			cta__exec_unit_free(s, s->units[i]);
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
 		while (s->workers[i].free_lanes) {
 			struct cta__lane_x *x = s->workers[i].free_lanes;
@@ -156,7 +156,7 @@ void cta_sim_free(cta_sim *s)
 	for (size_t n = 0; n < s->nunits_made; n++) {
 		struct cta__unit *u = s->units[n];
 		for (unsigned i = 0; i < u->cap_ctas; i++)
-			cta__cta_release(&u->ctas[i]);
+			cta__exec_cta_release(&u->ctas[i]);
 		free(u->ctas);
 		free(u->ret);
 		free(u->out.recs);
@@ -803,7 +803,7 @@ static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
 		cta__sched_free_cta(s, k, sm);
 	if (++u->ctas_done == u->nctas) {
 		k->units_done++;
-		cta__unit_free(s, u);
+		cta__exec_unit_free(s, u);
 	}
 	if (refill) {
 		cta__sched_refill(s, k, sm);
@@ -960,7 +960,7 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 		         "; adversarial scheduling starved the other spinning blocks: the kernel "
 		         "relies on fair scheduling among resident blocks");
 	}
-	cta__watchdog_stop(s, u, x, rule, x->spin_file, x->spin_line, msg);
+	cta__exec_watchdog_stop(s, u, x, rule, x->spin_file, x->spin_line, msg);
 	commit_unit(s, u);
 	/* Also name each other spinning block once, where it spins. */
 	for (size_t i = 0; rule == UB_FORWARD_PROGRESS && i < s->nunits_made; i++) {
@@ -1063,7 +1063,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 			return CTA__STEP_STOP;
 		if (s->o.spin_sched == CTA_SPIN_ADVERSARIAL && adversarial_hold(s, u))
 			return CTA__STEP_NEXT;
-		cta__unit_poll_wake(u, s->now);
+		cta__exec_unit_poll_wake(u, s->now);
 		*resume = u;
 		return CTA__STEP_RESUME;
 	}
@@ -1113,7 +1113,7 @@ int cta_sim_run(cta_sim *s)
 		return rc;
 	cta__running_sim = s;
 	for (unsigned i = 0; i < s->nkernels; i++) {
-		cta__unit_template(s, s->kernels[i]);
+		cta__exec_unit_template(s, s->kernels[i]);
 		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 	}
 	uint64_t progress_at = CTA_SIM_PROGRESS_EVENTS;

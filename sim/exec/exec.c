@@ -22,12 +22,12 @@
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
 
-struct cta__lane_x *cta__lane_self(void)
+struct cta__lane_x *cta__exec_lane_self(void)
 {
 	return (struct cta__lane_x *)cta__cur;
 }
 
-struct cta__cta *cta__lane_cta(struct cta__lane_x *x)
+struct cta__cta *cta__exec_lane_cta(struct cta__lane_x *x)
 {
 	return x->cta;
 }
@@ -45,8 +45,8 @@ static uint3 unit_cta_bid(const struct cta__kernel *k, uint64_t unit, unsigned r
 	return b;
 }
 
-uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
-uint64_t cta__unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r)
+uint64_t cta__exec_unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
+uint64_t cta__exec_unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r)
 {
 	if (k->csize == 1)
 		return unit;
@@ -113,8 +113,8 @@ static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k,
 	                      s->dev.max_threads_per_sm);
 }
 
-struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-                                const unsigned *sms, uint64_t t)
+struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+                                     const unsigned *sms, uint64_t t)
 {
 	struct cta__unit *u = s->free_units;
 	if (u) {
@@ -139,7 +139,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	size_t need = cta__smem_need(k);
 	if (cap < k->csize || smem_cap < need) {
 		for (unsigned i = 0; i < cap; i++)
-			cta__cta_release(&ctas[i]);
+			cta__exec_cta_release(&ctas[i]);
 		free(ctas);
 		cap = k->csize > cap ? k->csize : cap;
 		smem_cap = need > smem_cap ? need : smem_cap;
@@ -243,7 +243,7 @@ struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64
 	return u;
 }
 
-void cta__unit_template(struct cta_sim *s, struct cta__kernel *k)
+void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 {
 	struct cta__cursor *cur = &k->cursor0;
 	memset(cur, 0, sizeof(*cur));
@@ -262,7 +262,7 @@ void cta__unit_template(struct cta_sim *s, struct cta__kernel *k)
 	k->kc = cta__kc_for(s, k);
 }
 
-void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
+void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u)
 {
 	u->live = 0;
 	struct cta__lane_x *x = u->all;
@@ -317,7 +317,7 @@ void cta__unit_free(struct cta_sim *s, struct cta__unit *u)
 	s->free_units = u;
 }
 
-void cta__cta_release(struct cta__cta *c)
+void cta__exec_cta_release(struct cta__cta *c)
 {
 	free(c->smem);
 	while (c->spare_mbars) {
@@ -744,7 +744,7 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	/* Resumed, with cta__cur set to the lane to run. */
 }
 
-int cta__lane_moves = 1;
+int cta__exec_lane_moves = 1;
 
 /* The calling lane's unit has no threads left to hand out. When that lane
  * is the unit's only one (so nothing of the unit waits) and the next unit
@@ -757,16 +757,16 @@ int cta__lane_moves = 1;
  * left. */
 int cta__claim_next(struct cta__lane *l)
 {
-	return cta__lane_move_next(l) && cta__claim(l);
+	return cta__exec_lane_move_next(l) && cta__claim(l);
 }
 
 /* cta__claim_next without the claim: 1 when the lane moved on. */
-int cta__lane_move_next(struct cta__lane *l)
+int cta__exec_lane_move_next(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
 	struct cta__unit *v;
-	if (seg_i + 1 >= seg_n || !cta__lane_moves || u->all != x || x->next_all || u->runq ||
+	if (seg_i + 1 >= seg_n || !cta__exec_lane_moves || u->all != x || x->next_all || u->runq ||
 	    (v = seg_v[seg_i + 1])->k != u->k || v->all) {
 		l->active = 0;
 		return 0;
@@ -831,12 +831,12 @@ static inline void lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 	u->runq_tail = x;
 }
 
-void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x)
+void cta__exec_lane_wake(struct cta__unit *u, struct cta__lane_x *x)
 {
 	lane_wake(u, x);
 }
 
-void cta__lane_block(struct cta__lane_x *x, enum lstate st)
+void cta__exec_lane_block(struct cta__lane_x *x, enum lstate st)
 {
 	hand_back_run(x);
 	x->state = st;
@@ -844,7 +844,7 @@ void cta__lane_block(struct cta__lane_x *x, enum lstate st)
 	/* Resumed once woken, with cta__cur set back to us. */
 }
 
-/* cta__lane_block for the barriers, which flushed x's progress already. */
+/* cta__exec_lane_block for the barriers, which flushed x's progress already. */
 static inline void lane_block_flushed(struct cta__lane_x *x, enum lstate st)
 {
 	hand_back_rest(x);
@@ -884,7 +884,7 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
  * crossing's release time), the crossing is idle time; a CTA idle for
  * longer than the watchdog loops at barriers and nothing else
  * (`for (;;) __syncthreads();`), which on a GPU hangs. */
-int cta__bar_idle(struct cta_sim *s, struct cta__cta *c)
+int cta__exec_bar_idle(struct cta_sim *s, struct cta__cta *c)
 {
 	if (c->bar_max_t != c->bar_rel_t) {
 		c->bar_idle_ns = 0;
@@ -894,8 +894,8 @@ int cta__bar_idle(struct cta_sim *s, struct cta__cta *c)
 	return c->bar_idle_ns > s->watchdog_ns;
 }
 
-void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x, int rule,
-                        const char *file, int line, const char *msg)
+void cta__exec_watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x,
+                             int rule, const char *file, int line, const char *msg)
 {
 	cta__ub(s, (enum cta__ub_rule)rule, u, x, file, line, "%s", msg);
 	u->watchdog = 1;
@@ -904,8 +904,8 @@ void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane
 /* The CTA looped at barriers with nothing between them for longer than
  * the watchdog: reported, and x parked for good (the unit then settles as
  * given up, and the run stops at its commit). */
-void cta__bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
-                              const char *file, int line, uint64_t idle_ns)
+void cta__exec_bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
+                                   const char *file, int line, uint64_t idle_ns)
 {
 	struct cta_sim *s = u->sim;
 	char msg[256];
@@ -914,7 +914,7 @@ void cta__bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct
 	         " ns of virtual time with no work between them (the watchdog is %" PRIu64
 	         " ns, --watchdog): the body loops at __syncthreads and would hang a GPU",
 	         c->bid.x, c->bid.y, c->bid.z, idle_ns, s->watchdog_ns);
-	cta__watchdog_stop(s, u, x, UB_WATCHDOG, file, line, msg);
+	cta__exec_watchdog_stop(s, u, x, UB_WATCHDOG, file, line, msg);
 }
 
 /* The CTA looped at barriers with nothing between them for longer than
@@ -925,7 +925,7 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
                                                              struct cta__cta *c, const char *file,
                                                              int line, uint64_t idle_ns)
 {
-	cta__bar_watchdog_report(u, x, c, file, line, idle_ns);
+	cta__exec_bar_watchdog_report(u, x, c, file, line, idle_ns);
 	x->wait_file = file;
 	x->wait_line = line;
 	hand_back_rest(x);
@@ -942,7 +942,7 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
  * after whatever else is due before (other blocks, new blocks, ends). */
 void cta__spin_poll(const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = cta__exec_lane_self();
 	struct cta__lane *l = &x->l;
 	struct cta__unit *u = l->unit;
 	struct cta_sim *s = u->sim;
@@ -1002,7 +1002,7 @@ void cta__spin_poll(const char *file, int line)
  * last block's arrival starts the next phase, a block barrier. */
 void cta__grid_sync(const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = cta__exec_lane_self();
 	struct cta__unit *u = x->l.unit;
 	struct cta__kernel *k = u->k;
 	if (!k->l.cooperative) {
@@ -1011,7 +1011,7 @@ void cta__grid_sync(const char *file, int line)
 		         "cta_grid_sync in a launch that is not cooperative (on a GPU "
 		         "this_grid().is_valid() is false and sync() is undefined): launch it "
 		         "with cta_launch_cfg.cooperative, as cudaLaunchCooperativeKernel");
-		cta__watchdog_stop(u->sim, u, x, UB_FORWARD_PROGRESS, file, line, msg);
+		cta__exec_watchdog_stop(u->sim, u, x, UB_FORWARD_PROGRESS, file, line, msg);
 		hand_back_run(x);
 		x->state = L_BARRIER;
 		lane_leave(x);
@@ -1034,7 +1034,7 @@ void cta__grid_sync(const char *file, int line)
 
 /* An EV_POLL for u is due: its spinning lanes run again (at no earlier
  * time than now). */
-void cta__unit_poll_wake(struct cta__unit *u, uint64_t now)
+void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now)
 {
 	struct cta__lane_x *x = u->spinners;
 	u->spinners = NULL;
@@ -1074,8 +1074,8 @@ __attribute__((noinline)) void cta__syncthreads_rule(const char *file, int line,
  * code saves; the rest goes on (as a tail call) to the full barrier. */
 void cta__syncthreads(const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__lane_x *x = cta__exec_lane_self();
+	struct cta__cta *c = cta__exec_lane_cta(x);
 	if (c->nthreads == 1) {
 		one_thread_barrier(x, x->l.unit, c, file, line);
 		return;
@@ -1114,9 +1114,9 @@ __attribute__((noinline, cold)) static void report_exited(struct cta_sim *s, str
  * loops report threads that skipped them as their own rule). */
 void cta__syncthreads_rule(const char *file, int line, int rule)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = cta__exec_lane_self();
 	struct cta__unit *u = x->l.unit;
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__cta *c = cta__exec_lane_cta(x);
 	if (c->nthreads == 1) {
 		one_thread_barrier(x, u, c, file, line);
 		return;
@@ -1137,7 +1137,7 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 	if (c->bar_arrived + c->exited == c->nthreads) {
 		if (c->exited && !c->bar_divergent_reported && rule == UB_DIVERGENT_BARRIER)
 			report_exited(u->sim, u, c, x, file, line);
-		if (cta__bar_idle(u->sim, c)) {
+		if (cta__exec_bar_idle(u->sim, c)) {
 			barrier_watchdog(x, u, c, file, line, c->bar_idle_ns);
 			return;
 		}
@@ -1183,7 +1183,7 @@ static void cluster_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 
 void cta__cluster_sync(const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = cta__exec_lane_self();
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
 	flush_progress(&x->l);
@@ -1407,8 +1407,8 @@ void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c)
  * the first time any thread of the CTA reaches it. */
 void *cta__shared(const struct cta__smem_site *site)
 {
-	struct cta__lane_x *x = cta__lane_self();
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__lane_x *x = cta__exec_lane_self();
+	struct cta__cta *c = cta__exec_lane_cta(x);
 	smem_handed_out(x->l.unit, c);
 	for (unsigned i = 0; i < c->nsites; i++)
 		if (c->sites[i] == site)
@@ -1444,21 +1444,21 @@ void *cta__shared(const struct cta__smem_site *site)
 
 void *cta__shared_dynamic(void)
 {
-	struct cta__lane_x *x = cta__lane_self();
-	struct cta__cta *c = cta__lane_cta(x);
+	struct cta__lane_x *x = cta__exec_lane_self();
+	struct cta__cta *c = cta__exec_lane_cta(x);
 	smem_handed_out(x->l.unit, c);
 	return c->smem;
 }
 
 unsigned cta_smid(void)
 {
-	struct cta__lane_x *x = cta__lane_self();
-	return cta__lane_cta(x)->sm;
+	struct cta__lane_x *x = cta__exec_lane_self();
+	return cta__exec_lane_cta(x)->sm;
 }
 
 const uint3 *cta__blockidx_in_body(const char *file, int line)
 {
-	struct cta__lane_x *x = cta__lane_self();
+	struct cta__lane_x *x = cta__exec_lane_self();
 	struct cta__unit *u = x->l.unit;
 	cta__ub(u->sim, UB_BUILTIN_BLOCKIDX_IN_BODY, u, x, file, line,
 	        "blockIdx is the physical block (%u,%u,%u); the work-stealing body was called "

@@ -13,31 +13,31 @@
 void cta__exec_return_runners(struct cta_sim *s);
 /* 0: cta__claim_next never moves a lane on to the next unit (the unit
  * tests compare both ways); 1 by default. */
-extern int cta__lane_moves;
-int cta__lane_move_next(struct cta__lane *l);
-struct cta__unit *cta__unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-                                const unsigned *sms, uint64_t t);
+extern int cta__exec_lane_moves;
+int cta__exec_lane_move_next(struct cta__lane *l);
+struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+                                     const unsigned *sms, uint64_t t);
 /* Runs the units' segments in order, each until every lane is done or
  * waits for the engine (cta__seg_worker set, cta__seg_unit the one
  * running). */
 void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
 /* Sets what every new unit of k starts from (k->cursor0); once the run's
  * options are final, before its first unit. */
-void cta__unit_template(struct cta_sim *s, struct cta__kernel *k);
+void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k);
 /* Frees what a CTA's memory holds: shared memory, spare mbarriers and
  * requests. */
-void cta__cta_release(struct cta__cta *c);
+void cta__exec_cta_release(struct cta__cta *c);
 /* n objects of size bytes, zeroed, on whole cache lines of their own
  * (NULL when out of memory). */
 void *cta__exec_calloc_lines(size_t n, size_t size);
-void cta__unit_free(struct cta_sim *s, struct cta__unit *u);
-struct cta__lane_x *cta__lane_self(void);
+void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u);
+struct cta__lane_x *cta__exec_lane_self(void);
 /* Marks c's shared memory as possibly written (see smem_dirty). */
 void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c);
-struct cta__cta *cta__lane_cta(struct cta__lane_x *x);
+struct cta__cta *cta__exec_lane_cta(struct cta__lane_x *x);
 /* Suspends the calling lane in state st until the scheduler wakes it. */
-void cta__lane_block(struct cta__lane_x *x, enum lstate st);
-void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x);
+void cta__exec_lane_block(struct cta__lane_x *x, enum lstate st);
+void cta__exec_lane_wake(struct cta__unit *u, struct cta__lane_x *x);
 
 /* A spinning lane's poll cost: each suspension stands for the
  * CTA__POLL_BUDGET polls before it, at this many virtual ns each. A thread
@@ -52,18 +52,18 @@ void cta__lane_wake(struct cta__unit *u, struct cta__lane_x *x);
 /* Stops the run at the watchdog: a report on lane x of unit u (UB_WATCHDOG
  * or UB_FORWARD_PROGRESS), which ends the run when the unit is committed,
  * and u's lanes given up silently once they settle. */
-void cta__watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x, int rule,
-                        const char *file, int line, const char *msg);
+void cta__exec_watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x,
+                             int rule, const char *file, int line, const char *msg);
 
 /* The watchdog's view of a CTA barrier about to complete (exec.c, and the
  * region form's in regions.c): 1 when the CTA crossed barriers with no work
  * between them for longer than the watchdog; then the report. */
-int cta__bar_idle(struct cta_sim *s, struct cta__cta *c);
-void cta__bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
-                              const char *file, int line, uint64_t idle_ns);
+int cta__exec_bar_idle(struct cta_sim *s, struct cta__cta *c);
+void cta__exec_bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, struct cta__cta *c,
+                                   const char *file, int line, uint64_t idle_ns);
 
 /* An EV_POLL for u is due: its spinning lanes become runnable, at now at
  * the earliest. */
-void cta__unit_poll_wake(struct cta__unit *u, uint64_t now);
+void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now);
 
 #endif

@@ -235,14 +235,14 @@ void cta__kc_arrive(const char *file, int line)
 			        "%" PRIu64 " of the block's %" PRIu64
 			        " threads exited without reaching this barrier",
 			        c->exited, (uint64_t)c->nthreads);
-		if (!cta__bar_idle(u->sim, c)) {
+		if (!cta__exec_bar_idle(u->sim, c)) {
 			release(b, 1);
 			b->released = 1;
 			return;
 		}
 		/* The watchdog: the block loops at barriers and nothing else.
 		 * Every thread stays waiting, and run_block gives the block up. */
-		cta__bar_watchdog_report(u, x, c, file, line, c->bar_idle_ns);
+		cta__exec_bar_watchdog_report(u, x, c, file, line, c->bar_idle_ns);
 	}
 	if (b->nwait == 0) {
 		b->wait_file = file;
@@ -386,7 +386,7 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 	}
 	l->active = 0;
 	if (b->nwait && u->watchdog) {
-		c->exited = c->nthreads; /* given up (cta__bar_watchdog_report) */
+		c->exited = c->nthreads; /* given up (cta__exec_bar_watchdog_report) */
 	} else if (b->nwait) {
 		/* Cannot happen with __syncthreads alone (a barrier completes
 		 * once every thread arrived or exited); stop cleanly. */
@@ -583,10 +583,10 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d)
 				        " threads exited without reaching this barrier",
 				        c->exited, (uint64_t)c->nthreads);
 			}
-			if (cta__bar_idle(s, c)) {
+			if (cta__exec_bar_idle(s, c)) {
 				lane_at(b, last, r.last_vt);
-				cta__bar_watchdog_report(u, x, c, at->file, at->line,
-				                         c->bar_idle_ns);
+				cta__exec_bar_watchdog_report(u, x, c, at->file, at->line,
+				                              c->bar_idle_ns);
 				c->exited = c->nthreads; /* given up */
 				break;
 			}
@@ -671,6 +671,6 @@ int cta__kc_threads(struct cta__lane_x *x)
 	do {
 		if (d->fis ? run_block_fis(x, d) : run_block(x, d))
 			return 0; /* out of memory: the thread loop takes over */
-	} while (cta__lane_move_next(l));
+	} while (cta__exec_lane_move_next(l));
 	return 1;
 }

@@ -32,7 +32,7 @@ int cta__san_launch_ready(struct cta_sim *s);
  * shadow test sent here (the instrumented regions of compiler/ call it). */
 CTA_EXPORT void cta__san_access(uintptr_t a, size_t n, int write, uintptr_t pc);
 
-/* A block about to run under the sanitizer (cta__unit_new): marks its
+/* A block about to run under the sanitizer (cta__exec_unit_new): marks its
  * shared memory for the tool. sim/exec calls it through base/upcalls.h,
  * which declares it again (this module may not include that header). */
 struct cta__unit;

@@ -545,7 +545,7 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
 	if (take_sm)
 		sm_take(s, sms[0], k);
-	struct cta__unit *u = cta__unit_new(s, k, unit, sms, start);
+	struct cta__unit *u = cta__exec_unit_new(s, k, unit, sms, start);
 	if (!u) {
 		cta__errf(s, "out of memory for blocks");
 		s->hung = 1;

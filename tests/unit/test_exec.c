@@ -322,10 +322,10 @@ static void lane_moving_on_keeps_each_block_its_own_duration(void **state)
 		t[run] = calloc(G * T, sizeof(**t));
 		hits[run] = calloc(G * T, sizeof(**hits));
 		struct ex_when_args a = {t[run], hits[run], 1000};
-		cta__lane_moves = run == 0;
+		cta__exec_lane_moves = run == 0;
 		int rc;
 		cta_sim *s = run_launch(&o, &ex_when, &a, grid, block, 0, &rc);
-		cta__lane_moves = 1;
+		cta__exec_lane_moves = 1;
 		assert_int_equal(rc, 0);
 		lanes[run] = s->lanes_started;
 		cta_sim_free(s);
