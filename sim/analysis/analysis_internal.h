@@ -17,10 +17,10 @@ struct cta_svg_opts;
 struct cta_perfetto_opts;
 /* The renderers over a trace and, for a lean one, its layout (NULL: built
  * from t's records). */
-int cta__render_svg(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
-                    const struct cta_svg_opts *opts);
-int cta__export_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
-                         const struct cta_perfetto_opts *opts);
+int cta__analysis_svg(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                      const struct cta_svg_opts *opts);
+int cta__analysis_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                           const struct cta_perfetto_opts *opts);
 
 /* ---- Record keys (trace_keys.c): the analyses' one keying and sort --- */
 
@@ -30,14 +30,14 @@ struct cta__rec_key {
 	uint64_t a, b, t;
 	size_t seq;
 };
-int cta__rec_key_cmp(const void *pa, const void *pb);
+int cta__analysis_rec_key_cmp(const void *pa, const void *pb);
 /* Whether record r is kept; if so, sets k->a and k->b (k->t is its time
  * and k->seq its index already; either may be changed). */
 typedef int (*cta__rec_key_fn)(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *k);
 /* The keys of the records of t that keep accepts, sorted: *out (freed by
  * the caller) holds *n of them. 0 or CTA_ENOMEM. */
-int cta__rec_keys(struct cta__rec_key **out, size_t *n, const struct cta_trace *t,
-                  cta__rec_key_fn keep, void *ctx);
+int cta__analysis_rec_keys(struct cta__rec_key **out, size_t *n, const struct cta_trace *t,
+                           cta__rec_key_fn keep, void *ctx);
 
 /* Per-kernel facts of one trace: its first and last start and end, and its
  * launch. */
@@ -46,7 +46,7 @@ struct cta__kfacts {
 	uint64_t first_start, last_start, first_end, last_end, launch;
 };
 /* Fills kf[0..CTA_TRACE_MAX_KERNELS) from t's records. */
-void cta__trace_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t);
+void cta__analysis_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t);
 
 /* ---- Calibration of the sweep rule (trace_sweep_fit.c) ------------ */
 
@@ -54,7 +54,8 @@ void cta__trace_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t);
  * the idle-device single-kernel launches of the traces (those with
  * donly[i] set are skipped); m's topology is kept. *placed of *total
  * first-wave blocks then land on the recorded SM. */
-int cta__calib_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
-                         size_t n, const unsigned char *donly, uint64_t *placed, uint64_t *total);
+int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
+                            size_t n, const unsigned char *donly, uint64_t *placed,
+                            uint64_t *total);
 
 #endif

@@ -120,7 +120,8 @@ static int first_wave(struct fit *fit, const struct cta_trace *t, const struct c
 		    (!f->has_end || r->t_ns < f->first_end))
 			ks[n++] = (struct cta__rec_key){.t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp); /* a = b = 0: by time, then file order */
+	qsort(ks, n, sizeof(*ks),
+	      cta__analysis_rec_key_cmp); /* a = b = 0: by time, then file order */
 	int rc = 0;
 	if (n >= 2) {
 		rc = push(&fit->dispatch, (ks[n - 1].t - ks[0].t) / (n - 1));
@@ -169,7 +170,7 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
 			ks[n++] = (struct cta__rec_key){
 			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
+	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i + 1 < n && !rc; i++) {
 		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
@@ -205,7 +206,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 			ks[n++] = (struct cta__rec_key){
 			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
+	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i + 1 < n && !rc; i++) {
 		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
@@ -294,7 +295,7 @@ static int retire_gaps(struct samples *out, const struct cta_trace *t, const str
 			ks[n++] = (struct cta__rec_key){
 			    .a = r->sm, .b = r->kernel, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
+	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i, head = 0, tail = 0;
@@ -427,7 +428,7 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 			ks[n++] = (struct cta__rec_key){
 			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
 	}
-	qsort(ks, n, sizeof(*ks), cta__rec_key_cmp);
+	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	size_t nb = 0;
 	for (size_t i = 0; i + 1 < n; i++) {
 		const struct cta_trace_rec *x = &t->recs[ks[i].seq], *y = &t->recs[ks[i + 1].seq];
@@ -767,7 +768,7 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 					if (!strcmp(opts->named[j].name, t->header.kernels[k].name))
 						kns[k] = opts->named[j].ns;
 			}
-			cta__trace_kernel_facts(kf, t);
+			cta__analysis_kernel_facts(kf, t);
 			rc = spin_samples(fit, t, kf, kns, base->max_threads_per_sm,
 			                  opts->work ? &opts->work[i] : NULL);
 		}
@@ -776,7 +777,7 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 		double tick = t->header.tick_ns;
 		if (tick > rep->tick_ns)
 			rep->tick_ns = tick;
-		cta__trace_kernel_facts(kf, t);
+		cta__analysis_kernel_facts(kf, t);
 		for (unsigned k = 0; k < t->header.kernel_count && !rc; k++) {
 			/* A kernel launched behind a busy one waits for room, which
 			 * says nothing about launch latency: only idle-device
@@ -1029,8 +1030,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	out->wave_order_count = 0;
 	int sweep = !opts->replay_waves && final_sm == base->sm_count && base->gpc_count;
 	if (sweep) {
-		if ((rc = cta__calib_fit_sweep(out, traces, n, donly, &rep->sweep_placed,
-		                               &rep->sweep_total)))
+		if ((rc = cta__analysis_fit_sweep(out, traces, n, donly, &rep->sweep_placed,
+		                                  &rep->sweep_total)))
 			goto fail;
 		if (!rep->sweep_total) {
 			note(rep,

@@ -64,7 +64,7 @@ static int kview_build(struct kview *v, const struct cta_trace *t, uint32_t k,
 {
 	memset(v, 0, sizeof(*v));
 	struct begin_sel sel = {k, 0};
-	int rc = cta__rec_keys(&v->begs, &v->nbegs, t, begin_of, &sel);
+	int rc = cta__analysis_rec_keys(&v->begs, &v->nbegs, t, begin_of, &sel);
 	if (rc < 0)
 		return rc;
 	if (sel.bad_sm) {
@@ -442,8 +442,8 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 
 	out->kernel_count = a->header.kernel_count;
 	struct cta__kfacts kf[2][CTA_TRACE_MAX_KERNELS];
-	cta__trace_kernel_facts(kf[0], a);
-	cta__trace_kernel_facts(kf[1], b);
+	cta__analysis_kernel_facts(kf[0], a);
+	cta__analysis_kernel_facts(kf[1], b);
 	for (unsigned k = 0; k < out->kernel_count; k++) {
 		struct cta_diff_kernel *d = &out->kernels[k];
 		struct kview kv[2];

@@ -8,7 +8,7 @@
 #include "analysis_internal.h"
 #include "ctasim/errors.h"
 
-int cta__rec_key_cmp(const void *pa, const void *pb)
+int cta__analysis_rec_key_cmp(const void *pa, const void *pb)
 {
 	const struct cta__rec_key *x = pa, *y = pb;
 	if (x->a != y->a)
@@ -20,8 +20,8 @@ int cta__rec_key_cmp(const void *pa, const void *pb)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int cta__rec_keys(struct cta__rec_key **out, size_t *n, const struct cta_trace *t,
-                  cta__rec_key_fn keep, void *ctx)
+int cta__analysis_rec_keys(struct cta__rec_key **out, size_t *n, const struct cta_trace *t,
+                           cta__rec_key_fn keep, void *ctx)
 {
 	struct cta__rec_key k;
 	size_t m = 0;
@@ -38,13 +38,13 @@ int cta__rec_keys(struct cta__rec_key **out, size_t *n, const struct cta_trace *
 		if (keep(&t->recs[i], ctx, &k))
 			v[m++] = k;
 	}
-	qsort(v, m, sizeof(*v), cta__rec_key_cmp);
+	qsort(v, m, sizeof(*v), cta__analysis_rec_key_cmp);
 	*out = v;
 	*n = m;
 	return 0;
 }
 
-void cta__trace_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t)
+void cta__analysis_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t)
 {
 	memset(kf, 0, CTA_TRACE_MAX_KERNELS * sizeof(*kf));
 	for (size_t i = 0; i < t->count; i++) {

@@ -383,17 +383,17 @@ static int put_flows(struct px *x)
 int cta_trace_export_perfetto(const struct cta_trace *t, FILE *f,
                               const struct cta_perfetto_opts *opts)
 {
-	return cta__export_perfetto(t, NULL, f, opts);
+	return cta__analysis_perfetto(t, NULL, f, opts);
 }
 
 int cta_trace_lean_export_perfetto(const cta_trace_lean *t, FILE *f,
                                    const struct cta_perfetto_opts *opts)
 {
-	return cta__export_perfetto(&t->t, &t->l, f, opts);
+	return cta__analysis_perfetto(&t->t, &t->l, f, opts);
 }
 
-int cta__export_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
-                         const struct cta_perfetto_opts *opts)
+int cta__analysis_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                           const struct cta_perfetto_opts *opts)
 {
 	struct cta__layout l;
 	int per_kernel = opts && opts->group == CTA_PERFETTO_GROUP_KERNEL;

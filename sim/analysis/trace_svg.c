@@ -394,16 +394,16 @@ static double put_legend(FILE *f, const struct cta_trace *t, double x0, double y
 
 int cta_trace_render_svg(const struct cta_trace *t, FILE *f, const struct cta_svg_opts *opts)
 {
-	return cta__render_svg(t, NULL, f, opts);
+	return cta__analysis_svg(t, NULL, f, opts);
 }
 
 int cta_trace_lean_render_svg(const cta_trace_lean *t, FILE *f, const struct cta_svg_opts *opts)
 {
-	return cta__render_svg(&t->t, &t->l, f, opts);
+	return cta__analysis_svg(&t->t, &t->l, f, opts);
 }
 
-int cta__render_svg(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
-                    const struct cta_svg_opts *opts)
+int cta__analysis_svg(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
+                      const struct cta_svg_opts *opts)
 {
 	/* A lean trace (cta_trace_read_lean) brings its layout: its block
 	 * records were not kept. */

@@ -124,8 +124,8 @@ static uint64_t score(const struct cta_device_model *m, const struct waves *ws, 
 	return ok;
 }
 
-int cta__calib_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
-                         size_t n, const unsigned char *donly, uint64_t *placed, uint64_t *total)
+int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
+                            size_t n, const unsigned char *donly, uint64_t *placed, uint64_t *total)
 {
 	const unsigned nsms = m->sm_count;
 	struct waves ws = {0};
