@@ -97,31 +97,31 @@ struct fit {
 	int clc_emulated;
 };
 
+/* Kernel k's starts on a known SM before its first end, keyed (0, 0). */
+struct wave_sel {
+	const struct cta__kfacts *f;
+	unsigned k;
+};
+
+static int wave_start(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *key)
+{
+	const struct wave_sel *sel = ctx;
+	(void)key;
+	return r->kernel == sel->k && r->ev == CTA_TEV_START && r->sm != CTA_TRACE_NONE &&
+	       (!sel->f->has_end || r->t_ns < sel->f->first_end);
+}
+
 /* First wave of kernel k: its starts before its first end, in time order.
  * Adds each SM's first-appearance position, and one dispatch-interval
  * sample: the first wave's spread over its size. */
 static int first_wave(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *f,
                       unsigned k, unsigned sm_count, uint8_t *seen)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel == k && r->ev == CTA_TEV_START && r->sm != CTA_TRACE_NONE &&
-		    (!f->has_end || r->t_ns < f->first_end))
-			n++;
-	}
-	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
-	if (!ks)
+	struct cta__rec_key *ks;
+	size_t n;
+	struct wave_sel sel = {f, k};
+	if (cta__analysis_rec_keys(&ks, &n, t, wave_start, &sel)) /* by time, then file order */
 		return CTA_ENOMEM;
-	n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel == k && r->ev == CTA_TEV_START && r->sm != CTA_TRACE_NONE &&
-		    (!f->has_end || r->t_ns < f->first_end))
-			ks[n++] = (struct cta__rec_key){.t = r->t_ns, .seq = i};
-	}
-	qsort(ks, n, sizeof(*ks),
-	      cta__analysis_rec_key_cmp); /* a = b = 0: by time, then file order */
 	int rc = 0;
 	if (n >= 2) {
 		rc = push(&fit->dispatch, (ks[n - 1].t - ks[0].t) / (n - 1));
@@ -150,27 +150,28 @@ static int first_wave(struct fit *fit, const struct cta_trace *t, const struct c
 	return rc;
 }
 
+/* Records of the two kinds evs[0], evs[1] on a known physical block, keyed
+ * (kernel, phys). */
+static int by_phys(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *k)
+{
+	const cta_trace_event *evs = ctx;
+	if ((r->ev != evs[0] && r->ev != evs[1]) || r->phys == CTA_TRACE_NONE)
+		return 0;
+	k->a = r->kernel;
+	k->b = r->phys;
+	return 1;
+}
+
 /* Pairs events of one kind with the next event of another on the same key:
  * dispatch->start and cancel->cancel_done by (kernel, phys). */
 static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trace_event from,
                         cta_trace_event to)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < t->count; i++)
-		if ((t->recs[i].ev == from || t->recs[i].ev == to) &&
-		    t->recs[i].phys != CTA_TRACE_NONE)
-			n++;
-	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
-	if (!ks)
+	struct cta__rec_key *ks;
+	size_t n;
+	cta_trace_event evs[2] = {from, to};
+	if (cta__analysis_rec_keys(&ks, &n, t, by_phys, evs))
 		return CTA_ENOMEM;
-	n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == from || r->ev == to) && r->phys != CTA_TRACE_NONE)
-			ks[n++] = (struct cta__rec_key){
-			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
-	}
-	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i + 1 < n && !rc; i++) {
 		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
@@ -190,23 +191,11 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
  * (iter_ns: one cta_spin_ns call of that many ns). */
 static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter_ns)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < t->count; i++)
-		if ((t->recs[i].ev == CTA_TEV_CANCEL || t->recs[i].ev == CTA_TEV_CANCEL_DONE) &&
-		    t->recs[i].phys != CTA_TRACE_NONE)
-			n++;
-	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
-	if (!ks)
+	struct cta__rec_key *ks;
+	size_t n;
+	cta_trace_event evs[2] = {CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE};
+	if (cta__analysis_rec_keys(&ks, &n, t, by_phys, evs))
 		return CTA_ENOMEM;
-	n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_CANCEL || r->ev == CTA_TEV_CANCEL_DONE) &&
-		    r->phys != CTA_TRACE_NONE)
-			ks[n++] = (struct cta__rec_key){
-			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
-	}
-	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i + 1 < n && !rc; i++) {
 		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
@@ -268,34 +257,41 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	    steal > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : (unsigned)steal;
 }
 
+/* The starts and ends of a trace's known kernels that the fits pair up,
+ * keyed (sm, kernel) for retire gaps (by_sm) or (kernel, phys) for block
+ * durations; records without that SM or physical block are left out. */
+struct ends_sel {
+	const struct cta_trace *t;
+	int by_sm;
+};
+
+static int start_or_end(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *k)
+{
+	const struct ends_sel *sel = ctx;
+	if ((r->ev != CTA_TEV_START && r->ev != CTA_TEV_END) ||
+	    r->kernel >= sel->t->header.kernel_count ||
+	    (sel->by_sm ? r->sm : r->phys) == CTA_TRACE_NONE)
+		return 0;
+	k->a = sel->by_sm ? r->sm : r->kernel;
+	k->b = sel->by_sm ? r->kernel : r->phys;
+	return 1;
+}
+
 /* Retire-to-next-start: on each SM, every start of a kernel after its first
  * end is paired with the oldest earlier end of that kernel on that SM not
  * yet paired, since the block that left made the room. */
 static int retire_gaps(struct samples *out, const struct cta_trace *t, const struct cta__kfacts *kf)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->sm != CTA_TRACE_NONE &&
-		    r->kernel < t->header.kernel_count)
-			n++;
-	}
-	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	struct cta__rec_key *ks;
+	size_t n;
+	struct ends_sel sel = {t, 1};
+	if (cta__analysis_rec_keys(&ks, &n, t, start_or_end, &sel))
+		return CTA_ENOMEM;
 	uint64_t *fifo = malloc((n ? n : 1) * sizeof(*fifo));
-	if (!ks || !fifo) {
+	if (!fifo) {
 		free(ks);
-		free(fifo);
 		return CTA_ENOMEM;
 	}
-	n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->sm != CTA_TRACE_NONE &&
-		    r->kernel < t->header.kernel_count)
-			ks[n++] = (struct cta__rec_key){
-			    .a = r->sm, .b = r->kernel, .t = r->t_ns, .seq = i};
-	}
-	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i, head = 0, tail = 0;
@@ -406,29 +402,16 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
                         const uint64_t *kns, unsigned maxthr, const struct cta_calib_work *w)
 {
 	struct samples *per_r = fit->spin, *len_r = fit->spin_len;
-	size_t n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->phys != CTA_TRACE_NONE &&
-		    r->kernel < t->header.kernel_count)
-			n++;
-	}
-	struct cta__rec_key *ks = malloc((n ? n : 1) * sizeof(*ks));
+	struct cta__rec_key *ks;
+	size_t n;
+	struct ends_sel sel = {t, 0};
+	if (cta__analysis_rec_keys(&ks, &n, t, start_or_end, &sel))
+		return CTA_ENOMEM;
 	struct blk *bs = malloc((n ? n : 1) * sizeof(*bs));
-	if (!ks || !bs) {
+	if (!bs) {
 		free(ks);
-		free(bs);
 		return CTA_ENOMEM;
 	}
-	n = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_END) && r->phys != CTA_TRACE_NONE &&
-		    r->kernel < t->header.kernel_count)
-			ks[n++] = (struct cta__rec_key){
-			    .a = r->kernel, .b = r->phys, .t = r->t_ns, .seq = i};
-	}
-	qsort(ks, n, sizeof(*ks), cta__analysis_rec_key_cmp);
 	size_t nb = 0;
 	for (size_t i = 0; i + 1 < n; i++) {
 		const struct cta_trace_rec *x = &t->recs[ks[i].seq], *y = &t->recs[ks[i + 1].seq];
