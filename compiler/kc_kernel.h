@@ -13,9 +13,9 @@
 /* The copy for --sanitize (compiler/meson.build), registered apart. */
 #include "sanitize/clang_entry.h"
 #define KC_REGISTER cta__kc_register_sanitized
-/* Asks the pass for the coroutine form: the sanitizer's reports need the
- * lane to name the running thread, which the loop form does not keep. */
-__attribute__((used)) static const char cta__kc_coroutine_form = 1;
+/* Tells the pass that the sanitizer's checks read the running thread and its
+ * virtual time from the lane: its loop form keeps them there. */
+__attribute__((used)) static const char cta__kc_sanitized = 1;
 #else
 #define KC_REGISTER cta__kc_register
 #endif

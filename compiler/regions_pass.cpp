@@ -27,6 +27,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -334,9 +335,15 @@ struct Fission {
 	std::set<AllocaInst *> escaped;
 	std::map<AllocaInst *, unsigned> off; // slot or uniform offset
 	unsigned slotBytes = 0, uniBytes = 0;
+	// An instrumented copy for --sanitize (compiler/kc_kernel.h marks its
+	// module): the sanitizer's checks and reports read the running thread
+	// and its virtual time from the lane, so each loop keeps them there,
+	// and preludes keep no loads (each thread's read is checked as its).
+	bool publish;
 
 	Fission(Function &f)
-	    : F(f), M(*f.getParent()), C(f.getContext()), DL(f.getParent()->getDataLayout())
+	    : F(f), M(*f.getParent()), C(f.getContext()), DL(f.getParent()->getDataLayout()),
+	      publish(M.getNamedGlobal("cta__kc_sanitized") != nullptr)
 	{
 		argA = F.getArg(0);
 		laneA = F.getArg(1);
@@ -873,7 +880,7 @@ struct Fission {
 		if (isa<CallBase>(I))
 			return uniform(&I);
 		if (I.mayHaveSideEffects() || I.mayReadFromMemory()) {
-			if (!isa<LoadInst>(I))
+			if (!isa<LoadInst>(I) || (publish && !allocaOf(I.getOperand(0))))
 				return false;
 		}
 		return uniform(&I);
@@ -979,6 +986,12 @@ struct Fission {
 				if (st.count(A))
 					snap[r].push_back(A);
 		}
+	}
+
+	// The lane is the simulator's, not the body's: its stores need no test.
+	static void nosan(Instruction *I)
+	{
+		I->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(I->getContext(), {}));
 	}
 
 	bool touchesLane(const std::vector<BasicBlock *> &bbs)
@@ -1198,6 +1211,9 @@ struct Fission {
 				bool quick = !touch && nb < 64;
 				BasicBlock *post = quick ? BasicBlock::Create(C, "post" + tag, G, done) : done;
 				IRBuilder<> b(pre);
+				if (publish && !touch)
+					nosan(b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
+					                           i8, gLane, kLaneVtime)));
 				Value *e0 = b.CreateLoad(i64, aExit);
 				b.CreateStore(b.getInt64(0), aSeen);
 				b.CreateBr(h);
@@ -1257,6 +1273,25 @@ struct Fission {
 					b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4));
 					b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8));
 					b.CreateStore(T, b.CreateConstInBoundsGEP1_64(i8, gLane, kLaneVtime));
+				} else if (publish) {
+					// (A one-row block's y and z stay 0 in the lane.)
+					nosan(b.CreateStore(x, gLane));
+					if (v) {
+						nosan(b.CreateStore(
+						    y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4)));
+						nosan(b.CreateStore(
+						    z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8)));
+					}
+				}
+				if (publish) {
+					// A compiler barrier between threads: the kernel-address
+					// pass runs after the loop optimisations, and each
+					// thread's accesses must reach it as that thread's (not
+					// vectorised over threads, nor a store every thread makes
+					// sunk out of the loop as one), after its index is in the
+					// lane. It costs no instruction.
+					b.CreateCall(InlineAsm::get(FunctionType::get(Type::getVoidTy(C), false),
+					                            "", "~{memory}", true));
 				}
 				Value *t64 = b.CreateZExt(t, i64);
 				ValueToValueMapTy VM;
@@ -1495,15 +1530,9 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			LLVMContext &Cx = M.getContext();
 			Constant *nullp = ConstantPointerNull::get(PointerType::getUnqual(Cx));
 			setDescField(D, 2, nullp);
-			// The loop form first; the coroutine form where it cannot, or
-			// in an instrumented copy for --sanitize (compiler/kc_kernel.h
-			// marks it): the loop form runs a region's threads in one loop,
-			// and the sanitizer's reports need the lane to name the running
-			// thread.
+			// The loop form first; the coroutine form where it cannot.
 			Fission fz(*F);
-			std::string fwhy = M.getNamedGlobal("cta__kc_coroutine_form")
-			                       ? "an instrumented copy for --sanitize"
-			                       : fz.prepare();
+			std::string fwhy = fz.prepare();
 			if (fwhy.empty())
 				fwhy = fz.classify();
 			if (fwhy.empty())

@@ -89,9 +89,7 @@ const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kerne
 	for (size_t i = 0; i < n; i++) {
 		const struct cta__kc_def *d = tab[i];
 		/* The same CTA_KERNEL: its name, and where it is written. */
-		/* (Under --sanitize only the coroutine form, whose lane names
-		 * the running thread for the sanitizer's reports.) */
-		if (!d->why && (d->ramp || (d->fis && !s->o.sanitize)) && d->line == kd->line &&
+		if (!d->why && (d->ramp || d->fis) && d->line == kd->line &&
 		    !strcmp(d->name, kd->name) && !strcmp(base_name(d->file), base_name(kd->file)))
 			return d;
 	}
