@@ -170,9 +170,68 @@ def self_test():
     return 0
 
 
+def scope_links(root):
+    """What each module of sim/ may include by a path under sim/, as the
+    compiler's include scope of that module's library: {module: {"dep/h.h":
+    repository path}}. The headers of its own module and of those below it,
+    less the folder-private ones (*_internal.h, which a file includes by
+    name from its own folder) and upcalls.h outside the modules of
+    UPCALL_USERS."""
+    up = {module_of(f) for f in UPCALL_USERS}
+    scopes = {}
+    for i, (name, prefix) in enumerate(ORDER):
+        if name == "top":
+            break
+        links = {}
+        for dep, dprefix in ORDER[:i + 1]:
+            folder = dprefix.rstrip("/")
+            if not os.path.isdir(os.path.join(root, folder)):
+                continue
+            for h in sorted(os.listdir(os.path.join(root, folder))):
+                hdr = folder + "/" + h
+                if not h.endswith(".h") or h.endswith("_internal.h"):
+                    continue
+                if hdr == UPCALLS and name not in up:
+                    continue
+                links[os.path.basename(folder) + "/" + h] = hdr
+        scopes[name] = links
+    return scopes
+
+
+def write_scopes(root, out, stamp=None):
+    """Makes out/MODULE/dep/h.h a link to each header scope_links allows
+    MODULE, and removes every other entry under out/MODULE: meson compiles
+    each module of sim/ with -I out/MODULE only (sim/meson.build), so an
+    include that breaks the order does not compile. Run at configure time
+    and before every build (a header added or removed since)."""
+    for name, links in scope_links(root).items():
+        top = os.path.join(out, name)
+        for rel, hdr in links.items():
+            dst, target = os.path.join(top, rel), os.path.join(root, hdr)
+            if os.path.islink(dst) and os.readlink(dst) == target:
+                continue
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.lexists(dst):
+                os.remove(dst)
+            os.symlink(target, dst)
+        for d, dirs, files in os.walk(top, topdown=False):
+            for f in files + [x for x in dirs if os.path.islink(os.path.join(d, x))]:
+                if os.path.relpath(os.path.join(d, f), top) not in links:
+                    os.remove(os.path.join(d, f))
+            if d != top and not os.listdir(d):
+                os.rmdir(d)
+    if stamp:
+        with open(stamp, "w") as fh:
+            fh.write("/* include scopes of sim/ written (tests/arch/include_order.py) */\n")
+    return 0
+
+
 def main():
     if sys.argv[1:2] == ["--self-test"]:
         return self_test()
+    if sys.argv[1:2] == ["--scopes"] and len(sys.argv) in (4, 5):
+        return write_scopes(os.path.abspath(sys.argv[3]), sys.argv[2],
+                            sys.argv[4] if len(sys.argv) == 5 else None)
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
     bad = check(os.path.abspath(root))
     for b in bad:
