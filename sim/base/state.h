@@ -171,7 +171,7 @@ struct cta__lane_x {
 	uint64_t spin_since;
 	uint64_t spin_resume_t; /* when an EV_POLL last resumed it */
 	unsigned spin_rounds;   /* suspensions since it last did anything else */
-	/* The watchdog of a one-thread CTA's barriers (bar_idle). */
+	/* The watchdog of a one-thread CTA's barriers (cta__exec_bar_idle). */
 	uint64_t bar_rel_t, bar_idle_ns;
 };
 

@@ -1058,7 +1058,7 @@ static inline void one_thread_barrier(struct cta__lane_x *x, struct cta__unit *u
 	flush_progress(&x->l);
 	u->out.crossings++;
 	c->bar_gen++;
-	/* (The watchdog: see bar_idle; kept in the lane, the CTA's only
+	/* (The watchdog: see cta__exec_bar_idle; kept in the lane, the CTA's only
 	 * thread, so as not to dirty the CTA's cold lines.) */
 	if (x->l.vtime != x->bar_rel_t)
 		x->bar_idle_ns = 0;
