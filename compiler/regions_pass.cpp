@@ -54,8 +54,22 @@ const char *const kSuffix = "__kc_body";
 bool isWaitingCall(StringRef n)
 {
 	return n == "cta__cluster_sync" || n == "cta__syncthreads_rule" || n == "cta__grid_sync" ||
-	       n.startswith("cta__mbarrier_") || n.startswith("cta__clc_") ||
-	       n == "cta__for_each_canceled_block" || n == "cta__try_cancel_blocks";
+	       n.startswith("cta__mbarrier_") || n.startswith("cta__clc_");
+}
+
+// The work-stealing loops (cta_for_each_canceled_block, cta_try_cancel_blocks):
+// the loop form runs them for the whole block at once, the block waiting for
+// each request as a whole (cta__clc_ws_run in sim/clc/clc.c).
+bool isWorkSteal(StringRef n)
+{
+	return n == "cta__for_each_canceled_block" || n == "cta__try_cancel_blocks";
+}
+
+// The body a work-stealing call runs for each block, or null.
+Function *workStealFn(const CallBase *CB)
+{
+	bool te = CB->getCalledFunction()->getName() == "cta__try_cancel_blocks";
+	return dyn_cast<Function>(CB->getArgOperand(te ? 2 : 1)->stripPointerCasts());
 }
 
 // Whether F is, or calls (transitively), cta__spin_poll: kernel.h's yield
@@ -107,9 +121,23 @@ struct Checker {
 					       " (not inlined into the body)";
 				continue;
 			}
+			if (isWorkSteal(n)) {
+				if (!inBody)
+					return n.str() + " in the helper " + F.getName().str() +
+					       " (not inlined into the body)";
+				Function *fn = workStealFn(CB);
+				if (!fn || fn->isDeclaration())
+					return "a work-stealing loop" + where(I) +
+					       " whose body is not a function of this file";
+				// The block runs fn thread after thread: it may not wait.
+				std::string why = check(*fn, false, FAM);
+				if (!why.empty())
+					return why;
+				continue;
+			}
 			if (isWaitingCall(n))
 				return "it calls " + n.str() + where(I) +
-				       " (CLC, mbarrier and cluster waits run on fibers)";
+				       " (low-level CLC, mbarrier and cluster waits run on fibers)";
 			if (!callee->isDeclaration()) {
 				std::string why = check(*callee, false, FAM);
 				if (!why.empty())
@@ -147,7 +175,7 @@ bool reachesBarrier(const Function &F, std::set<const Function *> &stack)
 	for (const Instruction &I : instructions(F))
 		if (const auto *CB = dyn_cast<CallBase>(&I))
 			if (const Function *c = CB->getCalledFunction()) {
-				if (c->getName() == kBarrier)
+				if (c->getName() == kBarrier || isWorkSteal(c->getName()))
 					return true;
 				if (!c->isDeclaration() && reachesBarrier(*c, stack))
 					return true;
@@ -327,6 +355,8 @@ struct Fission {
 	const DataLayout &DL;
 	Argument *argA, *laneA, *ixA;
 	SmallVector<CallInst *, 8> bars;
+	SmallVector<int, 8> barKind;                     // 0 __syncthreads, 1 a work-stealing loop
+	SmallVector<CallInst *, 2> wsEnter;              // each loop's cta__kc_ws_enter call
 	SmallVector<BasicBlock *, 8> barBB;              // the block holding barrier i
 	SmallVector<BasicBlock *, 8> entryOf;            // region r's first block
 	SmallVector<std::vector<BasicBlock *>, 8> blocks; // region r's blocks
@@ -400,12 +430,44 @@ struct Fission {
 				Function *c = CB->getCalledFunction();
 				if (c && !c->isDeclaration() && !c->isIntrinsic() && c != &F)
 					return "a call to " + c->getName().str() + " that could not be inlined";
-				if (c && c->getName() == kBarrier)
+				if (c && (c->getName() == kBarrier || isWorkSteal(c->getName())))
 					bars.push_back(cast<CallInst>(CB));
 				if (isa<InvokeInst>(CB) || (c && c->getName() == "setjmp"))
 					return "an invoke or setjmp" + where(I);
 			}
 		}
+		// A work-stealing loop: each thread records its arguments and does
+		// the loop's own entry (cta__kc_ws_enter), then waits at a barrier
+		// of the loop form's, after which the engine runs the loop for the
+		// whole block (sim/exec/regions.c). The marker call only stands
+		// for that barrier: its block is never run.
+		for (CallInst *&CI : bars) {
+			bool te = CI->getCalledFunction()->getName() == "cta__try_cancel_blocks";
+			if (!te && CI->getCalledFunction()->getName() != "cta__for_each_canceled_block") {
+				barKind.push_back(0);
+				continue;
+			}
+			Type *ptrT = PointerType::getUnqual(C), *i32 = Type::getInt32Ty(C);
+			IRBuilder<> b(CI);
+			unsigned o = te ? 1 : 0;
+			Value *lead = te ? b.CreateZExt(CI->getArgOperand(1), i32) : b.getInt32(0);
+			FunctionCallee enter = M.getOrInsertFunction(
+			    "cta__kc_ws_enter", Type::getVoidTy(C), i32, i32, i32, ptrT, ptrT, ptrT, i32);
+			CallInst *e = b.CreateCall(enter, {b.getInt32(te ? 1 : 0), CI->getArgOperand(0), lead,
+			                                   CI->getArgOperand(1 + o), CI->getArgOperand(2 + o),
+			                                   CI->getArgOperand(3 + o), CI->getArgOperand(4 + o)});
+			e->setDebugLoc(CI->getDebugLoc());
+			FunctionCallee mark = M.getOrInsertFunction("cta__kc_ws_point", Type::getVoidTy(C),
+			                                            ptrT, i32);
+			CallInst *m = b.CreateCall(mark, {CI->getArgOperand(3 + o), CI->getArgOperand(4 + o)});
+			m->setDebugLoc(CI->getDebugLoc());
+			CI->eraseFromParent();
+			CI = m;
+			barKind.push_back(1);
+			wsEnter.push_back(e);
+		}
+		if (wsEnter.size() > 1)
+			return "more than one work-stealing loop in the body";
 		if (bars.size() > kMaxBarriers)
 			return "more than " + std::to_string(kMaxBarriers) + " barriers";
 		for (CallInst *CI : bars)
@@ -826,6 +888,33 @@ struct Fission {
 				       << (escaped.count(A) ? " (escapes)" : "") << "\n";
 		if (slotBytes > 65536)
 			return "more than 64 KiB of values live across barriers per thread";
+		return checkWorkSteal(DT);
+	}
+
+	// The engine runs a work-stealing loop for the whole block, every
+	// thread taking part with the same body and argument: a loop that part
+	// of the block may skip, or call again, or bodies with barriers under
+	// divergent control (UB the fiber path reports thread by thread), stay
+	// on fibers.
+	std::string checkWorkSteal(DominatorTree &DT)
+	{
+		if (wsEnter.empty())
+			return "";
+		LoopInfo LI(DT);
+		memo.clear();
+		for (CallInst *e : wsEnter) {
+			if (divergent.count(e->getParent()))
+				return "a work-stealing loop" + where(*e) + " that part of the block may skip";
+			if (LI.getLoopFor(e->getParent()))
+				return "a work-stealing loop" + where(*e) + " inside a loop";
+			if (!uniform(e->getArgOperand(3)) || !uniform(e->getArgOperand(4)))
+				return "a work-stealing loop" + where(*e) +
+				       " whose body or argument differ between threads";
+		}
+		for (size_t j = 0; j < barBB.size(); j++)
+			if (divergent.count(barBB[j]))
+				return "a barrier" + where(*bars[j]) +
+				       " under divergent control beside a work-stealing loop";
 		return "";
 	}
 
@@ -1516,7 +1605,12 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 					if (Function *c = CI->getCalledFunction())
 						if (c->getName() == kBarrier)
 							bars.push_back(CI);
-			if (why.empty() && bars.empty())
+			bool steals = false;
+			for (Instruction &I : instructions(*F))
+				if (auto *CI = dyn_cast<CallInst>(&I))
+					if (Function *c = CI->getCalledFunction())
+						steals = steals || isWorkSteal(c->getName());
+			if (why.empty() && bars.empty() && !steals)
 				why = "no __syncthreads: the plain thread loop is already a loop";
 			changed = true;
 			if (!why.empty()) {
@@ -1552,12 +1646,13 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			}
 			if (G) {
 				Type *i32 = Type::getInt32Ty(Cx);
-				StructType *BT = StructType::get(Cx, {PointerType::getUnqual(Cx), i32});
+				StructType *BT = StructType::get(Cx, {PointerType::getUnqual(Cx), i32, i32});
 				std::vector<Constant *> rows;
-				for (CallInst *CI : fz.bars)
+				for (size_t j = 0; j < fz.bars.size(); j++)
 					rows.push_back(ConstantStruct::get(
-					    BT, {cast<Constant>(CI->getArgOperand(0)),
-					         cast<Constant>(CI->getArgOperand(1))}));
+					    BT, {cast<Constant>(fz.bars[j]->getArgOperand(0)),
+					         cast<Constant>(fz.bars[j]->getArgOperand(1)),
+					         ConstantInt::get(i32, fz.barKind[j])}));
 				auto *AT = ArrayType::get(BT, rows.size());
 				auto *tab = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage,
 				                               ConstantArray::get(AT, rows),
@@ -1576,6 +1671,15 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 					       << " barrier(s), " << fz.slotBytes
 					       << " bytes of slots per thread, " << fz.uniBytes
 					       << " of block-uniform values)\n";
+				continue;
+			}
+			if (steals) {
+				// The coroutine form has no work-stealing loop of its own.
+				why = "a work-stealing loop the loop form cannot take: " + fwhy;
+				if (verbose)
+					errs() << "ctasim-kc: " << base << ": fibers: " << why << "\n";
+				setDescField(D, 2,
+				             IRBuilder<>(Cx).CreateGlobalStringPtr(why, base + "__kc_why", 0, &M));
 				continue;
 			}
 			bars = fz.bars.empty() ? bars : fz.bars;

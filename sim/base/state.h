@@ -149,6 +149,9 @@ struct cta__lane_x {
 	unsigned char obs_used;  /* obs[] was written since the lane was new */
 	unsigned char abandoned; /* retired by the deadlock handler while suspended */
 	unsigned worker;         /* the host thread whose spare lanes it returns to */
+	/* A compiled block that waits as a whole (sim/exec/regions.c): its
+	 * state, while the lane has no fiber. */
+	struct cta__kc_park *kc_park;
 	/* mbarrier phases this thread observed complete (for read_before_complete):
 	 * as many as a CTA has result slots, so a thread that waits on every
 	 * request it has in flight keeps every observation. The first shares

@@ -32,6 +32,13 @@ void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u);
  * requests, the for_each rules checked at the CTA's end) where it ends,
  * inside the segment, so that the reports carry the thread and time. */
 void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c);
+/* exec -> clc. A compiled block runs its work-stealing loop as a whole
+ * (sim/exec/regions.c): each thread's entry into the loop, then the loop
+ * for every thread at once, which returns when the block must wait for a
+ * request (struct cta__kc_ws in sim/exec/regions.h). */
+struct cta__kc_ws;
+void cta__clc_ws_enter(int leader_mode, bool is_leader, const char *file, int line);
+int cta__clc_ws_run(struct cta__kc_ws *w);
 
 /* exec -> sanitize. Under --sanitize a block's shared memory is marked in
  * the shadow the instrumented kernels test (what to mark depends on the

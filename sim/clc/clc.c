@@ -13,6 +13,7 @@
 #include "base/upcalls.h"
 #include "clc/clc.h"
 #include "exec/exec.h"
+#include "exec/regions.h"
 #include "sched/sched.h"
 
 #define RESULT_BYTES ((int64_t)sizeof(cta_clc_result))
@@ -690,10 +691,19 @@ struct fe_state {
 
 void cta__syncthreads_rule(const char *file, int line, int rule);
 
-static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block_fn fn, void *arg,
-                            const char *file, int line)
+/* The loop's state lives in a hidden part of the CTA's shared memory
+ * (the kernel's own __shared__ variables on a GPU). */
+static struct fe_state *fe_state_of(struct cta__unit *u, struct cta__cta *c)
 {
-	struct cta__lane_x *x = self();
+	return (struct fe_state *)(c->smem + u->k->smem_bytes +
+	                           ((16 - u->k->smem_bytes % 16) % 16));
+}
+
+/* A thread's entry into the loop, before the loop's first barrier: the
+ * rules' counts, the leader, the loop's mbarrier. */
+static struct fe_state *work_steal_enter(struct cta__lane_x *x, int leader_mode, bool is_leader,
+                                         const char *file, int line)
+{
 	struct cta__unit *u = x->l.unit;
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = lane_cta(x);
@@ -727,13 +737,22 @@ static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block
 		if (c->fe_leader_min < 0 || (int)me < c->fe_leader_min)
 			c->fe_leader_min = (int)me;
 	}
-	/* The loop's state lives in a hidden part of the CTA's shared memory
-	 * (the kernel's own __shared__ variables on a GPU). */
-	struct fe_state *st =
-	    (struct fe_state *)(c->smem + u->k->smem_bytes + ((16 - u->k->smem_bytes % 16) % 16));
+	struct fe_state *st = fe_state_of(u, c);
 	cta__exec_smem_handed_out(u, c);
 	if (me == 0)
 		cta__mbarrier_init(&st->bar, 1, file, line);
+	return st;
+}
+
+static void work_steal_loop(int rank, int leader_mode, bool is_leader, cta_block_fn fn, void *arg,
+                            const char *file, int line)
+{
+	struct cta__lane_x *x = self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	struct cta__cta *c = lane_cta(x);
+	unsigned me = lane_rank(x);
+	struct fe_state *st = work_steal_enter(x, leader_mode, is_leader, file, line);
 	cta__syncthreads_rule(file, line, UB_FOR_EACH_NOT_ALL_THREADS);
 	unsigned leader = 0;
 	if (leader_mode) {
@@ -782,4 +801,173 @@ void cta__try_cancel_blocks(int rank, bool is_leader, cta_block_fn fn, void *arg
                             int line)
 {
 	work_steal_loop(rank, 1, is_leader, fn, arg, file, line);
+}
+
+/* ---- the loop for a whole compiled block ------------------------------------- */
+
+void cta__clc_ws_enter(int leader_mode, bool is_leader, const char *file, int line)
+{
+	work_steal_enter(self(), leader_mode, is_leader, file, line);
+}
+
+/* The lane plays thread `rank` of its block at virtual time vt. */
+static void ws_thread(struct cta__lane_x *x, unsigned rank, uint64_t vt)
+{
+	struct cta__lane *l = &x->l;
+	l->tid.x = rank % l->bdim.x;
+	l->tid.y = rank / l->bdim.x % l->bdim.y;
+	l->tid.z = rank / (l->bdim.x * l->bdim.y);
+	l->vtime = vt;
+}
+
+static uint64_t ws_vt(const struct cta__kc_ws *w, unsigned t)
+{
+	return t == w->leader ? w->vt_lead : w->vt_state == 2 ? w->vt[t] : w->vt_other;
+}
+
+/* Thread t's time after its body (the i-th of the iteration). The threads'
+ * times are kept as one value (and the leader's, whose request adds to it)
+ * until two differ (vt_state 0: none yet, 1: one value, 2: per rank). */
+static int ws_vt_set(struct cta__kc_ws *w, unsigned i, unsigned t, uint64_t vt)
+{
+	if (t == w->leader) {
+		w->vt_lead = vt;
+		return 0;
+	}
+	if (w->vt_state == 0 || (w->vt_state == 1 && vt == w->vt_other)) {
+		w->vt_other = vt;
+		w->vt_state = 1;
+		return 0;
+	}
+	if (w->vt_state == 1) {
+		if (!w->vt) {
+			w->vt = malloc((size_t)w->n * sizeof(*w->vt));
+			if (!w->vt)
+				return -1;
+		}
+		for (unsigned j = 0; j < i; j++)
+			w->vt[cta__kc_ws_at(w, j)] = w->vt_other;
+		w->vt_state = 2;
+	}
+	w->vt[t] = vt;
+	return 0;
+}
+
+/* work_steal_loop after its first barrier, for every thread of the block
+ * at once: what each thread does there, in the order the fiber path runs
+ * them (each body, then the wait, for every thread; once the request
+ * completed, each thread's reads and the barrier, in wake order, which is
+ * the reverse of the waits'). Returns 1 when the loop ended (the threads
+ * go on in iteration w->iter's order at w->t), 0 when the block waits for
+ * the request (the lane is on the mbarrier's waiters, in state L_MBAR), -1
+ * when the block was given up (the watchdog, out of memory). */
+int cta__clc_ws_run(struct cta__kc_ws *w)
+{
+	struct cta__lane_x *x = self();
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	struct cta__cta *c = lane_cta(x);
+	struct fe_state *st = fe_state_of(u, c);
+	const char *file = w->file;
+	int line = w->line;
+	if (w->waiting)
+		goto woken;
+	if (w->iter == 0) {
+		w->bx = x->l.bid.x;
+		w->by = x->l.bid.y;
+		w->bz = x->l.bid.z;
+		w->leader = w->mode && c->fe_leader_min >= 0 ? (unsigned)c->fe_leader_min : 0;
+	}
+	for (;;) {
+		uint64_t vmax = 0;
+		w->vt_state = 0;
+		for (unsigned i = 0; i < w->n; i++) {
+			unsigned t = cta__kc_ws_at(w, i);
+			ws_thread(x, t, w->t);
+			if (w->iter == 0 && w->mode && t == 0 && c->leaders != 1 &&
+			    !s->o.timing_only)
+				cta__ub(s, UB_LEADER_COUNT, u, x, file, line,
+				        "%u threads of the block passed is_leader=true; exactly "
+				        "one must",
+				        c->leaders);
+			if (t == w->leader) {
+				cta__clc_try_cancel(&st->result, &st->bar, 0, file, line);
+				cta__mbarrier_arrive_expect_tx(&st->bar, (unsigned)RESULT_BYTES,
+				                               file, line);
+			}
+			x->l.steal_depth++;
+			((cta_block_fn)w->fn)((dim3){w->bx, w->by, w->bz}, w->arg);
+			x->l.steal_depth--;
+			if (ws_vt_set(w, i, t, x->l.vtime)) {
+				cta__out_error(u, "kernel %s: out of memory", u->k->label);
+				return -1;
+			}
+			vmax = x->l.vtime > vmax ? x->l.vtime : vmax;
+		}
+		struct cta__mbar *mb = mbar_self(x, &st->bar);
+		if (mb && (mb->phase & 1) == (w->phase & 1)) {
+			/* Every thread waits for the request: the block waits as
+			 * one lane, its threads' state in w. */
+			x->wait_bar = mb;
+			x->wait_parity = w->phase & 1;
+			x->wait_file = file;
+			x->wait_line = line;
+			x->next_wait = mb->waiters;
+			mb->waiters = x;
+			x->state = L_MBAR;
+			x->l.vtime = vmax;
+			w->waiting = 1;
+			return 0;
+		}
+	woken:
+		mb = mbar_self(x, &st->bar);
+		if (mb && (mb->phase & 1) == (w->phase & 1))
+			return 0; /* (not the phase it waits for: still on the list) */
+		w->waiting = 0;
+		bool ok = false;
+		for (unsigned i = w->n; i-- > 0;) {
+			unsigned t = cta__kc_ws_at(w, i);
+			uint64_t vt = ws_vt(w, t);
+			if (mb && mb->completed_t > vt)
+				vt = mb->completed_t;
+			ws_thread(x, t, vt);
+			if (mb && s->checks)
+				observe(x, mb);
+			ok = cta__clc_is_canceled(&st->result, file, line);
+			if (ok) {
+				w->bx = (unsigned)cta__clc_first_ctaid(&st->result, 0, file, line);
+				w->by = (unsigned)cta__clc_first_ctaid(&st->result, 1, file, line);
+				w->bz = (unsigned)cta__clc_first_ctaid(&st->result, 2, file, line);
+			}
+			/* The loop's barrier (cta__syncthreads_rule): every thread
+			 * arrives at the same one. */
+			u->out.crossings++;
+			c->cold_dirty = 1;
+			if (c->bar_arrived == 0) {
+				c->bar_file = file;
+				c->bar_line = line;
+			}
+			c->bar_arrived++;
+			if (x->l.vtime > c->bar_max_t)
+				c->bar_max_t = x->l.vtime;
+		}
+		if (cta__exec_bar_idle(s, c)) {
+			cta__exec_bar_watchdog_report(u, x, c, file, line, c->bar_idle_ns);
+			return -1;
+		}
+		uint64_t t = c->bar_max_t + s->dev.barrier_ns;
+		c->bar_rel_t = t;
+		c->bar_gen++;
+		x->bar_gen = c->bar_gen;
+		x->l.vtime = t;
+		c->bar_arrived = 0;
+		c->bar_max_t = 0;
+		c->bar_file = NULL;
+		c->bar_divergent_reported = 0;
+		w->t = t;
+		w->phase ^= 1;
+		w->iter++;
+		if (!ok)
+			return 1;
+	}
 }

@@ -280,9 +280,11 @@ void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u)
 		struct cta__lane_x *n = x->next_all;
 		/* Only abandoned lanes still own their stack: a finished lane's
 		 * runner fiber went on to other lanes. */
-		if (x->abandoned)
+		if (x->abandoned && x->fiber)
 			cta__fiber_release(cta__fiber_pool_of(x->fiber), x->fiber);
 		x->fiber = NULL;
+		if (x->kc_park)
+			cta__kc_park_free(x);
 		/* Back to the worker that made it (the pool is idle while units
 		 * are freed): a barrier-heavy block needs a lane per thread, and
 		 * fresh memory on every block would cost more than the block. */
@@ -416,6 +418,8 @@ static void hand_back_run(struct cta__lane_x *x)
  * one switch, straight to the next lane. */
 static void lane_leave(struct cta__lane_x *x);
 
+static void lane_leave_slow(struct cta__lane_x *x);
+
 static void runner_main(void *arg)
 {
 	(void)arg;
@@ -424,11 +428,33 @@ static void runner_main(void *arg)
 		const struct cta__kernel *k = x->l.unit->k;
 		/* A body the kernel compiler made into regions runs its block
 		 * as loops over threads, without a lane per waiting thread. */
-		if (!k->kc || !cta__kc_threads(x))
+		int kc = k->kc ? cta__kc_threads(x) : 0;
+		if (kc == CTA__KC_PARKED) {
+			/* The block waits as a whole, its state on the heap:
+			 * this runner goes on as a done lane's does, and the lane
+			 * gets one again once woken (lane_runner). */
+			lane_leave_slow(x);
+			continue;
+		}
+		if (!kc)
 			k->l.kernel->threads(k->args);
 		x->state = L_DONE;
 		lane_leave(x);
 	}
+}
+
+/* A woken lane whose block waited without a fiber (kc_park) gets a runner,
+ * which resumes the block (runner_main). */
+static inline void lane_runner(struct cta__lane_x *x)
+{
+	if (__builtin_expect(x->fiber != NULL, 1))
+		return;
+	struct cta__worker *w = cta__seg_worker;
+	x->fiber = cta__fiber_unpark(w->fpool);
+	if (!x->fiber)
+		x->fiber = cta__fiber_start(w->fpool, runner_main, NULL, x->l.unit->host);
+	if (!x->fiber)
+		abort(); /* as for any fiber that cannot be made mid-run */
 }
 
 /* What a lane taken from the spare list (or moving on to another unit)
@@ -440,6 +466,7 @@ static inline void lane_clear(struct cta__lane_x *x)
 	x->l.smem = NULL;
 	x->abandoned = 0;
 	x->bar_gen = 0;
+	x->kc_park = NULL;
 	if (x->obs_used) {
 		x->obs_used = 0;
 		for (int i = 0; i < CTA__OBS_MAX; i++) {
@@ -657,6 +684,7 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 		cta__seg_unit = cu;
 		struct cta__lane_x *first = pick_next(s, cu, NULL);
 		if (first && first != &pick_failed) {
+			lane_runner(first);
 			cta__cur = &first->l;
 			if (first != x)
 				cta__fiber_switch(x->fiber, first->fiber);
@@ -690,9 +718,11 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	struct cta__unit *u = x->l.unit;
 	struct cta__fiber *self = x->fiber;
 	struct cta__fiber *spare = NULL;
-	if (x->state == L_DONE) {
-		u->live_lanes--;
-		check_stack(u, self);
+	if (x->state == L_DONE || x->kc_park) {
+		if (x->state == L_DONE) {
+			u->live_lanes--;
+			check_stack(u, self);
+		}
 		x->fiber = NULL;
 		spare = self;
 	}
@@ -711,6 +741,13 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	if (n == &pick_failed) {
 		seg_failed = 1;
 		n = NULL;
+	}
+	if (n && !n->fiber) {
+		/* A block that waited without a fiber: this runner, if free. */
+		if (spare)
+			n->fiber = spare;
+		else
+			lane_runner(n);
 	}
 	if (n && n->fiber == self) {
 		/* x itself (a wait that completed at once), or a new lane taking
@@ -816,6 +853,7 @@ static inline void lane_leave(struct cta__lane_x *x)
 	if (!u->runq)
 		u->runq_tail = NULL;
 	n->state = L_RUN;
+	lane_runner(n);
 	cta__cur = &n->l;
 	cta__fiber_switch(x->fiber, n->fiber);
 }
@@ -1364,6 +1402,7 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 		if (first == &pick_failed)
 			continue;
 		if (first) {
+			lane_runner(first);
 			/* Lanes then pass control among themselves (lane_leave),
 			 * runners going on to the following units, and come back
 			 * here once nothing of the unit now running can run. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/upcalls.h"
 #include "exec/exec.h"
 #include "exec/regions.h"
 
@@ -131,6 +132,10 @@ struct kc_block {
 	size_t ubuf_cap;
 	unsigned char *urep; /* the same per thread, in per-thread mode */
 	size_t urep_cap;
+	/* The work-stealing loop the threads enter (cta__kc_ws_enter). */
+	void *ws_fn, *ws_arg;
+	int ws_mode;
+	struct cta__kc_park *spare_park; /* kept for the next wait */
 };
 static _Thread_local struct kc_block kcb;
 
@@ -446,6 +451,50 @@ uint64_t cta__kc_fis_scan(struct cta__kc_run *r, uint64_t lo, uint64_t hi, uint6
 	return want;
 }
 
+void cta__kc_ws_enter(int mode, int rank, int is_leader, void *fn, void *arg, const char *file,
+                      int line)
+{
+	struct kc_block *b = &kcb;
+	(void)rank;    /* (as work_steal_loop: the rank only shapes the index on a GPU) */
+	b->ws_fn = fn; /* (the same for every thread: the kernel compiler checks it) */
+	b->ws_arg = arg;
+	b->ws_mode = mode;
+	cta__clc_ws_enter(mode, is_leader != 0, file, line);
+}
+
+void cta__kc_ws_point(const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	abort(); /* a marker the loop form never runs */
+}
+
+/* What run_block_fis keeps from round to round: on its stack, or in the
+ * lane's park while the block waits as a whole. */
+struct fis_loc {
+	struct cta__idx ix;
+	uint64_t T;
+	unsigned rot, region;
+	int ucur;
+};
+/* A block waiting as a whole for a request of its work-stealing loop: a
+ * few hundred bytes where the fiber path keeps a lane and a stack per
+ * thread. data holds the block-uniform values at the loop's barrier, then
+ * the per-thread slots. */
+struct cta__kc_park {
+	struct fis_loc loc;
+	struct cta__kc_ws ws;
+	size_t cap;
+	unsigned char data[];
+};
+
+void cta__kc_park_free(struct cta__lane_x *x)
+{
+	free(x->kc_park->ws.vt);
+	free(x->kc_park);
+	x->kc_park = NULL;
+}
+
 static void *grow_buf(unsigned char **p, size_t *cap, size_t want)
 {
 	if (want <= *cap)
@@ -463,23 +512,26 @@ static void *grow_buf(unsigned char **p, size_t *cap, size_t want)
  * then the thread whose arrival completed the barrier first and the other
  * waiters in arrival order: while no thread ended early, a rotation by
  * one, run as two ascending loops. */
-static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d)
+static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
+                         struct cta__kc_park *pk)
 {
 	struct cta__lane *l = &x->l;
 	struct cta__unit *u = l->unit;
 	struct cta__kernel *k = u->k;
 	struct kc_block *b = &kcb;
-	unsigned n = (unsigned)l->cursor->left;
+	unsigned n = pk ? pk->ws.n : (unsigned)l->cursor->left;
 	size_t ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
 	if (grow(b, n) || !grow_buf(&b->slots, &b->slots_cap, (size_t)n * d->slot_bytes + 64) ||
 	    !grow_buf(&b->ubuf, &b->ubuf_cap, 2 * stride + ub + 64))
 		return -1;
 	struct cta__cursor *cur = l->cursor;
-	cur->left = 0;
-	cur->tid.x = cur->tid.y = cur->tid.z = 0;
-	if (cur->cta != l->cta_rank || !l->smem)
-		cta__lane_enter_cta(l);
-	cur->cta++;
+	if (!pk) {
+		cur->left = 0;
+		cur->tid.x = cur->tid.y = cur->tid.z = 0;
+		if (cur->cta != l->cta_rank || !l->smem)
+			cta__lane_enter_cta(l);
+		cur->cta++;
+	}
 	b->x = x;
 	b->u = u;
 	b->c = x->cta;
@@ -512,6 +564,27 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d)
 	r.cont = b->cont;
 	r.n = n;
 	uint64_t T = cur->t0;
+	struct cta__kc_ws ws;
+	if (pk) {
+		/* Woken: the block goes on in its work-stealing loop, with
+		 * what it kept (the other blocks this host thread ran since
+		 * reused the buffers). */
+		ix = pk->loc.ix;
+		T = pk->loc.T;
+		rot = pk->loc.rot;
+		region = pk->loc.region;
+		ucur = pk->loc.ucur;
+		ws = pk->ws;
+		memcpy(uin, pk->data, ub);
+		memcpy(b->slots, pk->data + ub, (size_t)n * d->slot_bytes);
+		if (!b->spare_park || b->spare_park->cap < pk->cap) {
+			free(b->spare_park);
+			b->spare_park = pk;
+		} else {
+			free(pk);
+		}
+		goto ws_resume;
+	}
 	for (;;) {
 		r.t = T;
 		r.bar_max = r.end_max = r.arrived = r.exited = 0;
@@ -653,6 +726,78 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d)
 			ucur ^= 1;
 			region = (unsigned)r.want + 1;
 		}
+		if (perthread || d->bars[r.want].kind != 1)
+			continue;
+		/* Every thread entered the work-stealing loop and crossed its
+		 * first barrier: the engine runs the loop for the whole block
+		 * (the kernel compiler made sure every thread takes part). */
+		if (!rotating || c->exited) {
+			cta__out_error(
+			    u,
+			    "kernel %s: compiled work-stealing loop entered by part of the "
+			    "block (a kernel compiler bug)",
+			    k->label);
+			c->exited = c->nthreads;
+			break;
+		}
+		memset(&ws, 0, sizeof(ws));
+		ws.fn = b->ws_fn;
+		ws.arg = b->ws_arg;
+		ws.mode = b->ws_mode;
+		ws.file = d->bars[r.want].file;
+		ws.line = d->bars[r.want].line;
+		ws.n = n;
+		ws.rot = rot;
+		ws.t = T;
+	ws_resume:;
+		int wr = cta__clc_ws_run(&ws);
+		if (wr == 0) {
+			/* The block waits for the request as a whole. */
+			size_t need = ub + (size_t)n * d->slot_bytes;
+			pk = b->spare_park;
+			b->spare_park = NULL;
+			if (!pk || pk->cap < need) {
+				free(pk);
+				pk = malloc(sizeof(*pk) + need);
+				if (!pk) {
+					free(ws.vt);
+					cta__out_error(u, "kernel %s: out of memory", k->label);
+					c->exited = c->nthreads;
+					break;
+				}
+				pk->cap = need;
+			}
+			pk->loc.ix = ix;
+			pk->loc.T = T;
+			pk->loc.rot = rot;
+			pk->loc.region = region;
+			pk->loc.ucur = ucur;
+			pk->ws = ws;
+			memcpy(pk->data, uin, ub);
+			memcpy(pk->data + ub, b->slots, (size_t)n * d->slot_bytes);
+			x->kc_park = pk;
+			return CTA__KC_PARKED;
+		}
+		free(ws.vt);
+		if (wr < 0) {
+			c->exited = c->nthreads; /* given up */
+			break;
+		}
+		/* The loop ended: the threads leave it in its last order, at
+		 * its last barrier's release. */
+		ord = b->runq;
+		nxt = b->waiter;
+		r.slots = b->slots;
+		r.cont = b->cont;
+		for (unsigned i = 0; i < n; i++)
+			ord[i] = cta__kc_ws_at(&ws, i);
+		cnt = n;
+		rotating = 0;
+		T = ws.t;
+		if (uin != b->ubuf + 2 * stride) {
+			memcpy(b->ubuf + 2 * stride, uin, ub);
+			uin = b->ubuf + 2 * stride;
+		}
 	}
 	l->active = 0;
 	return 0;
@@ -662,13 +807,38 @@ int cta__kc_threads(struct cta__lane_x *x)
 {
 	struct cta__lane *l = &x->l;
 	const struct cta__kc_def *d = l->unit->k->kc;
-	/* Only a unit none of whose threads started: its first lane. */
-	if (!d || l->cursor->nret || l->cursor->left != l->unit->ctas[0].nthreads ||
-	    l->unit->ctas[0].nthreads < 2)
-		return 0;
-	do {
-		if (d->fis ? run_block_fis(x, d) : run_block(x, d))
+	int r;
+	if (x->kc_park) {
+		/* A block that waited as a whole, woken. */
+		struct cta__kc_park *pk = x->kc_park;
+		x->kc_park = NULL;
+		r = run_block_fis(x, d, pk);
+		if (r == CTA__KC_PARKED)
+			return r;
+		if (r) {
+			x->kc_park = pk;
+			cta__kc_park_free(x);
+			cta__out_error(l->unit, "kernel %s: out of memory", l->unit->k->label);
+			x->cta->exited = x->cta->nthreads;
+			l->active = 0;
+		}
+	} else {
+		/* Only a unit none of whose threads started: its first lane. */
+		if (!d || l->cursor->nret || l->cursor->left != l->unit->ctas[0].nthreads ||
+		    l->unit->ctas[0].nthreads < 2)
+			return 0;
+		r = d->fis ? run_block_fis(x, d, NULL) : run_block(x, d);
+		if (r == CTA__KC_PARKED)
+			return r;
+		if (r)
 			return 0; /* out of memory: the thread loop takes over */
-	} while (cta__exec_lane_move_next(l));
+	}
+	while (cta__exec_lane_move_next(l)) {
+		r = d->fis ? run_block_fis(x, d, NULL) : run_block(x, d);
+		if (r == CTA__KC_PARKED)
+			return r;
+		if (r)
+			return 0;
+	}
 	return 1;
 }

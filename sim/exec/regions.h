@@ -9,10 +9,14 @@
 
 #include "ctasim/export.h"
 
-/* Where a barrier of a compiled body is written (its __syncthreads call). */
+/* Where a barrier of a compiled body is written (its __syncthreads call),
+ * and what it is: 0 a __syncthreads, 1 the entry of a work-stealing loop
+ * (cta_for_each_canceled_block, cta_try_cancel_blocks), which the engine
+ * then runs for the whole block (struct cta__kc_ws). */
 struct cta__kc_bar {
 	const char *file;
 	int line;
+	int kind;
 };
 /* One compiled kernel body, registered at load time, in one of two forms:
  *  - fis (the loop form, preferred): fis(args, lane, ix, run) runs one
@@ -69,6 +73,17 @@ CTA_EXPORT void cta__kc_fis_mismatch(struct cta__kc_run *r, uint64_t t, uint64_t
  * time vtime; returns the first arrival's barrier. */
 CTA_EXPORT uint64_t cta__kc_fis_scan(struct cta__kc_run *r, uint64_t lo, uint64_t hi, uint64_t want,
                                      uint64_t vtime);
+/* The i-th thread of a work-stealing loop's current iteration
+ * (struct cta__kc_ws, below). */
+struct cta__kc_ws;
+static inline unsigned cta__kc_ws_at(const struct cta__kc_ws *w, unsigned i);
+/* Called by the loop form at each thread's call of a work-stealing loop
+ * (mode 0 cta_for_each_canceled_block, 1 cta_try_cancel_blocks): the loop's
+ * entry for that thread; the thread then waits at the loop's barrier. */
+CTA_EXPORT void cta__kc_ws_enter(int mode, int rank, int is_leader, void *fn, void *arg,
+                                 const char *file, int line);
+/* Stands for that barrier in the compiled code; never called. */
+CTA_EXPORT void cta__kc_ws_point(const char *file, int line);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);
 /* The instrumented copies --sanitize runs (compiler/kc_kernel.h). */
 CTA_EXPORT void cta__kc_register_sanitized(const struct cta__kc_def *d);
@@ -81,13 +96,51 @@ struct cta_sim;
 struct cta__kernel;
 struct cta__lane_x;
 
+/* A work-stealing loop run for a whole compiled block (sim/clc/clc.c,
+ * cta__clc_ws_run): its threads do each step one after another, in the
+ * order the fiber path runs them, and the block waits for each request as
+ * a whole. Every thread of the block takes part (the kernel compiler
+ * checks it). An iteration's order is ranks rot, rot + 1, ... (mod n) when
+ * iter is even, else rot, rot - 1, ... (the barrier that ends an iteration
+ * releases its last arrival first, then the others in arrival order). */
+struct cta__kc_ws {
+	void *fn; /* cta_block_fn */
+	void *arg;
+	const char *file;
+	int line;
+	int mode;       /* 0 for_each_canceled_block, 1 try_cancel_blocks */
+	unsigned n;     /* the block's threads */
+	unsigned rot;   /* the first iteration's first thread */
+	unsigned iter;  /* iterations done */
+	unsigned phase; /* of the loop's mbarrier */
+	int waiting;    /* every thread ran its body: the block waits for the request */
+	unsigned bx, by, bz;
+	uint64_t t;                /* when the threads begin the iteration */
+	uint64_t vt_other;         /* after the bodies: the threads' time but the leader's */
+	uint64_t vt_lead;          /* ... the leader's */
+	uint64_t *vt;              /* per rank, when the other threads' times differ */
+	unsigned leader, vt_state; /* vt_state: cta__clc_ws_run's */
+};
+static inline unsigned cta__kc_ws_at(const struct cta__kc_ws *w, unsigned i)
+{
+	if (w->iter % 2 == 0 || i == 0)
+		return (w->rot + i) % w->n;
+	return (w->rot + w->n - i) % w->n;
+}
+
 /* The compiled form of kernel k, or NULL when it has none or its launch
  * cannot use it (clusters, timing-only runs, one-thread blocks). Under
  * --sanitize, its instrumented copy. */
 const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Runs the lane's unit, and the units it moves on to, in region form;
- * 0 when the unit must run on the thread loop instead. */
+ * 0 when the unit must run on the thread loop instead, CTA__KC_PARKED when
+ * the block waits as a whole (a request of its work-stealing loop): the
+ * lane, in a waiting state, keeps the block's state (kc_park) and needs no
+ * fiber until it is woken, when this is called again to go on. */
+#define CTA__KC_PARKED 2
 int cta__kc_threads(struct cta__lane_x *x);
+/* Frees the state of a lane's waiting block (a lane given up). */
+void cta__kc_park_free(struct cta__lane_x *x);
 /* Registered descriptors, for `ctasim kernels`-style listings and tests. */
 size_t cta__kc_count(void);
 const struct cta__kc_def *cta__kc_at(size_t i);

@@ -39,7 +39,7 @@ for i, (name, _) in enumerate(ORDER):
 # The one header of upward calls, and who calls through it (the callers)
 # or defines what it declares (checked against the prototypes).
 UPCALLS = "sim/base/upcalls.h"
-UPCALL_USERS = {"sim/exec/exec.c", "sim/clc/clc.c", "sim/engine/sim.c"}
+UPCALL_USERS = {"sim/exec/exec.c", "sim/exec/regions.c", "sim/clc/clc.c", "sim/engine/sim.c"}
 
 # Folders whose files may include only public headers (include/ctasim/,
 # not the backend ABI of include/ctasim/sys/ but between public headers)

@@ -30,7 +30,8 @@ if ! "$CTASIM" list >"$tmp/list" 2>&1; then
 	exit 1
 fi
 if [ "$HAVE_KC" = 1 ]; then
-	for k in block_reduce ub_divergent_barrier ub_watchdog; do
+	for k in block_reduce ub_divergent_barrier ub_watchdog vec_add_clc vec_add_clc_3d \
+		vec_add_try_cancel_blocks ub_builtin_blockidx_in_body ub_leader_count; do
 		if grep -E "^  $k .*\[regions\]" "$tmp/list" >/dev/null; then
 			ok "$k is compiled to regions"
 		else
@@ -117,6 +118,17 @@ both block_reduce --arg n=50000 --block 8,4,3 --arg ns=3 --threads 2
 both block_reduce --arg n=70000 --block 1000 --grid 7 --threads 2
 both block_reduce --arg n=4096 --block 33 --device A100-SXM
 both ub_divergent_barrier --block 250 --threads 2
+# Work-stealing loops run for a whole block (the block waits for each
+# request as a whole): odd shapes, costs, forced failures, several host
+# threads, another device, checking off, a seed.
+both vec_add_clc --arg n=100000 --block 96 --threads 2
+both vec_add_clc --arg n=30000 --block 33 --arg ns=7 --cancel-fail-rate 0.3 --seed 5
+both vec_add_clc_2d --block 8,4,1 --cancel-fail-after 40
+both vec_add_clc_3d --block 4,4,3 --device B200 --threads 2
+both vec_add_try_cancel_blocks --arg n=50000 --block 200 --ub off
+both vec_add_try_cancel_blocks --arg n=20000 --device A100-SXM --random-tiebreak --seed 9
+both ub_leader_count --arg leaders=2
+both ub_builtin_blockidx_in_body --arg n=20000 --block 64 --threads 2
 
 echo "1..$n"
 [ "$fail" -eq 0 ]
