@@ -99,3 +99,15 @@ void cta__ready(struct cta_sim *s, struct cta__unit *u)
 	s->batch = cta__grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
 	s->batch[s->nready++] = u;
 }
+
+void cta__ready_placed(struct cta_sim *s, const struct cta__placed *p)
+{
+	if (!s->nready || p->start_t < s->ready_min)
+		s->ready_min = p->start_t;
+	if (s->nready == s->batch_cap || s->nready == s->placed_cap) {
+		s->batch = cta__grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
+		s->placed = cta__grow(s->placed, &s->placed_cap, s->nready + 1, sizeof(*s->placed));
+	}
+	s->placed[s->nready] = *p;
+	s->batch[s->nready++] = NULL;
+}

@@ -36,6 +36,9 @@ static inline void cta__out_trace(struct cta_sim *s, uint64_t t, cta_trace_event
 /* Queues a dispatched unit to run its body before the engine passes its
  * start time. */
 void cta__ready(struct cta_sim *s, struct cta__unit *u);
+/* A block of one CTA placed as p, queued as ready without a unit yet
+ * (struct cta__placed). */
+void cta__ready_placed(struct cta_sim *s, const struct cta__placed *p);
 
 /* Linear block index of blockIdx b, and back; inline, as every new block
  * and every successful cancel asks. */

@@ -350,8 +350,37 @@ struct cta__unit {
 	_Alignas(64) struct cta__outbox out;
 };
 
+/* A block whose body is done and whose retirement (EV_RETIRE) is still
+ * ahead: what its end needs. A one-block unit that nothing else refers to
+ * any more (no CLC objects, no lane left, no spinning, no sanitizer) is
+ * freed when it is committed and leaves one of these in its place, so
+ * that the next block placed reuses a unit still in cache: a wave of
+ * 1,056 resident blocks then keeps 1,056 of these (40 bytes each) hot
+ * where it kept as many units (a few KiB each) cold. */
+struct cta__retiring {
+	struct cta__kernel *k;
+	uint64_t logical, start_t, end_t;
+	unsigned sm;
+	struct cta__retiring *next; /* on the free list */
+};
+
+/* A block placed whose unit is made only when its batch comes to it
+ * (cta__engine_unit_at): a batch of a wave (1,056 blocks of saxpy on an
+ * H100) is then a run of these, 40 bytes each, and the blocks take turns
+ * on the one or two units the previous blocks freed at their commit
+ * (struct cta__retiring), in cache, instead of touching a unit each at
+ * placement and again, evicted by the bodies' data, when it runs. What the
+ * placement decides is all here: the duration model's scale and add are
+ * those of the SM's load at placement. */
+struct cta__placed {
+	struct cta__kernel *k;
+	uint64_t index, start_t;
+	unsigned sm;
+	uint32_t spin, add;
+};
+
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL, EV_POLL };
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL, EV_POLL, EV_RETIRE };
 
 struct cta_sim {
 	struct cta_sim_opts o;
@@ -402,6 +431,11 @@ struct cta_sim {
 	uint64_t batch_cpu_ns; /* CPU time of the segments of a parallel batch */
 	struct cta__unit **batch;
 	size_t batch_cap;
+	/* batch[i] is NULL while its unit is not made: placed[i] says what
+	 * to make (a block of one CTA, cta__ready_placed). */
+	struct cta__placed *placed;
+	size_t placed_cap;
+	int lazy_units; /* placement may leave units to be made (cta_sim_run) */
 	struct cta__unit *free_units;
 	/* A unit resumed by a resolved cancel runs alone (solo); a lane of it
 	 * that waits may step the engine on itself (lane_engine in exec.c), and
@@ -459,6 +493,9 @@ struct cta_sim {
 	int batch_parallel;        /* the batch being committed ran on the pool */
 	int stopped;               /* a watchdog or forward_progress report ended the run */
 	int any_spin; /* a lane spun (cta__spin_poll): commits look at units' spinners */
+	/* Free struct cta__retiring records, and the slabs they come from. */
+	struct cta__retiring *free_retiring;
+	void *retiring_slabs;
 };
 
 #endif

@@ -27,6 +27,11 @@ void cta__engine_commit_early(struct cta_sim *s, size_t upto);
 /* While a batch runs without a trace (s->lazy_start): u's start, counted
  * as the segment comes to it. */
 void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u);
+/* exec -> engine. A serial batch on the engine's thread makes the unit of
+ * each block left to be made (struct cta__placed) as the segment comes
+ * to it, on the memory the block before it freed at its commit: unit i of
+ * the segment, or NULL when memory ran out (the run then stops as hung). */
+struct cta__unit *cta__engine_unit_at(struct cta_sim *s, size_t i);
 
 /* exec -> clc. A CTA that ends settles its CLC state (outstanding
  * requests, the for_each rules checked at the CTA's end) where it ends,

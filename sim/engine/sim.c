@@ -153,6 +153,7 @@ void cta_sim_free(cta_sim *s)
 		}
 	}
 	free(s->batch);
+	free(s->placed);
 	for (size_t n = 0; n < s->nunits_made; n++) {
 		struct cta__unit *u = s->units[n];
 		for (unsigned i = 0; i < u->cap_ctas; i++)
@@ -166,6 +167,11 @@ void cta_sim_free(cta_sim *s)
 		free(u);
 	}
 	free(s->units);
+	while (s->retiring_slabs) {
+		struct cta__retiring *v = s->retiring_slabs;
+		s->retiring_slabs = v[0].next;
+		free(v);
+	}
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
 		cta__fiber_pool_free(s->workers[i].fpool);
 	free(s->workers);
@@ -520,6 +526,52 @@ static void commit_spin(struct cta_sim *s, struct cta__unit *u)
 		release_starved(s);
 }
 
+/* A fresh struct cta__retiring, or NULL when memory ran out (the block
+ * then keeps its unit until it retires). */
+static struct cta__retiring *retiring_new(struct cta_sim *s)
+{
+	struct cta__retiring *r = s->free_retiring;
+	if (__builtin_expect(!r, 0)) {
+		/* A slab: its link to the previous slab, then the records. */
+		enum { PER_SLAB = 255 };
+		struct cta__retiring *v = malloc((PER_SLAB + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		v[0].next = s->retiring_slabs;
+		s->retiring_slabs = v;
+		for (size_t i = PER_SLAB; i > 1; i--) {
+			v[i].next = r;
+			r = &v[i];
+		}
+		s->free_retiring = r;
+		return &v[1];
+	}
+	s->free_retiring = r->next;
+	return r;
+}
+
+/* Unit u's only CTA is done: unless something still refers to the unit,
+ * its retirement is recorded apart and the unit freed now (struct
+ * cta__retiring). Nothing observable changes: the EV_RETIRE event takes
+ * the EV_END's place in (time, sequence) order and does what it does. */
+static inline int retire_early(struct cta_sim *s, struct cta__unit *u, const struct cta__cta *c)
+{
+	if (u->nctas != 1 || u->clc_objs || u->live_lanes || u->lanes_abandoned || u->watchdog ||
+	    s->any_spin || s->san)
+		return 0;
+	struct cta__retiring *r = retiring_new(s);
+	if (!r)
+		return 0;
+	r->k = u->k;
+	r->logical = c->logical;
+	r->start_t = u->start_t;
+	r->end_t = c->end_t;
+	r->sm = c->sm;
+	cta__engine_push(s, c->end_t + s->dev.block_retire_ns, EV_RETIRE, r, 0);
+	cta__exec_unit_free(s, u);
+	return 1;
+}
+
 static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_sim *s,
                                                                      struct cta__unit *u)
 {
@@ -536,6 +588,8 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 			c->done = 2;
 			if (c->end_t < s->now)
 				c->end_t = s->now;
+			if (retire_early(s, u, c))
+				return;
 			cta__engine_push(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
 		}
 	}
@@ -589,12 +643,14 @@ static uint64_t thread_cpu_ns(void)
 static void segment_task(void *ctx, size_t i, unsigned worker)
 {
 	struct cta_sim *s = ctx;
+	if (!s->batch[s->par_base + i])
+		return; /* memory for its unit ran out: the run stops as hung */
 	uint64_t t0 = thread_cpu_ns();
 	run_segments(s, &s->batch[s->par_base + i], 1, worker);
 	__atomic_fetch_add(&s->batch_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 }
 
-static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i);
+static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u);
 
 /* A unit of the batch starts: its kernel's counts and coverage. */
 static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
@@ -621,6 +677,40 @@ void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u)
 
 int cta__early_commits = 1;
 
+/* Makes the unit of batch[i], a block left to be made (struct
+ * cta__placed); NULL, the run stopped as hung, when memory ran out. */
+static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
+{
+	const struct cta__placed *p = &s->placed[i];
+	struct cta__unit *u =
+	    cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, p->spin, p->add);
+	if (!u) {
+		cta__errf(s, "out of memory for blocks");
+		s->hung = 1;
+	}
+	return s->batch[i] = u;
+}
+
+struct cta__unit *cta__engine_unit_at(struct cta_sim *s, size_t i)
+{
+	i += s->seg_base;
+	return s->batch[i] ? s->batch[i] : make_placed(s, i);
+}
+
+/* Makes the units of batch[from, to) that are not made yet. */
+static void make_units(struct cta_sim *s, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (!s->batch[i])
+			make_placed(s, i);
+}
+
+/* The kernel of batch[i], made or not. */
+static inline struct cta__kernel *batch_kernel(const struct cta_sim *s, size_t i)
+{
+	return s->batch[i] ? s->batch[i]->k : s->placed[i].k;
+}
+
 /* Commits the units of the running batch up to index `upto`, whose
  * bodies are done for this batch, when that changes nothing: a unit whose
  * outbox holds trace records, UB reports or an error (the committing of
@@ -634,6 +724,10 @@ void cta__engine_commit_early(struct cta_sim *s, size_t upto)
 	upto += s->seg_base;
 	while (s->commit_next <= upto) {
 		struct cta__unit *u = s->batch[s->commit_next];
+		if (!u) {
+			s->commit_next++; /* never made: memory ran out */
+			continue;
+		}
 		const struct cta__outbox *o = &u->out;
 		if (o->nrecs | o->nubs | o->ubtotal | o->error) {
 			s->early_commit = 0;
@@ -701,9 +795,12 @@ static void run_ready(struct cta_sim *s)
 	 * what a body does cannot change them. Without a trace the serial
 	 * parts count their units' starts as they come to them. */
 	int lazy = !s->tw && cta__early_commits;
-	if (!lazy)
+	if (!lazy) {
+		make_units(s, 0, n);
 		for (size_t i = 0; i < n; i++)
-			unit_started(s, s->batch[i]);
+			if (s->batch[i])
+				unit_started(s, s->batch[i]);
+	}
 	size_t par_from = n; /* batch[par_from, n) ran on the pool */
 	for (size_t i = 0; i < n;) {
 		/* Waking the pool costs microseconds, and a block whose body
@@ -727,7 +824,7 @@ static void run_ready(struct cta_sim *s)
 		 * threads. */
 		int probe = 0;
 		for (size_t j = i; parallel && j < n; j++) {
-			int cs = s->batch[j]->k->comm_state;
+			int cs = batch_kernel(s, j)->comm_state;
 			if (cs == 2)
 				parallel = 0;
 			else if (cs == 0 && !probe) {
@@ -746,16 +843,19 @@ static void run_ready(struct cta_sim *s)
 				         probe);
 			if (s->pool)
 				for (size_t j = i; j < end; j++)
-					if (!s->batch[j]->k->comm_state)
-						s->batch[j]->k->comm_state = 1;
+					if (!batch_kernel(s, j)->comm_state)
+						batch_kernel(s, j)->comm_state = 1;
 			i = end;
 			continue;
 		}
 		/* The rest of the batch on the pool. Its units are committed
-		 * after it, so the early commits end here. */
+		 * after it, so the early commits end here. The units are made
+		 * here, on this thread, which owns the free list. */
+		make_units(s, i, n);
 		if (lazy)
 			for (size_t j = i; j < n; j++)
-				unit_started(s, s->batch[j]);
+				if (s->batch[j])
+					unit_started(s, s->batch[j]);
 		s->early_commit = 0;
 		/* The pools are idle: runners that finished away from their
 		 * maker go home before the workers need them. */
@@ -773,7 +873,8 @@ static void run_ready(struct cta_sim *s)
 	s->early_commit = 0;
 	for (size_t i = s->commit_next; i < n; i++) {
 		s->batch_parallel = i >= par_from;
-		commit_unit(s, s->batch[i]);
+		if (s->batch[i])
+			commit_unit(s, s->batch[i]);
 	}
 	s->batch_parallel = 0;
 }
@@ -789,19 +890,36 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 	k->st.busy_ns += c->end_t - u->start_t;
 	if (c->end_t > k->st.last_end_ns)
 		k->st.last_end_ns = c->end_t;
-	on_free(s, u, i);
+	on_free(s, k, c->sm, u);
 }
 
-static void on_free(struct cta_sim *s, struct cta__unit *u, unsigned i)
+/* The same for a block whose unit was freed at its commit (retire_early). */
+static void on_retire(struct cta_sim *s, struct cta__retiring *r)
 {
-	struct cta__kernel *k = u->k;
-	unsigned sm = u->ctas[i].sm;
+	struct cta__kernel *k = r->k;
+	cta__out_trace(s, r->end_t, CTA_TEV_END, k->id, r->logical, r->logical, r->sm,
+	               CTA_TRACE_NONE, 0, NULL);
+	k->st.busy_ns += r->end_t - r->start_t;
+	if (r->end_t > k->st.last_end_ns)
+		k->st.last_end_ns = r->end_t;
+	unsigned sm = r->sm;
+	r->next = s->free_retiring;
+	s->free_retiring = r;
+	on_free(s, k, sm, NULL);
+}
+
+/* A CTA of k on SM sm retired; u is its unit, NULL when it was freed
+ * already (a unit of one CTA, retire_early). */
+static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
+{
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
 	int refill = cta__sched_can_refill(s, k);
 	if (!refill)
 		cta__sched_free_cta(s, k, sm);
-	if (++u->ctas_done == u->nctas) {
+	if (!u) {
+		k->units_done++;
+	} else if (++u->ctas_done == u->nctas) {
 		k->units_done++;
 		cta__exec_unit_free(s, u);
 	}
@@ -1049,6 +1167,9 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 	case EV_END:
 		on_end(s, e.p, (unsigned)e.a);
 		break;
+	case EV_RETIRE:
+		on_retire(s, e.p);
+		break;
 	case EV_CANCEL: {
 		struct cta__request *r = e.p;
 		cta__clc_resolve(s, r);
@@ -1112,6 +1233,9 @@ int cta_sim_run(cta_sim *s)
 	if (rc < 0)
 		return rc;
 	cta__running_sim = s;
+	/* Under --sanitize a unit marks its shared memory as it is made:
+	 * at its placement, as always. */
+	s->lazy_units = !s->san;
 	for (unsigned i = 0; i < s->nkernels; i++) {
 		cta__exec_unit_template(s, s->kernels[i]);
 		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);

@@ -113,8 +113,33 @@ static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k,
 	                      s->dev.max_threads_per_sm);
 }
 
+void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, const unsigned *sms,
+                         uint32_t *spin, uint32_t *add)
+{
+	*spin = *add = 0;
+	if (!s->has_spin_scale)
+		return;
+	/* The duration model's index: of the unit's most loaded SM. */
+	unsigned res = 0;
+	for (unsigned r = 0; r < k->csize; r++) {
+		unsigned ri = spin_index(s, k, sms[r]);
+		res = ri > res ? ri : res;
+	}
+	res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
+	*spin = s->spin_ppm[res];
+	*add = s->spin_add[res];
+}
+
 struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                      const unsigned *sms, uint64_t t)
+{
+	uint32_t spin, add;
+	cta__exec_unit_spin(s, k, sms, &spin, &add);
+	return cta__exec_unit_make(s, k, index, sms, t, spin, add);
+}
+
+struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+                                      const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add)
 {
 	struct cta__unit *u = s->free_units;
 	if (u) {
@@ -203,7 +228,8 @@ struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, u
 	 * instruction. */
 	u->cursor = k->cursor0;
 	u->cursor.t0 = t + s->dev.spin_block_add_ns;
-	unsigned res = 0; /* the duration model's index: of the unit's most loaded SM */
+	u->cursor.spin = spin;
+	u->cursor.add = add;
 	if (k->csize == 1) {
 		/* A unit of one block: its index is the block's. */
 		struct cta__cta *c = &ctas[0];
@@ -227,16 +253,6 @@ struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, u
 			c->end_t = t;
 			c->smem_top = k->l.smem_dynamic;
 		}
-	}
-	/* Duration model, by that count. */
-	if (s->has_spin_scale) {
-		for (unsigned r = 0; r < k->csize; r++) {
-			unsigned ri = spin_index(s, k, sms[r]);
-			res = ri > res ? ri : res;
-		}
-		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
-		u->cursor.spin = s->spin_ppm[res];
-		u->cursor.add = s->spin_add[res];
 	}
 	if (s->san)
 		cta__san_unit_start(s, u);
@@ -563,6 +579,14 @@ static _Thread_local int seg_failed;
  * waiting lane goes straight on to the next (lane_leave_slow). */
 static _Thread_local struct cta__unit *const *seg_v;
 static _Thread_local size_t seg_i, seg_n;
+/* Unit i of the segment: made now when the engine left it to be made
+ * (a serial batch on the engine's thread, struct cta__placed); NULL when
+ * memory for it ran out (the run then stops as hung). */
+static inline struct cta__unit *seg_unit(struct cta_sim *s, size_t i)
+{
+	struct cta__unit *u = seg_v[i];
+	return u ? u : cta__engine_unit_at(s, i);
+}
 /* The segment comes to unit u (seg_v[seg_i]), scheduled from host. */
 static inline void seg_enter(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *host)
 {
@@ -731,12 +755,20 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 	 * the next unit of the run on this runner, without the two switches
 	 * through the scheduler (most blocks never wait). */
 	while (!n && spare && !u->live_lanes && seg_i + 1 < seg_n) {
-		unit_settle(u->sim, u);
-		seg_leave(u->sim);
+		struct cta_sim *s = u->sim;
+		struct cta__fiber *host = u->host;
+		unit_settle(s, u);
+		/* (Before the commit, which may free u.) */
 		lanes_recycle(u);
-		u = seg_v[++seg_i];
-		seg_enter(u->sim, u, x->l.unit->host);
-		n = pick_next(u->sim, u, spare);
+		seg_leave(s);
+		if (!(u = seg_unit(s, ++seg_i))) {
+			seg_failed = 1;
+			/* Back to the scheduler, which goes on past it. */
+			u = x->l.unit;
+			break;
+		}
+		seg_enter(s, u, host);
+		n = pick_next(s, u, spare);
 	}
 	if (n == &pick_failed) {
 		seg_failed = 1;
@@ -804,7 +836,7 @@ int cta__exec_lane_move_next(struct cta__lane *l)
 	struct cta__unit *u = l->unit;
 	struct cta__unit *v;
 	if (seg_i + 1 >= seg_n || !cta__exec_lane_moves || u->all != x || x->next_all || u->runq ||
-	    (v = seg_v[seg_i + 1])->k != u->k || v->all) {
+	    !(v = seg_unit(u->sim, seg_i + 1)) || v->k != u->k || v->all) {
 		l->active = 0;
 		return 0;
 	}
@@ -820,10 +852,12 @@ int cta__exec_lane_move_next(struct cta__lane *l)
 		cta_settle(u->sim, u, x->cta);
 	else
 		unit_settle(u->sim, u);
-	seg_leave(u->sim);
+	/* (Before the commit, which may free u, lanes and all: x goes on.) */
 	u->all = NULL;
+	struct cta__fiber *host = u->host;
+	seg_leave(u->sim);
 	seg_i++;
-	seg_enter(v->sim, v, u->host);
+	seg_enter(v->sim, v, host);
 	lane_clear(x);
 	lane_bind(v, x);
 	if (!v->cursor.nret)
@@ -1396,7 +1430,9 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 	seg_v = v;
 	seg_n = n;
 	for (seg_i = 0; seg_i < n; seg_i++) {
-		struct cta__unit *u = v[seg_i];
+		struct cta__unit *u = seg_unit(s, seg_i);
+		if (!u)
+			continue;
 		seg_enter(s, u, host);
 		struct cta__lane_x *first = pick_next(s, u, NULL);
 		if (first == &pick_failed)

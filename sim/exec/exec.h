@@ -17,6 +17,13 @@ extern int cta__exec_lane_moves;
 int cta__exec_lane_move_next(struct cta__lane *l);
 struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                      const unsigned *sms, uint64_t t);
+/* cta__exec_unit_new in two steps: the duration model's scale and add for a
+ * unit of k just placed on sms[] (their room taken), and later the unit
+ * with them (struct cta__placed). */
+void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, const unsigned *sms,
+                         uint32_t *spin, uint32_t *add);
+struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+                                      const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add);
 /* Runs the units' segments in order, each until every lane is done or
  * waits for the engine (cta__seg_worker set, cta__seg_unit the one
  * running). */

@@ -545,6 +545,16 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
 	if (take_sm)
 		sm_take(s, sms[0], k);
+	if (k->csize == 1 && s->lazy_units) {
+		/* Its unit is made when its batch comes to it. */
+		struct cta__placed p = {k, unit, start, sms[0], 0, 0};
+		cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
+		k->ctas_running++;
+		cta__out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],
+		               CTA_TRACE_NONE, 0, NULL);
+		cta__ready_placed(s, &p);
+		return 1;
+	}
 	struct cta__unit *u = cta__exec_unit_new(s, k, unit, sms, start);
 	if (!u) {
 		cta__errf(s, "out of memory for blocks");
