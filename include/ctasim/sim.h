@@ -156,8 +156,13 @@ CTA_EXPORT const char *cta_sim_errmsg(const cta_sim *s);
 CTA_EXPORT unsigned cta_sim_kernel_count(const cta_sim *s);
 CTA_EXPORT const struct cta_kernel_stats *cta_sim_kernel_stats(const cta_sim *s, unsigned kernel);
 CTA_EXPORT uint64_t cta_sim_makespan_ns(const cta_sim *s);
+/* Reports kept in full (the first 4096 in the engine's commit order), and
+ * report i of them. */
 CTA_EXPORT size_t cta_sim_ub_count(const cta_sim *s);
 CTA_EXPORT const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i);
+/* Reports of rule `rule` (a name of cta_ub_rule_names or
+ * cta_sanitize_rule_names; NULL: every rule) the run made, kept or not. */
+CTA_EXPORT uint64_t cta_sim_ub_total(const cta_sim *s, const char *rule);
 /* Lost (which=0) or duplicated (which=1) logical blocks of a kernel, up to
  * max entries; returns how many there are in all. */
 CTA_EXPORT size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which, uint64_t *out,

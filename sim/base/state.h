@@ -277,8 +277,13 @@ struct cta__outbox {
 	size_t caprecs;
 	char *text; /* record texts, back to back; recs[i].text holds an offset + 1 */
 	size_t captext;
+	/* Reports in runs: ubs[i] stands for ubrun[i] reports of consecutive
+	 * threads (mod the block's) that differ in nothing else, as when every
+	 * thread of a block reads blockIdx in a work-stealing body; ubkept
+	 * counts them all. */
 	struct cta_ub_report *ubs;
-	size_t capubs;
+	unsigned *ubrun;
+	size_t capubs, ubkept;
 	uint64_t *marks; /* logical blocks processed (coverage) */
 	size_t capmarks;
 	unsigned ubcount[24]; /* by enum cta__ub_rule (UB__ALL of them) */

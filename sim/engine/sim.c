@@ -163,6 +163,7 @@ void cta_sim_free(cta_sim *s)
 		free(u->out.recs);
 		free(u->out.text);
 		free(u->out.ubs);
+		free(u->out.ubrun);
 		free(u->out.marks);
 		free(u);
 	}
@@ -445,18 +446,23 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	o->nrecs = o->ntext = 0;
 	/* After an abort, later outboxes of the same batch add nothing. */
 	int drop = s->o.ub_mode == CTA_UB_ABORT && s->aborted;
-	for (size_t i = 0; i < o->nubs && !drop; i++) {
-		if (s->nubs == s->ubcap) {
-			size_t cap = s->ubcap ? s->ubcap * 2 : 16;
-			struct cta_ub_report *n = realloc(s->ubs, cap * sizeof(*n));
-			if (!n)
-				break;
-			s->ubs = n;
-			s->ubcap = cap;
+	/* The first CTA__UB_MAX_STORED in commit order are kept in full (the
+	 * runs of sim/ub/ub.c spelled out), whatever the units in one batch
+	 * made before any of them was committed. */
+	for (size_t i = 0; i < o->nubs && !drop; i++)
+		for (unsigned k = 0; k < o->ubrun[i] && s->nubs < CTA__UB_MAX_STORED; k++) {
+			if (s->nubs == s->ubcap) {
+				size_t cap = s->ubcap ? s->ubcap * 2 : 16;
+				struct cta_ub_report *n = realloc(s->ubs, cap * sizeof(*n));
+				if (!n)
+					break;
+				s->ubs = n;
+				s->ubcap = cap;
+			}
+			cta__ub_run_at(&s->ubs[s->nubs++], &o->ubs[i], k, u->k->l.block);
 		}
-		s->ubs[s->nubs++] = o->ubs[i];
-	}
 	o->nubs = 0;
+	o->ubkept = 0;
 	/* The watchdog's reports end the run. */
 	if (o->ubtotal && (o->ubcount[UB_WATCHDOG] | o->ubcount[UB_FORWARD_PROGRESS]))
 		s->stopped = 1;
@@ -1326,6 +1332,18 @@ uint64_t cta_sim_makespan_ns(const cta_sim *s)
 size_t cta_sim_ub_count(const cta_sim *s)
 {
 	return s->nubs;
+}
+
+uint64_t cta_sim_ub_total(const cta_sim *s, const char *rule)
+{
+	const char *const *names = cta_ub_rule_names(), *const *snames = cta_sanitize_rule_names();
+	uint64_t n = 0;
+	for (unsigned r = 0; r < UB__ALL; r++) {
+		const char *name = r < UB__COUNT ? names[r] : snames[r - UB__COUNT];
+		if (!rule || !strcmp(rule, name))
+			n += s->ub_counts[r];
+	}
+	return n;
 }
 
 const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i)

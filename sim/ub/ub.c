@@ -46,8 +46,24 @@ const char *const *cta_sanitize_rule_names(void)
 	return san_rule_names;
 }
 
-/* Reports kept in full; beyond this only the counts grow. */
-#define MAX_STORED 4096
+static void set_thread(struct cta_ub_report *r, unsigned thread, const unsigned *bd)
+{
+	r->thread = thread;
+	r->thread_idx[0] = thread % bd[0];
+	r->thread_idx[1] = thread / bd[0] % bd[1];
+	r->thread_idx[2] = thread / bd[0] / bd[1];
+}
+
+void cta__ub_run_at(struct cta_ub_report *d, const struct cta_ub_report *r, unsigned k,
+                    const unsigned *block)
+{
+	*d = *r;
+	if (k)
+		set_thread(d,
+		           (unsigned)(((uint64_t)r->thread + k) %
+		                      ((uint64_t)block[0] * block[1] * block[2])),
+		           block);
+}
 
 /* One report: rule broken in CTA c of unit u by thread `thread` (linear
  * rank; its threadIdx from the block's shape) at t_ns. */
@@ -72,41 +88,60 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
 				return;
 	o->ubcount[rule]++;
 	o->ubtotal++;
-	if (s->nubs + o->nubs >= MAX_STORED)
+	if (s->nubs + o->ubkept >= CTA__UB_MAX_STORED)
 		return;
-	if (o->nubs == o->capubs) {
-		size_t cap = o->capubs ? o->capubs * 2 : 8;
-		struct cta_ub_report *n = realloc(o->ubs, cap * sizeof(*n));
-		if (!n)
-			return;
-		o->ubs = n;
-		o->capubs = cap;
-	}
-	struct cta_ub_report *r = &o->ubs[o->nubs++];
-	memset(r, 0, sizeof(*r));
-	r->rule = rule < UB__COUNT ? rule_names[rule] : san_rule_names[rule - UB__COUNT];
-	r->warning = warning;
-	r->file = file ? file : "?";
-	r->line = line;
-	r->kernel = u->k->id;
-	r->kernel_name = u->k->label;
-	r->block = c->steal_current;
-	r->phys = c->logical;
-	r->thread = thread;
-	r->t_ns = t_ns;
-	/* Coordinates as CUDA names them: the block being processed (a
-	 * stolen index, in a work-stealing loop) and the thread in its block. */
-	uint3 b = cta__bid_of_logical(u->k, r->block);
-	r->block_idx[0] = b.x, r->block_idx[1] = b.y, r->block_idx[2] = b.z;
+	const char *name = rule < UB__COUNT ? rule_names[rule] : san_rule_names[rule - UB__COUNT];
 	const unsigned *bd = u->k->l.block;
-	r->thread_idx[0] = thread % bd[0];
-	r->thread_idx[1] = thread / bd[0] % bd[1];
-	r->thread_idx[2] = thread / bd[0] / bd[1];
-	vsnprintf(r->cause, sizeof(r->cause), causefmt, ap);
-	char text[sizeof(r->cause) + 256];
-	snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line, r->cause);
-	cta__out_trace(s, r->t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, r->kernel, r->block,
-	               r->phys, c->sm, r->thread, 0, text);
+	char cause[sizeof(o->ubs->cause)];
+	vsnprintf(cause, sizeof(cause), causefmt, ap);
+	file = file ? file : "?";
+	struct cta_ub_report *r = o->nubs ? &o->ubs[o->nubs - 1] : NULL;
+	/* The next thread of the last report's run, the same in all else:
+	 * one more in the run (a block's threads breaking a rule one after
+	 * another cost a report each, 600 bytes, in every resident block). */
+	if (r && r->rule == name && r->file == file && r->line == line && r->t_ns == t_ns &&
+	    r->block == c->steal_current && r->phys == c->logical && r->kernel == u->k->id &&
+	    thread == (r->thread + o->ubrun[o->nubs - 1]) % ((uint64_t)bd[0] * bd[1] * bd[2]) &&
+	    !strcmp(r->cause, cause)) {
+		o->ubrun[o->nubs - 1]++;
+	} else {
+		if (o->nubs == o->capubs) {
+			size_t cap = o->capubs ? o->capubs * 2 : 8;
+			struct cta_ub_report *n = realloc(o->ubs, cap * sizeof(*n));
+			if (n)
+				o->ubs = n;
+			unsigned *nr = realloc(o->ubrun, cap * sizeof(*nr));
+			if (nr)
+				o->ubrun = nr;
+			if (!n || !nr)
+				return;
+			o->capubs = cap;
+		}
+		o->ubrun[o->nubs] = 1;
+		r = &o->ubs[o->nubs++];
+		memset(r, 0, sizeof(*r));
+		r->rule = name;
+		r->warning = warning;
+		r->file = file;
+		r->line = line;
+		r->kernel = u->k->id;
+		r->kernel_name = u->k->label;
+		r->block = c->steal_current;
+		r->phys = c->logical;
+		r->t_ns = t_ns;
+		/* Coordinates as CUDA names them: the block being processed (a
+		 * stolen index, in a work-stealing loop) and the thread in its
+		 * block. */
+		uint3 b = cta__bid_of_logical(u->k, r->block);
+		r->block_idx[0] = b.x, r->block_idx[1] = b.y, r->block_idx[2] = b.z;
+		set_thread(r, thread, bd);
+		memcpy(r->cause, cause, sizeof(cause));
+	}
+	o->ubkept++;
+	char text[sizeof(cause) + 256];
+	snprintf(text, sizeof(text), "%s at %s:%d: %s", name, file, line, cause);
+	cta__out_trace(s, t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, u->k->id, c->steal_current,
+	               c->logical, c->sm, thread, 0, text);
 }
 
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,

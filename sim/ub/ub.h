@@ -31,6 +31,13 @@ enum cta__ub_rule {
 	UB__ALL
 };
 _Static_assert(UB__ALL <= 24, "struct cta__outbox's ubcount[] holds every rule");
+/* Reports a run keeps in full, the first in commit order; beyond them only
+ * the counts grow. */
+#define CTA__UB_MAX_STORED 4096
+/* Report k of the run of reports that r begins (struct cta__outbox): r's,
+ * by thread r->thread + k of blocks of shape block. */
+void cta__ub_run_at(struct cta_ub_report *d, const struct cta_ub_report *r, unsigned k,
+                    const unsigned *block);
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
              const char *file, int line, const char *causefmt, ...)

@@ -711,6 +711,39 @@ static void ub_abort_mode_does_not_stop_on_a_warning(void **state)
  * deadlock, which is not a check but the end of a run that cannot go on.
  * (What the checks keep is then not kept at all: the trace comparison
  * below shows that this changes nothing else.) */
+/* Every thread of every block reads blockIdx: 65,536 warnings, made by
+ * units that run before any is committed. The run keeps the first 4096 in
+ * full, thread after thread as they were made (each block's are kept as
+ * runs until the commit), and counts them all. */
+static void reports_beyond_those_kept_in_full_are_counted(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct cta_harness *h;
+	const char *args[] = {"n=65536", NULL};
+	assert_int_equal(st_run_harness(&h, "ub_builtin_blockidx_in_body", &o, args), 0);
+	cta_sim *s = cta_harness_sim(h);
+	assert_int_equal(cta_sim_ub_count(s), 4096);
+	assert_int_equal(cta_sim_ub_total(s, NULL), 65536);
+	assert_int_equal(cta_sim_ub_total(s, "builtin_blockidx_in_body"), 65536);
+	assert_int_equal(cta_sim_ub_total(s, "divergent_barrier"), 0);
+	/* Blocks of 256 threads, each reporting once per thread. */
+	unsigned seen[16][256] = {{0}};
+	for (size_t i = 0; i < 4096; i++) {
+		const struct cta_ub_report *r = cta_sim_ub_report(s, i);
+		assert_string_equal(r->rule, "builtin_blockidx_in_body");
+		assert_true(r->block < 16);
+		assert_true(r->thread < 256);
+		assert_int_equal(r->thread_idx[0], r->thread);
+		assert_int_equal(r->block_idx[0], r->block);
+		seen[r->block][r->thread]++;
+	}
+	for (unsigned b = 0; b < 16; b++)
+		for (unsigned t = 0; t < 256; t++)
+			assert_int_equal(seen[b][t], 1);
+	cta_harness_free(h);
+}
+
 static void ub_checking_off_reports_nothing(void **state)
 {
 	(void)state;
@@ -768,6 +801,7 @@ int main(void)
 	    cmocka_unit_test(ub_abort_mode_stops_at_the_first_report),
 	    cmocka_unit_test(ub_abort_mode_does_not_stop_on_a_warning),
 	    cmocka_unit_test(ub_checking_off_reports_nothing),
+	    cmocka_unit_test(reports_beyond_those_kept_in_full_are_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

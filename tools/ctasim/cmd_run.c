@@ -539,8 +539,9 @@ void cli_print_ub(cta_sim *s, size_t show)
 			}
 		}
 	}
-	if (nub > show)
-		printf("  ... %zu more (all are in the trace)\n", nub - show);
+	uint64_t total = cta_sim_ub_total(s, NULL);
+	if (total > show)
+		printf("  ... %" PRIu64 " more (all are in the trace)\n", total - show);
 	free(ord);
 }
 
@@ -572,24 +573,21 @@ int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_i
 			                  cta_harness_device(h)->sm_count);
 		printf("makespan    %" PRIu64 " ns (virtual; first launch to last block end)\n",
 		       cta_sim_makespan_ns(s));
-		size_t nub = cta_sim_ub_count(s);
+		/* Every report the run made, not only the ones kept in full. */
+		uint64_t nub = cta_sim_ub_total(s, NULL);
 		if (nub) {
 			const char *const *names = cta_ub_rule_names();
-			printf("UB          %zu report%s:", nub, nub == 1 ? "" : "s");
+			printf("UB          %" PRIu64 " report%s:", nub, nub == 1 ? "" : "s");
 			for (int r = 0; names[r]; r++) {
-				size_t n = 0;
-				for (size_t j = 0; j < nub; j++)
-					n += !strcmp(cta_sim_ub_report(s, j)->rule, names[r]);
+				uint64_t n = cta_sim_ub_total(s, names[r]);
 				if (n)
-					printf(" %s=%zu", names[r], n);
+					printf(" %s=%" PRIu64, names[r], n);
 			}
 			const char *const *snames = cta_sanitize_rule_names();
 			for (int r = 0; snames[r]; r++) {
-				size_t n = 0;
-				for (size_t j = 0; j < nub; j++)
-					n += !strcmp(cta_sim_ub_report(s, j)->rule, snames[r]);
+				uint64_t n = cta_sim_ub_total(s, snames[r]);
 				if (n)
-					printf(" %s=%zu", snames[r], n);
+					printf(" %s=%" PRIu64, snames[r], n);
 			}
 			printf("\n");
 			cli_print_ub(s, 5);
