@@ -272,7 +272,7 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 		cur->idim.z = k->l.block[2];
 	}
 	/* One thread a block in timing-only mode: nothing to vectorise. */
-	cur->exact = cta__exact_threads || s->o.timing_only || s->o.sanitize;
+	cur->exact = cta__exact_threads || s->o.timing_only;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	k->kc = cta__kc_for(s, k);

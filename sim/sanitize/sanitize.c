@@ -373,8 +373,12 @@ struct cta__san {
 	int32_t *pcv;
 	uint16_t *pch;
 	size_t npcv, cappcv, cappch;
-	uintptr_t last_pc;
-	uint16_t last_pci;
+	/* The PCs looked up last, direct-mapped by address: a loop's few
+	 * instructions alternate, and each must not cost a hash probe. */
+	struct {
+		uintptr_t pc;
+		uint16_t i;
+	} pcc[64];
 };
 
 /* Interned file names of every report (reports keep the pointer). */
@@ -756,8 +760,9 @@ static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 /* The index of pc in racecheck's table (0 when it is full). */
 static uint16_t pc_index(struct cta__san *z, uintptr_t pc)
 {
-	if (pc == z->last_pc)
-		return z->last_pci;
+	const size_t ci = (pc >> 1) & 63;
+	if (z->pcc[ci].pc == pc)
+		return z->pcc[ci].i;
 	if (2 * (z->npcv + 1) > z->cappch) {
 		size_t cap = z->cappch ? z->cappch * 2 : 256;
 		if (cap > 2 * 65536)
@@ -793,9 +798,9 @@ static uint16_t pc_index(struct cta__san *z, uintptr_t pc)
 		z->pcv[z->npcv] = off;
 		z->pch[j] = (uint16_t)z->npcv++;
 	}
-	z->last_pc = pc;
-	z->last_pci = z->pch[j];
-	return z->last_pci;
+	z->pcc[ci].pc = pc;
+	z->pcc[ci].i = z->pch[j];
+	return z->pch[j];
 }
 
 void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
@@ -875,6 +880,29 @@ static const char *other_place(struct cta__san *z, uint32_t i, char *buf, size_t
 	return buf;
 }
 
+/* initcheck: a byte, once written, stays initialised for the rest of its
+ * block, so no later access to it needs a look. The shadow of each granule
+ * the access touched is cleared as far as its leading bytes are written
+ * (a partial granule's count of valid leading bytes, as for the end of a
+ * buffer): the inline tests then let those accesses go without a call.
+ * cta__san_unit_start marks the arena again for its next block. */
+static void open_written(const struct cta__cta *c, const struct shadow *h, size_t off, size_t n)
+{
+	if (shadow_state != 1)
+		return;
+	const uint64_t *w = h->r->w;
+	const size_t cap = h->r->cap;
+	for (size_t g = off & ~(size_t)7; g < off + n; g += 8) {
+		unsigned k = 0;
+		while (k < 8 && g + k < cap && W_EP(w[g + k]) >= h->base)
+			k++;
+		if (k == 0)
+			continue;
+		signed char *sh = (signed char *)((((uintptr_t)c->smem + g) >> 3) + shadow_off);
+		*sh = (signed char)(k == 8 ? 0 : k);
+	}
+}
+
 static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off, size_t n,
                           int write, uintptr_t pc)
 {
@@ -915,7 +943,19 @@ static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off,
 	/* (A block has at most 1024 threads on every GPU the models know.) */
 	const uint32_t tt = t < MANY_READERS ? t : MANY_READERS - 1;
 	uint64_t *w = &r->w[off];
+	/* The bytes of an access have almost always one word (the last access
+	 * to them was of the same size): one decision for all of them. */
+	uint64_t diff = 0;
+	for (size_t i = 1; i < n; i++)
+		diff |= w[i] ^ w[0];
 	if (z->tool == CTA_SANITIZE_INITCHECK) {
+		if (!diff && (write || W_EP(w[0]) >= h->base)) {
+			const uint64_t nw = WORD(ep, 0, 0, 0);
+			for (size_t i = 0; i < n; i++)
+				w[i] = nw;
+			open_written(c, h, off, n);
+			return;
+		}
 		for (size_t i = 0; i < n; i++) {
 			if (write || W_EP(w[i]) >= h->base) {
 				w[i] = WORD(ep, 0, 0, 0);
@@ -931,12 +971,38 @@ static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off,
 			}
 			w[i] = WORD(ep, 0, 0, 0); /* reported once */
 		}
+		open_written(c, h, off, n);
 		return;
 	}
 	/* racecheck */
 	const uint32_t mypc = pc_index(z, pc);
 	uint32_t *pcs = &r->pcs[off];
 	char where[300];
+	if (!diff) {
+		/* The same test as below, for all n bytes at once, where it finds
+		 * no race. */
+		const uint64_t v = w[0];
+		const uint32_t wep = W_EP(v), wt = W_T(v), rep = R_EP(v), rt = R_T(v);
+		uint32_t p0 = pcs[0], pd = 0;
+		for (size_t i = 1; i < n; i++)
+			pd |= pcs[i] ^ p0;
+		if (!pd && !(wep == ep && wt != tt) && !(write && rep == ep && rt != tt)) {
+			uint64_t nw;
+			uint32_t np;
+			if (write) {
+				nw = WORD(ep, tt, rep, rt);
+				np = mypc << 16 | (p0 & 0xffff);
+			} else {
+				nw = WORD(wep, wt, ep, rep == ep && rt != tt ? MANY_READERS : tt);
+				np = (p0 & 0xffff0000u) | mypc;
+			}
+			for (size_t i = 0; i < n; i++) {
+				w[i] = nw;
+				pcs[i] = np;
+			}
+			return;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t v = w[i];
 		const uint32_t wep = W_EP(v), wt = W_T(v), rep = R_EP(v), rt = R_T(v);
