@@ -103,6 +103,17 @@ CTA_EXPORT int cta_trace_diff(struct cta_diff_result *out, const struct cta_trac
                               const struct cta_trace *b, const struct cta_diff_tol *tol,
                               char *errbuf, size_t errlen);
 
+/* The same, reading the two trace files (path "-": stdin) as streams:
+ * their records are not kept, only one 24-byte entry per block start or
+ * steal (doubling arrays: up to 48 bytes while they grow) and a few
+ * numbers per kernel, so two traces of 2 M blocks each take about 100 MB
+ * rather than the 64 bytes per record of cta_trace_read (1 GB). Input
+ * errors as cta_trace_stream's, with "FILE:LINE: what" in errbuf;
+ * complete (may be NULL) receives each trace's complete flag. */
+CTA_EXPORT int cta_trace_diff_files(struct cta_diff_result *out, const char *path_a,
+                                    const char *path_b, const struct cta_diff_tol *tol,
+                                    int complete[2], char *errbuf, size_t errlen);
+
 /* The report for people, and the same numbers as one JSON object. names
  * label the two traces (NULL: "A" and "B"). Return 0 or CTA_EIO. */
 CTA_EXPORT int cta_diff_write_text(const struct cta_diff_result *r, FILE *f, const char *name_a,

@@ -47,6 +47,9 @@ struct cta__kfacts {
 };
 /* Fills kf[0..CTA_TRACE_MAX_KERNELS) from t's records. */
 void cta__analysis_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t);
+/* Adds record r to its kernel's facts f (a record at a time, as diff
+ * streams a trace). */
+void cta__analysis_kfacts_add(struct cta__kfacts *f, const struct cta_trace_rec *r);
 
 /* ---- Calibration of the sweep rule (trace_sweep_fit.c) ------------ */
 

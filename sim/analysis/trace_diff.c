@@ -11,14 +11,108 @@
 #include "analysis_internal.h"
 #include "ctasim/tools.h"
 
+/* What diff keeps of a trace: one compact begin per block start or steal
+ * (24 bytes; the records themselves are not kept, so two traces can be
+ * compared as they stream in) and a few running aggregates. */
+struct beg {
+	uint64_t block, t;
+	uint32_t seq; /* file order among the kernel's begins */
+	uint32_t smf; /* SM id, or BEG_NO_SM; | BEG_STEAL */
+};
+#define BEG_NO_SM 0x7fffffffu
+#define BEG_STEAL 0x80000000u
+/* Entries reserved for a kernel before its first begin at most (a header
+ * may claim 2^63 blocks): 1.5 GiB of address space, not of memory. */
+#define BEG_PRESIZE_MAX ((size_t)1 << 26)
+
+struct side {
+	struct beg *b[CTA_TRACE_MAX_KERNELS];
+	size_t n[CTA_TRACE_MAX_KERNELS], cap[CTA_TRACE_MAX_KERNELS];
+	int bad_sm[CTA_TRACE_MAX_KERNELS]; /* a begin names an SM beyond CTA__MAX_SM_ID */
+	struct cta__kfacts kf[CTA_TRACE_MAX_KERNELS];
+	/* firsts_of / last_of: over every record */
+	uint64_t first_begin, first_launch, first_any, last_any, last_end;
+	int has_end;
+	int oom;
+};
+
+static void side_init(struct side *sd)
+{
+	memset(sd, 0, sizeof(*sd));
+	sd->first_begin = sd->first_launch = sd->first_any = UINT64_MAX;
+}
+
+static void side_free(struct side *sd)
+{
+	for (unsigned k = 0; k < CTA_TRACE_MAX_KERNELS; k++)
+		free(sd->b[k]);
+}
+
+/* One record of a trace with header h, in file order. */
+static int side_add(struct side *sd, const struct cta_trace_header *h,
+                    const struct cta_trace_rec *r)
+{
+	const unsigned nkernels = h->kernel_count;
+	int begin = r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL;
+	if (begin && r->t_ns < sd->first_begin)
+		sd->first_begin = r->t_ns;
+	if (r->ev == CTA_TEV_LAUNCH && r->t_ns < sd->first_launch)
+		sd->first_launch = r->t_ns;
+	if (r->t_ns < sd->first_any)
+		sd->first_any = r->t_ns;
+	if (r->t_ns > sd->last_any)
+		sd->last_any = r->t_ns;
+	if (r->ev == CTA_TEV_END && (!sd->has_end || r->t_ns > sd->last_end)) {
+		sd->last_end = r->t_ns;
+		sd->has_end = 1;
+	}
+	if (r->kernel >= nkernels || r->kernel >= CTA_TRACE_MAX_KERNELS)
+		return 0;
+	unsigned k = r->kernel;
+	cta__analysis_kfacts_add(&sd->kf[k], r);
+	if (!begin || r->block == CTA_TRACE_NONE)
+		return 0;
+	if (r->sm != CTA_TRACE_NONE && r->sm > CTA__MAX_SM_ID)
+		sd->bad_sm[k] = 1;
+	if (sd->n[k] == sd->cap[k]) {
+		if (sd->n[k] >= UINT32_MAX)
+			return CTA_ERANGE;
+		/* First sized for the grid (a block begins once, plus steals
+		 * of its index): pages are backed only as entries are written,
+		 * and arrays grown by doubling would leave their older copies in
+		 * the heap (twice the memory on a 2M-block trace). */
+		uint64_t want = cta__trace_kernel_blocks(&h->kernels[k]);
+		want += want / 64 + 1024;
+		size_t cap = sd->cap[k]               ? sd->cap[k] * 2
+		             : want < BEG_PRESIZE_MAX ? (size_t)want
+		                                      : BEG_PRESIZE_MAX;
+		struct beg *nb = realloc(sd->b[k], cap * sizeof(*nb));
+		if (!nb)
+			return CTA_ENOMEM;
+		sd->b[k] = nb;
+		sd->cap[k] = cap;
+	}
+	struct beg *e = &sd->b[k][sd->n[k]];
+	e->block = r->block;
+	e->t = r->t_ns;
+	e->seq = (uint32_t)sd->n[k];
+	e->smf = (r->sm == CTA_TRACE_NONE || r->sm > CTA__MAX_SM_ID ? BEG_NO_SM : (uint32_t)r->sm) |
+	         (r->ev == CTA_TEV_STEAL ? BEG_STEAL : 0);
+	sd->n[k]++;
+	return 0;
+}
+
+static int side_rec(void *ctx, const struct cta_trace_header *h, const struct cta_trace_rec *r)
+{
+	return side_add(ctx, h, r);
+}
+
 /* What one trace says about one kernel. */
 struct kview {
-	/* Its block begins (a start on its own index or a steal): a = block,
-	 * sorted by block, then time, then file order; recs[seq] is the
-	 * record. */
-	struct cta__rec_key *begs;
+	/* Its block begins (a start on its own index or a steal), sorted by
+	 * block, then time, then file order. */
+	const struct beg *begs;
 	size_t nbegs;
-	const struct cta_trace_rec *recs;
 	uint64_t first_end, last_end, first_begin;
 	int has_end, has_begin;
 	uint64_t steals;
@@ -27,64 +121,45 @@ struct kview {
 
 static uint64_t beg_sm(const struct kview *v, size_t i)
 {
-	return v->recs[v->begs[i].seq].sm;
+	uint32_t sm = v->begs[i].smf & ~BEG_STEAL;
+	return sm == BEG_NO_SM ? CTA_TRACE_NONE : sm;
 }
 
 static int beg_steal(const struct kview *v, size_t i)
 {
-	return v->recs[v->begs[i].seq].ev == CTA_TEV_STEAL;
+	return (v->begs[i].smf & BEG_STEAL) != 0;
 }
 
-static void kview_free(struct kview *v)
+static int beg_cmp(const void *pa, const void *pb)
 {
-	free(v->begs);
-	memset(v, 0, sizeof(*v));
+	const struct beg *x = pa, *y = pb;
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-struct begin_sel {
-	uint32_t k;
-	int bad_sm; /* a begin names an SM beyond CTA__MAX_SM_ID */
-};
-
-static int begin_of(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *key)
-{
-	struct begin_sel *sel = ctx;
-	if (r->kernel != sel->k || (r->ev != CTA_TEV_START && r->ev != CTA_TEV_STEAL) ||
-	    r->block == CTA_TRACE_NONE)
-		return 0;
-	if (r->sm != CTA_TRACE_NONE && r->sm > CTA__MAX_SM_ID)
-		sel->bad_sm = 1;
-	key->a = r->block;
-	return 1;
-}
-
-/* Kernel k of t; kf: t's per-kernel facts. */
-static int kview_build(struct kview *v, const struct cta_trace *t, uint32_t k,
-                       const struct cta__kfacts *kf)
+/* Kernel k of sd (its begins sorted in place). */
+static int kview_build(struct kview *v, struct side *sd, uint32_t k)
 {
 	memset(v, 0, sizeof(*v));
-	struct begin_sel sel = {k, 0};
-	int rc = cta__analysis_rec_keys(&v->begs, &v->nbegs, t, begin_of, &sel);
-	if (rc < 0)
-		return rc;
-	if (sel.bad_sm) {
-		kview_free(v);
+	if (sd->bad_sm[k])
 		return CTA_ERANGE;
-	}
-	v->recs = t->recs;
-	if (k < CTA_TRACE_MAX_KERNELS) {
-		v->has_end = kf[k].has_end;
-		v->first_end = kf[k].first_end;
-		v->last_end = kf[k].last_end;
-	}
+	qsort(sd->b[k], sd->n[k], sizeof(struct beg), beg_cmp);
+	v->begs = sd->b[k];
+	v->nbegs = sd->n[k];
+	v->has_end = sd->kf[k].has_end;
+	v->first_end = sd->kf[k].first_end;
+	v->last_end = sd->kf[k].last_end;
 	for (size_t i = 0; i < v->nbegs; i++) {
-		const struct cta_trace_rec *r = &t->recs[v->begs[i].seq];
-		v->steals += r->ev == CTA_TEV_STEAL;
-		if (!v->has_begin || r->t_ns < v->first_begin)
-			v->first_begin = r->t_ns;
+		const struct beg *b = &v->begs[i];
+		v->steals += beg_steal(v, i);
+		if (!v->has_begin || b->t < v->first_begin)
+			v->first_begin = b->t;
 		v->has_begin = 1;
-		if (r->sm != CTA_TRACE_NONE && r->sm > v->max_sm)
-			v->max_sm = r->sm;
+		if (beg_sm(v, i) != CTA_TRACE_NONE && beg_sm(v, i) > v->max_sm)
+			v->max_sm = beg_sm(v, i);
 	}
 	return 0;
 }
@@ -96,9 +171,9 @@ static void coverage(struct cta_diff_coverage *c, const struct kview *v, uint64_
 	uint64_t distinct = 0;
 	for (size_t i = 0; i < v->nbegs;) {
 		size_t j = i;
-		while (j < v->nbegs && v->begs[j].a == v->begs[i].a)
+		while (j < v->nbegs && v->begs[j].block == v->begs[i].block)
 			j++;
-		if (v->begs[i].a >= blocks) {
+		if (v->begs[i].block >= blocks) {
 			c->out_of_range += j - i;
 		} else {
 			distinct++;
@@ -189,22 +264,23 @@ static int ranks(const uint64_t *x, size_t n, double *out)
 }
 
 /* Spearman correlation of the begin order over blocks present in both,
- * times quantised to the tick so that sub-tick differences tie. */
-static int start_order(struct cta_diff_kernel *d, const struct kview *v[2], double tick)
+ * times quantised to the tick so that sub-tick differences tie. The last
+ * use of the kernel's begins: they are freed once the times are taken, and
+ * the ranks take the times' place, so the peak is the begins' memory. */
+static int start_order(struct cta_diff_kernel *d, const struct kview *v[2], double tick,
+                       struct side *sd[2], unsigned kernel)
 {
 	size_t n = v[0]->nbegs < v[1]->nbegs ? v[0]->nbegs : v[1]->nbegs;
 	uint64_t *q[2];
 	double *r[2];
 	q[0] = malloc((n ? n : 1) * sizeof(uint64_t));
 	q[1] = malloc((n ? n : 1) * sizeof(uint64_t));
-	r[0] = malloc((n ? n : 1) * sizeof(double));
-	r[1] = malloc((n ? n : 1) * sizeof(double));
 	int rc = CTA_ENOMEM;
-	if (!q[0] || !q[1] || !r[0] || !r[1])
+	if (!q[0] || !q[1])
 		goto out;
 	size_t m = 0, i = 0, j = 0;
 	while (i < v[0]->nbegs && j < v[1]->nbegs) {
-		uint64_t a = v[0]->begs[i].a, b = v[1]->begs[j].a;
+		uint64_t a = v[0]->begs[i].block, b = v[1]->begs[j].block;
 		if (a < b) {
 			i++;
 		} else if (b < a) {
@@ -214,15 +290,23 @@ static int start_order(struct cta_diff_kernel *d, const struct kview *v[2], doub
 			q[0][m] = (uint64_t)floor((double)v[0]->begs[i].t / tick);
 			q[1][m] = (uint64_t)floor((double)v[1]->begs[j].t / tick);
 			m++;
-			while (i < v[0]->nbegs && v[0]->begs[i].a == a)
+			while (i < v[0]->nbegs && v[0]->begs[i].block == a)
 				i++;
-			while (j < v[1]->nbegs && v[1]->begs[j].a == b)
+			while (j < v[1]->nbegs && v[1]->begs[j].block == b)
 				j++;
 		}
 	}
+	for (int s = 0; s < 2; s++) {
+		free(sd[s]->b[kernel]);
+		sd[s]->b[kernel] = NULL;
+		sd[s]->n[kernel] = sd[s]->cap[kernel] = 0;
+	}
+	r[0] = (double *)(void *)q[0];
+	r[1] = (double *)(void *)q[1];
 	d->order_n = m;
 	d->order_rho = 1;
 	if (m >= 2) {
+		/* (ranks reads all of x before it writes out: r may be q) */
 		if ((rc = ranks(q[0], m, r[0])) || (rc = ranks(q[1], m, r[1])))
 			goto out;
 		double mean = ((double)m + 1) / 2, sab = 0, saa = 0, sbb = 0;
@@ -241,8 +325,6 @@ static int start_order(struct cta_diff_kernel *d, const struct kview *v[2], doub
 out:
 	free(q[0]);
 	free(q[1]);
-	free(r[0]);
-	free(r[1]);
 	return rc;
 }
 
@@ -260,12 +342,12 @@ static void first_wave(struct cta_diff_kernel *d, const struct kview *v[2])
 	uint64_t same = 0;
 	size_t i = 0, j = 0;
 	while (i < v[0]->nbegs && j < v[1]->nbegs) {
-		const struct cta__rec_key *a = &v[0]->begs[i], *b = &v[1]->begs[j];
-		if (a->a < b->a) {
+		const struct beg *a = &v[0]->begs[i], *b = &v[1]->begs[j];
+		if (a->block < b->block) {
 			i++;
 			continue;
 		}
-		if (b->a < a->a) {
+		if (b->block < a->block) {
 			j++;
 			continue;
 		}
@@ -273,10 +355,10 @@ static void first_wave(struct cta_diff_kernel *d, const struct kview *v[2])
 		int fb = !beg_steal(v[1], j) && (!v[1]->has_end || b->t < v[1]->first_end);
 		if (fa && fb && beg_sm(v[0], i) == beg_sm(v[1], j))
 			same++;
-		uint64_t blk = a->a;
-		while (i < v[0]->nbegs && v[0]->begs[i].a == blk)
+		uint64_t blk = a->block;
+		while (i < v[0]->nbegs && v[0]->begs[i].block == blk)
 			i++;
-		while (j < v[1]->nbegs && v[1]->begs[j].a == blk)
+		while (j < v[1]->nbegs && v[1]->begs[j].block == blk)
 			j++;
 	}
 	d->first_wave_same = same;
@@ -285,60 +367,29 @@ static void first_wave(struct cta_diff_kernel *d, const struct kview *v[2])
 	d->first_wave = mx ? (double)same / (double)mx : 1;
 }
 
-/* The first block begin (a start or a steal), the first launch record and
- * the first record of a trace; UINT64_MAX for what it does not have. */
-static void firsts_of(const struct cta_trace *t, uint64_t *begin, uint64_t *launch, uint64_t *any)
-{
-	uint64_t b = UINT64_MAX, o = UINT64_MAX, lo = UINT64_MAX;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if ((r->ev == CTA_TEV_START || r->ev == CTA_TEV_STEAL) && r->t_ns < b)
-			b = r->t_ns;
-		if (r->ev == CTA_TEV_LAUNCH && r->t_ns < o)
-			o = r->t_ns;
-		if (r->t_ns < lo)
-			lo = r->t_ns;
-	}
-	*begin = b;
-	*launch = o;
-	*any = lo;
-}
-
 /* The origin of a trace's times: its first block begin, where the kernels'
  * own work starts; without one, the first launch record, or the first
  * record. */
-static uint64_t origin_of(const struct cta_trace *t)
+static uint64_t origin_of(const struct side *sd)
 {
-	uint64_t b, o, lo;
-	firsts_of(t, &b, &o, &lo);
-	return b != UINT64_MAX ? b : o != UINT64_MAX ? o : lo != UINT64_MAX ? lo : 0;
+	return sd->first_begin != UINT64_MAX    ? sd->first_begin
+	       : sd->first_launch != UINT64_MAX ? sd->first_launch
+	       : sd->first_any != UINT64_MAX    ? sd->first_any
+	                                        : 0;
 }
 
 /* First launch record to first block begin, or -1 when either is missing. */
-static int64_t launch_offset_of(const struct cta_trace *t)
+static int64_t launch_offset_of(const struct side *sd)
 {
-	uint64_t b, o, lo;
-	firsts_of(t, &b, &o, &lo);
-	if (b == UINT64_MAX || o == UINT64_MAX)
+	if (sd->first_begin == UINT64_MAX || sd->first_launch == UINT64_MAX)
 		return -1;
-	return (int64_t)b - (int64_t)o;
+	return (int64_t)sd->first_begin - (int64_t)sd->first_launch;
 }
 
 /* The last block end; without one, the last record. */
-static uint64_t last_of(const struct cta_trace *t)
+static uint64_t last_of(const struct side *sd)
 {
-	uint64_t hi = 0, end = 0;
-	int has_end = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->t_ns > hi)
-			hi = r->t_ns;
-		if (r->ev == CTA_TEV_END && (!has_end || r->t_ns > end)) {
-			end = r->t_ns;
-			has_end = 1;
-		}
-	}
-	return has_end ? end : hi;
+	return sd->has_end ? sd->last_end : sd->last_any;
 }
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -356,10 +407,9 @@ fail(char *errbuf, size_t errlen, const char *fmt, ...)
 	return CTA_EINVAL;
 }
 
-static int same_launches(const struct cta_trace *a, const struct cta_trace *b, char *errbuf,
-                         size_t errlen)
+static int same_launches(const struct cta_trace_header *ha, const struct cta_trace_header *hb,
+                         char *errbuf, size_t errlen)
 {
-	const struct cta_trace_header *ha = &a->header, *hb = &b->header;
 	if (ha->kernel_count != hb->kernel_count)
 		return fail(errbuf, errlen, "different launches: %u kernels in A, %u in B",
 		            ha->kernel_count, hb->kernel_count);
@@ -406,31 +456,32 @@ static int64_t tick_diff(int64_t b, int64_t a, double tick)
 	return fabs(d) <= tick ? 0 : (int64_t)d;
 }
 
-int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
-                   const struct cta_trace *b, const struct cta_diff_tol *tol, char *errbuf,
-                   size_t errlen)
+/* The diff of two traces' headers and sides (whose begins it sorts). */
+static int diff_sides(struct cta_diff_result *out, const struct cta_trace_header *ha,
+                      const struct cta_trace_header *hb, struct side *sd[2],
+                      const struct cta_diff_tol *tol, char *errbuf, size_t errlen)
 {
 	static const struct cta_diff_tol defaults = CTA_DIFF_TOL_INIT;
 	memset(out, 0, sizeof(*out));
 	if (errbuf && errlen)
 		errbuf[0] = 0;
-	int rc = same_launches(a, b, errbuf, errlen);
+	int rc = same_launches(ha, hb, errbuf, errlen);
 	if (rc)
 		return rc;
 	out->tol = tol ? *tol : defaults;
-	const struct cta_trace *tr[2] = {a, b};
-	double tick = a->header.tick_ns > b->header.tick_ns ? a->header.tick_ns : b->header.tick_ns;
+	const struct cta_trace_header *th[2] = {ha, hb};
+	double tick = ha->tick_ns > hb->tick_ns ? ha->tick_ns : hb->tick_ns;
 	if (!(tick > 0))
 		tick = 1;
 	out->tick_ns = tick;
 	for (int s = 0; s < 2; s++)
-		out->side[s] = strcmp(tr[s]->header.backend, "cuda") ? "simulator" : "hardware";
+		out->side[s] = strcmp(th[s]->backend, "cuda") ? "simulator" : "hardware";
 	uint64_t origin[2];
 	for (int s = 0; s < 2; s++) {
-		origin[s] = origin_of(tr[s]);
-		uint64_t last = last_of(tr[s]);
+		origin[s] = origin_of(sd[s]);
+		uint64_t last = last_of(sd[s]);
 		out->makespan_ns[s] = last > origin[s] ? last - origin[s] : 0;
-		out->launch_offset_ns[s] = launch_offset_of(tr[s]);
+		out->launch_offset_ns[s] = launch_offset_of(sd[s]);
 	}
 	double ma = (double)out->makespan_ns[0], mb = (double)out->makespan_ns[1];
 	if (fabs(mb - ma) <= tick)
@@ -440,25 +491,19 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 	if (!(fabs(out->makespan_ratio - 1) <= out->tol.makespan))
 		out->outside |= CTA_DIFF_M_MAKESPAN;
 
-	out->kernel_count = a->header.kernel_count;
-	struct cta__kfacts kf[2][CTA_TRACE_MAX_KERNELS];
-	cta__analysis_kernel_facts(kf[0], a);
-	cta__analysis_kernel_facts(kf[1], b);
+	out->kernel_count = ha->kernel_count;
 	for (unsigned k = 0; k < out->kernel_count; k++) {
 		struct cta_diff_kernel *d = &out->kernels[k];
 		struct kview kv[2];
 		const struct kview *v[2] = {&kv[0], &kv[1]};
-		snprintf(d->name, sizeof(d->name), "%s", a->header.kernels[k].name);
-		if ((rc = kview_build(&kv[0], a, k, kf[0]))) {
-			fail(errbuf, errlen, "trace A: %s", cta_strerror(rc));
-			return rc;
-		}
-		if ((rc = kview_build(&kv[1], b, k, kf[1]))) {
-			kview_free(&kv[0]);
-			fail(errbuf, errlen, "trace B: %s", cta_strerror(rc));
-			return rc;
-		}
-		uint64_t blocks = cta__trace_kernel_blocks(&a->header.kernels[k]);
+		snprintf(d->name, sizeof(d->name), "%s", ha->kernels[k].name);
+		for (int s = 0; s < 2; s++)
+			if ((rc = kview_build(&kv[s], sd[s], k))) {
+				fail(errbuf, errlen, "trace %c: %s", s ? 'B' : 'A',
+				     cta_strerror(rc));
+				return rc;
+			}
+		uint64_t blocks = cta__trace_kernel_blocks(&ha->kernels[k]);
 		for (int s = 0; s < 2; s++) {
 			coverage(&d->coverage[s], v[s], blocks);
 			d->steals_per_block[s] = blocks ? (double)v[s]->steals / (double)blocks : 0;
@@ -472,11 +517,9 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 		if (!rc)
 			rc = blocks_per_sm(d, v, d->sms);
 		if (!rc)
-			rc = start_order(d, v, tick);
-		if (!rc)
 			first_wave(d, v);
-		kview_free(&kv[0]);
-		kview_free(&kv[1]);
+		if (!rc)
+			rc = start_order(d, v, tick, sd, k);
 		if (rc) {
 			fail(errbuf, errlen, "%s", cta_strerror(rc));
 			return rc;
@@ -504,6 +547,71 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 	}
 	out->within = out->outside == 0;
 	return 0;
+}
+
+int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
+                   const struct cta_trace *b, const struct cta_diff_tol *tol, char *errbuf,
+                   size_t errlen)
+{
+	const struct cta_trace *tr[2] = {a, b};
+	struct side *sd[2] = {calloc(1, sizeof(struct side)), calloc(1, sizeof(struct side))};
+	int rc = 0;
+	if (!sd[0] || !sd[1]) {
+		rc = CTA_ENOMEM;
+	} else {
+		side_init(sd[0]);
+		side_init(sd[1]);
+		for (int s = 0; s < 2; s++) {
+			for (size_t i = 0; i < tr[s]->count && !rc; i++)
+				rc = side_add(sd[s], &tr[s]->header, &tr[s]->recs[i]);
+		}
+	}
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		fail(errbuf, errlen, "%s", cta_strerror(rc));
+	} else {
+		rc = diff_sides(out, &a->header, &b->header, sd, tol, errbuf, errlen);
+	}
+	for (int s = 0; s < 2; s++)
+		if (sd[s])
+			side_free(sd[s]);
+	free(sd[0]);
+	free(sd[1]);
+	return rc;
+}
+
+int cta_trace_diff_files(struct cta_diff_result *out, const char *path_a, const char *path_b,
+                         const struct cta_diff_tol *tol, int complete[2], char *errbuf,
+                         size_t errlen)
+{
+	const char *path[2] = {path_a, path_b};
+	struct side *sd[2] = {calloc(1, sizeof(struct side)), calloc(1, sizeof(struct side))};
+	struct cta_trace t[2];
+	memset(t, 0, sizeof(t));
+	int rc = 0;
+	memset(out, 0, sizeof(*out));
+	if (!sd[0] || !sd[1]) {
+		rc = CTA_ENOMEM;
+		fail(errbuf, errlen, "%s", cta_strerror(rc));
+	}
+	for (int s = 0; s < 2 && !rc; s++)
+		side_init(sd[s]);
+	for (int s = 0; s < 2 && !rc; s++) {
+		rc = cta_trace_stream(&t[s], path[s], side_rec, sd[s], errbuf, errlen);
+		if (rc && errbuf && errlen && !errbuf[0])
+			/* (side_rec's own failure: out of memory) */
+			snprintf(errbuf, errlen, "%s: %s", path[s], cta_strerror(rc));
+		if (complete)
+			complete[s] = t[s].complete;
+	}
+	if (!rc)
+		rc = diff_sides(out, &t[0].header, &t[1].header, sd, tol, errbuf, errlen);
+	for (int s = 0; s < 2; s++)
+		if (sd[s])
+			side_free(sd[s]);
+	free(sd[0]);
+	free(sd[1]);
+	return rc;
 }
 
 const char *cta_diff_metric_name(unsigned bit)

@@ -1,5 +1,6 @@
 /* The one keying, sort and per-kernel scan of records that the trace
- * analyses share (trace_diff.c, trace_calibrate.c): records referenced by
+ * analyses share (trace_calibrate.c; trace_diff.c the per-kernel facts, a
+ * record at a time as it streams): records referenced by
  * a key, sorted by (a, b, time) and then file order, so that equal keys
  * keep the trace's order and every result is reproducible. */
 #include <stdlib.h>
@@ -44,30 +45,33 @@ int cta__analysis_rec_keys(struct cta__rec_key **out, size_t *n, const struct ct
 	return 0;
 }
 
+void cta__analysis_kfacts_add(struct cta__kfacts *f, const struct cta_trace_rec *r)
+{
+	if (r->ev == CTA_TEV_START) {
+		if (!f->has_start || r->t_ns < f->first_start)
+			f->first_start = r->t_ns;
+		if (!f->has_start || r->t_ns > f->last_start)
+			f->last_start = r->t_ns;
+		f->has_start = 1;
+	} else if (r->ev == CTA_TEV_END) {
+		if (!f->has_end || r->t_ns < f->first_end)
+			f->first_end = r->t_ns;
+		if (!f->has_end || r->t_ns > f->last_end)
+			f->last_end = r->t_ns;
+		f->has_end = 1;
+	} else if (r->ev == CTA_TEV_LAUNCH) {
+		if (!f->has_launch || r->t_ns < f->launch)
+			f->launch = r->t_ns;
+		f->has_launch = 1;
+	}
+}
+
 void cta__analysis_kernel_facts(struct cta__kfacts *kf, const struct cta_trace *t)
 {
 	memset(kf, 0, CTA_TRACE_MAX_KERNELS * sizeof(*kf));
 	for (size_t i = 0; i < t->count; i++) {
 		const struct cta_trace_rec *r = &t->recs[i];
-		if (r->kernel >= t->header.kernel_count || r->kernel >= CTA_TRACE_MAX_KERNELS)
-			continue;
-		struct cta__kfacts *f = &kf[r->kernel];
-		if (r->ev == CTA_TEV_START) {
-			if (!f->has_start || r->t_ns < f->first_start)
-				f->first_start = r->t_ns;
-			if (!f->has_start || r->t_ns > f->last_start)
-				f->last_start = r->t_ns;
-			f->has_start = 1;
-		} else if (r->ev == CTA_TEV_END) {
-			if (!f->has_end || r->t_ns < f->first_end)
-				f->first_end = r->t_ns;
-			if (!f->has_end || r->t_ns > f->last_end)
-				f->last_end = r->t_ns;
-			f->has_end = 1;
-		} else if (r->ev == CTA_TEV_LAUNCH) {
-			if (!f->has_launch || r->t_ns < f->launch)
-				f->launch = r->t_ns;
-			f->has_launch = 1;
-		}
+		if (r->kernel < t->header.kernel_count && r->kernel < CTA_TRACE_MAX_KERNELS)
+			cta__analysis_kfacts_add(&kf[r->kernel], r);
 	}
 }

@@ -43,6 +43,15 @@ expect_rc 2 "$CTASIM" diff "$TMP/a.trace" "$TMP/a.trace" --tol-order -1
 expect_in "$TMP/err" "ctasim diff: --tol-order '-1': out of range [0, 1]"
 expect_rc 2 "$CTASIM" diff "$TMP/a.trace"
 
+# Streamed: a trace on stdin ('-') gives the same verdict and numbers, and
+# a malformed line after good records still fails the whole diff.
+expect_rc 1 sh -c '"$1" diff - "$2" < "$3"' sh "$CTASIM" "$TMP/d.trace" "$TMP/a.trace"
+expect_in "$TMP/out" "A: - (simulator)"
+expect_in "$TMP/out" "VIOLATED (1 lost, 0 duplicated, 0 out of range)"
+write_fixture "$TMP/e.trace" 's/^2400,steal,0,5,.*/2400,steal,0,x/'
+expect_rc 2 "$CTASIM" diff "$TMP/a.trace" "$TMP/e.trace"
+expect_in "$TMP/err" "ctasim diff: $TMP/e.trace:"
+
 # Sides are labelled from the headers' backends, and ratios say which over
 # which (traces/FORMAT.md, "Measures").
 write_fixture "$TMP/hw.trace" 's/^#backend sim$/#backend cuda/'

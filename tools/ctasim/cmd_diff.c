@@ -99,24 +99,28 @@ int cta_cmd_diff(int argc, char **argv)
 	if (npaths != 2)
 		goto usage;
 
-	struct cta_trace t[2];
 	char err[512];
-	for (int s = 0; s < 2; s++) {
-		int rc = cli_trace_read(&t[s], path[s], err, sizeof(err), 0);
-		if (rc) {
-			fprintf(stderr, "ctasim diff: %s\n", err);
-			if (s)
-				cta_trace_free(&t[0]);
-			return CTA_EXIT_USAGE;
-		}
-		if (!t[s].complete)
+	/* Streamed: diff keeps a few bytes per block begin, not the records. */
+	struct cta_diff_result *r = malloc(sizeof(*r));
+	int complete[2] = {1, 1};
+	int rc = r ? cta_trace_diff_files(r, path[0], path[1], &tol, complete, err, sizeof(err))
+	           : CTA_ENOMEM;
+	int read_err = 0;
+	for (int s = 0; s < 2 && rc && r; s++) {
+		/* A trace that cannot be read: its message starts with its name. */
+		const char *nm = strcmp(path[s], "-") ? path[s] : "<stdin>";
+		size_t l = strlen(nm);
+		read_err |= !strncmp(err, nm, l) && err[l] == ':';
+	}
+	if (read_err) {
+		fprintf(stderr, "ctasim diff: %s\n", err);
+		free(r);
+		return CTA_EXIT_USAGE;
+	}
+	for (int s = 0; s < 2 && !rc; s++)
+		if (!complete[s])
 			fprintf(stderr, "ctasim diff: %s: note: the trace is marked incomplete\n",
 			        path[s]);
-	}
-	struct cta_diff_result *r = malloc(sizeof(*r));
-	int rc = r ? cta_trace_diff(r, &t[0], &t[1], &tol, err, sizeof(err)) : CTA_ENOMEM;
-	cta_trace_free(&t[0]);
-	cta_trace_free(&t[1]);
 	if (rc) {
 		fprintf(stderr, "ctasim diff: %s vs %s: %s\n", path[0], path[1],
 		        r ? err : cta_strerror(rc));
