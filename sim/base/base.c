@@ -7,12 +7,12 @@
 
 #include "base/base.h"
 
-_Thread_local struct cta__worker *cta__seg_worker __attribute__((tls_model("initial-exec")));
-_Thread_local struct cta__unit *cta__seg_unit __attribute__((tls_model("initial-exec")));
+_Thread_local struct cta__worker *cta__base_seg_worker __attribute__((tls_model("initial-exec")));
+_Thread_local struct cta__unit *cta__base_seg_unit __attribute__((tls_model("initial-exec")));
 
-int cta__exact_threads;
+int cta__base_exact_threads;
 
-void cta__errf(struct cta_sim *s, const char *fmt, ...)
+void cta__base_errf(struct cta_sim *s, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -21,7 +21,7 @@ void cta__errf(struct cta_sim *s, const char *fmt, ...)
 }
 
 /* splitmix64: small, fast, and good enough for schedule exploration. */
-uint64_t cta__rand(struct cta_sim *s)
+uint64_t cta__base_rand(struct cta_sim *s)
 {
 	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -29,7 +29,7 @@ uint64_t cta__rand(struct cta_sim *s)
 	return z ^ (z >> 31);
 }
 
-void *cta__grow(void *p, size_t *cap, size_t need, size_t elem)
+void *cta__base_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return p;
@@ -43,7 +43,7 @@ void *cta__grow(void *p, size_t *cap, size_t need, size_t elem)
 	return q;
 }
 
-void cta__out_error(struct cta__unit *u, const char *fmt, ...)
+void cta__base_out_error(struct cta__unit *u, const char *fmt, ...)
 {
 	if (u->out.error)
 		return;
@@ -54,31 +54,31 @@ void cta__out_error(struct cta__unit *u, const char *fmt, ...)
 	va_end(ap);
 }
 
-void cta__out_mark(struct cta__unit *u, uint64_t logical)
+void cta__base_out_mark(struct cta__unit *u, uint64_t logical)
 {
 	if (u->sim->o.timing_only)
 		return; /* coverage is checked on full runs only */
 	struct cta__outbox *o = &u->out;
-	o->marks = cta__grow(o->marks, &o->capmarks, o->nmarks + 1, sizeof(*o->marks));
+	o->marks = cta__base_grow(o->marks, &o->capmarks, o->nmarks + 1, sizeof(*o->marks));
 	o->marks[o->nmarks++] = logical;
 }
 
-void cta__out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                        uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
-                        const char *text)
+void cta__base_out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                             uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
+                             const char *text)
 {
 	if (!s->tw || s->io_error)
 		return;
-	struct cta__unit *u = cta__seg_unit;
+	struct cta__unit *u = cta__base_seg_unit;
 	if (u) {
 		/* Inside a segment: kept until the unit is committed. */
 		struct cta__outbox *o = &u->out;
-		o->recs = cta__grow(o->recs, &o->caprecs, o->nrecs + 1, sizeof(*o->recs));
+		o->recs = cta__base_grow(o->recs, &o->caprecs, o->nrecs + 1, sizeof(*o->recs));
 		struct cta_trace_rec *r = &o->recs[o->nrecs++];
 		*r = (struct cta_trace_rec){t, ev, kernel, block, phys, sm, arg, code, NULL};
 		if (text) {
 			size_t n = strlen(text) + 1;
-			o->text = cta__grow(o->text, &o->captext, o->ntext + n, 1);
+			o->text = cta__base_grow(o->text, &o->captext, o->ntext + n, 1);
 			memcpy(o->text + o->ntext, text, n);
 			r->text = (const char *)(uintptr_t)(o->ntext + 1);
 			o->ntext += n;
@@ -88,15 +88,15 @@ void cta__out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsig
 	struct cta_trace_rec r = {t, ev, kernel, block, phys, sm, arg, code, text};
 	if (cta_trace_writer_add(s->tw, &r) < 0) {
 		s->io_error = 1;
-		cta__errf(s, "%s", cta_trace_writer_errmsg(s->tw));
+		cta__base_errf(s, "%s", cta_trace_writer_errmsg(s->tw));
 	}
 }
 
-void cta__ready(struct cta_sim *s, struct cta__unit *u)
+void cta__base_ready(struct cta_sim *s, struct cta__unit *u)
 {
 	if (!s->nready || u->start_t < s->ready_min)
 		s->ready_min = u->start_t;
-	s->batch = cta__grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
+	s->batch = cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
 	s->batch[s->nready++] = u;
 }
 
@@ -105,8 +105,10 @@ void cta__ready_placed(struct cta_sim *s, const struct cta__placed *p)
 	if (!s->nready || p->start_t < s->ready_min)
 		s->ready_min = p->start_t;
 	if (s->nready == s->batch_cap || s->nready == s->placed_cap) {
-		s->batch = cta__grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
-		s->placed = cta__grow(s->placed, &s->placed_cap, s->nready + 1, sizeof(*s->placed));
+		s->batch =
+		    cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
+		s->placed =
+		    cta__base_grow(s->placed, &s->placed_cap, s->nready + 1, sizeof(*s->placed));
 	}
 	s->placed[s->nready] = *p;
 	s->batch[s->nready++] = NULL;

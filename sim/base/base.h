@@ -8,46 +8,48 @@
 #include "base/state.h"
 
 /* Set on the host thread that runs a segment: the worker, and the unit. */
-extern _Thread_local struct cta__worker *cta__seg_worker __attribute__((tls_model("initial-exec")));
-extern _Thread_local struct cta__unit *cta__seg_unit __attribute__((tls_model("initial-exec")));
-void cta__out_error(struct cta__unit *u, const char *fmt, ...)
+extern _Thread_local struct cta__worker *cta__base_seg_worker
+    __attribute__((tls_model("initial-exec")));
+extern _Thread_local struct cta__unit *cta__base_seg_unit
+    __attribute__((tls_model("initial-exec")));
+void cta__base_out_error(struct cta__unit *u, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void cta__out_mark(struct cta__unit *u, uint64_t logical);
+void cta__base_out_mark(struct cta__unit *u, uint64_t logical);
 /* cta_sim_set_exact_threads: every unit's cursor asks for exact threads. */
-extern int cta__exact_threads;
+extern int cta__base_exact_threads;
 /* splitmix64 of the seed, in engine order: all of a run's randomness. */
-uint64_t cta__rand(struct cta_sim *s);
-void cta__errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t cta__base_rand(struct cta_sim *s);
+void cta__base_errf(struct cta_sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* realloc to at least need elements of elem bytes, doubling; aborts when
  * out of memory (a run cannot continue without its outputs). */
-void *cta__grow(void *p, size_t *cap, size_t need, size_t elem);
-void cta__out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
-                        uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
-                        const char *text);
+void *cta__base_grow(void *p, size_t *cap, size_t need, size_t elem);
+void cta__base_out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
+                             uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
+                             const char *text);
 /* A trace record (kept in the unit's outbox inside a segment); nothing
  * without a trace file, decided here so that untraced runs make no call. */
-static inline void cta__out_trace(struct cta_sim *s, uint64_t t, cta_trace_event ev,
-                                  unsigned kernel, uint64_t block, uint64_t phys, uint64_t sm,
-                                  uint64_t arg, int32_t code, const char *text)
+static inline void cta__base_out_trace(struct cta_sim *s, uint64_t t, cta_trace_event ev,
+                                       unsigned kernel, uint64_t block, uint64_t phys, uint64_t sm,
+                                       uint64_t arg, int32_t code, const char *text)
 {
 	if (s->tw)
-		cta__out_trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
+		cta__base_out_trace_rec(s, t, ev, kernel, block, phys, sm, arg, code, text);
 }
 /* Queues a dispatched unit to run its body before the engine passes its
  * start time. */
-void cta__ready(struct cta_sim *s, struct cta__unit *u);
+void cta__base_ready(struct cta_sim *s, struct cta__unit *u);
 /* A block of one CTA placed as p, queued as ready without a unit yet
  * (struct cta__placed). */
 void cta__ready_placed(struct cta_sim *s, const struct cta__placed *p);
 
 /* Linear block index of blockIdx b, and back; inline, as every new block
  * and every successful cancel asks. */
-static inline uint64_t cta__logical_of_bid(const struct cta__kernel *k, uint3 b)
+static inline uint64_t cta__base_logical_of_bid(const struct cta__kernel *k, uint3 b)
 {
 	return b.x + (uint64_t)k->l.grid[0] * (b.y + (uint64_t)k->l.grid[1] * b.z);
 }
 
-static inline uint3 cta__bid_of_logical(const struct cta__kernel *k, uint64_t i)
+static inline uint3 cta__base_bid_of_logical(const struct cta__kernel *k, uint64_t i)
 {
 	uint3 b;
 	if (k->l.grid[1] == 1 && k->l.grid[2] == 1) {

@@ -124,7 +124,7 @@ struct cta__request {
 /* Bytes of a CTA's arena a block of kernel k can write: its shared memory
  * and, after it, 64 hidden bytes for the work-stealing loop's state (80
  * with slack). Arenas are at least this large. */
-static inline size_t cta__smem_need(const struct cta__kernel *k)
+static inline size_t cta__base_smem_need(const struct cta__kernel *k)
 {
 	return k->smem_bytes + 80;
 }

@@ -451,8 +451,8 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	/* Checked here too: a call per request is a noticeable part of its
 	 * cost in runs without a trace. */
 	if (s->tw)
-		cta__out_trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current, c->logical,
-		               c->sm, CTA_TRACE_NONE, 0, NULL);
+		cta__base_out_trace(s, x->l.vtime, CTA_TEV_CANCEL, k->id, c->steal_current,
+		                    c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
 	/* Emulated CLC: the request is the issuer's own atomics, done before
 	 * it goes on (docs/FIDELITY.md). */
 	if (s->dev.clc_emulated)
@@ -479,7 +479,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	else if ((s->o.cancel_fail_after >= 0 &&
 	          s->cancels_total >= (uint64_t)s->o.cancel_fail_after) ||
 	         (s->o.cancel_fail_rate > 0 &&
-	          (double)(cta__rand(s) >> 11) * 0x1.0p-53 < s->o.cancel_fail_rate))
+	          (double)(cta__base_rand(s) >> 11) * 0x1.0p-53 < s->o.cancel_fail_rate))
 		outcome = CTA_CANCEL_FAIL_INJECTED;
 	else
 		outcome = CTA_CANCEL_SUCCESS;
@@ -490,7 +490,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	uint64_t lat = s->dev.clc_emulated ? s->dev.clc_request_ns : s->dev.cancel_latency_ns;
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;
-		int64_t d = (int64_t)(cta__rand(s) % (2 * j + 1)) - (int64_t)j;
+		int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
 		lat = (int64_t)lat + d < 1 ? 1 : (uint64_t)((int64_t)lat + d);
 	}
 	r->done_t = s->now + lat;
@@ -499,7 +499,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		if (k->next_unit == k->nunits)
 			s->cand_valid = 0;
 		k->st.stolen += k->csize;
-		r->first = cta__bid_of_logical(k, cta__exec_unit_logical(k, r->unit_index, 0));
+		r->first = cta__base_bid_of_logical(k, cta__exec_unit_logical(k, r->unit_index, 0));
 	} else {
 		k->st.cancel_fail[outcome]++;
 	}
@@ -526,7 +526,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	}
 	struct cta__cta *c = &u->ctas[r->cta];
 	if (s->tw)
-		cta__out_trace(
+		cta__base_out_trace(
 		    s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,
 		    outcome == CTA_CANCEL_SUCCESS ? cta__exec_unit_logical(k, r->unit_index, 0)
 		                                  : CTA_TRACE_NONE,
@@ -646,11 +646,11 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 	if (!sl->consumed) {
 		sl->consumed = 1;
 		uint64_t logical = cta__exec_unit_logical(k, r->unit_index, x->l.cta_rank);
-		cta__out_mark(u, logical);
+		cta__base_out_mark(u, logical);
 		c->steal_current = logical;
 		if (u->sim->tw)
-			cta__out_trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical,
-			               c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
+			cta__base_out_trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical,
+			                    c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
 	}
 	return (int)(dim == 0 ? r->first.x : dim == 1 ? r->first.y : r->first.z);
 }
@@ -899,7 +899,7 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 			((cta_block_fn)w->fn)((dim3){w->bx, w->by, w->bz}, w->arg);
 			x->l.steal_depth--;
 			if (ws_vt_set(w, i, t, x->l.vtime)) {
-				cta__out_error(u, "kernel %s: out of memory", u->k->label);
+				cta__base_out_error(u, "kernel %s: out of memory", u->k->label);
 				return -1;
 			}
 			vmax = x->l.vtime > vmax ? x->l.vtime : vmax;

@@ -129,7 +129,7 @@ int cta_sim_crash_thread_known(void)
 
 void cta_sim_set_exact_threads(int on)
 {
-	cta__exact_threads = on != 0;
+	cta__base_exact_threads = on != 0;
 }
 
 int cta_sim_crash_finish_trace_as(const char *why)

@@ -24,7 +24,7 @@ void cta__engine_push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t
 	if (cta__evq_push(&s->q, t, type, p, a) < 0) {
 		/* Running out of memory for events leaves the run unfinishable;
 		 * it ends as hung with a message rather than crashing. */
-		cta__errf(s, "out of memory for events");
+		cta__base_errf(s, "out of memory for events");
 		s->hung = 1;
 	}
 }
@@ -189,8 +189,8 @@ const char *cta_sim_errmsg(const cta_sim *s)
 int cta_sim_stream_new(cta_sim *s, int *out_stream, int priority)
 {
 	if (priority < s->dev.priority_greatest || priority > s->dev.priority_least) {
-		cta__errf(s, "stream priority %d outside the device's range [%d, %d]", priority,
-		          s->dev.priority_greatest, s->dev.priority_least);
+		cta__base_errf(s, "stream priority %d outside the device's range [%d, %d]",
+		               priority, s->dev.priority_greatest, s->dev.priority_least);
 		return CTA_ERANGE;
 	}
 	struct cta__stream *ns = realloc(s->streams, (s->nstreams + 1) * sizeof(*ns));
@@ -208,13 +208,13 @@ static int dims_ok(struct cta_sim *s, const char *what, const unsigned d[3], con
 	static const char axis[] = "xyz";
 	for (int i = 0; i < 3; i++) {
 		if (d[i] == 0) {
-			cta__errf(s, "%s.%c is 0: every dimension must be at least 1", what,
-			          axis[i]);
+			cta__base_errf(s, "%s.%c is 0: every dimension must be at least 1", what,
+			               axis[i]);
 			return CTA_EINVAL;
 		}
 		if (d[i] > max[i]) {
-			cta__errf(s, "%s.%c is %u: the limit is %" PRIu64, what, axis[i], d[i],
-			          max[i]);
+			cta__base_errf(s, "%s.%c is %u: the limit is %" PRIu64, what, axis[i], d[i],
+			               max[i]);
 			return CTA_ERANGE;
 		}
 	}
@@ -224,11 +224,11 @@ static int dims_ok(struct cta_sim *s, const char *what, const unsigned d[3], con
 int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 {
 	if (s->ran) {
-		cta__errf(s, "launch after the run");
+		cta__base_errf(s, "launch after the run");
 		return CTA_ESTATE;
 	}
 	if (!l || !l->kernel) {
-		cta__errf(s, "launch without a kernel");
+		cta__base_errf(s, "launch without a kernel");
 		return CTA_EINVAL;
 	}
 	static const uint64_t gmax[3] = {2147483647u, 65535, 65535};
@@ -240,35 +240,35 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		return rc;
 	uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
 	if (threads > s->dev.max_threads_per_block) {
-		cta__errf(s, "block of %" PRIu64 " threads: the limit is %u threads per block",
-		          threads, s->dev.max_threads_per_block);
+		cta__base_errf(s, "block of %" PRIu64 " threads: the limit is %u threads per block",
+		               threads, s->dev.max_threads_per_block);
 		return CTA_ERANGE;
 	}
 	unsigned cl[3];
 	for (int i = 0; i < 3; i++) {
 		cl[i] = l->cluster[i] ? l->cluster[i] : 1;
 		if (l->grid[i] % cl[i]) {
-			cta__errf(s, "grid.%c (%u) is not a multiple of cluster.%c (%u)", "xyz"[i],
-			          l -> grid[i], "xyz"[i], cl[i]);
+			cta__base_errf(s, "grid.%c (%u) is not a multiple of cluster.%c (%u)",
+			               "xyz"[i], l -> grid[i], "xyz"[i], cl[i]);
 			return CTA_EINVAL;
 		}
 	}
 	unsigned csize = cl[0] * cl[1] * cl[2];
 	if (csize > s->dev.max_cluster_size) {
-		cta__errf(s, "cluster of %u blocks: the limit is %u", csize,
-		          s->dev.max_cluster_size);
+		cta__base_errf(s, "cluster of %u blocks: the limit is %u", csize,
+		               s->dev.max_cluster_size);
 		return CTA_ERANGE;
 	}
 	if (l->stream < 0 || (unsigned)l->stream >= s->nstreams) {
-		cta__errf(s, "unknown stream %d", l->stream);
+		cta__base_errf(s, "unknown stream %d", l->stream);
 		return CTA_EINVAL;
 	}
 	const struct cta_kernel_def *kdef = l->kernel;
 	if (s->san && !(kdef = cta__san_kernel(l->kernel))) {
-		cta__errf(s,
-		          "kernel %s has no instrumented build: --sanitize runs the kernels "
-		          "built into ctasim (kernels/), not ones loaded with --load",
-		          l->kernel->name);
+		cta__base_errf(s,
+		               "kernel %s has no instrumented build: --sanitize runs the kernels "
+		               "built into ctasim (kernels/), not ones loaded with --load",
+		               l->kernel->name);
 		return CTA_EUNSUPPORTED;
 	}
 	if (s->san && cta__san_launch_ready(s) < 0)
@@ -328,14 +328,15 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		 * co-resident (cudaErrorCooperativeLaunchTooLarge). */
 		uint64_t fit = (uint64_t)k->occupancy * s->nsms;
 		if (k->nblocks > fit) {
-			cta__errf(s,
-			          "cooperative launch too large: kernel %s has %" PRIu64
-			          " blocks, but only %u SMs x %u blocks per SM = %" PRIu64
-			          " can be co-resident (blocks per SM limited by %s: %u threads, "
-			          "%zu bytes of shared memory a block)",
-			          k->label, k->nblocks, s->nsms, k->occupancy, fit,
-			          cta_limiter_name(k->limiter), k->threads,
-			          k->l.smem_static + k->l.smem_dynamic);
+			cta__base_errf(
+			    s,
+			    "cooperative launch too large: kernel %s has %" PRIu64
+			    " blocks, but only %u SMs x %u blocks per SM = %" PRIu64
+			    " can be co-resident (blocks per SM limited by %s: %u threads, "
+			    "%zu bytes of shared memory a block)",
+			    k->label, k->nblocks, s->nsms, k->occupancy, fit,
+			    cta_limiter_name(k->limiter), k->threads,
+			    k->l.smem_static + k->l.smem_dynamic);
 			free(k->fit);
 			free(k->sweep);
 			free(k->per_sm);
@@ -384,7 +385,7 @@ static int open_trace(struct cta_sim *s)
 	int rc = cta_trace_writer_open(&s->tw, s->o.trace_path, h);
 	free(h);
 	if (rc < 0) {
-		cta__errf(s, "%s", cta_trace_writer_errmsg(NULL));
+		cta__base_errf(s, "%s", cta_trace_writer_errmsg(NULL));
 		s->tw = NULL;
 	}
 	return rc;
@@ -412,8 +413,8 @@ void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 	 * no block ends here. */
 	if (k->st.last_end_ns == 0)
 		k->st.last_end_ns = s->now;
-	cta__out_trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
-	               CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
+	cta__base_out_trace(s, s->now, CTA_TEV_KERNEL_END, k->id, CTA_TRACE_NONE, CTA_TRACE_NONE,
+	                    CTA_TRACE_NONE, CTA_TRACE_NONE, 0, NULL);
 	struct cta__stream *st = &s->streams[k->stream];
 	st->head = k->next_in_stream;
 	if (!st->head)
@@ -440,7 +441,7 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 			r->text = o->text + ((uintptr_t)r->text - 1);
 		if (s->tw && !s->io_error && cta_trace_writer_add(s->tw, r) < 0) {
 			s->io_error = 1;
-			cta__errf(s, "%s", cta_trace_writer_errmsg(s->tw));
+			cta__base_errf(s, "%s", cta_trace_writer_errmsg(s->tw));
 		}
 	}
 	o->nrecs = o->ntext = 0;
@@ -486,7 +487,7 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 			cta_trace_writer_set_deterministic(s->tw, 0);
 	}
 	if (o->error && !s->hung) {
-		cta__errf(s, "%s", o->errmsg);
+		cta__base_errf(s, "%s", o->errmsg);
 		s->hung = 1;
 	}
 	o->error = 0;
@@ -506,7 +507,7 @@ static void release_starved(struct cta_sim *s)
 			s->starved = s->starved->next_starved;
 		}
 		for (size_t i = n; i > 1; i--) {
-			size_t j = (size_t)(cta__rand(s) % i);
+			size_t j = (size_t)(cta__base_rand(s) % i);
 			struct cta__unit *t = v[i - 1];
 			v[i - 1] = v[j];
 			v[j] = t;
@@ -611,9 +612,9 @@ static void commit_unit(struct cta_sim *s, struct cta__unit *u)
 
 static void run_segments(struct cta_sim *s, struct cta__unit *const *v, size_t n, unsigned worker)
 {
-	cta__seg_worker = &s->workers[worker];
+	cta__base_seg_worker = &s->workers[worker];
 	cta__exec_units_run(s, v, n);
-	cta__seg_worker = NULL;
+	cta__base_seg_worker = NULL;
 }
 
 void cta__engine_commit(struct cta_sim *s, struct cta__unit *u)
@@ -664,8 +665,8 @@ static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
 	struct cta__kernel *k = u->k;
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
-		cta__out_trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical, c->sm,
-		               CTA_TRACE_NONE, 0, NULL);
+		cta__base_out_trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical,
+		                    c->sm, CTA_TRACE_NONE, 0, NULL);
 		if (k->st.launched == 0)
 			k->st.first_start_ns = u->start_t;
 		k->st.launched++;
@@ -691,7 +692,7 @@ static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
 	struct cta__unit *u =
 	    cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, p->spin, p->add);
 	if (!u) {
-		cta__errf(s, "out of memory for blocks");
+		cta__base_errf(s, "out of memory for blocks");
 		s->hung = 1;
 	}
 	return s->batch[i] = u;
@@ -891,8 +892,8 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 {
 	struct cta__cta *c = &u->ctas[i];
 	struct cta__kernel *k = u->k;
-	cta__out_trace(s, c->end_t, CTA_TEV_END, k->id, c->logical, c->logical, c->sm,
-	               CTA_TRACE_NONE, 0, NULL);
+	cta__base_out_trace(s, c->end_t, CTA_TEV_END, k->id, c->logical, c->logical, c->sm,
+	                    CTA_TRACE_NONE, 0, NULL);
 	k->st.busy_ns += c->end_t - u->start_t;
 	if (c->end_t > k->st.last_end_ns)
 		k->st.last_end_ns = c->end_t;
@@ -903,8 +904,8 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 static void on_retire(struct cta_sim *s, struct cta__retiring *r)
 {
 	struct cta__kernel *k = r->k;
-	cta__out_trace(s, r->end_t, CTA_TEV_END, k->id, r->logical, r->logical, r->sm,
-	               CTA_TRACE_NONE, 0, NULL);
+	cta__base_out_trace(s, r->end_t, CTA_TEV_END, k->id, r->logical, r->logical, r->sm,
+	                    CTA_TRACE_NONE, 0, NULL);
 	k->st.busy_ns += r->end_t - r->start_t;
 	if (r->end_t > k->st.last_end_ns)
 		k->st.last_end_ns = r->end_t;
@@ -988,7 +989,7 @@ static int adversarial_hold(struct cta_sim *s, struct cta__unit *u)
 	/* CUDA guarantees a cooperative launch's blocks progress together. */
 	if (s->favored == u || u->k->l.cooperative)
 		return 0;
-	if (!s->favored && (cta__rand(s) & 1 || (queued(s) == 0 && !s->nready))) {
+	if (!s->favored && (cta__base_rand(s) & 1 || (queued(s) == 0 && !s->nready))) {
 		s->favored = u;
 		return 0;
 	}
@@ -1139,8 +1140,8 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 	s->now = e.t;
 	if (++s->events > s->o.max_events && s->o.max_events) {
 		s->hung = 1;
-		cta__errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
-		          s->o.max_events, s->now);
+		cta__base_errf(s, "stopped after %" PRIu64 " events at t=%" PRIu64 " ns",
+		               s->o.max_events, s->now);
 		return CTA__STEP_STOP;
 	}
 	switch (e.type) {
@@ -1150,9 +1151,9 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 			/* The host enqueues the launch now, as a hardware trace's
 			 * launch record says; it reaches the dispatcher after the
 			 * launch latency (and its stream's predecessors). */
-			cta__out_trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
-			               CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
-			               k->priority, NULL);
+			cta__base_out_trace(s, s->now, CTA_TEV_LAUNCH, k->id, CTA_TRACE_NONE,
+			                    CTA_TRACE_NONE, CTA_TRACE_NONE, (uint64_t)k->stream,
+			                    k->priority, NULL);
 			stream_append(s, k);
 		} else {
 			k->state = K_ACTIVE;
@@ -1231,7 +1232,7 @@ static void report_progress(struct cta_sim *s)
 int cta_sim_run(cta_sim *s)
 {
 	if (s->ran) {
-		cta__errf(s, "the simulator already ran");
+		cta__base_errf(s, "the simulator already ran");
 		return CTA_ESTATE;
 	}
 	s->ran = 1;
@@ -1270,7 +1271,7 @@ int cta_sim_run(cta_sim *s)
 		for (unsigned i = 0; i < s->nkernels; i++)
 			if (s->kernels[i]->state != K_DONE) {
 				s->hung = 1;
-				cta__errf(
+				cta__base_errf(
 				    s,
 				    "kernel %s did not finish: %" PRIu64 " of %" PRIu64
 				    " units retired (threads wait on something that never happens)",
@@ -1293,8 +1294,8 @@ int cta_sim_run(cta_sim *s)
 	if (!result)
 		for (unsigned i = 0; i < s->nkernels; i++)
 			if (s->kernels[i]->st.coverage_checked && !s->kernels[i]->st.coverage_ok) {
-				cta__errf(s, "kernel %s: exactly-once coverage violated",
-				          s->kernels[i]->label);
+				cta__base_errf(s, "kernel %s: exactly-once coverage violated",
+				               s->kernels[i]->label);
 				result = CTA_ECOVERAGE;
 			}
 	if (s->tw) {
@@ -1303,7 +1304,7 @@ int cta_sim_run(cta_sim *s)
 		s->tw = NULL;
 		if (crc < 0 && result >= 0) {
 			/* "PATH: write failed: No space left on device". */
-			cta__errf(s, "%s", cta_trace_writer_errmsg(NULL));
+			cta__base_errf(s, "%s", cta_trace_writer_errmsg(NULL));
 			result = CTA_EIO;
 		}
 	}

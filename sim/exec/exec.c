@@ -50,7 +50,7 @@ uint64_t cta__exec_unit_logical(const struct cta__kernel *k, uint64_t unit, unsi
 {
 	if (k->csize == 1)
 		return unit;
-	return cta__logical_of_bid(k, unit_cta_bid(k, unit, r));
+	return cta__base_logical_of_bid(k, unit_cta_bid(k, unit, r));
 }
 
 /* Clears memory through the C library: gcc turns a fixed-size memset of a
@@ -161,7 +161,7 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 	struct cta__cta *ctas = u->ctas;
 	unsigned cap = u->cap_ctas;
 	size_t smem_cap = u->cap_smem;
-	size_t need = cta__smem_need(k);
+	size_t need = cta__base_smem_need(k);
 	if (cap < k->csize || smem_cap < need) {
 		for (unsigned i = 0; i < cap; i++)
 			cta__exec_cta_release(&ctas[i]);
@@ -233,7 +233,7 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 	if (k->csize == 1) {
 		/* A unit of one block: its index is the block's. */
 		struct cta__cta *c = &ctas[0];
-		c->bid = cta__bid_of_logical(k, index);
+		c->bid = cta__base_bid_of_logical(k, index);
 		c->logical = index;
 		c->steal_current = index;
 		c->sm = sms[0];
@@ -246,7 +246,7 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 		for (unsigned r = 0; r < k->csize; r++) {
 			struct cta__cta *c = &ctas[r];
 			c->bid = unit_cta_bid(k, index, r);
-			c->logical = cta__logical_of_bid(k, c->bid);
+			c->logical = cta__base_logical_of_bid(k, c->bid);
 			c->steal_current = c->logical;
 			c->sm = sms[r];
 			c->nthreads = per;
@@ -272,7 +272,7 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 		cur->idim.z = k->l.block[2];
 	}
 	/* One thread a block in timing-only mode: nothing to vectorise. */
-	cur->exact = cta__exact_threads || s->o.timing_only;
+	cur->exact = cta__base_exact_threads || s->o.timing_only;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	k->kc = cta__kc_for(s, k);
@@ -465,7 +465,7 @@ static inline void lane_runner(struct cta__lane_x *x)
 {
 	if (__builtin_expect(x->fiber != NULL, 1))
 		return;
-	struct cta__worker *w = cta__seg_worker;
+	struct cta__worker *w = cta__base_seg_worker;
 	x->fiber = cta__fiber_unpark(w->fpool);
 	if (!x->fiber)
 		x->fiber = cta__fiber_start(w->fpool, runner_main, NULL, x->l.unit->host);
@@ -517,7 +517,7 @@ static inline void lane_bind(struct cta__unit *u, struct cta__lane_x *x)
 static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
                                     struct cta__fiber *spare)
 {
-	struct cta__worker *w = cta__seg_worker;
+	struct cta__worker *w = cta__base_seg_worker;
 	struct cta__lane_x *x = w->free_lanes;
 	if (x) {
 		w->free_lanes = x->next_all;
@@ -590,7 +590,7 @@ static inline struct cta__unit *seg_unit(struct cta_sim *s, size_t i)
 /* The segment comes to unit u (seg_v[seg_i]), scheduled from host. */
 static inline void seg_enter(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *host)
 {
-	cta__seg_unit = u;
+	cta__base_seg_unit = u;
 	u->host = host;
 	if (s->lazy_start)
 		cta__engine_unit_started(s, u);
@@ -627,7 +627,7 @@ static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit 
 		} else if (u->cursor.left || u->cursor.nret) {
 			x = lane_new(s, u, spare);
 			if (!x) {
-				cta__out_error(u, "out of memory for thread stacks");
+				cta__base_out_error(u, "out of memory for thread stacks");
 				return &pick_failed;
 			}
 		} else if ((u->cbar_arrived || u->nctas > 1 || u->ctas[0].bar_arrived) &&
@@ -661,7 +661,7 @@ static inline struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit 
  * cache) rather than one freed with a unit long ago. */
 static void lanes_recycle(struct cta__unit *u)
 {
-	struct cta__worker *w = cta__seg_worker;
+	struct cta__worker *w = cta__base_seg_worker;
 	if (!u->all || u->lanes_mixed || u->lanes_abandoned || u->live_lanes ||
 	    u->lane_worker != (unsigned)(w - u->sim->workers))
 		return;
@@ -694,7 +694,7 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 	seg_failed = 0;
 	seg_v = NULL;
 	seg_n = 0;
-	cta__seg_unit = NULL;
+	cta__base_seg_unit = NULL;
 	cta__engine_commit(s, u);
 	while (!x->abandoned) {
 		struct cta__unit *cu;
@@ -705,7 +705,7 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 		seg_v = &s->solo_unit;
 		seg_n = 1;
 		seg_i = 0;
-		cta__seg_unit = cu;
+		cta__base_seg_unit = cu;
 		struct cta__lane_x *first = pick_next(s, cu, NULL);
 		if (first && first != &pick_failed) {
 			lane_runner(first);
@@ -718,7 +718,7 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 			unit_settle(s, cu);
 		seg_v = NULL;
 		seg_n = 0;
-		cta__seg_unit = NULL;
+		cta__base_seg_unit = NULL;
 		cta__engine_commit(s, cu);
 	}
 	s->solo_done = 1;
@@ -730,10 +730,10 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 static inline void check_stack(struct cta__unit *u, const struct cta__fiber *f)
 {
 	if (cta__fiber_overflowed(f))
-		cta__out_error(u,
-		               "kernel %s: a thread overflowed its %zu KiB stack (large local "
-		               "arrays or deep recursion in the body)",
-		               u->k->label, (size_t)CTA__LANE_STACK / 1024);
+		cta__base_out_error(u,
+		                    "kernel %s: a thread overflowed its %zu KiB stack (large local "
+		                    "arrays or deep recursion in the body)",
+		                    u->k->label, (size_t)CTA__LANE_STACK / 1024);
 }
 
 /* lane_leave for a lane that is done, or when no woken lane is ready. */
@@ -795,10 +795,10 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 		 * are idle (cta__exec_return_runners). Left unparked, it would
 		 * keep a stack per thread of every such block until the run
 		 * ends, while its maker kept starting new ones. */
-		if (cta__fiber_pool_of(self) == cta__seg_worker->fpool)
+		if (cta__fiber_pool_of(self) == cta__base_seg_worker->fpool)
 			cta__fiber_park(self);
 		else
-			cta__fiber_defer(&cta__seg_worker->foreign, self);
+			cta__fiber_defer(&cta__base_seg_worker->foreign, self);
 	}
 	if (n) {
 		cta__cur = &n->l;
@@ -1426,7 +1426,7 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 {
 	/* The scheduler context is this host thread's; lanes left waiting by
 	 * an earlier segment (possibly on another thread) return here now. */
-	struct cta__fiber *host = cta__fiber_host(cta__seg_worker->fpool);
+	struct cta__fiber *host = cta__fiber_host(cta__base_seg_worker->fpool);
 	seg_v = v;
 	seg_n = n;
 	for (seg_i = 0; seg_i < n; seg_i++) {
@@ -1459,7 +1459,7 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 	}
 	seg_v = NULL;
 	seg_n = 0;
-	cta__seg_unit = NULL;
+	cta__base_seg_unit = NULL;
 }
 
 /* The body gets a pointer into c's shared memory: the next block on this
@@ -1470,7 +1470,8 @@ static inline void smem_handed_out(struct cta__unit *u, struct cta__cta *c)
 {
 	if (__builtin_expect(c->smem_dirty & CTA__SMEM_STALE, 0))
 		zero(c->smem, c->smem_dirty & ~CTA__SMEM_STALE);
-	c->smem_dirty = (unsigned)cta__smem_need(u->k); /* at most the SM's shared memory + 80 */
+	c->smem_dirty =
+	    (unsigned)cta__base_smem_need(u->k); /* at most the SM's shared memory + 80 */
 }
 
 void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c)
@@ -1496,13 +1497,13 @@ void *cta__shared(const struct cta__smem_site *site)
 		/* The launch declared less static shared memory than the body
 		 * uses: this is an input error of the harness, stop cleanly. */
 		if (c->nsites == sizeof(c->sites) / sizeof(c->sites[0]))
-			cta__out_error(
+			cta__base_out_error(
 			    x->l.unit,
 			    "kernel %s: shared variable '%s': more than %zu shared-memory "
 			    "declarations in one block (the simulator's limit)",
 			    k->label, site->name, sizeof(c->sites) / sizeof(c->sites[0]));
 		else
-			cta__out_error(
+			cta__base_out_error(
 			    x->l.unit,
 			    "kernel %s: shared variable '%s' (%zu bytes) does not fit in the "
 			    "%zu bytes of shared memory its launch declares (smem_static + "

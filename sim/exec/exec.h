@@ -25,7 +25,7 @@ void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, c
 struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                       const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add);
 /* Runs the units' segments in order, each until every lane is done or
- * waits for the engine (cta__seg_worker set, cta__seg_unit the one
+ * waits for the engine (cta__base_seg_worker set, cta__base_seg_unit the one
  * running). */
 void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
 /* Sets what every new unit of k starts from (k->cursor0); once the run's

@@ -393,8 +393,8 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 	} else if (b->nwait) {
 		/* Cannot happen with __syncthreads alone (a barrier completes
 		 * once every thread arrived or exited); stop cleanly. */
-		cta__out_error(u, "kernel %s: compiled block ended with %u waiting threads",
-		               k->label, b->nwait);
+		cta__base_out_error(u, "kernel %s: compiled block ended with %u waiting threads",
+		                    k->label, b->nwait);
 		c->exited = c->nthreads;
 	}
 	return 0;
@@ -711,7 +711,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			/* Threads wait at different barriers (reported as UB): each
 			 * goes on with its own copy of the block-uniform values. */
 			if (!grow_buf(&b->urep, &b->urep_cap, (size_t)n * stride + 64)) {
-				cta__out_error(u, "kernel %s: out of memory", k->label);
+				cta__base_out_error(u, "kernel %s: out of memory", k->label);
 				c->exited = c->nthreads;
 				break;
 			}
@@ -732,7 +732,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		 * first barrier: the engine runs the loop for the whole block
 		 * (the kernel compiler made sure every thread takes part). */
 		if (!rotating || c->exited) {
-			cta__out_error(
+			cta__base_out_error(
 			    u,
 			    "kernel %s: compiled work-stealing loop entered by part of the "
 			    "block (a kernel compiler bug)",
@@ -761,7 +761,8 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				pk = malloc(sizeof(*pk) + need);
 				if (!pk) {
 					free(ws.vt);
-					cta__out_error(u, "kernel %s: out of memory", k->label);
+					cta__base_out_error(u, "kernel %s: out of memory",
+					                    k->label);
 					c->exited = c->nthreads;
 					break;
 				}
@@ -818,7 +819,7 @@ int cta__kc_threads(struct cta__lane_x *x)
 		if (r) {
 			x->kc_park = pk;
 			cta__kc_park_free(x);
-			cta__out_error(l->unit, "kernel %s: out of memory", l->unit->k->label);
+			cta__base_out_error(l->unit, "kernel %s: out of memory", l->unit->k->label);
 			x->cta->exited = x->cta->nthreads;
 			l->active = 0;
 		}

@@ -425,10 +425,10 @@ int cta__san_launch_ready(struct cta_sim *s)
 {
 	if (shadow_ready() >= 0)
 		return 0;
-	cta__errf(s,
-	          "--sanitize: cannot map the shadow memory the instrumented kernels test (16 "
-	          "TiB of address space, unbacked, at 0x%" PRIxPTR "): %s",
-	          shadow_off, strerror(shadow_errno));
+	cta__base_errf(s,
+	               "--sanitize: cannot map the shadow memory the instrumented kernels test (16 "
+	               "TiB of address space, unbacked, at 0x%" PRIxPTR "): %s",
+	               shadow_off, strerror(shadow_errno));
 	return CTA_EUNSUPPORTED;
 }
 

@@ -77,12 +77,12 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	k->occupancy = cta_occupancy_max_blocks(d, &r, &lim);
 	k->limiter = lim;
 	if (k->occupancy == 0) {
-		cta__errf(s,
-		          "too many resources requested for launch: kernel %s, block of %u "
-		          "threads, %u registers per thread, %zu bytes of shared memory: the "
-		          "limiting resource is %s",
-		          k->label, r.threads, regs, k->l.smem_static + k->l.smem_dynamic,
-		          cta_limiter_name(lim));
+		cta__base_errf(s,
+		               "too many resources requested for launch: kernel %s, block of %u "
+		               "threads, %u registers per thread, %zu bytes of shared memory: the "
+		               "limiting resource is %s",
+		               k->label, r.threads, regs, k->l.smem_static + k->l.smem_dynamic,
+		               cta_limiter_name(lim));
 		return CTA_ERESOURCES;
 	}
 	k->threads = r.threads;
@@ -111,10 +111,11 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 				best = n;
 		}
 		if (best < k->csize) {
-			cta__errf(s,
-			          "kernel %s: a cluster of %u blocks cannot be co-scheduled on one "
-			          "GPC (at most %u such blocks fit on a GPC)",
-			          k->label, k->csize, best);
+			cta__base_errf(
+			    s,
+			    "kernel %s: a cluster of %u blocks cannot be co-scheduled on one "
+			    "GPC (at most %u such blocks fit on a GPC)",
+			    k->label, k->csize, best);
 			return CTA_ERESOURCES;
 		}
 	}
@@ -291,7 +292,7 @@ static int pick_spread(struct cta_sim *s, const struct cta__kernel *k, int gpc)
 				bits &= bits - 1;
 				if (!s->o.random_tiebreak)
 					return (int)i;
-				if (cta__rand(s) % ++nties == 0)
+				if (cta__base_rand(s) % ++nties == 0)
 					chosen = (int)i;
 			}
 		}
@@ -502,7 +503,7 @@ static uint64_t jitter(struct cta_sim *s, uint64_t v)
 	if (!s->o.jitter_ns)
 		return v;
 	uint64_t j = s->o.jitter_ns;
-	int64_t d = (int64_t)(cta__rand(s) % (2 * j + 1)) - (int64_t)j;
+	int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
 	return (int64_t)v + d < 0 ? 0 : (uint64_t)((int64_t)v + d);
 }
 
@@ -550,23 +551,23 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 		struct cta__placed p = {k, unit, start, sms[0], 0, 0};
 		cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
 		k->ctas_running++;
-		cta__out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],
-		               CTA_TRACE_NONE, 0, NULL);
+		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],
+		                    CTA_TRACE_NONE, 0, NULL);
 		cta__ready_placed(s, &p);
 		return 1;
 	}
 	struct cta__unit *u = cta__exec_unit_new(s, k, unit, sms, start);
 	if (!u) {
-		cta__errf(s, "out of memory for blocks");
+		cta__base_errf(s, "out of memory for blocks");
 		s->hung = 1;
 		return 0;
 	}
 	for (unsigned r = 0; r < k->csize; r++) {
 		k->ctas_running++;
-		cta__out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
-		               u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
+		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
+		                    u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 	}
-	cta__ready(s, u);
+	cta__base_ready(s, u);
 	return 1;
 }
 

@@ -132,7 +132,7 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
 		/* Coordinates as CUDA names them: the block being processed (a
 		 * stolen index, in a work-stealing loop) and the thread in its
 		 * block. */
-		uint3 b = cta__bid_of_logical(u->k, r->block);
+		uint3 b = cta__base_bid_of_logical(u->k, r->block);
 		r->block_idx[0] = b.x, r->block_idx[1] = b.y, r->block_idx[2] = b.z;
 		set_thread(r, thread, bd);
 		memcpy(r->cause, cause, sizeof(cause));
@@ -140,8 +140,8 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
 	o->ubkept++;
 	char text[sizeof(cause) + 256];
 	snprintf(text, sizeof(text), "%s at %s:%d: %s", name, file, line, cause);
-	cta__out_trace(s, t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, u->k->id, c->steal_current,
-	               c->logical, c->sm, thread, 0, text);
+	cta__base_out_trace(s, t_ns, warning ? CTA_TEV_WARN : CTA_TEV_UB, u->k->id,
+	                    c->steal_current, c->logical, c->sm, thread, 0, text);
 }
 
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
