@@ -14,14 +14,14 @@ unsigned cta_device_preset_count(void)
 {
 	unsigned n;
 
-	cta__device_presets(&n);
+	cta__model_presets(&n);
 	return n;
 }
 
 const struct cta_device_model *cta_device_preset(unsigned i)
 {
 	unsigned n;
-	const struct cta_device_model *p = cta__device_presets(&n);
+	const struct cta_device_model *p = cta__model_presets(&n);
 
 	return i < n ? &p[i] : NULL;
 }
@@ -29,12 +29,12 @@ const struct cta_device_model *cta_device_preset(unsigned i)
 const struct cta_device_model *cta_device_find(const char *name)
 {
 	unsigned n;
-	const struct cta_device_model *p = cta__device_presets(&n);
+	const struct cta_device_model *p = cta__model_presets(&n);
 	const char *canon;
 
 	if (!name)
 		return NULL;
-	canon = cta__device_alias(name);
+	canon = cta__model_alias(name);
 	if (canon)
 		name = canon;
 	for (unsigned i = 0; i < n; i++)
@@ -171,8 +171,8 @@ static int check_placement(const struct cta_device_model *m, char *errbuf, size_
 	return 0;
 }
 
-int cta__device_check(const struct cta_device_model *m, char *errbuf, size_t errlen,
-                      const char **blamed_key)
+int cta__model_check(const struct cta_device_model *m, char *errbuf, size_t errlen,
+                     const char **blamed_key)
 {
 	int rc;
 
@@ -294,7 +294,7 @@ uint32_t cta_device_spin_add_ns(const struct cta_device_model *m, unsigned resid
 
 int cta_device_validate(const struct cta_device_model *m, char *errbuf, size_t errlen)
 {
-	return cta__device_check(m, errbuf, errlen, NULL);
+	return cta__model_check(m, errbuf, errlen, NULL);
 }
 
 int cta_device_resolve(struct cta_device_model *out, const char *name_or_path, char *errbuf,

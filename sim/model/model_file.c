@@ -557,7 +557,7 @@ static int finish(struct loader *ld)
 	if (need_layout && ld->m.sms_per_tpc && ld->m.gpc_count) {
 		memcpy(saved[0], ld->m.gpc_of_sm, sizeof(saved[0]));
 		memcpy(saved[1], ld->m.tpc_of_sm, sizeof(saved[1]));
-		cta__device_layout_even(&ld->m);
+		cta__model_layout_even(&ld->m);
 		if (ld->line_of[arrays[0]])
 			memcpy(ld->m.gpc_of_sm, saved[0], sizeof(saved[0]));
 		if (ld->line_of[arrays[1]])
@@ -589,7 +589,7 @@ static int finish(struct loader *ld)
 		size_t bk;
 		unsigned line;
 
-		if (cta__device_check(&ld->m, why, sizeof(why), &blamed) == 0)
+		if (cta__model_check(&ld->m, why, sizeof(why), &blamed) == 0)
 			return 0;
 		bk = blamed ? key_index(blamed) : NKEYS;
 		line = bk < NKEYS && ld->line_of[bk] ? ld->line_of[bk]

@@ -359,8 +359,8 @@ static const struct {
 static struct cta_device_model models[NPRESETS];
 static pthread_once_t models_once = PTHREAD_ONCE_INIT;
 
-unsigned cta__device_layout(struct cta_device_model *m, const unsigned char *tpcs,
-                            unsigned gpc_count)
+unsigned cta__model_layout(struct cta_device_model *m, const unsigned char *tpcs,
+                           unsigned gpc_count)
 {
 	unsigned left[CTA_DEVICE_MAX_SMS];
 	unsigned sm = 0, tpc = 0, placed = 1;
@@ -387,7 +387,7 @@ unsigned cta__device_layout(struct cta_device_model *m, const unsigned char *tpc
 	return sm;
 }
 
-void cta__device_layout_even(struct cta_device_model *m)
+void cta__model_layout_even(struct cta_device_model *m)
 {
 	unsigned char tpcs[CTA_DEVICE_MAX_SMS];
 	unsigned per_tpc = m->sms_per_tpc ? m->sms_per_tpc : 1;
@@ -404,7 +404,7 @@ void cta__device_layout_even(struct cta_device_model *m)
 		unsigned c = ntpc / gpcs + (g < ntpc % gpcs);
 		tpcs[g] = (unsigned char)(c > 255 ? 255 : c);
 	}
-	cta__device_layout(m, tpcs, gpcs);
+	cta__model_layout(m, tpcs, gpcs);
 }
 
 static void build_one(struct cta_device_model *m, const struct preset_desc *d)
@@ -426,7 +426,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 			m->gpc_of_sm[i] = d->gpc_of_tpc[i / m->sms_per_tpc];
 		}
 	} else {
-		m->sm_count = cta__device_layout(m, d->tpcs_per_gpc, d->gpc_count);
+		m->sm_count = cta__model_layout(m, d->tpcs_per_gpc, d->gpc_count);
 	}
 
 	m->max_threads_per_sm = l->max_threads_per_sm;
@@ -488,14 +488,14 @@ static void build_all(void)
 		build_one(&models[i], &descs[i]);
 }
 
-const struct cta_device_model *cta__device_presets(unsigned *count)
+const struct cta_device_model *cta__model_presets(unsigned *count)
 {
 	pthread_once(&models_once, build_all);
 	*count = (unsigned)NPRESETS;
 	return models;
 }
 
-const char *cta__device_alias(const char *name)
+const char *cta__model_alias(const char *name)
 {
 	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
 		if (strcasecmp(aliases[i].alias, name) == 0)
