@@ -846,7 +846,7 @@ static int ws_vt_set(struct cta__kc_ws *w, unsigned i, unsigned t, uint64_t vt)
 				return -1;
 		}
 		for (unsigned j = 0; j < i; j++)
-			w->vt[cta__kc_ws_at(w, j)] = w->vt_other;
+			w->vt[cta__regions_ws_at(w, j)] = w->vt_other;
 		w->vt_state = 2;
 	}
 	w->vt[t] = vt;
@@ -882,7 +882,7 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 		uint64_t vmax = 0;
 		w->vt_state = 0;
 		for (unsigned i = 0; i < w->n; i++) {
-			unsigned t = cta__kc_ws_at(w, i);
+			unsigned t = cta__regions_ws_at(w, i);
 			ws_thread(x, t, w->t);
 			if (w->iter == 0 && w->mode && t == 0 && c->leaders != 1 &&
 			    !s->o.timing_only)
@@ -926,7 +926,7 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 		w->waiting = 0;
 		bool ok = false;
 		for (unsigned i = w->n; i-- > 0;) {
-			unsigned t = cta__kc_ws_at(w, i);
+			unsigned t = cta__regions_ws_at(w, i);
 			uint64_t vt = ws_vt(w, t);
 			if (mb && mb->completed_t > vt)
 				vt = mb->completed_t;

@@ -275,7 +275,7 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 	cur->exact = cta__base_exact_threads || s->o.timing_only;
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
-	k->kc = cta__kc_for(s, k);
+	k->kc = cta__regions_for(s, k);
 }
 
 void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u)
@@ -300,7 +300,7 @@ void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u)
 			cta__fiber_release(cta__fiber_pool_of(x->fiber), x->fiber);
 		x->fiber = NULL;
 		if (x->kc_park)
-			cta__kc_park_free(x);
+			cta__regions_park_free(x);
 		/* Back to the worker that made it (the pool is idle while units
 		 * are freed): a barrier-heavy block needs a lane per thread, and
 		 * fresh memory on every block would cost more than the block. */
@@ -444,7 +444,7 @@ static void runner_main(void *arg)
 		const struct cta__kernel *k = x->l.unit->k;
 		/* A body the kernel compiler made into regions runs its block
 		 * as loops over threads, without a lane per waiting thread. */
-		int kc = k->kc ? cta__kc_threads(x) : 0;
+		int kc = k->kc ? cta__regions_threads(x) : 0;
 		if (kc == CTA__KC_PARKED) {
 			/* The block waits as a whole, its state on the heap:
 			 * this runner goes on as a done lane's does, and the lane

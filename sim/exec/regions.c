@@ -52,12 +52,12 @@ void cta__kc_register_sanitized(const struct cta__kc_def *d)
 	san_defs[nsan_defs++] = d;
 }
 
-size_t cta__kc_count(void)
+size_t cta__regions_count(void)
 {
 	return ndefs;
 }
 
-const struct cta__kc_def *cta__kc_at(size_t i)
+const struct cta__kc_def *cta__regions_at(size_t i)
 {
 	return i < ndefs ? defs[i] : NULL;
 }
@@ -79,7 +79,7 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k)
+const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_kernel_def *kd = k->l.kernel;
 	if (!cta__kc_enabled || s->o.timing_only || k->csize != 1 || k->threads < 2)
@@ -488,7 +488,7 @@ struct cta__kc_park {
 	unsigned char data[];
 };
 
-void cta__kc_park_free(struct cta__lane_x *x)
+void cta__regions_park_free(struct cta__lane_x *x)
 {
 	free(x->kc_park->ws.vt);
 	free(x->kc_park);
@@ -791,7 +791,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		r.slots = b->slots;
 		r.cont = b->cont;
 		for (unsigned i = 0; i < n; i++)
-			ord[i] = cta__kc_ws_at(&ws, i);
+			ord[i] = cta__regions_ws_at(&ws, i);
 		cnt = n;
 		rotating = 0;
 		T = ws.t;
@@ -804,7 +804,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	return 0;
 }
 
-int cta__kc_threads(struct cta__lane_x *x)
+int cta__regions_threads(struct cta__lane_x *x)
 {
 	struct cta__lane *l = &x->l;
 	const struct cta__kc_def *d = l->unit->k->kc;
@@ -818,7 +818,7 @@ int cta__kc_threads(struct cta__lane_x *x)
 			return r;
 		if (r) {
 			x->kc_park = pk;
-			cta__kc_park_free(x);
+			cta__regions_park_free(x);
 			cta__base_out_error(l->unit, "kernel %s: out of memory", l->unit->k->label);
 			x->cta->exited = x->cta->nthreads;
 			l->active = 0;

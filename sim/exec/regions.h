@@ -76,7 +76,7 @@ CTA_EXPORT uint64_t cta__kc_fis_scan(struct cta__kc_run *r, uint64_t lo, uint64_
 /* The i-th thread of a work-stealing loop's current iteration
  * (struct cta__kc_ws, below). */
 struct cta__kc_ws;
-static inline unsigned cta__kc_ws_at(const struct cta__kc_ws *w, unsigned i);
+static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i);
 /* Called by the loop form at each thread's call of a work-stealing loop
  * (mode 0 cta_for_each_canceled_block, 1 cta_try_cancel_blocks): the loop's
  * entry for that thread; the thread then waits at the loop's barrier. */
@@ -121,7 +121,7 @@ struct cta__kc_ws {
 	uint64_t *vt;              /* per rank, when the other threads' times differ */
 	unsigned leader, vt_state; /* vt_state: cta__clc_ws_run's */
 };
-static inline unsigned cta__kc_ws_at(const struct cta__kc_ws *w, unsigned i)
+static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i)
 {
 	if (w->iter % 2 == 0 || i == 0)
 		return (w->rot + i) % w->n;
@@ -131,18 +131,18 @@ static inline unsigned cta__kc_ws_at(const struct cta__kc_ws *w, unsigned i)
 /* The compiled form of kernel k, or NULL when it has none or its launch
  * cannot use it (clusters, timing-only runs, one-thread blocks). Under
  * --sanitize, its instrumented copy. */
-const struct cta__kc_def *cta__kc_for(struct cta_sim *s, const struct cta__kernel *k);
+const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Runs the lane's unit, and the units it moves on to, in region form;
  * 0 when the unit must run on the thread loop instead, CTA__KC_PARKED when
  * the block waits as a whole (a request of its work-stealing loop): the
  * lane, in a waiting state, keeps the block's state (kc_park) and needs no
  * fiber until it is woken, when this is called again to go on. */
 #define CTA__KC_PARKED 2
-int cta__kc_threads(struct cta__lane_x *x);
+int cta__regions_threads(struct cta__lane_x *x);
 /* Frees the state of a lane's waiting block (a lane given up). */
-void cta__kc_park_free(struct cta__lane_x *x);
+void cta__regions_park_free(struct cta__lane_x *x);
 /* Registered descriptors, for `ctasim kernels`-style listings and tests. */
-size_t cta__kc_count(void);
-const struct cta__kc_def *cta__kc_at(size_t i);
+size_t cta__regions_count(void);
+const struct cta__kc_def *cta__regions_at(size_t i);
 
 #endif
