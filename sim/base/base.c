@@ -100,7 +100,7 @@ void cta__base_ready(struct cta_sim *s, struct cta__unit *u)
 	s->batch[s->nready++] = u;
 }
 
-void cta__ready_placed(struct cta_sim *s, const struct cta__placed *p)
+void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p)
 {
 	if (!s->nready || p->start_t < s->ready_min)
 		s->ready_min = p->start_t;

@@ -40,7 +40,7 @@ static inline void cta__base_out_trace(struct cta_sim *s, uint64_t t, cta_trace_
 void cta__base_ready(struct cta_sim *s, struct cta__unit *u);
 /* A block of one CTA placed as p, queued as ready without a unit yet
  * (struct cta__placed). */
-void cta__ready_placed(struct cta_sim *s, const struct cta__placed *p);
+void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p);
 
 /* Linear block index of blockIdx b, and back; inline, as every new block
  * and every successful cancel asks. */

@@ -437,7 +437,7 @@ struct cta_sim {
 	struct cta__unit **batch;
 	size_t batch_cap;
 	/* batch[i] is NULL while its unit is not made: placed[i] says what
-	 * to make (a block of one CTA, cta__ready_placed). */
+	 * to make (a block of one CTA, cta__base_ready_placed). */
 	struct cta__placed *placed;
 	size_t placed_cap;
 	int lazy_units; /* placement may leave units to be made (cta_sim_run) */

@@ -553,7 +553,7 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 		k->ctas_running++;
 		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],
 		                    CTA_TRACE_NONE, 0, NULL);
-		cta__ready_placed(s, &p);
+		cta__base_ready_placed(s, &p);
 		return 1;
 	}
 	struct cta__unit *u = cta__exec_unit_new(s, k, unit, sms, start);
