@@ -38,7 +38,7 @@ else
 	exit 1
 fi
 "$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
-for k in kc_slots kc_early_exit kc_two_barriers; do
+for k in kc_slots kc_early_exit kc_two_barriers kc_steal; do
 	if [ -n "$PLUGIN" ]; then
 		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
 			ok "$k is compiled to regions"
@@ -90,5 +90,7 @@ both 'divergent_barrier' kc_early_exit --arg active=1 --block 2,8,4
 both 'checksum' kc_two_barriers
 both 'divergent_barrier' kc_two_barriers --arg valid=0
 both 'divergent_barrier' kc_two_barriers --arg valid=0 --arg rounds=5 --block 4,16,1
+both 'checksum' kc_steal
+both 'checksum' kc_steal --arg blocks=3000 --block 8,4,2 --threads 2
 echo "1..$n"
 [ "$fail" = 0 ]

@@ -110,6 +110,11 @@ static int kc_two_barriers_setup(struct cta_harness *h)
 	return kc_setup_for(h, &kc_two_barriers);
 }
 
+static int kc_steal_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_steal);
+}
+
 static const struct cta_kernel_info kc_slots_info = {
     .name = "kc_slots",
     .summary = "test kernel: per-thread values and a local array across barriers in a loop",
@@ -134,3 +139,12 @@ static const struct cta_kernel_info kc_two_barriers_info = {
     .verify = kc_checksum,
 };
 CTA_HARNESS(kc_two_barriers_info)
+static const struct cta_kernel_info kc_steal_info = {
+    .name = "kc_steal",
+    .summary = "test kernel: try_cancel_blocks led by the last thread, values live across it",
+    .params = kc_params,
+    .flags = CTA_KI_CLC,
+    .setup = kc_steal_setup,
+    .verify = kc_checksum,
+};
+CTA_HARNESS(kc_steal_info)

@@ -2,8 +2,9 @@
  * compiler takes (ctasim-build-kernel compiles a body header through it),
  * written to exercise what shipped kernels do not: values live across
  * barriers in per-thread slots (a scalar and a local array), a barrier in a
- * loop, blocks of several dimensions, threads that end before a barrier and
- * threads that wait at two different barriers. */
+ * loop, blocks of several dimensions, threads that end before a barrier,
+ * threads that wait at two different barriers, and a work-stealing loop led
+ * by the last thread with values live across it. */
 #ifndef KC_USER_BODY_H
 #define KC_USER_BODY_H
 
@@ -76,6 +77,36 @@ CTA_KERNEL(kc_two_barriers, struct kc_args, p)
 		cta_spin_ns(2);
 	}
 	p->out[base + t] = acc + rounds;
+}
+
+/* kc_steal's work for each block index it is handed (its own, then the
+ * stolen ones): the index is the one passed, never blockIdx. */
+CTA_DEVICE void kc_steal_tile(dim3 b, void *arg)
+{
+	const struct kc_args *p = (const struct kc_args *)arg;
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned long long i = (unsigned long long)b.x * n + t;
+	p->out[i] += p->in[i] * 2 + 1;
+	cta_spin_ns(t % 5 + 1);
+}
+
+CTA_KERNEL(kc_steal, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	int mine = (int)(t * 7) + p->rounds;
+	s[t] = mine;
+	__syncthreads();
+	int left = s[(t + 1) % n]; /* a per-thread value live across the loop */
+	cta_try_cancel_blocks(1, t == n - 1, kc_steal_tile, (void *)p);
+	cta_spin_ns((unsigned)left % 3);
+	__syncthreads();
+	s[t] = left;
+	__syncthreads();
+	if (s[(t + n - 1) % n] != mine || left != (int)(((t + 1) % n) * 7) + p->rounds)
+		p->out[0] = -1000000; /* a value lost across the loop */
 }
 
 #endif
