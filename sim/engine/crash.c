@@ -15,7 +15,7 @@ void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why);
 
 /* The simulator inside cta_sim_run, if any (one at a time per process is
  * all the command line runs). */
-struct cta_sim *volatile cta__running_sim;
+struct cta_sim *volatile cta__engine_running_sim;
 
 static const char *signame(int sig);
 
@@ -61,14 +61,14 @@ static const char *signame(int sig)
 int cta_sim_crash_in_body(void)
 {
 	struct cta__lane *l = cta__cur;
-	if (!cta__running_sim)
+	if (!cta__engine_running_sim)
 		return 0;
 	return l && l->unit ? 1 : 2;
 }
 
 int cta_sim_crash_describe_what(char *buf, size_t len, const char *what)
 {
-	struct cta_sim *s = cta__running_sim;
+	struct cta_sim *s = cta__engine_running_sim;
 	struct cta__lane *l = cta__cur;
 	int n;
 	if (s && (!l || !l->unit)) {
@@ -124,7 +124,7 @@ int cta_sim_crash_describe(char *buf, size_t len, int sig, const void *addr)
 int cta_sim_crash_thread_known(void)
 {
 	struct cta__lane *l = cta__cur;
-	return !(cta__running_sim && l && l->unit && l->vec);
+	return !(cta__engine_running_sim && l && l->unit && l->vec);
 }
 
 void cta_sim_set_exact_threads(int on)
@@ -134,7 +134,7 @@ void cta_sim_set_exact_threads(int on)
 
 int cta_sim_crash_finish_trace_as(const char *why)
 {
-	struct cta_sim *s = cta__running_sim;
+	struct cta_sim *s = cta__engine_running_sim;
 	if (s && s->tw) {
 		cta__trace_writer_emergency_close(s->tw, why);
 		s->tw = NULL;

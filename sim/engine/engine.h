@@ -6,10 +6,10 @@
 
 #include "base/state.h"
 
-extern struct cta_sim *volatile cta__running_sim;
+extern struct cta_sim *volatile cta__engine_running_sim;
 /* 0: a batch commits its units only once all its bodies ran, and counts
  * their starts before (the unit tests compare both ways); 1 by default. */
-extern int cta__early_commits;
+extern int cta__engine_early_commits;
 /* Queues an event (sim/base/event_queue.c); out of memory ends the run as
  * hung, with a message. */
 void cta__engine_push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);

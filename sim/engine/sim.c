@@ -682,7 +682,7 @@ void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u)
 	unit_started(s, u);
 }
 
-int cta__early_commits = 1;
+int cta__engine_early_commits = 1;
 
 /* Makes the unit of batch[i], a block left to be made (struct
  * cta__placed); NULL, the run stopped as hung, when memory ran out. */
@@ -797,11 +797,11 @@ static void run_ready(struct cta_sim *s)
 	s->nready = 0;
 	uint64_t b = s->batches++;
 	s->commit_next = 0;
-	s->early_commit = cta__early_commits;
+	s->early_commit = cta__engine_early_commits;
 	/* Start records come first, in dispatch order, for the whole batch:
 	 * what a body does cannot change them. Without a trace the serial
 	 * parts count their units' starts as they come to them. */
-	int lazy = !s->tw && cta__early_commits;
+	int lazy = !s->tw && cta__engine_early_commits;
 	if (!lazy) {
 		make_units(s, 0, n);
 		for (size_t i = 0; i < n; i++)
@@ -1239,7 +1239,7 @@ int cta_sim_run(cta_sim *s)
 	int rc = open_trace(s);
 	if (rc < 0)
 		return rc;
-	cta__running_sim = s;
+	cta__engine_running_sim = s;
 	/* Under --sanitize a unit marks its shared memory as it is made:
 	 * at its placement, as always. */
 	s->lazy_units = !s->san;
@@ -1280,7 +1280,7 @@ int cta_sim_run(cta_sim *s)
 				break;
 			}
 	}
-	cta__running_sim = NULL;
+	cta__engine_running_sim = NULL;
 	finish_stats(s);
 	if (s->hung && !result)
 		result = CTA_EDEADLOCK;

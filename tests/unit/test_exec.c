@@ -436,9 +436,9 @@ static void early_commits_change_nothing(void **state)
 		for (int trace = 0; trace < 2; trace++) {
 			struct early_out r[2];
 			for (int run = 0; run < 2; run++) {
-				cta__early_commits = run;
+				cta__engine_early_commits = run;
 				early_mix(ub, trace, &r[run]);
-				cta__early_commits = 1;
+				cta__engine_early_commits = 1;
 			}
 			assert_int_equal(r[0].rc, ub ? CTA_EUB : 0);
 			assert_int_equal(r[1].rc, r[0].rc);
