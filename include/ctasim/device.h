@@ -148,6 +148,14 @@ struct cta_device_model {
 	 * from the per-call cost where the traces have blocks of several
 	 * calls (docs/FIDELITY.md). */
 	unsigned spin_block_add_ns;
+	/* Issue sharing on a crowded SM: a block that starts while more than
+	 * spin_gate_threads threads of running blocks are on its SM waits,
+	 * resident (its start is recorded), until enough of them end, then
+	 * runs its own time; waiting blocks go on in the order they came. On
+	 * an H100 the warps already there keep the SM's schedulers busy and a
+	 * later block's warps get no issue slots until some end
+	 * (docs/FIDELITY.md). 0: no gate. */
+	unsigned spin_gate_threads;
 	/* 1: cluster launch control runs as the CUDA backend's emulation (a
 	 * GPU without it, sm_90): a cancel request is atomics done by the
 	 * issuing thread, which spends clc_request_ns in it (what a request

@@ -89,7 +89,15 @@ struct fit {
 	struct samples spin_len[CTA_DEVICE_MAX_RESIDENT + 1]; /* the time each asked for */
 	/* First-wave blocks of known work (cta_calib_opts.work) with two or
 	 * more calls: duration, requested ns, calls, index. */
-	struct samples call_d, call_ns, call_n, call_r;
+	struct samples call_d, call_ns, call_n, call_r, call_tb;
+	/* First-wave blocks of one call: duration, requested ns, the blocks
+	 * resident before them (itself included) and their threads; sorted
+	 * into spin / spin_len once the issue gate is fitted (fit_gate). */
+	struct samples one_d, one_ns, one_res, one_tb;
+	/* Per SM of each single-kernel trace of known one-call work: its
+	 * first wave's blocks, how many of them ran at once (GATE_FAST_NS)
+	 * and the threads of each. */
+	struct samples wave_n, wave_fast, wave_thr;
 	/* Emulated CLC (#clc emulated): cancel to cancel_done of failed and
 	 * of successful requests, and the time from a successful request to
 	 * the block's next one with the ns its loop asked for in between. */
@@ -332,6 +340,14 @@ static void free_fit(struct fit *f)
 	free(f->call_ns.v);
 	free(f->call_n.v);
 	free(f->call_r.v);
+	free(f->call_tb.v);
+	free(f->one_d.v);
+	free(f->one_ns.v);
+	free(f->one_res.v);
+	free(f->one_tb.v);
+	free(f->wave_n.v);
+	free(f->wave_fast.v);
+	free(f->wave_thr.v);
 }
 
 struct order_ent {
@@ -393,6 +409,20 @@ static unsigned kthreads(const struct cta_trace *t, unsigned k)
 	return b[0] * b[1] * b[2];
 }
 
+/* A block that lasted at most its requested time and this ran at once:
+ * the issue gate's fit (fit_gate). */
+#define GATE_FAST_NS 3000
+
+/* The duration model's index of a block that found `res` blocks resident
+ * (itself included) and `tb` threads before it: res, or with maxthr
+ * (spin_by_threads 2) 1 + the eighths of maxthr threads, rounded up. */
+static unsigned spin_res(unsigned res, uint64_t tb, unsigned maxthr)
+{
+	if (maxthr)
+		res = 1 + (unsigned)((tb * CTA_DEVICE_SPIN_STEPS + maxthr - 1) / maxthr);
+	return res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
+}
+
 /* Block durations by the duration model's index: the blocks resident at
  * the block's start, itself included, or with maxthr (spin_by_threads 2)
  * 1 + the eighths of maxthr threads resident before it, rounded up. Blocks
@@ -401,7 +431,6 @@ static unsigned kthreads(const struct cta_trace *t, unsigned k)
 static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
                         const uint64_t *kns, unsigned maxthr, const struct cta_calib_work *w)
 {
-	struct samples *per_r = fit->spin, *len_r = fit->spin_len;
 	struct cta__rec_key *ks;
 	size_t n;
 	struct ends_sel sel = {t, 0};
@@ -436,6 +465,21 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 				longest = bs[j].e - bs[j].s;
 			j++;
 		}
+		uint64_t wn = 0, wfast = 0;
+		for (size_t b = i; b < j && t->header.kernel_count == 1 && kns[0]; b++) {
+			const struct blk *x = &bs[b];
+			if (kf[0].has_end && x->s >= kf[0].first_end)
+				continue;
+			wn++;
+			wfast += x->e - x->s <= kns[0] + GATE_FAST_NS;
+		}
+		if (wn) {
+			rc = push(&fit->wave_n, wn);
+			if (!rc)
+				rc = push(&fit->wave_fast, wfast);
+			if (!rc)
+				rc = push(&fit->wave_thr, kthreads(t, 0));
+		}
 		for (size_t b = i; b < j && !rc; b++) {
 			const struct blk *x = &bs[b];
 			const struct cta__kfacts *f = &kf[x->kernel];
@@ -457,11 +501,6 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 					res++;
 					tb += kthreads(t, bs[c].kernel);
 				}
-			if (maxthr) /* spin_by_threads: eighths of the SM taken before */
-				res = 1 + (unsigned)((tb * CTA_DEVICE_SPIN_STEPS + maxthr - 1) /
-				                     maxthr);
-			if (res > CTA_DEVICE_MAX_RESIDENT)
-				res = CTA_DEVICE_MAX_RESIDENT;
 			if (known) {
 				rc = push(&fit->call_d, x->e - x->s);
 				if (!rc)
@@ -469,12 +508,18 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 				if (!rc)
 					rc = push(&fit->call_n, w->calls[x->block]);
 				if (!rc)
-					rc = push(&fit->call_r, res);
+					rc = push(&fit->call_r, spin_res(res, tb, maxthr));
+				if (!rc)
+					rc = push(&fit->call_tb, tb);
 				continue;
 			}
-			rc = push(&per_r[res], x->e - x->s);
+			rc = push(&fit->one_d, x->e - x->s);
 			if (!rc)
-				rc = push(&len_r[res], kns[x->kernel]);
+				rc = push(&fit->one_ns, kns[x->kernel]);
+			if (!rc)
+				rc = push(&fit->one_res, res);
+			if (!rc)
+				rc = push(&fit->one_tb, tb);
 		}
 		i = j;
 	}
@@ -484,7 +529,7 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 
 /* One requested time at one resident count: the quantile of its blocks. */
 struct len_point {
-	double len, d;
+	double len, d, df; /* df: at the factors' quantile */
 };
 
 struct len_dur {
@@ -515,6 +560,54 @@ static int cmp_dbl(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* The issue gate (spin_gate_threads). With a gate of G threads, an SM's
+ * first wave of n blocks of T threads each runs min(n, 1 + G / T) of them
+ * at once and holds the rest until some end. A recorded block ran at once
+ * when it lasted at most its requested time L + GATE_FAST_NS (one that
+ * waited for another lasted about L more; 5 us blocks that ran at once
+ * took up to 6.4 us on an H100, 20 us ones 21.7 us). The gate is the
+ * multiple of a warp that predicts the count of every recorded SM's
+ * first wave exactly for the most SMs (ties: the smallest); none (0)
+ * when that gate holds back no recorded block. The one-call blocks that
+ * ran at once, at or below the gate, then give the factors by index. */
+static int fit_gate(struct cta_device_model *out, struct fit *fit, unsigned maxthr)
+{
+	unsigned gate = 0;
+	if (maxthr && fit->wave_n.n) {
+		uint64_t best = 0;
+		for (unsigned g = 32; g <= maxthr; g += 32) {
+			uint64_t agree = 0;
+			for (size_t i = 0; i < fit->wave_n.n; i++) {
+				uint64_t n = fit->wave_n.v[i], run = 1 + g / fit->wave_thr.v[i];
+				agree += (run < n ? run : n) == fit->wave_fast.v[i];
+			}
+			if (agree > best) {
+				best = agree;
+				gate = g;
+			}
+		}
+		/* A gate that holds no recorded block back is not seen. */
+		int holds = 0;
+		for (size_t i = 0; i < fit->wave_n.n && gate; i++)
+			holds |= 1 + gate / fit->wave_thr.v[i] < fit->wave_n.v[i];
+		if (!holds)
+			gate = 0;
+	}
+	out->spin_gate_threads = gate;
+	for (size_t i = 0; i < fit->one_d.n; i++) {
+		if (gate &&
+		    (fit->one_tb.v[i] > gate || fit->one_d.v[i] > fit->one_ns.v[i] + GATE_FAST_NS))
+			continue;
+		unsigned r = spin_res((unsigned)fit->one_res.v[i], fit->one_tb.v[i], maxthr);
+		int rc = push(&fit->spin[r], fit->one_d.v[i]);
+		if (!rc)
+			rc = push(&fit->spin_len[r], fit->one_ns.v[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* The per-call add against the per-block one. The one-call blocks of the
  * spin fit give their sum A, the add at index 1. A block of c >= 2 calls
  * that asked for L ns in all and lasted D at an index whose factor is
@@ -537,7 +630,10 @@ static int split_add(struct cta_device_model *out, struct cta_calib_report *rep,
 		unsigned r = (unsigned)fit->call_r.v[i];
 		uint32_t ppm = cta_device_spin_scale_ppm(out, r);
 		double f = ppm ? ppm / 1e6 : 1;
-		if (f >= 1.1)
+		/* Less than half the SM's threads taken before it (without a
+		 * thread count: an index whose factor is below 1.1). */
+		unsigned maxthr = out->spin_by_threads ? out->max_threads_per_sm : 0;
+		if (maxthr ? 2 * fit->call_tb.v[i] >= maxthr : f >= 1.1)
 			continue;
 		est[m++] = ((double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f - a) /
 		           (double)(fit->call_n.v[i] - 1);
@@ -578,7 +674,10 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 	memset(out->spin_scale_ppm, 0, sizeof(out->spin_scale_ppm));
 	memset(out->spin_add_ns, 0, sizeof(out->spin_add_ns));
 	out->spin_add_mask = 0;
-	struct len_point one[CTA_DEVICE_MAX_RESIDENT + 1] = {{0, 0}};
+	struct len_point one[CTA_DEVICE_MAX_RESIDENT + 1] = {{0, 0, 0}};
+	/* With the issue gate the slow blocks are the gate's: the factors
+	 * describe a block that runs at once, its median; the adds stay at q. */
+	double qf = out->spin_gate_threads ? 0.5 : q;
 	uint64_t fitted = 0; /* bit r - 1: spin_add fitted at r */
 	int any_spin = 0, add_known = 0;
 	double add0 = 0;
@@ -603,7 +702,8 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 				j++;
 			size_t m = j - i;
 			pt[np++] = (struct len_point){
-			    (double)v[i].len, (double)v[i + (size_t)floor(q * (double)(m - 1))].d};
+			    (double)v[i].len, (double)v[i + (size_t)floor(q * (double)(m - 1))].d,
+			    (double)v[i + (size_t)floor(qf * (double)(m - 1))].d};
 			i = j;
 		}
 		free(v);
@@ -640,7 +740,7 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 		double sll = 0, sld = 0;
 		for (size_t i = 0; i < np; i++) {
 			sll += pt[i].len * pt[i].len;
-			sld += pt[i].len * (pt[i].d - add0);
+			sld += pt[i].len * (pt[i].df - add0);
 		}
 		free(pt);
 		double scale = sld / sll, add = add0;
@@ -662,9 +762,9 @@ static int fit_durations(struct cta_device_model *out, struct cta_calib_report *
 		if (!rep->n_spin[r] || fitted >> (r - 1) & 1)
 			continue;
 		double add = fitted ? (double)cta_device_spin_add_ns(out, r) : 0;
-		if (add >= one[r].d)
+		if (add >= one[r].df)
 			add = 0;
-		out->spin_scale_ppm[r] = clamp_ppm((one[r].d - add) * 1e6 / one[r].len);
+		out->spin_scale_ppm[r] = clamp_ppm((one[r].df - add) * 1e6 / one[r].len);
 		if (fitted) {
 			out->spin_add_ns[r] = (uint32_t)add;
 			out->spin_add_mask |= 1ull << (r - 1);
@@ -1031,7 +1131,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		out->spin_by_threads = base->max_threads_per_sm ? 2 : 0;
 	/* CLC recorded under the CUDA backend's emulation is modelled as it
 	 * (after the durations: its fit uses the per-call add). */
-	if (want_spin && (rc = fit_durations(out, rep, &fit, opts->quantile)))
+	if (want_spin && ((rc = fit_gate(out, &fit, base->max_threads_per_sm)) ||
+	                  (rc = fit_durations(out, rep, &fit, opts->quantile))))
 		goto fail;
 	fit_clc(out, &fit);
 	note_below_tick(out, rep);

@@ -76,6 +76,10 @@ struct cta__stream {
 struct cta__sm {
 	unsigned threads, warps, blocks, regs, smem;
 	unsigned gpc;
+	/* The issue gate (spin_gate_threads): blocks resident here that wait
+	 * for running ones to end, oldest first, and their threads. */
+	struct cta__unit *gate_head, *gate_tail;
+	unsigned gate_threads;
 };
 
 /* ---- mbarriers and cancel requests -------------------------------------- */
@@ -339,6 +343,11 @@ struct cta__unit {
 	struct cta__lane_x *cbar_waiters, *cbar_waiters_tail;
 	struct cta__unit *next_free;
 	size_t cap_smem; /* allocated shared memory per CTA */
+	/* The issue gate: 0 runs; 1 waits, its batch not yet run; 2 waits,
+	 * out of its batch (its start recorded); 3 let go after 2, in a batch
+	 * again (its start not to be recorded twice). */
+	int gate;
+	struct cta__unit *gate_next; /* the next waiting on its SM */
 	/* Kept while the unit waits on the free list. */
 	struct cta__run *ret; /* runs handed back (cursor.nret of them) */
 	unsigned ret_cap;
@@ -393,6 +402,7 @@ struct cta_sim {
 	uint32_t spin_ppm[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_scale per count */
 	uint32_t spin_add[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_add per count */
 	int has_spin_scale;
+	size_t gate_waiting; /* units the issue gate holds, on every SM */
 	char errmsg[512];
 	struct cta__evq q;
 	uint64_t now;

@@ -663,6 +663,11 @@ static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struc
 static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
 {
 	struct cta__kernel *k = u->k;
+	if (__builtin_expect(u->gate == 3, 0)) {
+		/* Let go by the issue gate: its start was counted when it came. */
+		u->gate = 0;
+		return;
+	}
 	for (unsigned i = 0; i < u->nctas; i++) {
 		struct cta__cta *c = &u->ctas[i];
 		cta__base_out_trace(s, u->start_t, CTA_TEV_START, k->id, c->logical, c->logical,
@@ -791,6 +796,55 @@ static void run_serial(struct cta_sim *s, size_t from, size_t to, int lazy)
  * while it is still in cache, and the batch makes one pass over its units
  * instead of three. A batch may be run as a serial part (a new kernel's
  * probe, PROBE_UNITS) followed by a parallel one. */
+/* The units of the batch that the issue gate holds leave it, their
+ * starts recorded (or counted), until gate_release puts them in a batch
+ * again; returns how many entries stay. Held units are always made
+ * (place_unit), so a block left to be made stays where it is with its
+ * placement record. */
+static size_t gate_set_aside(struct cta_sim *s, size_t n, int lazy)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct cta__unit *u = s->batch[i];
+		if (u && u->gate == 1) {
+			if (lazy)
+				unit_started(s, u);
+			u->gate = 2;
+			continue;
+		}
+		if (!u)
+			s->placed[w] = s->placed[i];
+		s->batch[w++] = u;
+	}
+	return w;
+}
+
+/* A block of `leaving` threads leaving SM sm (not yet taken off its
+ * counts) lets the units the issue gate holds there begin, oldest first,
+ * while the threads running before each are at most spin_gate_threads;
+ * with `all`, every one. */
+static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int all)
+{
+	struct cta__sm *m = &s->sms[sm];
+	unsigned running = m->threads - leaving - m->gate_threads;
+	while (m->gate_head && (all || running <= s->dev.spin_gate_threads)) {
+		struct cta__unit *u = m->gate_head;
+		m->gate_head = u->gate_next;
+		if (!m->gate_head)
+			m->gate_tail = NULL;
+		m->gate_threads -= u->k->threads;
+		s->gate_waiting--;
+		cta__exec_gate_open(s, u, running, s->now);
+		running += u->k->threads;
+		if (u->gate == 1) {
+			u->gate = 0; /* its batch has not run yet: it runs there */
+		} else {
+			u->gate = 3;
+			cta__base_ready(s, u);
+		}
+	}
+}
+
 static void run_ready(struct cta_sim *s)
 {
 	size_t n = s->nready;
@@ -808,6 +862,8 @@ static void run_ready(struct cta_sim *s)
 			if (s->batch[i])
 				unit_started(s, s->batch[i]);
 	}
+	if (s->gate_waiting)
+		n = gate_set_aside(s, n, lazy);
 	size_t par_from = n; /* batch[par_from, n) ran on the pool */
 	for (size_t i = 0; i < n;) {
 		/* Waking the pool costs microseconds, and a block whose body
@@ -919,6 +975,8 @@ static void on_retire(struct cta_sim *s, struct cta__retiring *r)
  * already (a unit of one CTA, retire_early). */
 static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
 {
+	if (s->gate_waiting && s->sms[sm].gate_head)
+		gate_release(s, sm, k->threads, 0);
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
 	int refill = cta__sched_can_refill(s, k);
@@ -1185,6 +1243,11 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 	}
 	case EV_POLL: {
 		struct cta__unit *u = e.p;
+		/* Blocks wait for one another: the gate holds no more (a held
+		 * block may be the one they wait for). */
+		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
+			if (s->sms[sm].gate_head)
+				gate_release(s, sm, 0, 1);
 		s->npolls--;
 		u->poll_queued = 0;
 		if (poll_watchdog(s, u))

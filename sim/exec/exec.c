@@ -102,15 +102,69 @@ void *cta__exec_calloc_lines(size_t n, size_t size)
  * room taken): the blocks resident, itself included, or with
  * spin_by_threads 1 + the eighths of the SM's threads taken before it
  * (2: the eighths begun). */
-static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
+static unsigned spin_index_of(const struct cta_sim *s, unsigned blocks, unsigned before)
 {
-	const struct cta__sm *m = &s->sms[sm];
 	if (!s->dev.spin_by_threads || !s->dev.max_threads_per_sm)
-		return m->blocks;
-	unsigned before = m->threads > k->threads ? m->threads - k->threads : 0;
+		return blocks;
 	uint64_t up = s->dev.spin_by_threads == 2 ? s->dev.max_threads_per_sm - 1 : 0;
 	return 1 + (unsigned)(((uint64_t)before * CTA_DEVICE_SPIN_STEPS + up) /
 	                      s->dev.max_threads_per_sm);
+}
+
+/* Threads of the blocks running on m before one of k placed there (its
+ * room taken): blocks the issue gate holds do not count. */
+static unsigned running_before(const struct cta__sm *m, const struct cta__kernel *k)
+{
+	unsigned other = m->threads > k->threads ? m->threads - k->threads : 0;
+	return other > m->gate_threads ? other - m->gate_threads : 0;
+}
+
+static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
+{
+	const struct cta__sm *m = &s->sms[sm];
+	return spin_index_of(s, m->blocks, running_before(m, k));
+}
+
+/* The issue gate (spin_gate_threads): a block of one CTA that finds more
+ * than that many threads running on its SM, or blocks already waiting
+ * there, waits (resident) until the engine lets it go. Blocks that may
+ * wait for one another (cooperative launches, kernels that spun:
+ * any_spin) are never held, so the gate cannot deadlock them. */
+int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
+{
+	if (!s->dev.spin_gate_threads || k->csize != 1 || k->l.cooperative ||
+	    __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
+		return 0;
+	const struct cta__sm *m = &s->sms[sm];
+	return m->gate_head || running_before(m, k) > s->dev.spin_gate_threads;
+}
+
+void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__sm *m = &s->sms[u->ctas[0].sm];
+	u->gate = 1;
+	u->gate_next = NULL;
+	if (m->gate_tail)
+		m->gate_tail->gate_next = u;
+	else
+		m->gate_head = u;
+	m->gate_tail = u;
+	m->gate_threads += u->k->threads;
+	s->gate_waiting++;
+}
+
+void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, uint64_t t)
+{
+	if (t < u->start_t)
+		t = u->start_t;
+	u->cursor.t0 = t + s->dev.spin_block_add_ns;
+	u->ctas[0].end_t = t;
+	if (s->has_spin_scale) {
+		unsigned res = spin_index_of(s, s->sms[u->ctas[0].sm].blocks, before);
+		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
+		u->cursor.spin = s->spin_ppm[res];
+		u->cursor.add = s->spin_add[res];
+	}
 }
 
 void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, const unsigned *sms,

@@ -24,6 +24,15 @@ void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, c
                          uint32_t *spin, uint32_t *add);
 struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                       const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add);
+/* The issue gate (spin_gate_threads): whether a block of k just placed on
+ * SM sm (its room taken) must wait for running blocks to end; holding its
+ * unit u on its SM's list; and letting u begin its work at t (not before
+ * its start), with `before` threads running on its SM besides it, which
+ * sets its duration model's index. The engine lets held units go
+ * (gate_release in sim/engine/sim.c). */
+int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm);
+void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u);
+void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, uint64_t t);
 /* Runs the units' segments in order, each until every lane is done or
  * waits for the engine (cta__base_seg_worker set, cta__base_seg_unit the one
  * running). */

@@ -141,6 +141,7 @@ struct sweep_fit {
 	 * the add per cta_spin_ns call and per block. */
 	uint32_t spin_scale_ppm[10];
 	uint32_t spin_add_ns, block_add_ns;
+	unsigned gate_threads; /* spin_gate_threads: the issue gate */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): what a
 	 * request costs its issuer and a success more (cancel_latency_ns stays
 	 * the hardware-CLC estimate, for a model with clc_emulated 0). */
@@ -163,10 +164,10 @@ static const struct sweep_fit sweep_h100 = {
     .gap_switch = 3,
     .small_waves = 3,
     .rotate_grid = 701,
-    .spin_scale_ppm = {0, 997035, 997357, 1008118, 996824, 1111271, 1976400, 1989953, 1994094,
-                       1994500},
-    .spin_add_ns = 428,
-    .block_add_ns = 898,
+    .spin_scale_ppm = {0, 994564, 994687, 979129, 980259, 995694},
+    .spin_add_ns = 429,
+    .block_add_ns = 897,
+    .gate_threads = 1024,
     .clc_request_ns = 1152,
     .clc_steal_ns = 7459,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
@@ -469,10 +470,11 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_rotate_grid = f->rotate_grid;
 		m->spin_by_threads = 2;
 		m->spin_block_add_ns = f->block_add_ns;
+		m->spin_gate_threads = f->gate_threads;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;
 		m->clc_steal_ns = f->clc_steal_ns;
-		for (unsigned r = 1; r <= 9; r++) {
+		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;
 			m->spin_add_mask |= 1ull << (r - 1);

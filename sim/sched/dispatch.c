@@ -546,7 +546,10 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
 	if (take_sm)
 		sm_take(s, sms[0], k);
-	if (k->csize == 1 && s->lazy_units) {
+	/* A block the issue gate holds gets its unit now: the engine keeps it
+	 * apart until it is let go. */
+	int hold = cta__exec_gate_holds(s, k, sms[0]);
+	if (k->csize == 1 && s->lazy_units && !hold) {
 		/* Its unit is made when its batch comes to it. */
 		struct cta__placed p = {k, unit, start, sms[0], 0, 0};
 		cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
@@ -567,6 +570,8 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
 		                    u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 	}
+	if (hold)
+		cta__exec_gate_hold(s, u);
 	cta__base_ready(s, u);
 	return 1;
 }

@@ -45,6 +45,7 @@ static inline struct cta_sim_opts st_opts(const char *device)
 	o.device.spin_add_mask = 0;
 	o.device.spin_by_threads = 0;
 	o.device.spin_block_add_ns = 0;
+	o.device.spin_gate_threads = 0;
 	o.device.clc_emulated = 0;
 	return o;
 }

@@ -16,6 +16,7 @@
 #include "base/base.h"
 #include "base/upcalls.h"
 #include "clc/clc.h"
+#include "ctasim/trace.h"
 #include "engine/engine.h"
 #include "exec/exec.h"
 #include "sched/sched.h"
@@ -349,6 +350,71 @@ static void lane_moving_on_keeps_each_block_its_own_duration(void **state)
 	for (int run = 0; run < 2; run++) {
 		free(t[run]);
 		free(hits[run]);
+	}
+}
+
+/* When each block's work began and ended (thread 0): one cta_spin_ns of
+ * ns, four times as long in block 0. */
+struct ex_gate_args {
+	unsigned long long *t0, *t1;
+	unsigned long long ns;
+};
+CTA_KERNEL(ex_gate, struct ex_gate_args, p)
+{
+	unsigned long long a = cta_globaltimer_ns();
+	cta_spin_ns(blockIdx.x == 0 ? 4 * p->ns : p->ns);
+	if (cta_thread_rank() == 0) {
+		p->t0[blockIdx.x] = a;
+		p->t1[blockIdx.x] = cta_globaltimer_ns();
+	}
+}
+
+/* The issue gate (spin_gate_threads 1024): eight 256-thread blocks on one
+ * SM all start (their start records at one time), the first five begin
+ * their work at once, and the last three, which found more than 1024
+ * threads running, begin theirs when the 20 us blocks end, then run
+ * their own 20 us; the 80 us block is not stretched. Without the gate all
+ * eight begin at once. */
+static void issue_gate_holds_blocks_past_it_until_running_ones_end(void **state)
+{
+	(void)state;
+	enum { G = 8, T = 256, NS = 20000 };
+	const unsigned grid[3] = {G, 1, 1}, block[3] = {T, 1, 1};
+	for (unsigned gate = 0; gate <= 1024; gate += 1024) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_gate_threads = gate;
+		char path[256];
+		st_tmpname(path, sizeof(path), "gate.trace");
+		o.trace_path = path;
+		unsigned long long t0[G], t1[G];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_launch(&o, &ex_gate, &a, grid, block, 0, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		remove(path);
+		uint64_t first = UINT64_MAX, last = 0;
+		unsigned starts = 0;
+		for (size_t i = 0; i < t.count; i++)
+			if (t.recs[i].ev == CTA_TEV_START) {
+				starts++;
+				first = t.recs[i].t_ns < first ? t.recs[i].t_ns : first;
+				last = t.recs[i].t_ns > last ? t.recs[i].t_ns : last;
+			}
+		cta_trace_free(&t);
+		assert_int_equal(starts, G);
+		assert_true(first == last);
+		for (unsigned b = 0; b < G; b++) {
+			assert_int_equal(t1[b] - t0[b], b == 0 ? 4 * NS : NS);
+			if (!gate || b < 5)
+				assert_int_equal(t0[b], t0[0]);
+			else
+				assert_true(t0[b] >= t1[1] && t0[b] < t1[1] + 1000);
+		}
 	}
 }
 
@@ -943,6 +1009,7 @@ int main(void)
 	    cmocka_unit_test(cluster_sync_releases_every_thread_of_the_cluster_together),
 	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
 	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
+	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),

@@ -240,6 +240,9 @@ int cta_cmd_calibrate(int argc, char **argv)
 			else
 				printf(")\n");
 		}
+	if (m->spin_gate_threads)
+		printf("  spin_gate_threads    %u (blocks that find more threads running wait)\n",
+		       m->spin_gate_threads);
 	if (rep.note[0])
 		printf("  note: %s\n", rep.note);
 	ret = CTA_EXIT_OK;
