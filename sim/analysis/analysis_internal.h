@@ -22,6 +22,11 @@ int cta__analysis_svg(const struct cta_trace *t, const struct cta__layout *given
 int cta__analysis_perfetto(const struct cta_trace *t, const struct cta__layout *given, FILE *f,
                            const struct cta_perfetto_opts *opts);
 
+/* Writes the message of a refused input into errbuf (when errlen > 0)
+ * and returns CTA_EINVAL (trace_keys.c). */
+int cta__analysis_fail(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* ---- Record keys (trace_keys.c): the analyses' one keying and sort --- */
 
 /* A record referenced by a key, sorted by (a, b, t), then file order

@@ -4,7 +4,6 @@
  * the host, a clock step) do not move the result; docs/TOOLS.md lists them. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,21 +40,6 @@ static uint64_t median(struct samples *s)
 {
 	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
 	return s->v[(s->n - 1) / 2];
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int
-fail(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	if (errbuf && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(errbuf, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return CTA_EINVAL;
 }
 
 /* A kernel saw an idle device when no other kernel was still running at
@@ -786,13 +770,13 @@ static int check_inputs(const struct cta_trace *const *traces, size_t n,
                         const struct cta_calib_opts *opts, char *errbuf, size_t errlen)
 {
 	if (!n)
-		return fail(errbuf, errlen, "no traces to calibrate from");
+		return cta__analysis_fail(errbuf, errlen, "no traces to calibrate from");
 	if (!(opts->quantile >= 0 && opts->quantile <= 1))
-		return fail(errbuf, errlen, "duration quantile %g is not between 0 and 1",
-		            opts->quantile);
+		return cta__analysis_fail(
+		    errbuf, errlen, "duration quantile %g is not between 0 and 1", opts->quantile);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(traces[i]->header.device, traces[0]->header.device))
-			return fail(
+			return cta__analysis_fail(
 			    errbuf, errlen,
 			    "traces of different devices: '%s' (trace 1) and '%s' (trace %zu)",
 			    traces[0]->header.device, traces[i]->header.device, i + 1);
@@ -812,9 +796,10 @@ static int observed_sms(const struct cta_trace *const *traces, size_t n, const u
 			if (r->ev != CTA_TEV_START || r->sm == CTA_TRACE_NONE)
 				continue;
 			if (r->sm >= CTA_DEVICE_MAX_SMS) {
-				fail(errbuf, errlen,
-				     "SM id %" PRIu64 " exceeds the %d SMs a model can describe",
-				     r->sm, CTA_DEVICE_MAX_SMS);
+				cta__analysis_fail(errbuf, errlen,
+				                   "SM id %" PRIu64
+				                   " exceeds the %d SMs a model can describe",
+				                   r->sm, CTA_DEVICE_MAX_SMS);
 				return CTA_ERANGE;
 			}
 			if (r->sm > max_sm)
@@ -822,7 +807,7 @@ static int observed_sms(const struct cta_trace *const *traces, size_t n, const u
 			any = 1;
 		}
 	if (!any)
-		return fail(errbuf, errlen, "the traces hold no block starts");
+		return cta__analysis_fail(errbuf, errlen, "the traces hold no block starts");
 	*sm_count = (unsigned)max_sm + 1;
 	return 0;
 }
@@ -1140,6 +1125,6 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	return 0;
 fail:
 	free_fit(&fit);
-	fail(errbuf, errlen, "%s", cta_strerror(rc));
+	cta__analysis_fail(errbuf, errlen, "%s", cta_strerror(rc));
 	return rc;
 }

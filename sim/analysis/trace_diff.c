@@ -4,7 +4,6 @@
  * each compared against a tolerance. docs/TOOLS.md defines every metric. */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -392,39 +391,25 @@ static uint64_t last_of(const struct side *sd)
 	return sd->has_end ? sd->last_end : sd->last_any;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int
-fail(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	if (errbuf && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(errbuf, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return CTA_EINVAL;
-}
-
 static int same_launches(const struct cta_trace_header *ha, const struct cta_trace_header *hb,
                          char *errbuf, size_t errlen)
 {
 	if (ha->kernel_count != hb->kernel_count)
-		return fail(errbuf, errlen, "different launches: %u kernels in A, %u in B",
-		            ha->kernel_count, hb->kernel_count);
+		return cta__analysis_fail(errbuf, errlen,
+		                          "different launches: %u kernels in A, %u in B",
+		                          ha->kernel_count, hb->kernel_count);
 	for (unsigned k = 0; k < ha->kernel_count; k++) {
 		const struct cta_trace_kernel *x = &ha->kernels[k], *y = &hb->kernels[k];
 		if (strcmp(x->name, y->name))
-			return fail(errbuf, errlen,
-			            "different kernels: kernel %u is '%s' in A, '%s' in B", k,
-			            x->name, y->name);
+			return cta__analysis_fail(
+			    errbuf, errlen, "different kernels: kernel %u is '%s' in A, '%s' in B",
+			    k, x->name, y->name);
 		const unsigned *dx[3] = {x->grid, x->block, x->cluster};
 		const unsigned *dy[3] = {y->grid, y->block, y->cluster};
 		static const char *const dn[3] = {"grid", "block", "cluster"};
 		for (int i = 0; i < 3; i++)
 			if (memcmp(dx[i], dy[i], 3 * sizeof(unsigned)))
-				return fail(
+				return cta__analysis_fail(
 				    errbuf, errlen,
 				    "different launch configs: kernel %u (%s) %s is %u,%u,%u in A, "
 				    "%u,%u,%u in B",
@@ -435,12 +420,13 @@ static int same_launches(const struct cta_trace_header *ha, const struct cta_tra
 		uint64_t dsm = x->smem_bytes > y->smem_bytes ? x->smem_bytes - y->smem_bytes
 		                                             : y->smem_bytes - x->smem_bytes;
 		if (dsm > 1024)
-			return fail(errbuf, errlen,
-			            "different launch configs: kernel %u (%s) smem is %" PRIu64
-			            " in A, %" PRIu64 " in B",
-			            k, x->name, x->smem_bytes, y->smem_bytes);
+			return cta__analysis_fail(
+			    errbuf, errlen,
+			    "different launch configs: kernel %u (%s) smem is %" PRIu64
+			    " in A, %" PRIu64 " in B",
+			    k, x->name, x->smem_bytes, y->smem_bytes);
 		if (x->stream != y->stream || x->priority != y->priority)
-			return fail(
+			return cta__analysis_fail(
 			    errbuf, errlen,
 			    "different launch configs: kernel %u (%s) stream/priority is %d/%d "
 			    "in A, %d/%d in B",
@@ -499,8 +485,8 @@ static int diff_sides(struct cta_diff_result *out, const struct cta_trace_header
 		snprintf(d->name, sizeof(d->name), "%s", ha->kernels[k].name);
 		for (int s = 0; s < 2; s++)
 			if ((rc = kview_build(&kv[s], sd[s], k))) {
-				fail(errbuf, errlen, "trace %c: %s", s ? 'B' : 'A',
-				     cta_strerror(rc));
+				cta__analysis_fail(errbuf, errlen, "trace %c: %s", s ? 'B' : 'A',
+				                   cta_strerror(rc));
 				return rc;
 			}
 		uint64_t blocks = cta__trace_kernel_blocks(&ha->kernels[k]);
@@ -521,7 +507,7 @@ static int diff_sides(struct cta_diff_result *out, const struct cta_trace_header
 		if (!rc)
 			rc = start_order(d, v, tick, sd, k);
 		if (rc) {
-			fail(errbuf, errlen, "%s", cta_strerror(rc));
+			cta__analysis_fail(errbuf, errlen, "%s", cta_strerror(rc));
 			return rc;
 		}
 		d->start_diff_ns = tick_diff(d->start_offset_ns[1], d->start_offset_ns[0], tick);
@@ -568,7 +554,7 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 	}
 	if (rc) {
 		memset(out, 0, sizeof(*out));
-		fail(errbuf, errlen, "%s", cta_strerror(rc));
+		cta__analysis_fail(errbuf, errlen, "%s", cta_strerror(rc));
 	} else {
 		rc = diff_sides(out, &a->header, &b->header, sd, tol, errbuf, errlen);
 	}
@@ -592,7 +578,7 @@ int cta_trace_diff_files(struct cta_diff_result *out, const char *path_a, const 
 	memset(out, 0, sizeof(*out));
 	if (!sd[0] || !sd[1]) {
 		rc = CTA_ENOMEM;
-		fail(errbuf, errlen, "%s", cta_strerror(rc));
+		cta__analysis_fail(errbuf, errlen, "%s", cta_strerror(rc));
 	}
 	for (int s = 0; s < 2 && !rc; s++)
 		side_init(sd[s]);

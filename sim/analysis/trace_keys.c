@@ -2,12 +2,26 @@
  * analyses share (trace_calibrate.c; trace_diff.c the per-kernel facts, a
  * record at a time as it streams): records referenced by
  * a key, sorted by (a, b, time) and then file order, so that equal keys
- * keep the trace's order and every result is reproducible. */
+ * keep the trace's order and every result is reproducible; and the
+ * message of an input they refuse. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis_internal.h"
 #include "ctasim/errors.h"
+
+int cta__analysis_fail(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	if (errbuf && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(errbuf, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return CTA_EINVAL;
+}
 
 int cta__analysis_rec_key_cmp(const void *pa, const void *pb)
 {
