@@ -40,6 +40,19 @@ void __asan_report_store_n_noabort(void *, long) __asm__("cta__san_report_storeN
 void __asan_report_load_n(void *, long) __asm__("cta__san_report_loadN");
 void __asan_report_store_n(void *, long) __asm__("cta__san_report_storeN");
 
+/* The vector form's loop keeps the lane's tid.x in a register and stores it
+ * after the loop, where nothing it calls reads it; the kernel-address pass
+ * runs after that, and its report calls would find the run's first thread
+ * there. So each thread's index is stored (volatile: it stays in the loop)
+ * before the thread runs, and the body takes the index through an empty
+ * asm after the store, which orders its accesses, and their tests, after
+ * it. */
+#define CTA__VEC_NEXT_THREAD(lane, v)                                                              \
+	do {                                                                                       \
+		*(volatile unsigned *)&(lane)->tid.x = ++(v);                                      \
+		__asm__ volatile("" : "+r"(v));                                                    \
+	} while (0)
+
 /* Distinct names for the copies' descriptors, registered apart. */
 #define CTA__KDEF_NAME(name)  name##__sanitized
 #define CTA__KDEF_REGISTER(k) cta__san_kernel_register(k)
@@ -58,7 +71,7 @@ CTA__CONSTRUCTOR(san_shadow_offset)
 	cta__san_shadow_offset((uintptr_t)CTA__SAN_SHADOW_OFFSET);
 }
 
-/* The copies always run the exact thread loop: no vector clones. */
+/* The copies run the vector form's loop as scalar code: no vector clones. */
 #undef CTA__LOOP_CLONES
 #define CTA__LOOP_CLONES
 

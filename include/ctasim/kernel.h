@@ -230,6 +230,13 @@ static inline int cta__claim(struct cta__lane *l)
 	body_fn(args, cta__l, &(ix));                                                              \
 	cta__end = cta__l->vtime > cta__end ? cta__l->vtime : cta__end
 
+/* The vector form's step to the next thread (v, its tid.x): the lane's follows.
+ * The sanitizer's copies (kernels/sanitized.c) store it where their late
+ * instrumentation cannot find it sunk out of the loop. */
+#ifndef CTA__VEC_NEXT_THREAD
+#define CTA__VEC_NEXT_THREAD(lane, v) ((lane)->tid.x = ++(v))
+#endif
+
 /* The vector form's run of threads (see CTA__THREAD_LOOP), in a function
  * of its own: gcc 12 expands an AVX-512 masked load as a merge into the
  * destination's old value, which in a function that also makes calls lives
@@ -247,12 +254,12 @@ static inline int cta__claim(struct cta__lane *l)
 		const argtype cta__copy = *(pa);                                                   \
 		while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                                \
 			CTA__ONE_THREAD(body_fn, &cta__copy, cta__v);                              \
-			cta__l->tid.x = ++cta__v.tid.x;                                            \
+			CTA__VEC_NEXT_THREAD(cta__l, cta__v.tid.x);                                \
 		}                                                                                  \
 	} else {                                                                                   \
 		while (cta__v.tid.x < (cta__l->row_end & 0x7ffu)) {                                \
 			CTA__ONE_THREAD(body_fn, pa, cta__v);                                      \
-			cta__l->tid.x = ++cta__v.tid.x;                                            \
+			CTA__VEC_NEXT_THREAD(cta__l, cta__v.tid.x);                                \
 		}                                                                                  \
 	}                                                                                          \
 	return cta__end

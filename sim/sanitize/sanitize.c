@@ -861,7 +861,14 @@ static void report(struct cta__san *z, enum cta__ub_rule rule, struct cta__lane_
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
 	struct cta__unit *u = x->l.unit;
+	/* The vector form's loop may keep a thread's virtual time in a
+	 * register until the loop ends; its threads all start at the run's
+	 * start time, which the report names at least. */
+	const uint64_t vt = x->l.vtime;
+	if (x->l.vec && x->l.cursor && vt < x->l.cursor->t0)
+		x->l.vtime = x->l.cursor->t0;
 	cta__ub(u->sim, rule, u, x, file, line, "%s", cause);
+	x->l.vtime = vt;
 }
 
 /* The PC of racecheck's index i (0 when the table was full). */
