@@ -274,6 +274,11 @@ expect 2 err '\e[31m' "a model file's bad value is echoed escaped" -- run saxpy 
 check '! grep -q "$(printf "\033")" "$TMP/err"' "no raw ESC from a model file"
 expect 2 err "argument n=1\\a: not an integer" "--arg value echoed escaped" -- \
 	run saxpy --arg "n=1$(printf '\007')"
+printf 'base = H100-SXM\nname = gpu\033[31m\007\n' >"$TMP/escname.model"
+expect 0 out 'device      gpu\e[31m\a (sim backend)' "a model's name is echoed escaped on stdout" -- \
+	run saxpy --arg n=1024 --device "$TMP/escname.model"
+check '! grep -q "$(printf "\033")" "$TMP/out" && ! grep -q "$(printf "\007")" "$TMP/out"' \
+	"no raw ESC or BEL reaches stdout"
 
 # ---- 9. the UB checker ---------------------------------------------------------------------
 # Clusters of 4 blocks that each fill an SM cannot run on 1 or 2 SMs: explore

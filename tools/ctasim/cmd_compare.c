@@ -15,6 +15,7 @@
 #include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/harness.h"
+#include "ctasim/io.h"
 #include "ctasim/scenario.h"
 #include "ctasim/sim.h"
 #include "ctasim/tools.h"
@@ -452,9 +453,11 @@ int cta_cmd_compare(int argc, char **argv)
 			ok &= rows[c][a].ok;
 		}
 	uint64_t tiles = p.tiles_per_slot * p.slots_per_sm * p.nsms;
+	char dev_esc[200]; /* (a model file's name: user text on stdout, escaped) */
 	printf("device %s: %u SMs x %u blocks of 1024 threads; %" PRIu64 " tiles of 1024 "
 	       "elements, %" PRIu64 " ns per tile, prologue %" PRIu64 " ns; %s\n",
-	       p.base.sim.device.name, p.nsms, p.slots_per_sm, tiles, p.ns, p.prologue_ns,
+	       cta_escape(dev_esc, sizeof(dev_esc), p.base.sim.device.name, 0), p.nsms,
+	       p.slots_per_sm, tiles, p.ns, p.prologue_ns,
 	       p.base.sim.timing_only ? "timing-only" : "full runs, results checked");
 	printf("urgent kernel (priority case): spin, %" PRIu64 " blocks of %" PRIu64
 	       " ns, priority %d, released at half of the approach's balanced makespan\n\n",

@@ -671,9 +671,10 @@ int cta_cmd_run(int argc, char **argv)
 	/* The GPU that ran is known only after the run: the line names it, not
 	 * the simulator's model. */
 	int cuda = o.backend == CTA_BACKEND_CUDA;
+	char dev_esc[200]; /* (a model file's name: user text on stdout, escaped) */
 	if (!quiet && !cuda)
-		printf("device      %s (sim backend), seed %" PRIu64 "\n", o.sim.device.name,
-		       o.sim.seed);
+		printf("device      %s (sim backend), seed %" PRIu64 "\n",
+		       cta_escape(dev_esc, sizeof(dev_esc), o.sim.device.name, 0), o.sim.seed);
 	rc = cta_harness_run(h);
 	cli_run_progress_end(&prog);
 	if (!quiet && cuda && cta_harness_gpu(h))
