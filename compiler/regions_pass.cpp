@@ -54,8 +54,13 @@ const char *const kSuffix = "__kc_body";
 bool isWaitingCall(StringRef n)
 {
 	return n == "cta__cluster_sync" || n == "cta__syncthreads_rule" || n == "cta__grid_sync" ||
-	       n.startswith("cta__mbarrier_") || n.startswith("cta__clc_");
+	       false;
 }
+
+// An mbarrier wait: the loop form ends a thread's region there when the
+// thread would block (the engine then parks the block, sim/exec/regions.c),
+// and lets it go on inline when the phase already completed.
+const char *const kWait = "cta__mbarrier_try_wait_parity";
 
 // The work-stealing loops (cta_for_each_canceled_block, cta_try_cancel_blocks):
 // the loop form runs them for the whole block at once, the block waiting for
@@ -135,9 +140,15 @@ struct Checker {
 					return why;
 				continue;
 			}
+			if (n == kWait) {
+				if (!inBody)
+					return n.str() + " in the helper " + F.getName().str() +
+					       " (not inlined into the body)";
+				continue;
+			}
 			if (isWaitingCall(n))
 				return "it calls " + n.str() + where(I) +
-				       " (low-level CLC, mbarrier and cluster waits run on fibers)";
+				       " (cluster and grid waits run on fibers)";
 			if (!callee->isDeclaration()) {
 				std::string why = check(*callee, false, FAM);
 				if (!why.empty())
@@ -175,7 +186,8 @@ bool reachesBarrier(const Function &F, std::set<const Function *> &stack)
 	for (const Instruction &I : instructions(F))
 		if (const auto *CB = dyn_cast<CallBase>(&I))
 			if (const Function *c = CB->getCalledFunction()) {
-				if (c->getName() == kBarrier || isWorkSteal(c->getName()))
+				if (c->getName() == kBarrier || isWorkSteal(c->getName()) ||
+				    c->getName() == kWait)
 					return true;
 				if (!c->isDeclaration() && reachesBarrier(*c, stack))
 					return true;
@@ -357,6 +369,7 @@ struct Fission {
 	SmallVector<CallInst *, 8> bars;
 	SmallVector<int, 8> barKind;                     // 0 __syncthreads, 1 a work-stealing loop
 	SmallVector<CallInst *, 2> wsEnter;              // each loop's cta__kc_ws_enter call
+	SmallVector<CallInst *, 2> waitAt;               // each wait's cta__kc_wait_blocks call
 	SmallVector<BasicBlock *, 8> barBB;              // the block holding barrier i
 	SmallVector<BasicBlock *, 8> entryOf;            // region r's first block
 	SmallVector<std::vector<BasicBlock *>, 8> blocks; // region r's blocks
@@ -430,7 +443,8 @@ struct Fission {
 				Function *c = CB->getCalledFunction();
 				if (c && !c->isDeclaration() && !c->isIntrinsic() && c != &F)
 					return "a call to " + c->getName().str() + " that could not be inlined";
-				if (c && (c->getName() == kBarrier || isWorkSteal(c->getName())))
+				if (c && (c->getName() == kBarrier || isWorkSteal(c->getName()) ||
+				          c->getName() == kWait))
 					bars.push_back(cast<CallInst>(CB));
 				if (isa<InvokeInst>(CB) || (c && c->getName() == "setjmp"))
 					return "an invoke or setjmp" + where(I);
@@ -442,6 +456,41 @@ struct Fission {
 		// whole block (sim/exec/regions.c). The marker call only stands
 		// for that barrier: its block is never run.
 		for (CallInst *&CI : bars) {
+			if (CI->getCalledFunction()->getName() == kWait) {
+				// if (cta__kc_wait_blocks(bar, parity)) { [wait j]
+				// try_wait(...) } else try_wait(...): the call after the
+				// split does the wait's own work (the thread's time and
+				// observation) once the block is woken.
+				Type *ptrT = PointerType::getUnqual(C), *i32 = Type::getInt32Ty(C);
+				IRBuilder<> b(CI);
+				FunctionCallee blocks =
+				    M.getOrInsertFunction("cta__kc_wait_blocks", i32, ptrT, i32);
+				CallInst *q = b.CreateCall(
+				    blocks, {CI->getArgOperand(0),
+				             b.CreateZExtOrTrunc(CI->getArgOperand(1), i32)});
+				q->setDebugLoc(CI->getDebugLoc());
+				waitAt.push_back(q);
+				Instruction *thenT = nullptr, *elseT = nullptr;
+				SplitBlockAndInsertIfThenElse(b.CreateICmpNE(q, b.getInt32(0)), CI, &thenT,
+				                              &elseT);
+				FunctionCallee mark = M.getOrInsertFunction(
+				    "cta__kc_ws_point", Type::getVoidTy(C), ptrT, i32);
+				CallInst *m = CallInst::Create(
+				    mark, {CI->getArgOperand(2), CI->getArgOperand(3)}, "", thenT);
+				m->setDebugLoc(CI->getDebugLoc());
+				auto *c1 = cast<CallInst>(CI->clone());
+				c1->insertBefore(thenT);
+				auto *c2 = cast<CallInst>(CI->clone());
+				c2->insertBefore(elseT);
+				PHINode *phi = PHINode::Create(CI->getType(), 2, "", CI);
+				phi->addIncoming(c1, thenT->getParent());
+				phi->addIncoming(c2, elseT->getParent());
+				CI->replaceAllUsesWith(phi);
+				CI->eraseFromParent();
+				CI = m;
+				barKind.push_back(2);
+				continue;
+			}
 			bool te = CI->getCalledFunction()->getName() == "cta__try_cancel_blocks";
 			if (!te && CI->getCalledFunction()->getName() != "cta__for_each_canceled_block") {
 				barKind.push_back(0);
@@ -468,6 +517,10 @@ struct Fission {
 		}
 		if (wsEnter.size() > 1)
 			return "more than one work-stealing loop in the body";
+		// One lane keeps the observations of the thread it runs: a second
+		// wait would have to keep every thread's first one meanwhile.
+		if (waitAt.size() > 1)
+			return "more than one mbarrier wait in the body";
 		if (bars.size() > kMaxBarriers)
 			return "more than " + std::to_string(kMaxBarriers) + " barriers";
 		for (CallInst *CI : bars)
@@ -896,8 +949,78 @@ struct Fission {
 	// of the block may skip, or call again, or bodies with barriers under
 	// divergent control (UB the fiber path reports thread by thread), stay
 	// on fibers.
+	// Whether V depends on the thread's index (the index block's or the
+	// lane's tid, or memory at an address that does).
+	std::map<Value *, int> tmemo;
+	bool tidDep(Value *V, int depth = 0)
+	{
+		auto *I = dyn_cast<Instruction>(V);
+		if (!I)
+			return false;
+		if (depth > 48)
+			return true;
+		auto it = tmemo.find(V);
+		if (it != tmemo.end())
+			return it->second;
+		tmemo[V] = 0;
+		bool r = false;
+		if (auto *L = dyn_cast<LoadInst>(I)) {
+			int64_t o;
+			bool co;
+			Value *b = baseOf(L->getPointerOperand(), o, co);
+			if (isArgPtr(b, ixA) || isArgPtr(b, laneA))
+				r = !co || o < 12;
+			else if (auto *A = dyn_cast<AllocaInst>(b))
+				for (User *U : A->users()) {
+					if (auto *S = dyn_cast<StoreInst>(U))
+						r = r || tidDep(S->getValueOperand(), depth + 1);
+					else if (!isa<LoadInst>(U))
+						r = true;
+				}
+			r = r || tidDep(L->getPointerOperand(), depth + 1);
+		} else {
+			for (Value *op : I->operands())
+				r = r || tidDep(op, depth + 1);
+		}
+		tmemo[V] = r;
+		return r;
+	}
+
+	// A wait that part of the block reaches by its thread index (thread 0
+	// waits while the others are at a barrier): the fiber path runs those
+	// threads apart; the engine parks a block only when they all wait.
+	std::string checkWaits()
+	{
+		if (waitAt.empty())
+			return "";
+		PostDominatorTree PDT(F);
+		std::set<BasicBlock *> tdiv;
+		for (BasicBlock &bb : F) {
+			auto *Br = dyn_cast<BranchInst>(bb.getTerminator());
+			if (!Br || !Br->isConditional() || !tidDep(Br->getCondition()))
+				continue;
+			auto *node = PDT.getNode(&bb);
+			BasicBlock *join = node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
+			SmallVector<BasicBlock *, 16> stack(succ_begin(&bb), succ_end(&bb));
+			while (!stack.empty()) {
+				BasicBlock *b = stack.pop_back_val();
+				if (b == join || !tdiv.insert(b).second)
+					continue;
+				for (BasicBlock *x : successors(b))
+					stack.push_back(x);
+			}
+		}
+		for (CallInst *q : waitAt)
+			if (tdiv.count(q->getParent()))
+				return "an mbarrier wait" + where(*q) + " that only some threads reach";
+		return "";
+	}
+
 	std::string checkWorkSteal(DominatorTree &DT)
 	{
+		std::string w = checkWaits();
+		if (!w.empty())
+			return w;
 		if (wsEnter.empty())
 			return "";
 		LoopInfo LI(DT);
@@ -1433,6 +1556,19 @@ struct Fission {
 					                                   G, done);
 					VM[barBB[j]] = X;
 					IRBuilder<> e(X);
+					if (barKind[j] == 2) {
+						// An mbarrier wait: cta__kc_wait_blocks counted the
+						// thread; no barrier bookkeeping.
+						e.CreateStore(e.getInt8(j), contAt);
+						for (AllocaInst *A : allocas)
+							if (kind[A] == 2)
+								e.CreateStore(
+								    e.CreateLoad(A->getAllocatedType(), priv[A]),
+								    next[{j, A}]);
+						e.CreateStore(e.getTrue(), flag[j]);
+						e.CreateBr(latch);
+						continue;
+					}
 					if (quick) {
 						e.CreateStore(e.getInt8(j), contAt);
 						for (AllocaInst *A : allocas)
@@ -1609,7 +1745,8 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			for (Instruction &I : instructions(*F))
 				if (auto *CI = dyn_cast<CallInst>(&I))
 					if (Function *c = CI->getCalledFunction())
-						steals = steals || isWorkSteal(c->getName());
+						steals = steals || isWorkSteal(c->getName()) ||
+						         c->getName() == kWait;
 			if (why.empty() && bars.empty() && !steals)
 				why = "no __syncthreads: the plain thread loop is already a loop";
 			changed = true;
@@ -1675,7 +1812,8 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			}
 			if (steals) {
 				// The coroutine form has no work-stealing loop of its own.
-				why = "a work-stealing loop the loop form cannot take: " + fwhy;
+				why = "a work-stealing loop or mbarrier wait the loop form cannot take: " +
+				      fwhy;
 				if (verbose)
 					errs() << "ctasim-kc: " << base << ": fibers: " << why << "\n";
 				setDescField(D, 2,

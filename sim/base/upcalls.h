@@ -44,6 +44,12 @@ void cta__clc_cta_end(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c
 struct cta__kc_ws;
 void cta__clc_ws_enter(int leader_mode, bool is_leader, const char *file, int line);
 int cta__clc_ws_run(struct cta__kc_ws *w);
+/* exec -> clc. A compiled thread at an mbarrier wait that would block
+ * ends its region there; once every live thread of the block waits on the
+ * same phase, the block waits as one lane (registered as the mbarrier's
+ * waiter at time vt: 0), or goes on when the phase completed (1). */
+int cta__clc_wait_blocks(uint64_t *bar, unsigned parity);
+int cta__clc_wait_park(uint64_t *bar, unsigned parity, const char *file, int line, uint64_t vt);
 
 /* exec -> sanitize. Under --sanitize a block's shared memory is marked in
  * the shadow the instrumented kernels test (what to mark depends on the

@@ -971,3 +971,26 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 			return 1;
 	}
 }
+
+int cta__clc_wait_blocks(uint64_t *bar, unsigned parity)
+{
+	struct cta__mbar *b = mbar_self(self(), bar);
+	return b && (b->phase & 1) == (parity & 1);
+}
+
+int cta__clc_wait_park(uint64_t *bar, unsigned parity, const char *file, int line, uint64_t vt)
+{
+	struct cta__lane_x *x = self();
+	struct cta__mbar *b = mbar_self(x, bar);
+	if (!b || (b->phase & 1) != (parity & 1))
+		return 1;
+	x->wait_bar = b;
+	x->wait_parity = parity & 1;
+	x->wait_file = file;
+	x->wait_line = line;
+	x->next_wait = b->waiters;
+	b->waiters = x;
+	x->state = L_MBAR;
+	x->l.vtime = vt;
+	return 0;
+}

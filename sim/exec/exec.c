@@ -503,6 +503,8 @@ static void runner_main(void *arg)
 			/* The block waits as a whole, its state on the heap:
 			 * this runner goes on as a done lane's does, and the lane
 			 * gets one again once woken (lane_runner). */
+			if (x->l.comm)
+				x->l.unit->out.comm = 1;
 			lane_leave_slow(x);
 			continue;
 		}
@@ -1416,7 +1418,8 @@ static void unit_deadlock(struct cta_sim *s, struct cta__unit *u)
 	for (struct cta__lane_x *x = u->all; x; x = x->next_all) {
 		if (x->state == L_DONE || !x->l.active)
 			continue;
-		waiting++;
+		/* (A compiled block waiting as a whole stands for its threads.) */
+		waiting += x->kc_park ? cta__regions_park_waiting(x) : 1;
 		if (!first)
 			first = x;
 		else if (!other && x->state != first->state)

@@ -136,6 +136,14 @@ struct kc_block {
 	void *ws_fn, *ws_arg;
 	int ws_mode;
 	struct cta__kc_park *spare_park; /* kept for the next wait */
+	/* Threads of the round that stopped at an mbarrier wait, in the order
+	 * they stopped, with their times (cta__kc_wait_blocks). */
+	unsigned *wrank;
+	uint64_t *wvt;
+	unsigned nw, wcap;
+	uint64_t *wbar;
+	unsigned wpar;
+	int wmixed; /* not all on one mbarrier and phase */
 };
 static _Thread_local struct kc_block kcb;
 
@@ -485,8 +493,53 @@ struct cta__kc_park {
 	struct fis_loc loc;
 	struct cta__kc_ws ws;
 	size_t cap;
+	/* A block waiting at an mbarrier: its nw waiting threads (ranks, then
+	 * times, after the slots in data), on wbar's phase wpar. */
+	unsigned nw, wpar;
+	uint64_t *wbar;
 	unsigned char data[];
 };
+
+unsigned cta__regions_park_waiting(const struct cta__lane_x *x)
+{
+	return x->kc_park->nw ? x->kc_park->nw : x->kc_park->ws.n;
+}
+
+/* Room for `need` waiting threads in b's wait list. */
+static void wait_room(struct kc_block *b, unsigned need)
+{
+	if (need <= b->wcap)
+		return;
+	unsigned cap = need > 256 ? need : 256;
+	unsigned *r = realloc(b->wrank, cap * sizeof(*r));
+	if (r)
+		b->wrank = r;
+	uint64_t *v = realloc(b->wvt, cap * sizeof(*v));
+	if (v)
+		b->wvt = v;
+	if (!r || !v)
+		abort(); /* a few bytes per thread; nothing sensible without them */
+	b->wcap = cap;
+}
+
+int cta__kc_wait_blocks(uint64_t *bar, unsigned parity)
+{
+	struct kc_block *b = &kcb;
+	if (!cta__clc_wait_blocks(bar, parity))
+		return 0;
+	if (b->nw == b->wcap)
+		wait_room(b, b->wcap * 2 + 1);
+	const struct cta__lane *l = &b->x->l;
+	if (!b->nw) {
+		b->wbar = bar;
+		b->wpar = parity & 1;
+	} else if (bar != b->wbar || (parity & 1) != b->wpar) {
+		b->wmixed = 1;
+	}
+	b->wrank[b->nw] = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+	b->wvt[b->nw++] = l->vtime;
+	return 1;
+}
 
 void cta__regions_park_free(struct cta__lane_x *x)
 {
@@ -539,6 +592,8 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	b->d = d;
 	b->mixed = 0;
 	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
+	b->nw = 0;
+	b->wmixed = 0;
 	struct cta__idx ix;
 	ix.tid.x = ix.tid.y = ix.tid.z = 0;
 	l->tid = ix.tid;
@@ -556,7 +611,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	struct cta_sim *s = u->sim;
 	unsigned char *uin = b->ubuf + 2 * stride; /* the first round's: zeros */
 	memset(uin, 0, ub);
-	int ucur = 0, rotating = 1, perthread = 0;
+	int ucur = 0, rotating = 1, perthread = 0, pervt = 0;
 	unsigned rot = 0, cnt = n, region = 0;
 	unsigned *ord = b->runq, *nxt = b->waiter;
 	struct cta__kc_run r;
@@ -577,12 +632,24 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		ws = pk->ws;
 		memcpy(uin, pk->data, ub);
 		memcpy(b->slots, pk->data + ub, (size_t)n * d->slot_bytes);
+		unsigned nw = pk->nw;
+		if (nw) {
+			const unsigned char *w = pk->data + ub + (size_t)n * d->slot_bytes;
+			wait_room(b, nw);
+			memcpy(b->wrank, w, nw * sizeof(*b->wrank));
+			memcpy(b->wvt, w + nw * sizeof(*b->wrank), nw * sizeof(*b->wvt));
+			b->nw = nw;
+			b->wbar = pk->wbar;
+			b->wpar = pk->wpar;
+		}
 		if (!b->spare_park || b->spare_park->cap < pk->cap) {
 			free(b->spare_park);
 			b->spare_park = pk;
 		} else {
 			free(pk);
 		}
+		if (nw)
+			goto wait_resume;
 		goto ws_resume;
 	}
 	for (;;) {
@@ -617,6 +684,17 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 					fn(args, l, &ix, &r);
 				}
 				last = rot ? rot - 1 : n - 1;
+			} else if (pervt) {
+				/* Woken from an mbarrier wait: each thread from its
+				 * own time. */
+				for (unsigned i = 0; i < cnt; i++) {
+					r.lo = ord[i];
+					r.hi = ord[i] + 1u;
+					r.t = b->vt[i];
+					fn(args, l, &ix, &r);
+				}
+				last = ord[cnt - 1];
+				pervt = 0;
 			} else {
 				/* Runs of consecutive ranks, one loop each. */
 				for (unsigned i = 0; i < cnt;) {
@@ -635,6 +713,84 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		c->exited += r.exited;
 		if (r.exited && r.end_max > c->end_t)
 			c->end_t = r.end_max;
+		if (b->nw) {
+			/* Threads stopped at an mbarrier wait whose phase had not
+			 * completed: the block waits as a whole. */
+			unsigned j = b->cont[b->wrank[0]];
+			if (r.arrived || b->wmixed || perthread) {
+				cta__base_out_error(
+				    u,
+				    "kernel %s: a compiled block waits at an mbarrier while "
+				    "other threads wait elsewhere (not in the loop form)",
+				    k->label);
+				c->exited = c->nthreads;
+				break;
+			}
+			uin = b->ubuf + ucur * stride + j * ub;
+			ucur ^= 1;
+			region = j + 1;
+			uint64_t vmax = 0;
+			unsigned top = 0;
+			for (unsigned i = 0; i < b->nw; i++) {
+				vmax = b->wvt[i] > vmax ? b->wvt[i] : vmax;
+				top = b->wrank[i] > top ? b->wrank[i] : top;
+			}
+			if (!cta__clc_wait_park(b->wbar, b->wpar, d->bars[j].file, d->bars[j].line,
+			                        vmax)) {
+				size_t wbytes = b->nw * (sizeof(*b->wrank) + sizeof(*b->wvt));
+				size_t need = ub + (size_t)n * d->slot_bytes + wbytes;
+				pk = b->spare_park;
+				b->spare_park = NULL;
+				if (!pk || pk->cap < need) {
+					free(pk);
+					pk = malloc(sizeof(*pk) + need);
+					if (!pk) {
+						cta__base_out_error(u, "kernel %s: out of memory",
+						                    k->label);
+						c->exited = c->nthreads;
+						break;
+					}
+					pk->cap = need;
+				}
+				/* (The thread a fiber-path deadlock report would name.) */
+				l->tid = tid_of(b, l, top);
+				pk->loc.ix = ix;
+				pk->loc.T = T;
+				pk->loc.rot = rot;
+				pk->loc.region = region;
+				pk->loc.ucur = ucur;
+				memset(&pk->ws, 0, sizeof(pk->ws));
+				pk->ws.n = n;
+				pk->nw = b->nw;
+				pk->wbar = b->wbar;
+				pk->wpar = b->wpar;
+				unsigned char *w = pk->data + ub + (size_t)n * d->slot_bytes;
+				memcpy(pk->data, uin, ub);
+				memcpy(pk->data + ub, b->slots, (size_t)n * d->slot_bytes);
+				memcpy(w, b->wrank, b->nw * sizeof(*b->wrank));
+				memcpy(w + b->nw * sizeof(*b->wrank), b->wvt,
+				       b->nw * sizeof(*b->wvt));
+				x->kc_park = pk;
+				return CTA__KC_PARKED;
+			}
+		wait_resume:
+			/* The phase completed: the threads go on in wake order
+			 * (the reverse of their waits'), each from its own time,
+			 * the wait done again in their region (its observation). */
+			ord = b->runq;
+			nxt = b->waiter;
+			r.slots = b->slots;
+			r.cont = b->cont;
+			for (unsigned i = 0; i < b->nw; i++) {
+				ord[i] = b->wrank[b->nw - 1 - i];
+				b->vt[i] = b->wvt[b->nw - 1 - i];
+			}
+			cnt = b->nw;
+			b->nw = 0;
+			rotating = 0;
+			pervt = 1;
+			continue;
+		}
 		if (r.arrived == 0)
 			break;
 		u->out.crossings += r.arrived;
@@ -774,6 +930,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			pk->loc.region = region;
 			pk->loc.ucur = ucur;
 			pk->ws = ws;
+			pk->nw = 0;
 			memcpy(pk->data, uin, ub);
 			memcpy(pk->data + ub, b->slots, (size_t)n * d->slot_bytes);
 			x->kc_park = pk;

@@ -82,6 +82,10 @@ static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i
  * entry for that thread; the thread then waits at the loop's barrier. */
 CTA_EXPORT void cta__kc_ws_enter(int mode, int rank, int is_leader, void *fn, void *arg,
                                  const char *file, int line);
+/* Called by the loop form where a thread calls cta_mbarrier_try_wait_parity:
+ * 1 when the thread would block (its phase has not completed), and it is
+ * then counted as waiting and ends its region there; 0 when it goes on. */
+CTA_EXPORT int cta__kc_wait_blocks(uint64_t *bar, unsigned parity);
 /* Stands for that barrier in the compiled code; never called. */
 CTA_EXPORT void cta__kc_ws_point(const char *file, int line);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);
@@ -141,6 +145,8 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
 int cta__regions_threads(struct cta__lane_x *x);
 /* Frees the state of a lane's waiting block (a lane given up). */
 void cta__regions_park_free(struct cta__lane_x *x);
+/* The threads of a lane's waiting block (a deadlock report's count). */
+unsigned cta__regions_park_waiting(const struct cta__lane_x *x);
 /* Registered descriptors, for `ctasim kernels`-style listings and tests. */
 size_t cta__regions_count(void);
 const struct cta__kc_def *cta__regions_at(size_t i);

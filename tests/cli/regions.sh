@@ -31,7 +31,8 @@ if ! "$CTASIM" list >"$tmp/list" 2>&1; then
 fi
 if [ "$HAVE_KC" = 1 ]; then
 	for k in block_reduce ub_divergent_barrier ub_watchdog vec_add_clc vec_add_clc_3d \
-		vec_add_try_cancel_blocks ub_builtin_blockidx_in_body ub_leader_count; do
+		vec_add_try_cancel_blocks ub_builtin_blockidx_in_body ub_leader_count spin_clc \
+		vecscale_clc ub_read_before_complete ub_read_failed_index; do
 		if grep -E "^  $k .*\[regions\]" "$tmp/list" >/dev/null; then
 			ok "$k is compiled to regions"
 		else
@@ -129,6 +130,12 @@ both vec_add_try_cancel_blocks --arg n=50000 --block 200 --ub off
 both vec_add_try_cancel_blocks --arg n=20000 --device A100-SXM --random-tiebreak --seed 9
 both ub_leader_count --arg leaders=2
 both ub_builtin_blockidx_in_body --arg n=20000 --block 64 --threads 2
+# mbarrier waits in the body (the guide's low-level loop): the block waits
+# as a whole once every live thread waits on the phase.
+both spin_clc --arg grid=2000 --block 96 --arg ns=300 --threads 2
+both spin_clc --arg grid=700 --block 8,4,2 --arg imbalance=1 --cancel-fail-rate 0.2 --seed 3
+both vecscale_clc --arg n=50000 --block 200 --device B200
+both vecscale_clc --arg n=40000 --cancel-fail-after 30 --ub off
 
 echo "1..$n"
 [ "$fail" -eq 0 ]
