@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_ref.h"
 #include "cli_util.h"
 #include "cmd.h"
 #include "ctasim/harness.h"
@@ -127,16 +128,11 @@ static struct cta_sim_opts base_opts(void)
 	return so;
 }
 
-__attribute__((noinline)) static void plain_saxpy(int n, float a, const float *x, float *y)
-{
-	for (int i = 0; i < n; ++i)
-		y[i] = a * x[i] + y[i];
-}
-
 /* (a) barrier-free saxpy over 2^24 elements against a plain C loop over
- * the same arrays: each round prepares a launch, runs the loop over the
- * arrays its arguments point at (the harness's buffers, with whatever
- * pages they got), then the simulator. */
+ * the same arrays, compiled with the kernels' flags (bench_ref.c): each
+ * round prepares a launch, runs the loop over the arrays its arguments
+ * point at (the harness's buffers, with whatever pages they got), then
+ * the simulator. */
 static void bench_saxpy(void)
 {
 	int n = quick ? 1 << 20 : 1 << 24;
@@ -166,7 +162,7 @@ static void bench_saxpy(void)
 			return;
 		}
 		double t0 = now_cpu();
-		plain_saxpy(len, a, x, y);
+		cta__bench_plain_saxpy(len, a, x, y);
 		double t = now_cpu() - t0;
 		best_loop = t < best_loop ? t : best_loop;
 		t = timed_run(s, &so);
