@@ -493,12 +493,115 @@ struct cta__kc_park {
 	struct fis_loc loc;
 	struct cta__kc_ws ws;
 	size_t cap;
-	/* A block waiting at an mbarrier: its nw waiting threads (ranks, then
-	 * times, after the slots in data), on wbar's phase wpar. */
+	/* A block waiting at an mbarrier: its nw waiting threads, on wbar's
+	 * phase wpar. */
 	unsigned nw, wpar;
 	uint64_t *wbar;
+	/* data: the block-uniform values (ub bytes, padded to 8), the slots
+	 * as nsr runs of equal 16-byte chunks (a slot's element size and
+	 * alignment, its padding zero: the value, then the count in 8 bytes)
+	 * or as they are when that is no smaller (nsr = SIZE_MAX), the waiting
+	 * threads as nwr runs of consecutive ranks at one time (struct wrun):
+	 * a value every thread holds alike, as the CLC loop's phase and block
+	 * index, costs a run, not a slot per thread. */
+	size_t nsr, nwr;
 	unsigned char data[];
 };
+struct wrun {
+	uint32_t rank, count;
+	uint64_t vt;
+};
+
+/* The park of b's block (n threads, uniform values uin), with its waiting
+ * threads when `waits`; NULL when out of memory. */
+static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_def *d, unsigned n,
+                                     const unsigned char *uin, size_t ub, int waits)
+{
+	size_t raw = (size_t)n * d->slot_bytes, chunks = raw / 16, ubp = (ub + 7) & ~(size_t)7;
+	size_t nsr = 0, nwr = 0;
+	for (size_t i = 0; i < chunks; i++)
+		nsr += i == 0 || memcmp(b->slots + i * 16, b->slots + (i - 1) * 16, 16);
+	size_t sbytes = nsr * 24;
+	if (sbytes >= raw) {
+		nsr = SIZE_MAX;
+		sbytes = raw;
+	}
+	for (unsigned i = 0; waits && i < b->nw; i++)
+		nwr += i == 0 || b->wrank[i] != b->wrank[i - 1] + 1 || b->wvt[i] != b->wvt[i - 1];
+	size_t need = ubp + sbytes + nwr * sizeof(struct wrun);
+	struct cta__kc_park *pk = b->spare_park;
+	b->spare_park = NULL;
+	if (!pk || pk->cap < need) {
+		free(pk);
+		pk = malloc(sizeof(*pk) + need);
+		if (!pk)
+			return NULL;
+		pk->cap = need;
+	}
+	pk->nsr = nsr;
+	pk->nwr = nwr;
+	memcpy(pk->data, uin, ub);
+	unsigned char *o = pk->data + ubp;
+	if (nsr == SIZE_MAX) {
+		memcpy(o, b->slots, raw);
+		o += raw;
+	} else {
+		for (size_t i = 0; i < chunks;) {
+			uint64_t count = 1;
+			while (i + count < chunks &&
+			       !memcmp(b->slots + (i + count) * 16, b->slots + i * 16, 16))
+				count++;
+			memcpy(o, b->slots + i * 16, 16);
+			memcpy(o + 16, &count, 8);
+			o += 24;
+			i += count;
+		}
+	}
+	struct wrun r = {0, 0, 0};
+	for (unsigned i = 0; waits && i < b->nw; i++) {
+		if (r.count && b->wrank[i] == r.rank + r.count && b->wvt[i] == r.vt) {
+			r.count++;
+			continue;
+		}
+		if (r.count) {
+			memcpy(o, &r, sizeof(r));
+			o += sizeof(r);
+		}
+		r = (struct wrun){b->wrank[i], 1, b->wvt[i]};
+	}
+	if (r.count)
+		memcpy(o, &r, sizeof(r));
+	return pk;
+}
+
+/* What park_new kept, back into b's buffers. */
+static void park_restore(struct kc_block *b, const struct cta__kc_park *pk, unsigned char *uin,
+                         size_t ub)
+{
+	size_t ubp = (ub + 7) & ~(size_t)7;
+	memcpy(uin, pk->data, ub);
+	const unsigned char *in = pk->data + ubp;
+	unsigned char *sl = b->slots;
+	if (pk->nsr == SIZE_MAX) {
+		memcpy(sl, in, (size_t)b->n * b->d->slot_bytes);
+		in += (size_t)b->n * b->d->slot_bytes;
+	}
+	for (size_t k = 0; pk->nsr != SIZE_MAX && k < pk->nsr; k++, in += 24) {
+		uint64_t count;
+		memcpy(&count, in + 16, 8);
+		for (uint64_t i = 0; i < count; i++, sl += 16)
+			memcpy(sl, in, 16);
+	}
+	b->nw = 0;
+	for (size_t k = 0; k < pk->nwr; k++, in += sizeof(struct wrun)) {
+		struct wrun r;
+		memcpy(&r, in, sizeof(r));
+		for (uint32_t i = 0; i < r.count; i++) {
+			b->wrank[b->nw] = r.rank + i;
+			b->wvt[b->nw++] = r.vt;
+		}
+	}
+}
 
 unsigned cta__regions_park_waiting(const struct cta__lane_x *x)
 {
@@ -556,6 +659,10 @@ static void *grow_buf(unsigned char **p, size_t *cap, size_t want)
 	free(*p);
 	*p = aligned_alloc(64, want);
 	*cap = *p ? want : 0;
+	/* (Zeroed: a slot's padding then stays zero, which lets a parked
+	 * block's equal slots compare equal.) */
+	if (*p)
+		memset(*p, 0, want);
 	return *p;
 }
 
@@ -630,15 +737,10 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		region = pk->loc.region;
 		ucur = pk->loc.ucur;
 		ws = pk->ws;
-		memcpy(uin, pk->data, ub);
-		memcpy(b->slots, pk->data + ub, (size_t)n * d->slot_bytes);
 		unsigned nw = pk->nw;
+		wait_room(b, nw);
+		park_restore(b, pk, uin, ub);
 		if (nw) {
-			const unsigned char *w = pk->data + ub + (size_t)n * d->slot_bytes;
-			wait_room(b, nw);
-			memcpy(b->wrank, w, nw * sizeof(*b->wrank));
-			memcpy(b->wvt, w + nw * sizeof(*b->wrank), nw * sizeof(*b->wvt));
-			b->nw = nw;
 			b->wbar = pk->wbar;
 			b->wpar = pk->wpar;
 		}
@@ -737,20 +839,12 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			}
 			if (!cta__clc_wait_park(b->wbar, b->wpar, d->bars[j].file, d->bars[j].line,
 			                        vmax)) {
-				size_t wbytes = b->nw * (sizeof(*b->wrank) + sizeof(*b->wvt));
-				size_t need = ub + (size_t)n * d->slot_bytes + wbytes;
-				pk = b->spare_park;
-				b->spare_park = NULL;
-				if (!pk || pk->cap < need) {
-					free(pk);
-					pk = malloc(sizeof(*pk) + need);
-					if (!pk) {
-						cta__base_out_error(u, "kernel %s: out of memory",
-						                    k->label);
-						c->exited = c->nthreads;
-						break;
-					}
-					pk->cap = need;
+				pk = park_new(b, d, n, uin, ub, 1);
+				if (!pk) {
+					cta__base_out_error(u, "kernel %s: out of memory",
+					                    k->label);
+					c->exited = c->nthreads;
+					break;
 				}
 				/* (The thread a fiber-path deadlock report would name.) */
 				l->tid = tid_of(b, l, top);
@@ -764,12 +858,6 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				pk->nw = b->nw;
 				pk->wbar = b->wbar;
 				pk->wpar = b->wpar;
-				unsigned char *w = pk->data + ub + (size_t)n * d->slot_bytes;
-				memcpy(pk->data, uin, ub);
-				memcpy(pk->data + ub, b->slots, (size_t)n * d->slot_bytes);
-				memcpy(w, b->wrank, b->nw * sizeof(*b->wrank));
-				memcpy(w + b->nw * sizeof(*b->wrank), b->wvt,
-				       b->nw * sizeof(*b->wvt));
 				x->kc_park = pk;
 				return CTA__KC_PARKED;
 			}
@@ -909,20 +997,12 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		int wr = cta__clc_ws_run(&ws);
 		if (wr == 0) {
 			/* The block waits for the request as a whole. */
-			size_t need = ub + (size_t)n * d->slot_bytes;
-			pk = b->spare_park;
-			b->spare_park = NULL;
-			if (!pk || pk->cap < need) {
-				free(pk);
-				pk = malloc(sizeof(*pk) + need);
-				if (!pk) {
-					free(ws.vt);
-					cta__base_out_error(u, "kernel %s: out of memory",
-					                    k->label);
-					c->exited = c->nthreads;
-					break;
-				}
-				pk->cap = need;
+			pk = park_new(b, d, n, uin, ub, 0);
+			if (!pk) {
+				free(ws.vt);
+				cta__base_out_error(u, "kernel %s: out of memory", k->label);
+				c->exited = c->nthreads;
+				break;
 			}
 			pk->loc.ix = ix;
 			pk->loc.T = T;
@@ -931,8 +1011,6 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			pk->loc.ucur = ucur;
 			pk->ws = ws;
 			pk->nw = 0;
-			memcpy(pk->data, uin, ub);
-			memcpy(pk->data + ub, b->slots, (size_t)n * d->slot_bytes);
 			x->kc_park = pk;
 			return CTA__KC_PARKED;
 		}
