@@ -117,9 +117,15 @@ static int first_wave(struct fit *fit, const struct cta_trace *t, const struct c
 	int rc = 0;
 	if (n >= 2) {
 		rc = push(&fit->dispatch, (ks[n - 1].t - ks[0].t) / (n - 1));
-		if (n - 1 > fit->wave_gaps) {
-			fit->wave_spread = ks[n - 1].t - ks[0].t;
-			fit->wave_gaps = n - 1;
+		/* Its spread without the last 5% of its starts: on an H100 a
+		 * wave of 32 64-thread blocks per SM starts all but 69 of its
+		 * 4224 blocks within 1 us and those up to 15 us later, a tail
+		 * that a per-block dispatch cost would spread over every
+		 * block of every wave. */
+		size_t m = n - n / 20;
+		if (m - 1 > fit->wave_gaps) {
+			fit->wave_spread = ks[m - 1].t - ks[0].t;
+			fit->wave_gaps = m - 1;
 		}
 	}
 	memset(seen, 0, sm_count);

@@ -6,7 +6,8 @@
 # the placement grids, the guide's kernels, the CLC kernels and the bench),
 # `reference` (the same without the bench), `structural` (the
 # configurations of the structural model's cross-validation, below) or
-# `regs` (occupancy limited by registers). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# `regs` (occupancy limited by registers) or `gate` (the issue gate on
+# shapes outside the fit). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -49,6 +50,21 @@ if [ "$set_" = regs ]; then
 	run sweep_regs_b512_g200 spin --arg regs=1 --block 512 --arg grid=200 --arg ns=20000
 	run sweep_regs_mixed_g528 spin --arg regs=1 --arg grid=528 --arg ns=20000 \
 		--arg imbalance=one_in_seven
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = gate ]; then
+	# The issue gate (docs/FIDELITY.md) on shapes the fit never saw: mixed
+	# costs at 512 and 64 threads (32 blocks per SM) and over two waves,
+	# 192-thread blocks, Pareto-distributed costs.
+	run gate_mixed_b512_g528 spin --block 512 --arg grid=528 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run gate_mixed_b64_g4224 spin --block 64 --arg grid=4224 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run gate_b192_g1320 spin --block 192 --arg grid=1320 --arg ns=20000
+	run gate_mixed_g2112 spin --arg grid=2112 --arg ns=20000 --arg imbalance=one_in_seven
+	run gate_tail_g1056 spin --arg grid=1056 --arg ns=5000 --arg imbalance=heavy_tail
+	run gate_ns10000_b128_g2112 spin --block 128 --arg grid=2112 --arg ns=10000
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
