@@ -20,6 +20,8 @@
 
 /* Runs harness `name` on `sms` SMs of an H100 with grid `grid` (0: the
  * harness's own). */
+static unsigned gate_threads; /* the issue gate of run_grid's runs; 0: none */
+
 static int run_grid(struct cta_harness **h, const char *name, unsigned sms, unsigned grid,
                     const char *const *args, unsigned threads, const char *trace)
 {
@@ -29,6 +31,7 @@ static int run_grid(struct cta_harness **h, const char *name, unsigned sms, unsi
 	ho.version = CTA_HARNESS_OPTS_VERSION;
 	ho.sim = st_opts("H100-SXM");
 	ho.sim.sm_limit = sms;
+	ho.sim.device.spin_gate_threads = gate_threads;
 	ho.sim.threads = threads;
 	ho.sim.trace_path = trace;
 	ho.args = args;
@@ -59,6 +62,27 @@ static void exactly_co_resident_grid_passes(void **state)
 	assert_int_equal(run_grid(&h, "ck_graph_grid_sync", 2, 16, small_graph, 1, NULL), 0);
 	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
 	cta_harness_free(h);
+}
+
+/* The issue gate (spin_gate_threads 1024) would hold the last three of
+ * each SM's eight blocks until one of the first five ends, and those wait
+ * at the grid barrier for all sixteen: blocks that wait for one another
+ * are never held (a kernel that spun, a cooperative launch), so both
+ * kernels still pass, with no report. */
+static void the_issue_gate_never_holds_blocks_that_wait_for_each_other(void **state)
+{
+	(void)state;
+	struct cta_harness *h;
+	gate_threads = 1024;
+	assert_int_equal(run_grid(&h, "ck_graph_global_barrier", 2, 16, small_graph, 1, NULL), 0);
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	assert_int_equal(cta_sim_ub_count(cta_harness_sim(h)), 0);
+	cta_harness_free(h);
+	assert_int_equal(run_grid(&h, "ck_graph_grid_sync", 2, 16, small_graph, 1, NULL), 0);
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	assert_int_equal(cta_sim_ub_count(cta_harness_sim(h)), 0);
+	cta_harness_free(h);
+	gate_threads = 0;
 }
 
 static void one_block_more_is_a_forward_progress_report(void **state)
@@ -289,6 +313,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(exactly_co_resident_grid_passes),
 	    cmocka_unit_test(one_block_more_is_a_forward_progress_report),
+	    cmocka_unit_test(the_issue_gate_never_holds_blocks_that_wait_for_each_other),
 	    cmocka_unit_test(too_large_cooperative_launch_fails_at_launch),
 	    cmocka_unit_test(spinning_kernels_trace_identically_on_any_host_threads),
 	    cmocka_unit_test(a_thread_spinning_forever_is_stopped_by_the_watchdog),
