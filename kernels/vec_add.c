@@ -68,9 +68,21 @@ static unsigned ceil_div(int64_t a, unsigned b)
 	return (unsigned)((a + b - 1) / b);
 }
 
+/* Registers a thread of each kernel's CUDA build uses on sm_90, with the
+ * trace instrumentation and the CLC emulation (`ptxas -v`), which the
+ * harness declares to the simulator so that its occupancy is the GPU's:
+ * 256-thread blocks of vec_add_clc fit 6 to an H100 SM (40 registers as
+ * allocated), clc_two_requests 5 (48), where 32 registers would fit 8. */
+#define REGS_VEC_ADD_CLC       37
+#define REGS_VEC_ADD_CLC_2D    38
+#define REGS_VEC_ADD_CLC_3D    40
+#define REGS_TRY_CANCEL_BLOCKS 37
+#define REGS_TWO_REQUESTS      44
+
 /* The 1-D kernels share one launch: threads_per_block = 256,
  * blocks_per_grid = ceil_div(N, threads_per_block). */
-static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_t smem)
+static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_t smem,
+                    unsigned regs)
 {
 	int64_t n = 0;
 	struct vec_add_args args;
@@ -79,26 +91,28 @@ static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_
 		rc = vec_add_prepare(h, &args, n, 1, 1);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {
-	    .grid = {ceil_div(n, 256), 1, 1}, .block = {256, 1, 1}, .smem_static = smem};
+	struct cta_launch_cfg cfg = {.grid = {ceil_div(n, 256), 1, 1},
+	                             .block = {256, 1, 1},
+	                             .smem_static = smem,
+	                             .regs_per_thread = regs};
 	return cta_harness_launch(h, k, &cfg, &args, sizeof args);
 }
 
 static int vec_add_clc_setup(struct cta_harness *h)
 {
-	return setup_1d(h, &vec_add_clc, 0);
+	return setup_1d(h, &vec_add_clc, 0, REGS_VEC_ADD_CLC);
 }
 
 static int try_cancel_blocks_setup(struct cta_harness *h)
 {
-	return setup_1d(h, &vec_add_try_cancel_blocks, 0);
+	return setup_1d(h, &vec_add_try_cancel_blocks, 0, REGS_TRY_CANCEL_BLOCKS);
 }
 
 /* Two 16-byte results and two 8-byte mbarriers; the simulator places each
  * CTA_SHARED variable at a 16-byte boundary, so 4 * 16 bytes. */
 static int two_requests_setup(struct cta_harness *h)
 {
-	return setup_1d(h, &clc_two_requests, 64);
+	return setup_1d(h, &clc_two_requests, 64, REGS_TWO_REQUESTS);
 }
 
 static int vec_add_2d_setup(struct cta_harness *h)
@@ -113,7 +127,8 @@ static int vec_add_2d_setup(struct cta_harness *h)
 	if (rc)
 		return rc;
 	struct cta_launch_cfg cfg = {.grid = {ceil_div(nx, 16), ceil_div(ny, 16), 1},
-	                             .block = {16, 16, 1}};
+	                             .block = {16, 16, 1},
+	                             .regs_per_thread = REGS_VEC_ADD_CLC_2D};
 	return cta_harness_launch(h, &vec_add_clc_2d, &cfg, &args, sizeof args);
 }
 
@@ -131,7 +146,8 @@ static int vec_add_3d_setup(struct cta_harness *h)
 	if (rc)
 		return rc;
 	struct cta_launch_cfg cfg = {.grid = {ceil_div(nx, 8), ceil_div(ny, 8), ceil_div(nz, 4)},
-	                             .block = {8, 8, 4}};
+	                             .block = {8, 8, 4},
+	                             .regs_per_thread = REGS_VEC_ADD_CLC_3D};
 	return cta_harness_launch(h, &vec_add_clc_3d, &cfg, &args, sizeof args);
 }
 

@@ -157,15 +157,25 @@ struct cta_device_model {
 	 * (docs/FIDELITY.md). 0: no gate. */
 	unsigned spin_gate_threads;
 	/* 1: cluster launch control runs as the CUDA backend's emulation (a
-	 * GPU without it, sm_90): a cancel request is atomics done by the
-	 * issuing thread, which spends clc_request_ns in it (what a request
-	 * that fails costs) and then has its result, where hardware CLC
-	 * completes the request cancel_latency_ns after the issue while the
-	 * issuer goes on; every thread that decodes a successful result
-	 * spends clc_steal_ns more: the rest of a steal's cost, fitted per
-	 * loop iteration. */
+	 * GPU without it, sm_90; docs/FIDELITY.md): a cancel request is
+	 * atomics done by the issuing thread, which spends clc_request_ns in
+	 * it (what a request that claims nothing, a failure, costs) and then
+	 * has its result, where hardware CLC completes the request
+	 * cancel_latency_ns after the issue while the issuer goes on; the
+	 * issuer goes on clc_request_tail_ns after the completion (it
+	 * records it: one more global atomic). A
+	 * success also claims its unit with a compare-and-swap on the word
+	 * of the emulation's claim bitmap that holds it (16 units a word),
+	 * one winner per round trip: it completes clc_claim_ns after the
+	 * request's atomics, or clc_claim_turn_ns after the previous claim
+	 * on the same word, whichever is later, and the issuer's own work
+	 * after the request waits as long. Every thread that decodes a
+	 * success spends clc_steal_ns more (decoding, the loop's barrier and
+	 * fences), and one that decodes its block's last request failed
+	 * clc_exit_ns (the way out of the loop and of the block). */
 	unsigned clc_emulated;
 	unsigned clc_request_ns, clc_steal_ns;
+	unsigned clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

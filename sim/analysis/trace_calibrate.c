@@ -85,7 +85,12 @@ struct fit {
 	/* Emulated CLC (#clc emulated): cancel to cancel_done of failed and
 	 * of successful requests, and the time from a successful request to
 	 * the block's next one with the ns its loop asked for in between. */
-	struct samples clc_fail, clc_succ, clc_iter, clc_iter_ns;
+	struct samples clc_fail, clc_succ;
+	/* ... and the claim queue (uncontended claims, turns of a word), the
+	 * issuer's time after a completion, and from a known loop's success
+	 * to its next request and from its last failure to the block's end. */
+	struct samples clc_solo, clc_turn, clc_tail, clc_post, clc_exit;
+	struct samples clc_fail_kernel; /* per kernel: its median failure */
 	int clc_emulated;
 };
 
@@ -183,76 +188,241 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
 	return rc;
 }
 
-/* Emulated CLC: per physical block, its requests in time order, each
- * paired with the next cancel_done; a successful one is also timed to the
- * block's next request when the loop's work per iteration is known
- * (iter_ns: one cta_spin_ns call of that many ns). */
+/* Emulated CLC: per physical block, its records in time order. Each
+ * request is paired with the next cancel_done: failures give the request's
+ * own cost; a success is also kept with its claim-bitmap word (for the
+ * claim queue, clc_claims). A request issued straight after the block's
+ * previous one completed (no steal decoded between, as in the guide's two
+ * requests) gives the issuer's time after a completion; where the loop's
+ * work per iteration is known (iter_ns: one cta_spin_ns call of that many
+ * ns), the time from a success's completion to the next request and from
+ * the last, failed one's to the block's end are kept with it. */
+struct clc_claim_rec {
+	uint64_t word, issue, done;
+};
+
+static int clc_keep(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *k)
+{
+	(void)ctx;
+	if (r->phys == CTA_TRACE_NONE || (r->ev != CTA_TEV_CANCEL && r->ev != CTA_TEV_CANCEL_DONE &&
+	                                  r->ev != CTA_TEV_STEAL && r->ev != CTA_TEV_END))
+		return 0;
+	k->a = r->kernel;
+	k->b = r->phys;
+	return 1;
+}
+
+/* The claim-bitmap word of the unit whose first block is `first` (linear,
+ * x fastest): units are clusters (or blocks) numbered x fastest, 16 to a
+ * word (include/ctasim/sys/kernel_cuda.h). */
+static uint64_t claim_word(const struct cta_trace_kernel *kh, uint64_t first)
+{
+	uint64_t g[3], c[3], u[3], i[3];
+	for (int d = 0; d < 3; d++) {
+		g[d] = kh->grid[d] ? kh->grid[d] : 1;
+		c[d] = kh->cluster[d] ? kh->cluster[d] : 1;
+		u[d] = (g[d] + c[d] - 1) / c[d];
+	}
+	i[0] = first % g[0];
+	i[1] = first / g[0] % g[1];
+	i[2] = first / g[0] / g[1];
+	return (i[0] / c[0] + u[0] * (i[1] / c[1] + u[1] * (i[2] / c[2]))) / 16;
+}
+
+static int cmp_claim(const void *pa, const void *pb)
+{
+	const struct clc_claim_rec *a = pa, *b = pb;
+	if (a->word != b->word)
+		return a->word < b->word ? -1 : 1;
+	return a->done < b->done ? -1 : a->done > b->done;
+}
+
+/* A sample of a loop of known work: the time and the loop's ns, side by
+ * side (even index, odd index). */
+static int push2(struct samples *s, uint64_t v, uint64_t ns)
+{
+	int rc = push(s, v);
+	return rc ? rc : push(s, ns);
+}
+
+/* The median of a push2 list's times, each less the loop's one call
+ * (ns x f + add) and `less`. */
+static double median_less_call(const struct samples *s, double f, double add, double less)
+{
+	struct samples r = {0};
+	for (size_t i = 0; i + 1 < s->n; i += 2) {
+		double v = (double)s->v[i] - (double)s->v[i + 1] * f - add - less;
+		if (push(&r, v > 0 ? (uint64_t)v : 0))
+			break;
+	}
+	double m = r.n ? (double)median(&r) : 0;
+	free(r.v);
+	return m;
+}
+
+/* One kernel's requests: the claim queue of its successes (on each word,
+ * in completion order, a claim issued before the previous one completed
+ * waited for it: the gap between the two completions is one turn of the
+ * word's compare-and-swap; one issued after it did not: its time, less the
+ * kernel's median failure and the loop's work, is the uncontended claim),
+ * and the median of its failures. */
+static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct samples *fails,
+                      uint64_t iter_ns)
+{
+	int rc = 0;
+	uint64_t fail = 0;
+	if (fails->n) {
+		fail = median(fails);
+		rc = push(&fit->clc_fail_kernel, fail);
+	}
+	struct samples solo = {0};
+	qsort(c, n, sizeof(*c), cmp_claim);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (i && c[i - 1].word == c[i].word && c[i].issue < c[i - 1].done)
+			rc = push(&fit->clc_turn, c[i].done - c[i - 1].done);
+		else if (iter_ns && fails->n && c[i].done - c[i].issue > fail)
+			rc = push(&solo, c[i].done - c[i].issue - fail);
+	}
+	if (!rc && solo.n)
+		rc = push2(&fit->clc_solo, median(&solo), iter_ns);
+	free(solo.v);
+	fails->n = 0;
+	return rc;
+}
+
 static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter_ns)
 {
 	struct cta__rec_key *ks;
 	size_t n;
-	cta_trace_event evs[2] = {CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE};
-	if (cta__analysis_rec_keys(&ks, &n, t, by_phys, evs))
+	if (cta__analysis_rec_keys(&ks, &n, t, clc_keep, NULL))
 		return CTA_ENOMEM;
 	int rc = 0;
-	for (size_t i = 0; i + 1 < n && !rc; i++) {
-		const struct cta__rec_key *x = &ks[i], *y = &ks[i + 1];
-		const struct cta_trace_rec *rx = &t->recs[x->seq], *ry = &t->recs[y->seq];
-		if (x->a != y->a || x->b != y->b || rx->ev != CTA_TEV_CANCEL ||
-		    ry->ev != CTA_TEV_CANCEL_DONE)
-			continue;
-		int ok = ry->code == CTA_CANCEL_SUCCESS;
-		rc = push(ok ? &fit->clc_succ : &fit->clc_fail, y->t - x->t);
-		if (!rc && ok && iter_ns && i + 2 < n) {
-			const struct cta__rec_key *z = &ks[i + 2];
-			if (z->a == x->a && z->b == x->b && t->recs[z->seq].ev == CTA_TEV_CANCEL) {
-				rc = push(&fit->clc_iter, z->t - x->t);
-				if (!rc)
-					rc = push(&fit->clc_iter_ns, iter_ns);
+	struct clc_claim_rec *cl = malloc((n ? n : 1) * sizeof(*cl));
+	if (!cl) {
+		free(ks);
+		return CTA_ENOMEM;
+	}
+	size_t ncl = 0;
+	struct samples fails = {0}, tails = {0}, posts = {0}, exits = {0};
+	for (size_t i = 0; i < n && !rc;) {
+		size_t j = i;
+		while (j < n && ks[j].a == ks[i].a && ks[j].b == ks[i].b)
+			j++;
+		const struct cta_trace_kernel *kh =
+		    ks[i].a < t->header.kernel_count ? &t->header.kernels[ks[i].a] : NULL;
+		/* issue: the open request's; done/ok: the last completion, and
+		 * whether a steal was decoded since. */
+		uint64_t issue = 0, done = 0;
+		int open = 0, have_done = 0, ok = 0, stole = 0;
+		for (size_t k = i; k < j && !rc; k++) {
+			const struct cta_trace_rec *r = &t->recs[ks[k].seq];
+			switch (r->ev) {
+			case CTA_TEV_CANCEL:
+				if (have_done && !stole)
+					rc = push(&tails, r->t_ns - done);
+				else if (have_done && ok && iter_ns && !rc)
+					rc = push(&posts, r->t_ns - done);
+				issue = r->t_ns;
+				open = 1;
+				have_done = 0;
+				break;
+			case CTA_TEV_CANCEL_DONE:
+				if (!open || r->t_ns < issue)
+					break;
+				open = 0;
+				have_done = 1;
+				stole = 0;
+				done = r->t_ns;
+				ok = r->code == CTA_CANCEL_SUCCESS;
+				rc = push(ok ? &fit->clc_succ : &fit->clc_fail, done - issue);
+				if (!rc && !ok)
+					rc = push(&fails, done - issue);
+				if (!rc && ok && kh && r->arg != CTA_TRACE_NONE)
+					cl[ncl++] =
+					    (struct clc_claim_rec){.word = claim_word(kh, r->arg),
+					                           .issue = issue,
+					                           .done = done};
+				break;
+			case CTA_TEV_STEAL:
+				stole = 1;
+				break;
+			default: /* END */
+				if (have_done && !ok && iter_ns)
+					rc = push(&exits, r->t_ns - done);
+				have_done = 0;
+				break;
 			}
 		}
-		i++;
+		/* One kernel's claims at a time: the next group is another
+		 * kernel's, or the same kernel's next block. */
+		if (!rc && (j == n || ks[j].a != ks[i].a)) {
+			rc = clc_kernel(fit, cl, ncl, &fails, iter_ns);
+			if (!rc && tails.n)
+				rc = push(&fit->clc_tail, median(&tails));
+			if (!rc && posts.n)
+				rc = push2(&fit->clc_post, median(&posts), iter_ns);
+			if (!rc && exits.n)
+				rc = push2(&fit->clc_exit, median(&exits), iter_ns);
+			tails.n = posts.n = exits.n = 0;
+			ncl = 0;
+		}
+		i = j;
 	}
+	free(fails.v);
+	free(tails.v);
+	free(posts.v);
+	free(exits.v);
+	free(cl);
 	free(ks);
 	return rc;
 }
 
-/* The emulated CLC's two costs (clc_emulated): a request costs its issuer
- * clc_request_ns, what a failed one takes (the median cancel to
- * cancel_done of failures; of every request when none failed), and a
- * success costs clc_steal_ns
- * more: the median time from a successful request to the block's next,
- * less that, the loop's one call (ns x the factor at index 1 + the
- * per-call add) and a barrier; without such loops, the median of the
- * successes less the failures'. */
+static uint64_t mean(const struct samples *s)
+{
+	double sum = 0;
+	for (size_t i = 0; i < s->n; i++)
+		sum += (double)s->v[i];
+	return s->n ? (uint64_t)(sum / (double)s->n + 0.5) : 0;
+}
+
+static unsigned clamp_add(double v)
+{
+	return v <= 0 ? 0 : v > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : (unsigned)v;
+}
+
+/* The emulated CLC's costs (clc_emulated, docs/FIDELITY.md):
+ * clc_request_ns, the median cancel to cancel_done of failures (of every
+ * request when none failed); clc_request_tail_ns, the median time from a
+ * completion to a request issued straight after it; clc_claim_ns, the
+ * median time of the claims that found their word free, less the request;
+ * clc_claim_turn_ns, the mean gap between queued claims of one word (the
+ * queue's rate, which a median would overstate); clc_steal_ns and
+ * clc_exit_ns, the medians of a success's completion to the next request
+ * and of the last failure's to the block's end, less the tail, the loop's
+ * one call (ns x the factor at index 1 + the per-call add) and, for the
+ * steal, the loop's barrier. */
 static void fit_clc(struct cta_device_model *out, struct fit *fit)
 {
 	if (!fit->clc_emulated || !(fit->clc_fail.n || fit->clc_succ.n))
 		return;
 	out->clc_emulated = 1;
-	uint64_t fail = fit->clc_fail.n ? median(&fit->clc_fail) : median(&fit->clc_succ);
-	out->clc_request_ns =
-	    (unsigned)(fail > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : fail);
-	double steal = 0;
-	if (fit->clc_iter.n) {
-		uint32_t ppm = cta_device_spin_scale_ppm(out, 1);
-		double f = ppm ? ppm / 1e6 : 1, add = cta_device_spin_add_ns(out, 1);
-		struct samples rest = {0};
-		for (size_t i = 0; i < fit->clc_iter.n; i++) {
-			double v = (double)fit->clc_iter.v[i] - (double)fail -
-			           (double)fit->clc_iter_ns.v[i] * f - add -
-			           (double)out->barrier_ns;
-			if (push(&rest, v > 0 ? (uint64_t)v : 0))
-				break;
-		}
-		steal = rest.n ? (double)median(&rest) : 0;
-		free(rest.v);
-	} else if (fit->clc_succ.n) {
-		double s = (double)median(&fit->clc_succ);
-		steal = s > (double)fail ? s - (double)fail : 0;
-	}
+	/* Each kernel one vote (its median): the grids of many blocks would
+	 * outvote the others, and their contention is not modelled. */
+	uint64_t fail =
+	    fit->clc_fail_kernel.n ? median(&fit->clc_fail_kernel) : median(&fit->clc_succ);
+	out->clc_request_ns = clamp_add((double)fail);
+	out->clc_claim_turn_ns = clamp_add((double)mean(&fit->clc_turn));
+	/* Without back-to-back requests in the traces, the tail is taken as
+	 * what it is, one more round trip to the same global atomics: a turn
+	 * of a claim. */
+	double tail = fit->clc_tail.n ? (double)median(&fit->clc_tail) : out->clc_claim_turn_ns;
+	out->clc_request_tail_ns = clamp_add(tail);
+	uint32_t ppm = cta_device_spin_scale_ppm(out, 1);
+	double f = ppm ? ppm / 1e6 : 1, add = cta_device_spin_add_ns(out, 1);
+	out->clc_claim_ns = clamp_add(median_less_call(&fit->clc_solo, f, add, 0));
 	out->clc_steal_ns =
-	    steal > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : (unsigned)steal;
+	    clamp_add(median_less_call(&fit->clc_post, f, add, tail + (double)out->barrier_ns));
+	out->clc_exit_ns = clamp_add(median_less_call(&fit->clc_exit, f, add, tail));
 }
 
 /* The starts and ends of a trace's known kernels that the fits pair up,
@@ -324,8 +494,12 @@ static void free_fit(struct fit *f)
 	}
 	free(f->clc_fail.v);
 	free(f->clc_succ.v);
-	free(f->clc_iter.v);
-	free(f->clc_iter_ns.v);
+	free(f->clc_solo.v);
+	free(f->clc_turn.v);
+	free(f->clc_tail.v);
+	free(f->clc_post.v);
+	free(f->clc_exit.v);
+	free(f->clc_fail_kernel.v);
 	free(f->call_d.v);
 	free(f->call_ns.v);
 	free(f->call_n.v);

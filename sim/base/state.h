@@ -48,9 +48,14 @@ struct cta__kernel {
 	unsigned occupancy; /* max blocks per SM alone on an SM */
 	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
 	int uses_clc;       /* issued at least one cancel or for_each */
-	uint64_t *fit;      /* SMs where one more block of this kernel fits (bwords words) */
-	int fit_valid;      /* fit is kept current (the kernel is a dispatch candidate) */
-	unsigned *sweep;    /* placement = sweep: the first wave's SMs, in block order */
+	int steals;         /* the engine resolved a cancel of it (the issue gate) */
+	/* Emulated CLC (clc_emulated): the claim-bitmap word of the last
+	 * successful request, plus 1 (0: none yet), and when its claim
+	 * completed. Units are handed out in order, so one word is enough. */
+	uint64_t claim_word, claim_done;
+	uint64_t *fit;   /* SMs where one more block of this kernel fits (bwords words) */
+	int fit_valid;   /* fit is kept current (the kernel is a dispatch candidate) */
+	unsigned *sweep; /* placement = sweep: the first wave's SMs, in block order */
 	unsigned sweep_len, sweep_pos;
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
@@ -118,6 +123,7 @@ struct cta__request {
 	uint64_t unit_index; /* stolen unit when successful */
 	uint3 first;         /* its first block's index, which queries return */
 	unsigned thread;     /* issuing thread's rank in its block (in the padding) */
+	uint64_t wait;       /* emulated CLC: how much longer than clc_request_ns it took */
 	const char *file;
 	int line;
 	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */

@@ -282,6 +282,22 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 	}
 }
 
+/* Emulated CLC: the thread that issued a request this phase completed was
+ * in its atomics `wait` longer than the issue charged it (see emulated()),
+ * so what it did after the request, until it waited (`before`), comes that
+ * much later. */
+static void issuer_waited(struct cta__lane_x *x, const struct cta__mbar *b, uint64_t before)
+{
+	struct cta__cta *c = lane_cta(x);
+	unsigned rank = lane_rank(x);
+	for (unsigned i = 0; i < b->ndone; i++) {
+		const struct cta__request *r = c->rslots[b->done_slots[i]].r;
+		if (r && r->wait && r->thread == rank && r->cta == x->l.cta_rank &&
+		    before + r->wait > x->l.vtime)
+			x->l.vtime = before + r->wait;
+	}
+}
+
 bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
@@ -290,6 +306,7 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 		uninitialised(x, bar, "try_wait_parity", file, line);
 		return true;
 	}
+	uint64_t before = x->l.vtime;
 	while ((b->phase & 1) == (parity & 1)) {
 		/* Like the hardware's potentially blocking try_wait, the thread
 		 * sleeps until the phase completes instead of spinning. */
@@ -303,6 +320,8 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 	}
 	if (b->completed_t > x->l.vtime)
 		x->l.vtime = b->completed_t;
+	if (x->l.unit->sim->dev.clc_emulated)
+		issuer_waited(x, b, before);
 	if (x->l.unit->sim->checks)
 		observe(x, b);
 	return true;
@@ -417,6 +436,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->bar_off = boff;
 	r->issue_t = x->l.vtime;
 	r->done_t = 0;
+	r->wait = 0;
 	r->resolved = 0;
 	r->outcome = 0;
 	r->unit_index = 0;
@@ -456,7 +476,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	/* Emulated CLC: the request is the issuer's own atomics, done before
 	 * it goes on (docs/FIDELITY.md). */
 	if (s->dev.clc_emulated)
-		x->l.vtime += s->dev.clc_request_ns;
+		x->l.vtime += s->dev.clc_request_ns + s->dev.clc_request_tail_ns;
 }
 
 static void encode(cta_clc_result *res, int success, uint3 b)
@@ -465,6 +485,55 @@ static void encode(cta_clc_result *res, int success, uint3 b)
 	res->w[1] = success ? b.x : 0;
 	res->w[2] = success ? b.y : 0;
 	res->w[3] = success ? b.z : 0;
+}
+
+/* Emulated CLC: the issuer's work since its request, if it already waits
+ * for the request's completion (its lane is among the mbarrier's
+ * waiters); 0 otherwise. */
+static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
+{
+	struct cta__cta *c = &r->unit->ctas[r->cta];
+	if (c->reqs != r) /* it issued another since: that is what it did */
+		return 0;
+	struct cta__mbar *b = mbar_find(c, r->bar_off);
+	uint64_t since = r->issue_t + s->dev.clc_request_ns + s->dev.clc_request_tail_ns;
+	for (struct cta__lane_x *w = b ? b->waiters : NULL; w; w = w->next_wait) {
+		uint64_t vt;
+		if (w->kc_park) { /* the loop form: the block waits as a whole */
+			if (cta__regions_park_wait_time(w, r->thread, &vt))
+				return vt > since ? vt - since : 0;
+		} else if (w->l.cta_rank == r->cta && lane_rank(w) == r->thread) {
+			return w->l.vtime > since ? w->l.vtime - since : 0;
+		}
+	}
+	return 0;
+}
+
+/* Emulated CLC (docs/FIDELITY.md): a request completes clc_request_ns
+ * after its issue; a success then claims its unit with a compare-and-swap
+ * on the 32-bit word of the claim bitmap that holds the unit's two bits
+ * (16 units a word, include/ctasim/sys/kernel_cuda.h). The issuing
+ * thread's loop there runs only after the rest of its warp has done the
+ * work that follows the request (the lanes diverged; the others go
+ * first), and requests whose units share a word win one per round trip:
+ * the claim completes clc_claim_ns after the request and that work, or
+ * clc_claim_turn_ns after the word's previous claim, whichever is later.
+ * Units are handed out in order: the word's previous claim is the
+ * launch's last one. */
+static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r)
+{
+	const struct cta_device_model *d = &s->dev;
+	uint64_t done = r->done_t;
+	if (r->outcome == CTA_CANCEL_SUCCESS) {
+		uint64_t word = r->unit_index / 16 + 1;
+		done += issuer_work(s, r) + d->clc_claim_ns;
+		if (k->claim_word == word && k->claim_done + d->clc_claim_turn_ns > done)
+			done = k->claim_done + d->clc_claim_turn_ns;
+		k->claim_word = word;
+		k->claim_done = done;
+	}
+	r->wait = done - r->done_t;
+	r->done_t = done;
 }
 
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
@@ -503,6 +572,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	} else {
 		k->st.cancel_fail[outcome]++;
 	}
+	if (s->dev.clc_emulated)
+		emulated(s, k, r);
 	unsigned t0 = r->multicast ? 0 : r->cta, t1 = r->multicast ? u->nctas : r->cta + 1;
 	for (unsigned t = t0; t < t1; t++) {
 		struct cta__cta *tc = &u->ctas[t];
@@ -620,10 +691,17 @@ bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int li
 	if (!sl || !sl->r->resolved)
 		return false;
 	bool ok = sl->r->outcome == CTA_CANCEL_SUCCESS;
-	if (!ok)
+	const struct cta_device_model *dev = &x->l.unit->sim->dev;
+	if (!ok) {
 		observed_failure(x, file, line);
-	else if (x->l.unit->sim->dev.clc_emulated) /* the rest of an emulated steal */
-		x->l.vtime += x->l.unit->sim->dev.clc_steal_ns;
+		/* The emulation's way out, once a thread: for the failure of its
+		 * block's latest request (a block that issued two and sees both
+		 * fail leaves once). */
+		if (dev->clc_emulated && x->l.unit->ctas[sl->r->cta].reqs == sl->r)
+			x->l.vtime += dev->clc_exit_ns;
+	} else if (dev->clc_emulated) { /* the rest of an emulated steal */
+		x->l.vtime += dev->clc_steal_ns;
+	}
 	return ok;
 }
 

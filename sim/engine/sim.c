@@ -1237,6 +1237,15 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		break;
 	case EV_CANCEL: {
 		struct cta__request *r = e.p;
+		/* Blocks that steal work end only when none is left: a block the
+		 * gate held would wait for the end of the grid, where the GPU
+		 * runs every resident block of a stealing kernel at once
+		 * (docs/FIDELITY.md). The gate holds none of this kernel's
+		 * blocks from now on, and lets the held ones go. */
+		r->k->steals = 1;
+		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
+			if (s->sms[sm].gate_head)
+				gate_release(s, sm, 0, 1);
 		cta__clc_resolve(s, r);
 		*resume = r->unit;
 		return CTA__STEP_RESUME;

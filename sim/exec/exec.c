@@ -129,10 +129,12 @@ static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k,
  * than that many threads running on its SM, or blocks already waiting
  * there, waits (resident) until the engine lets it go. Blocks that may
  * wait for one another (cooperative launches, kernels that spun:
- * any_spin) are never held, so the gate cannot deadlock them. */
+ * any_spin) are never held, so the gate cannot deadlock them, nor are
+ * the blocks of a kernel that steals work (steals: its blocks end only
+ * when no work is left). */
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
 {
-	if (!s->dev.spin_gate_threads || k->csize != 1 || k->l.cooperative ||
+	if (!s->dev.spin_gate_threads || k->csize != 1 || k->l.cooperative || k->steals ||
 	    __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
 		return 0;
 	const struct cta__sm *m = &s->sms[sm];

@@ -608,6 +608,26 @@ unsigned cta__regions_park_waiting(const struct cta__lane_x *x)
 	return x->kc_park->nw ? x->kc_park->nw : x->kc_park->ws.n;
 }
 
+int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint64_t *vt)
+{
+	const struct cta__kc_park *pk = x->kc_park;
+	const struct cta__kc_def *d = x->l.unit->k->kc;
+	if (!pk || !pk->nw || !d)
+		return 0;
+	/* park_new's layout: uniform values, slots, then the runs of waiters. */
+	const unsigned char *in = pk->data + ((d->uni_bytes + 7) & ~(size_t)7);
+	in += pk->nsr == SIZE_MAX ? (size_t)x->cta->nthreads * d->slot_bytes : pk->nsr * 24;
+	for (size_t k = 0; k < pk->nwr; k++, in += sizeof(struct wrun)) {
+		struct wrun r;
+		memcpy(&r, in, sizeof(r));
+		if (rank >= r.rank && rank - r.rank < r.count) {
+			*vt = r.vt;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Room for `need` waiting threads in b's wait list. */
 static void wait_room(struct kc_block *b, unsigned need)
 {

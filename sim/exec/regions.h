@@ -147,6 +147,10 @@ int cta__regions_threads(struct cta__lane_x *x);
 void cta__regions_park_free(struct cta__lane_x *x);
 /* The threads of a lane's waiting block (a deadlock report's count). */
 unsigned cta__regions_park_waiting(const struct cta__lane_x *x);
+/* A block parked as a whole at an mbarrier: the time thread `rank` waits
+ * from (*vt, returning 1), or 0 if that thread does not wait there (the
+ * emulated CLC's claim reads its issuer's, sim/clc/clc.c). */
+int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint64_t *vt);
 /* Registered descriptors, for `ctasim kernels`-style listings and tests. */
 size_t cta__regions_count(void);
 const struct cta__kc_def *cta__regions_at(size_t i);

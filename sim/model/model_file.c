@@ -90,6 +90,10 @@ static const struct key keys[] = {
     OPT_UINT(clc_emulated, 1),
     OPT_UINT(clc_request_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(clc_steal_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_request_tail_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_claim_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_claim_turn_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_exit_ns, CTA_DEVICE_SPIN_ADD_MAX),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -142,15 +142,17 @@ struct sweep_fit {
 	uint32_t spin_scale_ppm[10];
 	uint32_t spin_add_ns, block_add_ns;
 	unsigned gate_threads; /* spin_gate_threads: the issue gate */
-	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): what a
-	 * request costs its issuer and a success more (cancel_latency_ns stays
-	 * the hardware-CLC estimate, for a model with clc_emulated 0). */
+	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
+	 * request, the issuer's time after it, the claim of a success and its
+	 * turn on a shared claim word, a decoded steal and the way out after
+	 * the last failure (cancel_latency_ns stays the hardware-CLC estimate,
+	 * for a model with clc_emulated 0). */
 	uint64_t clc_request_ns;
-	uint32_t clc_steal_ns;
+	uint32_t clc_steal_ns, clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
 	const char *fitted_on;
 };
 
-/* Fitted on the 62 configurations of traces/reference/h100/ (H100 80GB
+/* Fitted on the 64 configurations of traces/reference/h100/ (H100 80GB
  * HBM3, 3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
  * writes these values (docs/FIDELITY.md). The H200 is the same GH100 die
  * with the same SM numbering: its recorded first waves
@@ -168,8 +170,12 @@ static const struct sweep_fit sweep_h100 = {
     .spin_add_ns = 429,
     .block_add_ns = 897,
     .gate_threads = 1024,
-    .clc_request_ns = 1152,
-    .clc_steal_ns = 7459,
+    .clc_request_ns = 1088,
+    .clc_steal_ns = 798,
+    .clc_request_tail_ns = 800,
+    .clc_claim_ns = 589,
+    .clc_claim_turn_ns = 463,
+    .clc_exit_ns = 575,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
@@ -474,6 +480,10 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;
 		m->clc_steal_ns = f->clc_steal_ns;
+		m->clc_request_tail_ns = f->clc_request_tail_ns;
+		m->clc_claim_ns = f->clc_claim_ns;
+		m->clc_claim_turn_ns = f->clc_claim_turn_ns;
+		m->clc_exit_ns = f->clc_exit_ns;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

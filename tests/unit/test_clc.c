@@ -355,6 +355,20 @@ static unsigned trace_threads;
 /* UB mode for the next trace_of (CTA_UB_REPORT, the default, is 0). */
 static cta_ub_mode trace_ub;
 
+/* The sm_90 emulation's costs (docs/FIDELITY.md), round numbers. */
+static void emulated_clc(struct cta_device_model *d)
+{
+	d->clc_emulated = 1;
+	d->clc_request_ns = 1000;
+	d->clc_request_tail_ns = 100;
+	d->clc_claim_ns = 300;
+	d->clc_claim_turn_ns = 500;
+	d->clc_steal_ns = 200;
+	d->clc_exit_ns = 400;
+}
+
+static int trace_emulated; /* trace_of: model the sm_90 emulation */
+
 static char *trace_of(const char *kernel, const char *const *args, uint64_t seed, double rate,
                       uint64_t jitter, size_t *len)
 {
@@ -370,6 +384,8 @@ static char *trace_of(const char *kernel, const char *const *args, uint64_t seed
 	o.trace_path = path;
 	o.threads = trace_threads;
 	o.ub_mode = trace_ub;
+	if (trace_emulated)
+		emulated_clc(&o.device);
 	struct cta_harness *h;
 	int rc = st_run_harness(&h, kernel, &o, args);
 	if (rc)
@@ -476,6 +492,90 @@ static void trace_does_not_depend_on_the_number_of_host_threads(void **state)
 		trace_threads = 0;
 		free(a);
 	}
+}
+
+/* The emulated CLC's claim reads the issuing thread's time where it waits:
+ * the same trace for any number of host threads. */
+static void emulated_clc_trace_does_not_depend_on_the_number_of_host_threads(void **state)
+{
+	(void)state;
+	const char *vargs[] = {ST_TSAN_SMALL("n=20000", "n=4096"), "ns=500", NULL};
+	const char *const kernels[] = {"vec_add_clc", "clc_two_requests"};
+	trace_emulated = 1;
+	for (size_t i = 0; i < 2; i++) {
+		size_t la, lb;
+		trace_threads = 1;
+		char *a = trace_of(kernels[i], vargs, 5, 0, 0, &la);
+		trace_threads = 7;
+		char *b = trace_of(kernels[i], vargs, 5, 0, 0, &lb);
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: emulated CLC traces with 1 and 7 host threads differ",
+			         kernels[i]);
+		free(a);
+		free(b);
+	}
+	trace_threads = 0;
+	trace_emulated = 0;
+}
+
+/* Under the sm_90 emulation a failed request completes clc_request_ns after
+ * its issue; a success claims its unit after the request and the work its
+ * issuer does next (the rest of the warp's, which runs first), and claims
+ * of units that share a 16-unit word of the claim bitmap complete one
+ * clc_claim_turn_ns apart: 16 blocks that request at once take units 16-31,
+ * one word, and their claims complete 3300 ns after the issue (1000 + 2000
+ * of spin_clc's work + 300), then every 500 ns. */
+static void emulated_claims_of_one_word_complete_a_turn_apart(void **state)
+{
+	(void)state;
+	char path[256];
+	st_tmpname(path, sizeof(path), "claims.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 8; /* 1024-thread blocks, 2 an SM: 16 requesters */
+	o.timing_only = 1;
+	o.trace_path = path;
+	emulated_clc(&o.device);
+	const char *args[] = {"grid=64", "ns=2000", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+	cta_harness_free(h);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	uint64_t issue[64], done[64] = {0};
+	unsigned nfail = 0;
+	for (size_t j = 0; j < t.count; j++) {
+		const struct cta_trace_rec *r = &t.recs[j];
+		assert_true(r->phys == CTA_TRACE_NONE || r->phys < 64);
+		if (r->ev == CTA_TEV_CANCEL)
+			issue[r->phys] = r->t_ns;
+		else if (r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS) {
+			assert_int_equal(r->t_ns - issue[r->phys], 1000);
+			nfail++;
+		} else if (r->ev == CTA_TEV_CANCEL_DONE && r->arg >= 16 && r->arg < 32) {
+			done[r->arg] = r->t_ns;
+			issue[r->arg] = issue[r->phys];
+		}
+	}
+	assert_int_equal(nfail, 16);
+	uint64_t first = UINT64_MAX, last = 0;
+	for (unsigned u = 16; u < 32; u++) {
+		assert_true(done[u] > 0);
+		if (done[u] < first)
+			first = done[u];
+		if (done[u] > last)
+			last = done[u];
+	}
+	for (unsigned u = 16; u < 32; u++) {
+		if (done[u] == first)
+			assert_int_equal(first - issue[u], 3300);
+		/* Every completion is a whole number of turns after the first. */
+		assert_int_equal((done[u] - first) % 500, 0);
+	}
+	assert_int_equal(last - first, 15 * 500);
+	cta_trace_free(&t);
+	remove(path);
 }
 
 /* Past cta__fiber_share_after stacks a host thread's fibers share them,
@@ -586,6 +686,8 @@ int main(void)
 	    cmocka_unit_test(trace_does_not_depend_on_checking),
 	    cmocka_unit_test(same_seed_gives_a_byte_identical_trace),
 	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
+	    cmocka_unit_test(emulated_clc_trace_does_not_depend_on_the_number_of_host_threads),
+	    cmocka_unit_test(emulated_claims_of_one_word_complete_a_turn_apart),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),

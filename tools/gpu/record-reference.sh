@@ -6,8 +6,9 @@
 # the placement grids, the guide's kernels, the CLC kernels and the bench),
 # `reference` (the same without the bench), `structural` (the
 # configurations of the structural model's cross-validation, below) or
-# `regs` (occupancy limited by registers) or `gate` (the issue gate on
-# shapes outside the fit). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# `regs` (occupancy limited by registers), `gate` (the issue gate on
+# shapes outside the fit) or `clc` (the emulated cluster launch control at
+# other occupancies and work per stolen block). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -65,6 +66,21 @@ if [ "$set_" = gate ]; then
 	run gate_mixed_g2112 spin --arg grid=2112 --arg ns=20000 --arg imbalance=one_in_seven
 	run gate_tail_g1056 spin --arg grid=1056 --arg ns=5000 --arg imbalance=heavy_tail
 	run gate_ns10000_b128_g2112 spin --block 128 --arg grid=2112 --arg ns=10000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = clc ]; then
+	# The sm_90 emulation of cluster launch control with 1056 and 2112
+	# requesters (256- and 128-thread blocks) against spin_clc's 264, a
+	# body ten times heavier, a vec_add_clc that steals, and the guide's
+	# two requests issued back to back in a grid that steals: what the
+	# emulated request, the claim queue, the issuer's time after a
+	# completion and the way out depend on (docs/FIDELITY.md).
+	run clc_spin_clc_b256_g4224 spin_clc --block 256 --arg grid=4224 --arg ns=5000
+	run clc_spin_clc_b128_g8448 spin_clc --block 128 --arg grid=8448 --arg ns=2000
+	run clc_spin_clc_g1056_ns20000 spin_clc --arg grid=1056 --arg ns=20000
+	run clc_vec_add_clc_g4096 vec_add_clc --arg n=1048576 --arg ns=2000
+	run clc_two_requests_g4096 clc_two_requests --arg n=1048576
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
