@@ -184,7 +184,7 @@ for sig in INT TERM; do
 		"$CTASIM" $long --trace "$TMP/s.trace" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	i=0
-	while [ $i -lt 50 ] && [ -z "$(ls "$TMP" | grep 's\.trace\.tmp\.')" ]; do
+	while [ $i -lt 300 ] && [ -z "$(ls "$TMP" | grep 's\.trace\.tmp\.')" ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
