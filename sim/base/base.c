@@ -94,8 +94,13 @@ void cta__base_out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, 
 
 void cta__base_ready(struct cta_sim *s, struct cta__unit *u)
 {
-	if (!s->nready || u->start_t < s->ready_min)
-		s->ready_min = u->start_t;
+	cta__base_ready_from(s, u, u->start_t);
+}
+
+void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t)
+{
+	if (!s->nready || t < s->ready_min)
+		s->ready_min = t;
 	s->batch = cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
 	s->batch[s->nready++] = u;
 }

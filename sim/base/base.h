@@ -38,6 +38,9 @@ static inline void cta__base_out_trace(struct cta_sim *s, uint64_t t, cta_trace_
 /* Queues a dispatched unit to run its body before the engine passes its
  * start time. */
 void cta__base_ready(struct cta_sim *s, struct cta__unit *u);
+/* The same for a unit whose body can do nothing before virtual time t
+ * (a block the issue gate let go: its first instruction). */
+void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t);
 /* A block of one CTA placed as p, queued as ready without a unit yet
  * (struct cta__placed). */
 void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p);

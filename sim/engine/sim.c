@@ -819,6 +819,13 @@ static size_t gate_set_aside(struct cta_sim *s, size_t n, int lazy)
 	return w;
 }
 
+/* Blocks the issue gate let go wait for their body's first instruction
+ * in one batch while the batch holds fewer units than this: a larger one
+ * runs bodies out of cache (made units, not placement records), and
+ * block_reduce's barrier regions lose what saxpy gains (ctasim bench: at
+ * 128, barrier_regions 10% slower; at 64, as before). */
+#define GATE_BATCH 64
+
 /* A block of `leaving` threads leaving SM sm (not yet taken off its
  * counts) lets the units the issue gate holds there begin, oldest first,
  * while the threads running before each are at most spin_gate_threads;
@@ -839,8 +846,17 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int a
 		if (u->gate == 1) {
 			u->gate = 0; /* its batch has not run yet: it runs there */
 		} else {
+			/* Its body begins at cursor.t0: the ends and releases
+			 * before then do not depend on it, so the blocks let go
+			 * meanwhile run as one batch (one batch a block
+			 * otherwise), up to GATE_BATCH of them. While blocks
+			 * spin, a poll before then may read what it writes, in
+			 * host order: it runs at once. With a trace it runs at
+			 * once too: the start records of the batch it joins
+			 * keep their place among the end records. */
 			u->gate = 3;
-			cta__base_ready(s, u);
+			int now = all || s->any_spin || s->tw || s->nready >= GATE_BATCH;
+			cta__base_ready_from(s, u, now ? u->start_t : u->cursor.t0);
 		}
 	}
 }
