@@ -145,7 +145,8 @@ static int kview_build(struct kview *v, struct side *sd, uint32_t k)
 	memset(v, 0, sizeof(*v));
 	if (sd->bad_sm[k])
 		return CTA_ERANGE;
-	qsort(sd->b[k], sd->n[k], sizeof(struct beg), beg_cmp);
+	if (sd->n[k])
+		qsort(sd->b[k], sd->n[k], sizeof(struct beg), beg_cmp);
 	v->begs = sd->b[k];
 	v->nbegs = sd->n[k];
 	v->has_end = sd->kf[k].has_end;
