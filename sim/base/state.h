@@ -511,7 +511,6 @@ struct cta_sim {
 	uint64_t polls_done;       /* EV_POLL events taken */
 	uint64_t others_mark;      /* events other than polls, as of mark_t */
 	uint64_t mark_t;           /* when the last event other than a poll was noticed */
-	int batch_parallel;        /* the batch being committed ran on the pool */
 	int stopped;               /* a watchdog or forward_progress report ended the run */
 	int any_spin; /* a lane spun (cta__spin_poll): commits look at units' spinners */
 	/* Free struct cta__retiring records, and the slabs they come from. */

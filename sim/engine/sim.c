@@ -478,10 +478,14 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	for (size_t i = 0; i < o->nmarks; i++)
 		cta__cover_mark(&u->k->cover, o->marks[i]);
 	o->nmarks = 0;
-	if (o->comm && s->batch_parallel && s->deterministic) {
-		/* Blocks communicated through global memory while running on
+	if (o->comm && s->pool && u->k->comm_state != 2 && !u->k->l.cooperative &&
+	    s->deterministic) {
+		/* Blocks communicated through global memory and could run on
 		 * several host threads: results stay right, but the order of
-		 * their atomics (and so the trace) may differ between runs. */
+		 * their atomics (and so the trace) may differ between runs.
+		 * Whether a batch really went to the pool depends on measured
+		 * CPU time, so the mark follows what the run allows, not what
+		 * the host did, and is the same in every run. */
 		s->deterministic = 0;
 		if (s->tw)
 			cta_trace_writer_set_deterministic(s->tw, 0);
@@ -880,7 +884,6 @@ static void run_ready(struct cta_sim *s)
 	}
 	if (s->gate_waiting)
 		n = gate_set_aside(s, n, lazy);
-	size_t par_from = n; /* batch[par_from, n) ran on the pool */
 	for (size_t i = 0; i < n;) {
 		/* Waking the pool costs microseconds, and a block whose body
 		 * costs less than a couple of microseconds loses more to
@@ -941,7 +944,6 @@ static void run_ready(struct cta_sim *s)
 		cta__exec_return_runners(s);
 		s->batch_cpu_ns = 0;
 		s->par_base = i;
-		par_from = i;
 		size_t chunk =
 		    s->seg_ns > 0 && s->seg_ns < CHUNK_NS ? (size_t)(CHUNK_NS / s->seg_ns) : 1;
 		cta__pool_run_chunked(s->pool, segment_task, s, m, chunk);
@@ -950,12 +952,9 @@ static void run_ready(struct cta_sim *s)
 		i = n;
 	}
 	s->early_commit = 0;
-	for (size_t i = s->commit_next; i < n; i++) {
-		s->batch_parallel = i >= par_from;
+	for (size_t i = s->commit_next; i < n; i++)
 		if (s->batch[i])
 			commit_unit(s, s->batch[i]);
-	}
-	s->batch_parallel = 0;
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the
