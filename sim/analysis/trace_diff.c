@@ -47,6 +47,15 @@ static void side_free(struct side *sd)
 		free(sd->b[k]);
 }
 
+static void sides_free(struct side *sd[2])
+{
+	for (int s = 0; s < 2; s++) {
+		if (sd[s])
+			side_free(sd[s]);
+		free(sd[s]);
+	}
+}
+
 /* One record of a trace with header h, in file order. */
 static int side_add(struct side *sd, const struct cta_trace_header *h,
                     const struct cta_trace_rec *r)
@@ -559,11 +568,7 @@ int cta_trace_diff(struct cta_diff_result *out, const struct cta_trace *a,
 	} else {
 		rc = diff_sides(out, &a->header, &b->header, sd, tol, errbuf, errlen);
 	}
-	for (int s = 0; s < 2; s++)
-		if (sd[s])
-			side_free(sd[s]);
-	free(sd[0]);
-	free(sd[1]);
+	sides_free(sd);
 	return rc;
 }
 
@@ -593,11 +598,7 @@ int cta_trace_diff_files(struct cta_diff_result *out, const char *path_a, const 
 	}
 	if (!rc)
 		rc = diff_sides(out, &t[0].header, &t[1].header, sd, tol, errbuf, errlen);
-	for (int s = 0; s < 2; s++)
-		if (sd[s])
-			side_free(sd[s]);
-	free(sd[0]);
-	free(sd[1]);
+	sides_free(sd);
 	return rc;
 }
 

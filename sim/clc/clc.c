@@ -198,6 +198,22 @@ static struct cta__mbar *mbar_self(struct cta__lane_x *x, const uint64_t *bar)
 	return NULL;
 }
 
+/* Lane x waits on mbarrier b for the phase of the given parity, from
+ * file:line, its clock at vt: the waiter list's head, woken when the phase
+ * completes. */
+static inline void park_on(struct cta__lane_x *x, struct cta__mbar *b, unsigned parity,
+                           const char *file, int line, uint64_t vt)
+{
+	x->wait_bar = b;
+	x->wait_parity = parity & 1;
+	x->wait_file = file;
+	x->wait_line = line;
+	x->next_wait = b->waiters;
+	b->waiters = x;
+	x->state = L_MBAR;
+	x->l.vtime = vt;
+}
+
 static uint64_t arrive(struct cta__lane_x *x, struct cta__mbar *b)
 {
 	uint64_t state = b->phase;
@@ -986,14 +1002,7 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 		if (mb && (mb->phase & 1) == (w->phase & 1)) {
 			/* Every thread waits for the request: the block waits as
 			 * one lane, its threads' state in w. */
-			x->wait_bar = mb;
-			x->wait_parity = w->phase & 1;
-			x->wait_file = file;
-			x->wait_line = line;
-			x->next_wait = mb->waiters;
-			mb->waiters = x;
-			x->state = L_MBAR;
-			x->l.vtime = vmax;
+			park_on(x, mb, w->phase, file, line, vmax);
 			w->waiting = 1;
 			return 0;
 		}
@@ -1062,13 +1071,6 @@ int cta__clc_wait_park(uint64_t *bar, unsigned parity, const char *file, int lin
 	struct cta__mbar *b = mbar_self(x, bar);
 	if (!b || (b->phase & 1) != (parity & 1))
 		return 1;
-	x->wait_bar = b;
-	x->wait_parity = parity & 1;
-	x->wait_file = file;
-	x->wait_line = line;
-	x->next_wait = b->waiters;
-	b->waiters = x;
-	x->state = L_MBAR;
-	x->l.vtime = vt;
+	park_on(x, b, parity, file, line, vt);
 	return 0;
 }
