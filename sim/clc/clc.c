@@ -198,11 +198,10 @@ static struct cta__mbar *mbar_self(struct cta__lane_x *x, const uint64_t *bar)
 	return NULL;
 }
 
-/* Lane x waits on mbarrier b for the phase of the given parity, from
- * file:line, its clock at vt: the waiter list's head, woken when the phase
- * completes. */
-static inline void park_on(struct cta__lane_x *x, struct cta__mbar *b, unsigned parity,
-                           const char *file, int line, uint64_t vt)
+/* Lane x joins the waiters of mbarrier b for the phase of the given
+ * parity, from file:line; it is woken when that phase completes. */
+static inline void wait_on(struct cta__lane_x *x, struct cta__mbar *b, unsigned parity,
+                           const char *file, int line)
 {
 	x->wait_bar = b;
 	x->wait_parity = parity & 1;
@@ -210,6 +209,14 @@ static inline void park_on(struct cta__lane_x *x, struct cta__mbar *b, unsigned 
 	x->wait_line = line;
 	x->next_wait = b->waiters;
 	b->waiters = x;
+}
+
+/* wait_on for a lane that leaves without a fiber switch (the loop form's
+ * parked block), its clock at vt. */
+static inline void park_on(struct cta__lane_x *x, struct cta__mbar *b, unsigned parity,
+                           const char *file, int line, uint64_t vt)
+{
+	wait_on(x, b, parity, file, line);
 	x->state = L_MBAR;
 	x->l.vtime = vt;
 }
@@ -326,12 +333,7 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 	while ((b->phase & 1) == (parity & 1)) {
 		/* Like the hardware's potentially blocking try_wait, the thread
 		 * sleeps until the phase completes instead of spinning. */
-		x->wait_bar = b;
-		x->wait_parity = parity & 1;
-		x->wait_file = file;
-		x->wait_line = line;
-		x->next_wait = b->waiters;
-		b->waiters = x;
+		wait_on(x, b, parity, file, line);
 		cta__exec_lane_block(x, L_MBAR);
 	}
 	if (b->completed_t > x->l.vtime)
