@@ -1409,6 +1409,25 @@ struct Fission {
 				BasicBlock *start = fr[k];
 				std::vector<BasicBlock *> list = reach(start);
 				bool touch = touchesLane(list);
+				// The one barrier every thread from this start reaches (no
+				// return, no other barrier on any path), or -1.
+				int only = -1;
+				bool several = false;
+				auto note = [&](BasicBlock *s) {
+					int j = int(std::find(barBB.begin(), barBB.end(), s) - barBB.begin());
+					if (j == int(barBB.size()))
+						return;
+					several = several || (only >= 0 && only != j);
+					only = j;
+				};
+				note(start);
+				for (BasicBlock *lb : list) {
+					several = several || isa<ReturnInst>(lb->getTerminator());
+					for (BasicBlock *s : successors(lb))
+						note(s);
+				}
+				if (several)
+					only = -1;
 				std::string tag = rtag + "f" + std::to_string(k) + (v ? "g" : "x");
 				BasicBlock *pre = BasicBlock::Create(C, "pre" + tag, G, done);
 				fsw->addCase(sb.getInt32(k), pre);
@@ -1421,6 +1440,13 @@ struct Fission {
 				// reports it may then make are the loop's only ones, so
 				// their order is kept (cta__kc_fis_scan).
 				bool quick = !touch && nb < 64;
+				// A quick loop whose threads all go to one barrier records
+				// it once after the loop (the byte of each thread, the
+				// block-uniform values at it), not at each thread's exit:
+				// a thread that skips the region's work (the tree loop's
+				// tid >= s) then does nothing, and the loop narrows to the
+				// threads that do (NarrowPass, below).
+				bool hoist = quick && only >= 0 && barKind[only] == 0;
 				BasicBlock *post = quick ? BasicBlock::Create(C, "post" + tag, G, done) : done;
 				IRBuilder<> b(pre);
 				if (publish && !touch)
@@ -1435,6 +1461,26 @@ struct Fission {
 				b.CreateCondBr(b.CreateICmpULT(t, hi), body, post);
 				if (quick) {
 					IRBuilder<> q(post);
+					if (hoist) {
+						BasicBlock *one = BasicBlock::Create(C, "one" + tag, G, done);
+						BasicBlock *rest = BasicBlock::Create(C, "post2" + tag, G, done);
+						q.CreateCondBr(q.CreateICmpUGT(hi, lo), one, rest);
+						q.SetInsertPoint(one);
+						q.CreateMemSet(q.CreateGEP(i8, cont, q.CreateZExt(lo, i64)),
+						               q.getInt8(only),
+						               q.CreateZExt(q.CreateSub(hi, lo), i64), Align(1));
+						for (AllocaInst *A : allocas)
+							if (kind[A] == 2)
+								q.CreateStore(
+								    q.CreateLoad(A->getAllocatedType(), priv[A]),
+								    next[{unsigned(only), A}]);
+						q.CreateStore(q.getTrue(), flag[only]);
+						q.CreateStore(q.CreateOr(q.CreateLoad(i64, aSeen),
+						                         q.getInt64(1ull << only)),
+						              aSeen);
+						q.CreateBr(rest);
+						q.SetInsertPoint(rest);
+					}
 					Value *nArr = q.CreateSub(q.CreateZExt(q.CreateSub(hi, lo), i64),
 					                          q.CreateSub(q.CreateLoad(i64, aExit), e0));
 					q.CreateStore(q.CreateAdd(q.CreateLoad(i64, aArr), nArr), aArr);
@@ -1567,6 +1613,10 @@ struct Fission {
 								    next[{j, A}]);
 						e.CreateStore(e.getTrue(), flag[j]);
 						e.CreateBr(latch);
+						continue;
+					}
+					if (hoist) {
+						e.CreateBr(latch); // (recorded after the loop)
 						continue;
 					}
 					if (quick) {
@@ -1835,6 +1885,137 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 	static bool isRequired() { return true; }
 };
 
+// Narrows a loop form's thread loop to the threads that do anything: a loop
+// t = lo .. hi-1 whose header tests t < U (U the same for every thread, the
+// tree loop's `tid < s`) and whose other threads go straight to the next
+// thread, doing nothing, stops at min(hi, U). Run on the NAME__kc_fis
+// functions once the loop optimisations gave the thread loop its final form
+// (a rotated loop: t starts at lo, the latch leaves when t + 1 == hi), before
+// the vectoriser, which then sees the narrowed loop. LLVM's LoopBoundSplit
+// does not take these loops (its split condition must be the latch's form).
+struct NarrowPass : PassInfoMixin<NarrowPass> {
+	// V is the induction variable P, or P zero-extended.
+	static bool isIV(Value *V, PHINode *P)
+	{
+		if (V == P)
+			return true;
+		auto *Z = dyn_cast<ZExtInst>(V);
+		return Z && Z->getOperand(0) == P;
+	}
+
+	static bool narrow(Loop *L)
+	{
+		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPreheader(), *Lt = L->getLoopLatch();
+		if (!Pre || !Lt || H == Lt || L->getExitingBlock() != Lt || !L->getExitBlock())
+			return false;
+		// One phi: the thread index. Anything else carried from thread to
+		// thread would see the skipped threads.
+		PHINode *P = nullptr;
+		for (PHINode &ph : H->phis()) {
+			if (P)
+				return false;
+			P = &ph;
+		}
+		if (!P || !P->getType()->isIntegerTy() || P->getNumIncomingValues() != 2)
+			return false;
+		Value *start = P->getIncomingValueForBlock(Pre);
+		auto *next = dyn_cast<BinaryOperator>(P->getIncomingValueForBlock(Lt));
+		if (!next || next->getOpcode() != Instruction::Add || next->getOperand(0) != P ||
+		    !match1(next->getOperand(1)))
+			return false;
+		// The latch: leaves when next == hi (or next >= hi).
+		auto *LB = dyn_cast<BranchInst>(Lt->getTerminator());
+		if (!LB || !LB->isConditional())
+			return false;
+		auto *LC = dyn_cast<ICmpInst>(LB->getCondition());
+		if (!LC || LC->getOperand(0) != next || !L->isLoopInvariant(LC->getOperand(1)))
+			return false;
+		bool exitTrue = !L->contains(LB->getSuccessor(0));
+		ICmpInst::Predicate lp = LC->getPredicate();
+		if (!((exitTrue && (lp == ICmpInst::ICMP_EQ || lp == ICmpInst::ICMP_UGE)) ||
+		      (!exitTrue && (lp == ICmpInst::ICMP_NE || lp == ICmpInst::ICMP_ULT))))
+			return false;
+		// The header: t < U to the thread's work, else to the latch.
+		auto *HB = dyn_cast<BranchInst>(H->getTerminator());
+		if (!HB || !HB->isConditional())
+			return false;
+		auto *HC = dyn_cast<ICmpInst>(HB->getCondition());
+		if (!HC)
+			return false;
+		Value *a = HC->getOperand(0), *u = HC->getOperand(1);
+		ICmpInst::Predicate hp = HC->getPredicate();
+		if (!isIV(a, P)) {
+			std::swap(a, u);
+			hp = ICmpInst::getSwappedPredicate(hp);
+		}
+		if (!isIV(a, P) || !L->isLoopInvariant(u))
+			return false;
+		BasicBlock *skip;
+		if (hp == ICmpInst::ICMP_ULT)
+			skip = HB->getSuccessor(1);
+		else if (hp == ICmpInst::ICMP_UGE)
+			skip = HB->getSuccessor(0);
+		else
+			return false;
+		if (skip != Lt)
+			return false;
+		// A skipped thread runs the header and the latch: nothing there may
+		// write memory or call, and nothing of the loop is used after it.
+		for (BasicBlock *bb : {H, Lt})
+			for (Instruction &I : *bb)
+				if (I.mayHaveSideEffects() || isa<CallBase>(I))
+					return false;
+		for (BasicBlock *bb : L->blocks())
+			for (Instruction &I : *bb)
+				for (User *Us : I.users())
+					if (!L->contains(cast<Instruction>(Us)->getParent()))
+						return false;
+		// hi' = max(min(hi, U), lo + 1): the threads from U on are
+		// skipped; when U <= lo the loop keeps its first thread (it runs at
+		// least once), which is skipped as before.
+		IRBuilder<> b(Pre->getTerminator());
+		Type *T = P->getType();
+		Value *hi = LC->getOperand(1);
+		Value *uT;
+		if (u->getType() == T) {
+			uT = u;
+		} else if (u->getType()->getIntegerBitWidth() > T->getIntegerBitWidth()) {
+			Value *hw = b.CreateZExt(hi, u->getType());
+			uT = b.CreateTrunc(b.CreateBinaryIntrinsic(Intrinsic::umin, u, hw), T);
+		} else {
+			uT = b.CreateZExt(u, T);
+		}
+		Value *nh = b.CreateBinaryIntrinsic(Intrinsic::umin, hi, uT);
+		nh = b.CreateBinaryIntrinsic(Intrinsic::umax, nh,
+		                             b.CreateAdd(start, ConstantInt::get(T, 1)));
+		LC->setOperand(1, nh);
+		return true;
+	}
+
+	static bool match1(Value *V)
+	{
+		auto *c = dyn_cast<ConstantInt>(V);
+		return c && c->isOne();
+	}
+
+	PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM)
+	{
+		if (!F.getName().endswith("__kc_fis"))
+			return PreservedAnalyses::all();
+		auto &LI = FAM.getResult<LoopAnalysis>(F);
+		bool changed = false;
+		for (Loop *L : LI.getLoopsInPreorder())
+			if (L->isInnermost())
+				changed |= narrow(L);
+		if (!changed)
+			return PreservedAnalyses::all();
+		PreservedAnalyses pa;
+		pa.preserveSet<CFGAnalyses>();
+		return pa;
+	}
+	static bool isRequired() { return true; }
+};
+
 } // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
@@ -1843,6 +2024,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 		        PB.registerPipelineStartEPCallback(
 		            [](ModulePassManager &MPM, OptimizationLevel) {
 			            MPM.addPass(RegionsPass());
+		            });
+		        PB.registerVectorizerStartEPCallback(
+		            [](FunctionPassManager &FPM, OptimizationLevel) {
+			            FPM.addPass(NarrowPass());
 		            });
 		        PB.registerPipelineParsingCallback(
 		            [](StringRef name, ModulePassManager &MPM,
