@@ -23,6 +23,9 @@ __attribute__((used)) static const char cta__kc_sanitized = 1;
 #undef CTA_KERNEL
 #define CTA_KERNEL(name, argtype, argname)                                                         \
 	static void name##__kc_body(const argtype *argname, CTA__LANE_PARAM);                      \
+	/* The arguments' size and alignment, for the pass (a whole argtype). */                   \
+	__attribute__((used)) static const unsigned long long name##__kc_args[2] = {               \
+	    sizeof(argtype), _Alignof(argtype)};                                                   \
 	static struct cta__kc_def name##__kc = {#name, .ramp = (void *)name##__kc_body,            \
 	                                        .why = "the kernel compiler did not run",          \
 	                                        .file = __FILE__, .line = __LINE__};               \

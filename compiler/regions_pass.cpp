@@ -23,6 +23,8 @@
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/PostDominators.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Dominators.h"
@@ -717,7 +719,9 @@ struct Fission {
 			return false;
 		if (isa<Constant>(V))
 			return true;
-		if (V == argA || V == ixA)
+		// (The lane too: the same for every thread, and a pointer the
+		// loop form then sees as its own lane, LaneScopePass.)
+		if (V == argA || V == ixA || V == laneA)
 			return true;
 		auto *I = dyn_cast<Instruction>(V);
 		if (!I)
@@ -1247,6 +1251,19 @@ struct Fission {
 			G->addParamAttr(a, Attribute::ReadOnly);
 			G->addParamAttr(a, Attribute::NoCapture);
 		}
+		// The arguments are a whole argtype (the engine's copy of
+		// args_size bytes, sim/engine/sim.c): a load of a field the body
+		// makes under a condition (cta_spin_ns's cost in a loop that may
+		// not run) can leave the thread loop.
+		if (auto *AS = M.getNamedGlobal(base + "__kc_args"))
+			if (auto *CA = dyn_cast_or_null<ConstantDataArray>(AS->getInitializer()))
+				if (CA->getNumElements() == 2 && CA->getElementAsInteger(0) > 0) {
+					G->addDereferenceableParamAttr(0, CA->getElementAsInteger(0));
+					G->addParamAttr(0, Attribute::getWithAlignment(
+					                       C, Align(CA->getElementAsInteger(1))));
+				}
+		G->addDereferenceableParamAttr(2, kIdxSize);
+		G->addParamAttr(2, Attribute::getWithAlignment(C, Align(8)));
 		Argument *gArgs = G->getArg(0), *gLane = G->getArg(1), *gIx = G->getArg(2),
 		         *gRun = G->getArg(3);
 		BasicBlock *entry = BasicBlock::Create(C, "fis.entry", G);
@@ -1350,6 +1367,7 @@ struct Fission {
 					ValueToValueMapTy rm;
 					rm[argA] = gArgs;
 					rm[ixA] = ixl;
+					rm[laneA] = gLane;
 					o.CreateStore(rematEmit(onlyStore(A)->getValueOperand(), o, rm),
 					              priv[A]);
 				}
@@ -1440,26 +1458,51 @@ struct Fission {
 				// reports it may then make are the loop's only ones, so
 				// their order is kept (cta__kc_fis_scan).
 				bool quick = !touch && nb < 64;
-				// A quick loop whose threads all go to one barrier records
-				// it once after the loop (the byte of each thread, the
+				// A loop whose threads all go to one barrier records it
+				// once after the loop (the byte of each thread, the
 				// block-uniform values at it), not at each thread's exit:
-				// a thread that skips the region's work (the tree loop's
-				// tid >= s) then does nothing, and the loop narrows to the
-				// threads that do (NarrowPass, below).
-				bool hoist = quick && only >= 0 && barKind[only] == 0;
-				BasicBlock *post = quick ? BasicBlock::Create(C, "post" + tag, G, done) : done;
+				// in a quick loop a thread that skips the region's work
+				// (the tree loop's tid >= s) then does nothing, and the
+				// loop narrows to the threads that do (NarrowPass, below).
+				bool hoist = only >= 0 && barKind[only] == 0;
+				// Such a loop whose threads make no call also counts its
+				// arrivals and checks them against the round's first
+				// arrival after the loop: its first thread decides (the
+				// others wait where it waits; a divergent-barrier report
+				// names the first thread that differs, cta__kc_fis_mismatch
+				// ignores the rest), and no other report can come between.
+				// No call is then left in it, and its lane stores leave the
+				// loop (LaneScopePass).
+				bool callfree = true;
+				for (BasicBlock *lb : list)
+					for (Instruction &I : *lb)
+						if (auto *CB = dyn_cast<CallBase>(&I))
+							if (!CB->getCalledFunction() ||
+							    !CB->getCalledFunction()->isIntrinsic())
+								callfree = false;
+				bool defer = hoist && !quick && callfree;
+				AllocaInst *vtF = nullptr; // the first thread's arrival time
+				if (defer) {
+					IRBuilder<> eb(&G->getEntryBlock(), G->getEntryBlock().begin());
+					vtF = eb.CreateAlloca(i64, nullptr, "vtfirst");
+				}
+				BasicBlock *post =
+				    quick || hoist ? BasicBlock::Create(C, "post" + tag, G, done) : done;
 				IRBuilder<> b(pre);
 				if (publish && !touch)
 					nosan(b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
 					                           i8, gLane, kLaneVtime)));
 				Value *e0 = b.CreateLoad(i64, aExit);
 				b.CreateStore(b.getInt64(0), aSeen);
+				if (defer)
+					b.CreateStore(T, vtF);
 				b.CreateBr(h);
 				b.SetInsertPoint(h);
 				PHINode *t = b.CreatePHI(i32, 2, "t");
 				t->addIncoming(lo, pre);
 				b.CreateCondBr(b.CreateICmpULT(t, hi), body, post);
-				if (quick) {
+				BasicBlock *qtail = post; // where a quick loop's count goes on
+				if (quick || hoist) {
 					IRBuilder<> q(post);
 					if (hoist) {
 						BasicBlock *one = BasicBlock::Create(C, "one" + tag, G, done);
@@ -1475,12 +1518,43 @@ struct Fission {
 								    q.CreateLoad(A->getAllocatedType(), priv[A]),
 								    next[{unsigned(only), A}]);
 						q.CreateStore(q.getTrue(), flag[only]);
-						q.CreateStore(q.CreateOr(q.CreateLoad(i64, aSeen),
-						                         q.getInt64(1ull << only)),
-						              aSeen);
+						if (quick)
+							q.CreateStore(q.CreateOr(q.CreateLoad(i64, aSeen),
+							                         q.getInt64(1ull << only)),
+							              aSeen);
 						q.CreateBr(rest);
 						q.SetInsertPoint(rest);
+						qtail = rest;
 					}
+					if (defer) {
+						// (In the block where hi > lo.)
+						IRBuilder<> d(cast<BranchInst>(post->getTerminator())
+						                  ->getSuccessor(0)
+						                  ->getTerminator());
+						d.CreateStore(d.CreateAdd(d.CreateLoad(i64, aArr),
+						                          d.CreateZExt(d.CreateSub(hi, lo), i64)),
+						              aArr);
+						Value *w = d.CreateLoad(i64, aWant);
+						Value *vf = d.CreateLoad(i64, vtF);
+						Value *none = d.CreateICmpEQ(w, d.getInt64(~0ull));
+						d.CreateStore(d.CreateSelect(none, vf, d.CreateLoad(i64, aFirst)),
+						              aFirst);
+						d.CreateStore(d.CreateSelect(none, d.getInt64(only), w), aWant);
+						Value *bad = d.CreateAnd(d.CreateNot(none),
+						                         d.CreateICmpNE(w, d.getInt64(only)));
+						Instruction *th = SplitBlockAndInsertIfThen(
+						    bad, &*d.GetInsertPoint(), false);
+						IRBuilder<> m(th);
+						CallInst *mc =
+						    m.CreateCall(mism, {gRun, m.CreateZExt(lo, i64),
+						                        m.getInt64(only), vf, w});
+						mc->setDebugLoc(barLoc);
+					}
+					if (!quick)
+						q.CreateBr(done);
+				}
+				if (quick) {
+					IRBuilder<> q(qtail);
 					Value *nArr = q.CreateSub(q.CreateZExt(q.CreateSub(hi, lo), i64),
 					                          q.CreateSub(q.CreateLoad(i64, aExit), e0));
 					q.CreateStore(q.CreateAdd(q.CreateLoad(i64, aArr), nArr), aArr);
@@ -1577,6 +1651,7 @@ struct Fission {
 						ValueToValueMapTy rm;
 						rm[argA] = gArgs;
 						rm[ixA] = ixl;
+						rm[laneA] = gLane;
 						StoreInst *S = onlyStore(A);
 						Value *val = rematEmit(S->getValueOperand(), b, rm);
 						b.CreateStore(val, priv[A]);
@@ -1615,7 +1690,7 @@ struct Fission {
 						e.CreateBr(latch);
 						continue;
 					}
-					if (hoist) {
+					if (hoist && quick) {
 						e.CreateBr(latch); // (recorded after the loop)
 						continue;
 					}
@@ -1634,6 +1709,16 @@ struct Fission {
 						continue;
 					}
 					Value *vt = vtime(e);
+					if (defer) {
+						// (Counted and checked after the loop.)
+						maxInto(e, aBar, vt);
+						e.CreateStore(vt, aLast);
+						e.CreateStore(e.CreateSelect(e.CreateICmpEQ(t, lo), vt,
+						                             e.CreateLoad(i64, vtF)),
+						              vtF);
+						e.CreateBr(latch);
+						continue;
+					}
 					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aArr), e.getInt64(1)),
 					              aArr);
 					// (A loop that does not touch the lane leaves every
@@ -1643,12 +1728,15 @@ struct Fission {
 					else
 						e.CreateStore(e.getTrue(), aTb);
 					e.CreateStore(vt, aLast);
-					e.CreateStore(e.getInt8(j), contAt);
-					for (AllocaInst *A : allocas)
-						if (kind[A] == 2)
-							e.CreateStore(e.CreateLoad(A->getAllocatedType(), priv[A]),
-							              next[{j, A}]);
-					e.CreateStore(e.getTrue(), flag[j]);
+					if (!hoist) {
+						e.CreateStore(e.getInt8(j), contAt);
+						for (AllocaInst *A : allocas)
+							if (kind[A] == 2)
+								e.CreateStore(
+								    e.CreateLoad(A->getAllocatedType(), priv[A]),
+								    next[{j, A}]);
+						e.CreateStore(e.getTrue(), flag[j]);
+					}
 					Value *w = e.CreateLoad(i64, aWant);
 					BasicBlock *chk = BasicBlock::Create(C, "chk", G, done);
 					BasicBlock *first = BasicBlock::Create(C, "first", G, done);
@@ -1885,6 +1973,85 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 	static bool isRequired() { return true; }
 };
 
+// Tells the optimiser that the lane (the loop form's second argument, or the
+// thread-local cta__cur that kernel.h's helpers read, the same lane) is
+// memory of its own: the body's other accesses (its arguments, shared and
+// global memory, the loop form's slots and locals) are never to it. Then a
+// thread loop that makes no call keeps the lane's thread index and virtual
+// time in registers and stores them once after the loop (LICM's promotion),
+// where it stored them for every thread, and cta_spin_ns's clock is a
+// register. Calls carry no scope: whatever they read of the lane, the loop
+// stores before them. Run once the loop form's variables are registers
+// (the first peephole point, after SROA); not on --sanitize's copies, whose
+// checks read the lane per thread.
+struct LaneScopePass : PassInfoMixin<LaneScopePass> {
+	// 1: the lane, 0: memory that is not the lane, -1: unknown.
+	static int laneBase(const Value *p, const Argument *lane)
+	{
+		SmallVector<const Value *, 4> objs;
+		getUnderlyingObjects(p, objs, nullptr, 12);
+		int r = -2;
+		for (const Value *o : objs) {
+			int k;
+			if (o == lane)
+				k = 1;
+			else if (auto *L = dyn_cast<LoadInst>(o))
+				k = isTlsLane(L->getPointerOperand()) ? 1 : 0;
+			else if (isa<Argument>(o) || isa<AllocaInst>(o) || isa<CallBase>(o) ||
+			         (isa<GlobalVariable>(o) && !isTlsLane(o)))
+				k = 0;
+			else
+				k = -1;
+			if (r == -2)
+				r = k;
+			else if (r != k)
+				r = -1;
+		}
+		return r == -2 ? -1 : r;
+	}
+	// The address of cta__cur (the thread-local lane pointer).
+	static bool isTlsLane(const Value *p)
+	{
+		if (auto *II = dyn_cast<IntrinsicInst>(p))
+			if (II->getIntrinsicID() == Intrinsic::threadlocal_address)
+				p = II->getArgOperand(0);
+		auto *G = dyn_cast<GlobalVariable>(p->stripPointerCasts());
+		return G && G->getName() == "cta__cur";
+	}
+
+	PreservedAnalyses run(Function &F, FunctionAnalysisManager &)
+	{
+		if (!F.getName().endswith("__kc_fis") || F.hasFnAttribute("ctasim-lane-scope") ||
+		    F.getParent()->getNamedGlobal("cta__kc_sanitized"))
+			return PreservedAnalyses::all();
+		F.addFnAttr("ctasim-lane-scope");
+		LLVMContext &C = F.getContext();
+		MDBuilder MDB(C);
+		MDNode *dom = MDB.createAnonymousAliasScopeDomain("ctasim.lane");
+		MDNode *scope = MDB.createAnonymousAliasScope(dom, "lane");
+		MDNode *list = MDNode::get(C, {scope});
+		const Argument *lane = F.getArg(1);
+		for (Instruction &I : instructions(F)) {
+			Value *p = nullptr;
+			if (auto *L = dyn_cast<LoadInst>(&I))
+				p = L->getPointerOperand();
+			else if (auto *S = dyn_cast<StoreInst>(&I))
+				p = S->getPointerOperand();
+			if (!p)
+				continue;
+			int k = laneBase(p, lane);
+			if (k == 1)
+				I.setMetadata(LLVMContext::MD_alias_scope, list);
+			else if (k == 0)
+				I.setMetadata(LLVMContext::MD_noalias, list);
+		}
+		PreservedAnalyses pa;
+		pa.preserveSet<CFGAnalyses>();
+		return pa;
+	}
+	static bool isRequired() { return true; }
+};
+
 // Narrows a loop form's thread loop to the threads that do anything: a loop
 // t = lo .. hi-1 whose header tests t < U (U the same for every thread, the
 // tree loop's `tid < s`) and whose other threads go straight to the next
@@ -2025,6 +2192,9 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 		            [](ModulePassManager &MPM, OptimizationLevel) {
 			            MPM.addPass(RegionsPass());
 		            });
+		        PB.registerPeepholeEPCallback([](FunctionPassManager &FPM, OptimizationLevel) {
+			        FPM.addPass(LaneScopePass());
+		        });
 		        PB.registerVectorizerStartEPCallback(
 		            [](FunctionPassManager &FPM, OptimizationLevel) {
 			            FPM.addPass(NarrowPass());
