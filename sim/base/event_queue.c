@@ -7,6 +7,7 @@
 #include "base/event_queue.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "ctasim/errors.h"
 
@@ -15,8 +16,11 @@ void cta__evq_init(struct cta__evq *q)
 	q->h = NULL;
 	q->n = q->cap = 0;
 	q->seq = 0;
+	q->other = NULL;
+	q->spares = 0;
+	q->nspares = 0;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
-		q->r[i] = (struct cta__ring){NULL, 0, 0, 0, 0};
+		q->r[i] = (struct cta__ring){0};
 }
 
 void cta__evq_free(struct cta__evq *q)
@@ -49,14 +53,96 @@ static int ring_push(struct cta__ring *r, const struct cta__event *e)
 	return 0;
 }
 
+/* q->other again, after the heap or the spares changed. */
+static void set_other(struct cta__evq *q)
+{
+	const struct cta__event *o = q->n ? &q->h[0] : NULL;
+	if (q->nspares) {
+		const struct cta__ring *r = &q->r[q->order[0]];
+		const struct cta__event *h = &r->e[r->head];
+		if (!o || before(h, o))
+			o = h;
+	}
+	q->other = o;
+}
+
+/* Spare ring a's head comes before spare ring b's. */
+static inline int head_before(const struct cta__ring *a, const struct cta__ring *b)
+{
+	return a->head_t < b->head_t || (a->head_t == b->head_t && a->head_seq < b->head_seq);
+}
+
+/* Spare ring r was empty and holds one event now: it joins the order.
+ * Its event is the latest pushed, so it goes after every head of its
+ * time. */
+static void spare_started(struct cta__evq *q, struct cta__ring *r)
+{
+	unsigned i = (unsigned)(r - q->r);
+	r->head_t = r->e[r->head].t;
+	r->head_seq = r->e[r->head].seq;
+	q->spares |= 1u << (i - CTA__EVQ_FAST);
+	unsigned j = q->nspares++;
+	while (j > 0 && head_before(r, &q->r[q->order[j - 1]])) {
+		q->order[j] = q->order[j - 1];
+		j--;
+	}
+	q->order[j] = (unsigned char)i;
+}
+
+/* After a pop from spare ring r, the first of the order: its new head
+ * takes its place in the order, or it leaves the order when empty. */
+static void spare_popped(struct cta__evq *q, struct cta__ring *r)
+{
+	unsigned n = q->nspares;
+	if (!r->n) {
+		q->spares &= ~(1u << (r - &q->r[CTA__EVQ_FAST]));
+		memmove(q->order, q->order + 1, n - 1);
+		q->nspares = n - 1;
+		return;
+	}
+	const struct cta__event *h = &r->e[r->head];
+	r->head_t = h->t;
+	r->head_seq = h->seq;
+	unsigned j = 0;
+	while (j + 1 < n && head_before(&q->r[q->order[j + 1]], r)) {
+		q->order[j] = q->order[j + 1];
+		j++;
+	}
+	q->order[j] = (unsigned char)(r - q->r);
+}
+
 int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, int type, void *p,
                        uint64_t a)
 {
+	if (!best) {
+		/* A spare: the first whose last event is not after t, else the
+		 * first empty one. (The closest fit, as cta__evq_push chooses
+		 * between its two, needs no fewer spares for emulated CLC's
+		 * cancels and scans all of them: 6.2 a push against 3.5.) */
+		for (uint32_t m = q->spares; m; m &= m - 1) {
+			struct cta__ring *r = &q->r[CTA__EVQ_FAST + __builtin_ctz(m)];
+			if (r->last_t <= t) {
+				best = r;
+				break;
+			}
+		}
+		if (!best && ~q->spares & ((1u << (CTA__EVQ_RINGS - CTA__EVQ_FAST)) - 1))
+			best = &q->r[CTA__EVQ_FAST + __builtin_ctz(~q->spares)];
+	}
 	if (best) {
 		struct cta__event e = {t, q->seq, p, (uint32_t)a, type};
+		const struct cta__event *was = best->e;
 		int rc = ring_push(best, &e);
-		if (rc == 0)
+		if (rc == 0) {
 			q->seq++;
+			/* A spare that starts may hold the earliest event; one that
+			 * grew moved its head. */
+			if (best >= &q->r[CTA__EVQ_FAST] && (best->n == 1 || best->e != was)) {
+				if (best->n == 1)
+					spare_started(q, best);
+				set_other(q);
+			}
+		}
 		return rc;
 	}
 	if (q->n == q->cap) {
@@ -77,10 +163,12 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
 		i = parent;
 	}
 	q->h[i] = e;
+	set_other(q);
 	return 0;
 }
 
-void cta__evq_pop_heap(struct cta__evq *q, struct cta__event *out)
+/* Pops the heap's top into *out (the heap is not empty). */
+static void pop_heap(struct cta__evq *q, struct cta__event *out)
 {
 	*out = q->h[0];
 	struct cta__event last = q->h[--q->n];
@@ -111,4 +199,18 @@ void cta__evq_pop_heap(struct cta__evq *q, struct cta__event *out)
 		i = parent;
 	}
 	q->h[i] = last;
+}
+
+void cta__evq_pop_other(struct cta__evq *q, struct cta__event *out)
+{
+	if (q->other == &q->h[0]) {
+		pop_heap(q, out);
+	} else {
+		struct cta__ring *r = &q->r[q->order[0]];
+		*out = r->e[r->head];
+		r->head = (r->head + 1) & (r->cap - 1);
+		r->n--;
+		spare_popped(q, r);
+	}
+	set_other(q);
 }

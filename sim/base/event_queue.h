@@ -1,10 +1,13 @@
 /* The discrete-event queue, ordered by (time, insertion sequence), so events
  * at the same virtual time run first-in first-out and every run is
- * reproducible. Two FIFO rings, each holding events pushed in nondecreasing
+ * reproducible. FIFO rings, each holding events pushed in nondecreasing
  * time order (sequence numbers only grow, so such a run is already sorted),
  * and a 4-ary min-heap for the rest. Block ends of equal-length blocks form
- * one such stream and fixed-latency responses (cancels) another, so most
- * events never touch the heap; popping takes the least of the three heads. */
+ * one such stream and fixed-latency responses (cancels) another: two rings
+ * take them, and most events never touch the heap. Streams that interleave
+ * (emulated CLC's cancels, whose claims queue per bitmap word) take the
+ * spare rings, tried only when neither of the two fits; popping takes the
+ * least of the heads. */
 #ifndef CTASIM_EVENT_QUEUE_H
 #define CTASIM_EVENT_QUEUE_H
 
@@ -21,26 +24,47 @@ struct cta__event {
 };
 
 /* Events in time order: e[(head + i) & (cap - 1)], i < n; last_t is the
- * time of the last one while n > 0. */
+ * time of the last one while n > 0. A spare ring also keeps its head's
+ * key (head_t, head_seq) while n > 0, so that finding the least head reads
+ * the rings alone. */
 struct cta__ring {
 	struct cta__event *e;
 	size_t head, n, cap;
 	uint64_t last_t;
+	uint64_t head_t, head_seq;
 };
 
-#define CTA__EVQ_RINGS 2 /* cta__evq_push chooses between exactly two */
+/* Rings 0 and 1 are the ones cta__evq_push tries inline; the others are
+ * spares, tried before the heap (a spare costs memory only once used). A
+ * run of spin_clc under the emulated-CLC model (--timing-only, 65,536
+ * blocks) interleaves up to 14 streams of cancels, 6 on average: 8 rings
+ * in all leave 340 of its 65,802 events to the heap, 16 none (with 2,
+ * 49,212). */
+#define CTA__EVQ_RINGS 32
+#define CTA__EVQ_FAST  2
 
 struct cta__evq {
 	struct cta__event *h; /* the heap */
 	size_t n, cap;
 	uint64_t seq;
+	/* The earliest of the heap's top and the spare rings' heads, or NULL
+	 * when both are empty: finding the earliest event compares it with
+	 * the two rings' heads, as it compared the heap's top alone, so runs
+	 * that never need a spare pay nothing for them. */
+	const struct cta__event *other;
+	/* Bit i set: spare ring CTA__EVQ_FAST + i holds events. order[0,
+	 * nspares) are those rings by their heads, least first: a pop from
+	 * the first moves it back past the heads now before its new one. */
+	uint32_t spares;
+	unsigned nspares;
+	unsigned char order[CTA__EVQ_RINGS - CTA__EVQ_FAST];
 	struct cta__ring r[CTA__EVQ_RINGS];
 };
 
 void cta__evq_init(struct cta__evq *q);
 void cta__evq_free(struct cta__evq *q);
 /* The rest of cta__evq_push: into ring `best` when not NULL (growing it),
- * else into the heap. */
+ * else into a spare ring, else into the heap. */
 int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, int type, void *p,
                        uint64_t a);
 
@@ -52,6 +76,7 @@ static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *
 	 * number is larger, and choosing the closest keeps the other ring free
 	 * for a stream that runs behind. */
 	struct cta__ring *r0 = &q->r[0], *r1 = &q->r[1];
+	_Static_assert(CTA__EVQ_FAST == 2, "the two rings tried inline");
 	uint64_t t0 = r0->n ? r0->last_t : 0;
 	uint64_t t1 = r1->n ? r1->last_t : 0;
 	int ok0 = t0 <= t, ok1 = t1 <= t;
@@ -64,8 +89,8 @@ static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *
 	}
 	return cta__evq_push_slow(q, best, t, type, p, a);
 }
-/* Pops the heap's top into *out (the heap is not empty). */
-void cta__evq_pop_heap(struct cta__evq *q, struct cta__event *out);
+/* Pops q->other, the heap's top or a spare ring's head, into *out. */
+void cta__evq_pop_other(struct cta__evq *q, struct cta__event *out);
 static inline int cta__evq_before(const struct cta__event *a, const struct cta__event *b)
 {
 	/* One wide comparison instead of two dependent branches. */
@@ -74,14 +99,15 @@ static inline int cta__evq_before(const struct cta__event *a, const struct cta__
 	return ka < kb;
 }
 
-/* The ring holding the earliest event, or NULL when that is the heap's top
- * (or the queue is empty); *head is that event, or NULL when empty. */
+/* Ring 0 or 1 when it holds the earliest event, else NULL (the earliest is
+ * q->other, or the queue is empty); *head is that event, or NULL when
+ * empty. */
 static inline struct cta__ring *cta__evq_first(const struct cta__evq *q,
                                                const struct cta__event **head)
 {
-	const struct cta__event *best = q->n ? &q->h[0] : NULL;
+	const struct cta__event *best = q->other;
 	const struct cta__ring *from = NULL;
-	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
+	for (int i = 0; i < CTA__EVQ_FAST; i++) {
 		const struct cta__ring *r = &q->r[i];
 		if (r->n && (!best || cta__evq_before(&r->e[r->head], best))) {
 			best = &r->e[r->head];
@@ -101,12 +127,12 @@ static inline const struct cta__event *cta__evq_head(const struct cta__evq *q)
 }
 
 /* Pops into *out the earliest event h, which cta__evq_first found in ring
- * r (NULL: the heap's top), the queue unchanged since. */
+ * r (NULL: q->other), the queue unchanged since. */
 static inline void cta__evq_pop_first(struct cta__evq *q, struct cta__ring *r,
                                       const struct cta__event *h, struct cta__event *out)
 {
 	if (!r) {
-		cta__evq_pop_heap(q, out);
+		cta__evq_pop_other(q, out);
 		return;
 	}
 	*out = *h;
@@ -123,6 +149,15 @@ static inline int cta__evq_pop(struct cta__evq *q, struct cta__event *out)
 		return 0;
 	cta__evq_pop_first(q, r, h, out);
 	return 1;
+}
+
+/* The number of events queued. */
+static inline size_t cta__evq_size(const struct cta__evq *q)
+{
+	size_t n = q->n;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++)
+		n += q->r[i].n;
+	return n;
 }
 
 /* Time of the earliest event, or UINT64_MAX when empty. */

@@ -1049,7 +1049,7 @@ static void finish_stats(struct cta_sim *s)
 /* The events in the queue (every ring and the heap). */
 static size_t queued(const struct cta_sim *s)
 {
-	return s->q.n + s->q.r[0].n + s->q.r[1].n;
+	return cta__evq_size(&s->q);
 }
 
 /* Adversarial scheduling (cta_spin_sched): while the favoured unit spins,

@@ -119,12 +119,65 @@ static void event_queue_matches_a_reference_when_driven_like_the_engine(void **s
 	cta__evq_free(&q);
 }
 
+/* Twelve streams, each in time order but interleaved with the others (as
+ * emulated CLC's cancels are, their claims queued per bitmap word): the
+ * spare rings take them all, so the heap stays empty, and the pops still
+ * match a plain scan for the least (time, insertion) pair. */
+static void event_queue_interleaved_streams_use_the_spare_rings(void **state)
+{
+	(void)state;
+	enum { STREAMS = 12, N = 24000 };
+	struct cta__evq q;
+	cta__evq_init(&q);
+	struct ref {
+		uint64_t t, a;
+	} *pend = calloc(N, sizeof(*pend));
+	assert_non_null(pend);
+	uint64_t last[STREAMS] = {0}, x = 7, now = 0;
+	size_t npend = 0, pushed = 0, popped = 0, most_spares = 0;
+	while (popped < N) {
+		/* Each stream's next event is later than its last one and than
+		 * now; streams are far apart, so no two rings could share. */
+		while (pushed < N && npend < 4 * STREAMS) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned s = (unsigned)(x >> 60) % STREAMS;
+			uint64_t base = last[s] > now ? last[s] : now;
+			uint64_t t = base + 1 + (x >> 20) % 50 + (STREAMS - s) * 1000;
+			last[s] = t;
+			assert_int_equal(cta__evq_push(&q, t, 1, NULL, pushed), 0);
+			pend[npend].t = t;
+			pend[npend++].a = pushed++;
+		}
+		assert_int_equal(q.n, 0); /* nothing in the heap */
+		size_t used = (size_t)__builtin_popcount(q.spares);
+		most_spares = used > most_spares ? used : most_spares;
+		size_t best = 0;
+		for (size_t i = 1; i < npend; i++)
+			if (pend[i].t < pend[best].t ||
+			    (pend[i].t == pend[best].t && pend[i].a < pend[best].a))
+				best = i;
+		struct cta__event e;
+		assert_true(cta__evq_pop(&q, &e));
+		assert_int_equal(e.t, pend[best].t);
+		assert_int_equal(e.a, pend[best].a);
+		now = e.t;
+		pend[best] = pend[--npend];
+		popped++;
+	}
+	assert_true(most_spares >= 4); /* the streams did need the spares */
+	assert_int_equal(q.spares, 0);
+	assert_int_equal(cta__evq_size(&q), 0);
+	free(pend);
+	cta__evq_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(event_queue_pops_by_time_then_insertion_order),
 	    cmocka_unit_test(event_queue_ties_stay_fifo_when_pushed_between_pops),
 	    cmocka_unit_test(event_queue_matches_a_reference_when_driven_like_the_engine),
+	    cmocka_unit_test(event_queue_interleaved_streams_use_the_spare_rings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
