@@ -40,43 +40,61 @@
 #include <ucontext.h>
 #endif
 
+/* A reference image: the used part of a fiber's stack as one eviction
+ * found it, against which later evictions of the same length are
+ * encoded. Immutable; freed with its last user (the fibers encoded
+ * against it, and the pool's table while it is there). */
+struct ref {
+	uint32_t users;
+	uint32_t words;
+	uint64_t w[];
+};
+
+/* Bytes of an evicted fiber's encoded frames kept in the fiber itself;
+ * longer encodings go to the heap. A waiting thread's frames differ from
+ * the previous one's in a dozen words or so: 40-50 bytes encoded. */
+#define STASH_IN 56
+
+/* 128 bytes (plus the sanitizer fields): a fiber stands for every waiting
+ * thread of a run on the fiber path, 270,336 of them on a full H100. */
 struct cta__fiber {
 #if defined(CTA__FIBER_ASM)
 	void *sp; /* saved stack pointer; the registers lie just above it */
 #endif
 	/* Read with sp at every switch (cta__fiber_switch's assertion): in
 	 * its cache line, or each switch to a cold fiber misses twice. */
-	int finished;
-	int in_pool; /* on the free list: not running and not resumable */
-	int away;    /* its frames are in `stash`, another fiber's on its stack */
-	/* Read by cta__fiber_stack_left at every request a lane waits for:
-	 * in the same line too. */
-	char *stack_lo;  /* lowest usable byte, just above the guard */
-	size_t stack_sz; /* usable bytes */
-#if !defined(CTA__FIBER_ASM)
-	ucontext_t uc;
-#endif
-	struct cta__fiber_pool *pool;
-	cta__fiber_fn fn;
-	void *arg;
-	struct cta__fiber *ret;
-	char *map;      /* the whole mapping, guard page first; NULL for the host */
-	unsigned color; /* bytes left unused at the top (see new_stack) */
-	struct cta__fiber *next_free;
-	struct cta__fiber *next_all;
+	unsigned char finished;
+	unsigned char in_pool; /* on the free list: not running and not resumable */
+	unsigned char away;    /* its frames are in its stash, another fiber's on its stack */
 	/* The pool's stack this fiber runs on (NO_SLOT: a stack of its own,
 	 * the host's or the trampoline's). Past the first
 	 * cta__fiber_share_after stacks, fibers share them: one at a time is
-	 * resident, the others keep the used part of theirs in `stash`. */
-	size_t slot;
-	void *stash; /* kept while resident: the next eviction reuses it */
-	size_t stash_len, stash_cap;
+	 * resident, the others keep the used part of theirs as a stash. */
+	uint32_t slot;
+	struct cta__fiber_pool *pool;
+	struct cta__fiber *ret;
+	struct cta__fiber *next_free;
+	cta__fiber_fn fn;
+	void *arg;
+	/* The stash, while away: the image of img_words words ending at the
+	 * top of the first frame, as `ref` with the encoded differences
+	 * (stash_len bytes; none: the image is ref itself), or, with ref
+	 * NULL, the raw image. In `in` when it fits, else on the heap. */
+	struct ref *ref;
+	uint32_t stash_len, img_words;
+	union {
+		unsigned char in[STASH_IN];
+		unsigned char *heap;
+	} st;
 #ifdef CTA__FIBER_ASAN
 	void *asan_fake; /* this fiber's fake stack while it is switched out */
 	const void *asan_bottom;
 	size_t asan_size;
 #endif
-};
+#if !defined(CTA__FIBER_ASM)
+	ucontext_t uc;
+#endif
+} __attribute__((aligned(64)));
 
 /* Fibers and pools are written on every switch (saved stack pointers,
  * free lists); those of different host threads must not share a cache
@@ -96,17 +114,32 @@ struct slab {
 	struct slab *next;
 };
 
+/* Fibers are made SLAB_FIBERS at a time and freed only with their pool. */
+#define SLAB_FIBERS 64
+struct fiber_slab {
+	struct fiber_slab *next;
+	struct cta__fiber f[SLAB_FIBERS];
+};
+
 #define SLAB_STACKS 64
-#define NO_SLOT     ((size_t)-1)
+#define NO_SLOT     UINT32_MAX
 /* Parked runners kept once stacks are shared (cta__fiber_park). */
 #define PARK_KEEP 64
 #define CANARY    0x5ca1ab1ec0ffee00ull
+/* Reference images a pool keeps, one per image length: a fiber waiting
+ * at each of a body's wait points, in each of the few frames above it
+ * (a barrier, an mbarrier wait, the engine's step). */
+#define NREFS 8
+/* Longer images are kept raw: deep frames are rare, and an encoding
+ * against them would cost time for little. */
+#define REF_MAX_WORDS 512
 
 struct cta__fiber_pool {
 	struct cta__fiber host;
 	struct cta__fiber *free_list;
 	struct cta__fiber *parked; /* suspended fibers waiting to be handed work */
-	struct cta__fiber *all;
+	struct fiber_slab *fslabs; /* the newest first */
+	unsigned fslab_used;       /* fibers taken from fslabs (the newest) */
 	size_t stack_sz;
 	size_t page;
 	/* Stacks are carved from slabs of SLAB_STACKS: one mapping each, so a
@@ -132,6 +165,13 @@ struct cta__fiber_pool {
 	char *tramp_map;
 	size_t tramp_len;
 	size_t nparked;
+	/* Evictions' reference images (struct ref), by length, and the
+	 * buffer an eviction encodes into. */
+	struct ref *refs[NREFS];
+	unsigned next_ref;
+	unsigned char *scratch;
+	size_t scratch_cap;
+	size_t held; /* bytes of fibers, stashes on the heap and reference images */
 };
 
 #if defined(CTA__FIBER_ASM)
@@ -201,17 +241,32 @@ int cta__fiber_share_after = 1024;
 int cta__fiber_share_after = -1;
 #endif
 
+/* f's usable stack: its slot's, or the trampoline's own; NULL for the
+ * host thread's stack. */
+static char *stack_lo(const struct cta__fiber *f, size_t *sz, unsigned *color)
+{
+	const struct cta__fiber_pool *p = f->pool;
+	if (f->slot != NO_SLOT) {
+		*sz = p->stack_sz;
+		*color = p->slots[f->slot].color;
+		return p->slots[f->slot].lo;
+	}
+	*color = 0;
+	if (f == p->tramp) {
+		*sz = p->tramp_len - p->page;
+		return p->tramp_map + p->page;
+	}
+	*sz = 0;
+	return NULL;
+}
+
 /* Top of f's first frame: nothing above it is ever written. */
 static char *frame_top(const struct cta__fiber *f)
 {
-	return (char *)((uintptr_t)(f->stack_lo + f->stack_sz - f->color) & ~(uintptr_t)15);
-}
-
-/* Copies of another fiber's frames, which ASan's or TSan's view of this
- * one has nothing to say about (unused in their builds: see above). */
-static void copy_words(void *dst, const void *src, size_t n)
-{
-	memcpy(dst, src, n * 8);
+	size_t sz;
+	unsigned color;
+	char *lo = stack_lo(f, &sz, &color);
+	return (char *)((uintptr_t)(lo + sz - color) & ~(uintptr_t)15);
 }
 
 static int resident(const struct cta__fiber *f)
@@ -219,29 +274,170 @@ static int resident(const struct cta__fiber *f)
 	return f->slot == NO_SLOT || f->pool->slots[f->slot].resident == f;
 }
 
-/* Room for n bytes in f's stash. */
-__attribute__((unused)) static void stash_room(struct cta__fiber *f, size_t n)
+/* The stash's bytes. */
+static unsigned char *stash_bytes(struct cta__fiber *f)
 {
-	if (f->stash_cap >= n)
-		return;
-	size_t cap = (n + 63) & ~(size_t)63;
-	free(f->stash);
-	f->stash = malloc(cap);
-	if (!f->stash)
-		abort(); /* a kilobyte or so; nothing sensible without it */
-	f->stash_cap = cap;
+	return f->stash_len > STASH_IN ? f->st.heap : f->st.in;
 }
 
-/* Copies the used part of o's stack (o suspended on its slot) out. */
+static void ref_drop(struct cta__fiber_pool *p, struct ref *r)
+{
+	if (r && !--r->users) {
+		p->held -= sizeof(*r) + (size_t)r->words * 8;
+		free(r);
+	}
+}
+
+/* Forgets f's stash (f resident again, or never to be resumed). */
+static void stash_drop(struct cta__fiber *f)
+{
+	if (f->stash_len > STASH_IN) {
+		f->pool->held -= f->stash_len;
+		free(f->st.heap);
+	}
+	ref_drop(f->pool, f->ref);
+	f->ref = NULL;
+	f->stash_len = 0;
+	f->img_words = 0;
+}
+
+/* Room for n bytes in the pool's scratch buffer. */
+static unsigned char *scratch(struct cta__fiber_pool *p, size_t n)
+{
+	if (p->scratch_cap < n) {
+		size_t cap = n < 4096 ? 4096 : n;
+		free(p->scratch);
+		p->scratch = malloc(cap);
+		if (!p->scratch)
+			abort(); /* a few KiB once; nothing sensible without them */
+		p->scratch_cap = cap;
+	}
+	return p->scratch;
+}
+
+/* Encodes img (n words) against r->w into out: a bitmap of the words
+ * that differ, then each one's difference from r's word as a zigzag
+ * varint (a pointer into a neighbour's lane or frame differs in its low
+ * bits only). Returns the bytes written, or 0 when that passes `limit`
+ * (out must hold limit + 10 + the bitmap). */
+static size_t encode(const struct ref *r, const uint64_t *img, size_t n, unsigned char *out,
+                     size_t limit)
+{
+	size_t nb = (n + 7) / 8, o = nb;
+	memset(out, 0, nb);
+	for (size_t i = 0; i < n; i++) {
+		if (img[i] == r->w[i])
+			continue;
+		out[i / 8] |= (unsigned char)(1u << (i % 8));
+		uint64_t d = img[i] - r->w[i];
+		uint64_t z = (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
+		do {
+			out[o++] = (unsigned char)(z & 0x7f) | (z > 0x7f ? 0x80 : 0);
+			z >>= 7;
+		} while (z);
+		if (o > limit)
+			return 0;
+	}
+	return o;
+}
+
+/* Adds the differences encode() wrote (len bytes) to img, a copy of r. */
+static void decode(uint64_t *img, size_t n, const unsigned char *in, size_t len)
+{
+	size_t nb = (n + 7) / 8, o = nb;
+	for (size_t b = 0; b < nb && o < len; b++) {
+		for (unsigned m = in[b]; m; m &= m - 1) {
+			size_t i = b * 8 + (size_t)__builtin_ctz(m);
+			uint64_t z = 0;
+			unsigned sh = 0;
+			unsigned char c;
+			do {
+				c = in[o++];
+				z |= (uint64_t)(c & 0x7f) << sh;
+				sh += 7;
+			} while (c & 0x80);
+			img[i] += (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+		}
+	}
+}
+
+/* Keeps img (n words, the used part of f's stack) in f's stash: as the
+ * differences from the pool's reference image of that length, or, when
+ * those are too many (past a byte a word), as a new reference image that
+ * later evictions are encoded against. */
+static void stash_put(struct cta__fiber *f, const uint64_t *img, size_t n)
+{
+	struct cta__fiber_pool *p = f->pool;
+	size_t len = 0;
+	const unsigned char *src = NULL;
+	struct ref *r = NULL;
+	if (n <= REF_MAX_WORDS) {
+		unsigned k = NREFS;
+		for (unsigned i = 0; i < NREFS; i++)
+			if (p->refs[i] && p->refs[i]->words == n) {
+				k = i;
+				break;
+			}
+		size_t limit = n > 32 ? n : 32;
+		unsigned char *out = scratch(p, limit + 10 + (n + 7) / 8);
+		if (k < NREFS && (len = encode(p->refs[k], img, n, out, limit)) != 0) {
+			r = p->refs[k];
+			src = out;
+		} else {
+			r = malloc(sizeof(*r) + n * 8);
+			if (!r)
+				abort(); /* as for a stash */
+			p->held += sizeof(*r) + n * 8;
+			r->users = 1; /* the pool's table */
+			r->words = (uint32_t)n;
+			memcpy(r->w, img, n * 8);
+			if (k == NREFS)
+				k = p->next_ref++ % NREFS;
+			ref_drop(p, p->refs[k]);
+			p->refs[k] = r;
+			len = 0; /* the image is r */
+		}
+		r->users++;
+	} else {
+		len = n * 8;
+		src = (const unsigned char *)img;
+	}
+	f->ref = r;
+	f->img_words = (uint32_t)n;
+	f->stash_len = (uint32_t)len;
+	if (len > STASH_IN) {
+		f->st.heap = malloc(len);
+		if (!f->st.heap)
+			abort(); /* a few bytes (a few KiB for a deep frame) */
+		p->held += len;
+	}
+	if (len)
+		memcpy(stash_bytes(f), src, len);
+}
+
+/* Writes f's stash back to its stack, whose used part ends at top. */
+static void stash_get(struct cta__fiber *f, char *top)
+{
+	uint64_t *img = (uint64_t *)(void *)(top - (size_t)f->img_words * 8);
+	if (f->ref) {
+		memcpy(img, f->ref->w, (size_t)f->img_words * 8);
+		if (f->stash_len)
+			decode(img, f->img_words, stash_bytes(f), f->stash_len);
+	} else {
+		memcpy(img, stash_bytes(f), (size_t)f->img_words * 8);
+	}
+	stash_drop(f);
+}
+
+/* Copies the used part of o's stack (o suspended on its slot) out. The
+ * sanitizer builds never share stacks (ASan's and TSan's view of a frame
+ * would be another fiber's). */
 static void evict(struct cta__fiber *o)
 {
 #if defined(CTA__FIBER_ASM)
 	char *sp = o->sp, *top = frame_top(o);
-	assert(sp >= o->stack_lo && sp < top);
-	size_t len = (size_t)(top - sp);
-	stash_room(o, len);
-	copy_words(o->stash, (const uint64_t *)(void *)sp, len / 8);
-	o->stash_len = len;
+	assert(sp >= top - o->pool->stack_sz && sp < top && !o->ref && !o->stash_len);
+	stash_put(o, (const uint64_t *)(void *)sp, (size_t)(top - sp) / 8);
 	o->away = 1;
 #endif
 	o->pool->slots[o->slot].resident = NULL;
@@ -255,7 +451,7 @@ static void load(struct cta__fiber *f)
 	struct cta__fiber *o = sl->resident;
 	if (o && !o->finished && !o->in_pool)
 		evict(o);
-	copy_words((uint64_t *)(void *)(frame_top(f) - f->stash_len), f->stash, f->stash_len / 8);
+	stash_get(f, frame_top(f));
 	f->away = 0;
 	sl->resident = f;
 }
@@ -356,8 +552,10 @@ static int prepare(struct cta__fiber *f)
 #else
 	if (getcontext(&f->uc) != 0)
 		return CTA_ENOMEM;
-	f->uc.uc_stack.ss_sp = f->stack_lo;
-	f->uc.uc_stack.ss_size = f->stack_sz - f->color;
+	size_t sz;
+	unsigned color;
+	f->uc.uc_stack.ss_sp = stack_lo(f, &sz, &color);
+	f->uc.uc_stack.ss_size = sz - color;
 	f->uc.uc_link = NULL;
 	uintptr_t v = (uintptr_t)f;
 	makecontext(&f->uc, (void (*)(void))uc_entry, 2, (unsigned)(v & 0xffffffffu),
@@ -368,11 +566,8 @@ static int prepare(struct cta__fiber *f)
 #endif
 #if defined(CTA__FIBER_ASM)
 	f->away = at != top;
-	if (at != top) {
-		stash_room(f, words * 8);
-		memcpy(f->stash, s, words * 8);
-		f->stash_len = words * 8;
-	}
+	if (at != top)
+		stash_put(f, s, words);
 #endif
 	return 0;
 }
@@ -380,14 +575,20 @@ static int prepare(struct cta__fiber *f)
 size_t cta__fiber_stack_left(const struct cta__fiber *f)
 {
 	const char *sp = __builtin_frame_address(0);
-	if (!f->stack_lo || sp < f->stack_lo || sp >= f->stack_lo + f->stack_sz)
+	size_t sz;
+	unsigned color;
+	const char *lo = stack_lo(f, &sz, &color);
+	if (!lo || sp < lo || sp >= lo + sz)
 		return 0;
-	return (size_t)(sp - f->stack_lo);
+	return (size_t)(sp - lo);
 }
 
 int cta__fiber_overflowed(const struct cta__fiber *f)
 {
-	return f->stack_lo && *(const uint64_t *)f->stack_lo != CANARY;
+	size_t sz;
+	unsigned color;
+	const char *lo = stack_lo(f, &sz, &color);
+	return lo && *(const uint64_t *)(const void *)lo != CANARY;
 }
 
 int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
@@ -412,13 +613,16 @@ void cta__fiber_pool_free(struct cta__fiber_pool *p)
 {
 	if (!p)
 		return;
-	struct cta__fiber *f = p->all;
-	while (f) {
-		struct cta__fiber *next = f->next_all;
-		free(f->stash);
-		free(f);
-		f = next;
+	for (unsigned n = p->fslab_used; p->fslabs; n = SLAB_FIBERS) {
+		struct fiber_slab *fs = p->fslabs;
+		p->fslabs = fs->next;
+		for (unsigned i = 0; i < n; i++)
+			stash_drop(&fs->f[i]);
+		free(fs);
 	}
+	for (unsigned i = 0; i < NREFS; i++)
+		ref_drop(p, p->refs[i]);
+	free(p->scratch);
 	while (p->slabs) {
 		struct slab *sl = p->slabs;
 		p->slabs = sl->next;
@@ -444,6 +648,24 @@ struct cta__fiber *cta__fiber_host(struct cta__fiber_pool *p)
 	return &p->host;
 }
 
+/* A new fiber of p, zeroed, from the pool's slabs of fibers. */
+static struct cta__fiber *fiber_new(struct cta__fiber_pool *p)
+{
+	if (!p->fslabs || p->fslab_used == SLAB_FIBERS) {
+		struct fiber_slab *fs = aligned_alloc(64, sizeof(*fs));
+		if (!fs)
+			return NULL;
+		fs->next = p->fslabs;
+		p->fslabs = fs;
+		p->fslab_used = 0;
+		p->held += sizeof(*fs);
+	}
+	struct cta__fiber *f = &p->fslabs->f[p->fslab_used++];
+	memset(f, 0, sizeof(*f));
+	f->pool = p;
+	return f;
+}
+
 /* A new fiber on a slot of the pool's (round robin), skipping the slot
  * of the fiber running now, whose frames are in use. */
 static struct cta__fiber *shared_stack(struct cta__fiber_pool *p)
@@ -452,16 +674,10 @@ static struct cta__fiber *shared_stack(struct cta__fiber_pool *p)
 	size_t i = p->next_share++ % p->nslots;
 	if (here >= p->slots[i].lo && here < p->slots[i].lo + p->stack_sz)
 		i = p->next_share++ % p->nslots;
-	struct cta__fiber *f = calloc_lines(sizeof(*f));
+	struct cta__fiber *f = fiber_new(p);
 	if (!f)
 		return NULL;
-	f->stack_lo = p->slots[i].lo;
-	f->stack_sz = p->stack_sz;
-	f->color = p->slots[i].color;
-	f->slot = i;
-	f->pool = p;
-	f->next_all = p->all;
-	p->all = f;
+	f->slot = (uint32_t)i;
 	return f;
 }
 
@@ -478,15 +694,10 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 		p->slots = n;
 		p->slots_cap = cap;
 	}
-	struct cta__fiber *f = calloc_lines(sizeof(*f));
-	if (!f)
-		return NULL;
 	if (!p->slab_left) {
 		struct slab *sl = calloc(1, sizeof(*sl));
-		if (!sl) {
-			free(f);
+		if (!sl)
 			return NULL;
-		}
 		sl->len = p->stack_sz * SLAB_STACKS + p->page;
 		int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 #ifdef MAP_STACK
@@ -495,7 +706,6 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 		void *m = mmap(NULL, sl->len, PROT_READ | PROT_WRITE, flags, -1, 0);
 		if (m == MAP_FAILED) {
 			free(sl);
-			free(f);
 			return NULL;
 		}
 		/* One guard page below the slab turns an overflow of its lowest
@@ -508,25 +718,22 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 		p->slab_next = (char *)m + p->page;
 		p->slab_left = SLAB_STACKS;
 	}
-	f->map = NULL;
-	f->stack_lo = p->slab_next;
-	f->stack_sz = p->stack_sz;
+	struct cta__fiber *f = fiber_new(p);
+	if (!f)
+		return NULL;
+	struct slot *sl = &p->slots[p->nslots];
+	sl->lo = p->slab_next;
 	/* Stacks are a power of two apart, so without a colour the tops of
 	 * all stacks, where a switch saves and restores registers, would
 	 * fall in the same cache sets: hundreds of waiting threads would
 	 * then evict each other's lines on every switch. Each stack starts
 	 * a different number of cache lines below its top. */
-	f->color = (unsigned)(p->nstacks++ % 64) * 64;
+	sl->color = (unsigned)(p->nstacks++ % 64) * 64;
+	sl->resident = f;
 	p->slab_next += p->stack_sz;
 	p->slab_left--;
-	*(uint64_t *)f->stack_lo = CANARY;
-	f->pool = p;
-	f->next_all = p->all;
-	p->all = f;
-	f->slot = p->nslots++;
-	p->slots[f->slot].lo = f->stack_lo;
-	p->slots[f->slot].color = f->color;
-	p->slots[f->slot].resident = f;
+	*(uint64_t *)(void *)sl->lo = CANARY;
+	f->slot = (uint32_t)p->nslots++;
 	return f;
 }
 
@@ -535,12 +742,17 @@ struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn,
 {
 	assert(fn && ret);
 	struct cta__fiber *f = p->free_list;
+	size_t sz;
+	unsigned color;
 	if (f) {
 		p->free_list = f->next_free;
+		/* (An abandoned fiber's frames were dropped with it.) */
+		assert(!f->ref && !f->stash_len);
 #ifdef CTA__FIBER_ASAN
 		/* An abandoned run can leave poisoned redzones anywhere on the
 		 * stack; the next user must start from clean shadow memory. */
-		ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, f->stack_sz);
+		char *lo = stack_lo(f, &sz, &color);
+		ASAN_UNPOISON_MEMORY_REGION(lo, sz);
 #endif
 	} else {
 		f = new_stack(p);
@@ -555,9 +767,11 @@ struct cta__fiber *cta__fiber_start(struct cta__fiber_pool *p, cta__fiber_fn fn,
 	f->next_free = NULL;
 #ifdef CTA__FIBER_ASAN
 	f->asan_fake = NULL;
-	f->asan_bottom = f->stack_lo;
-	f->asan_size = f->stack_sz;
+	f->asan_bottom = stack_lo(f, &sz, &color);
+	f->asan_size = sz; /* (set by the call above) */
 #endif
+	(void)sz;
+	(void)color;
 	if (prepare(f) != 0) {
 		f->in_pool = 1;
 		f->next_free = p->free_list;
@@ -578,18 +792,17 @@ static struct cta__fiber *tramp_of(struct cta__fiber_pool *p)
 	if (!t || m == MAP_FAILED)
 		abort(); /* a few pages, once per host thread */
 	mprotect(m, p->page, PROT_NONE);
-	t->stack_lo = m + p->page;
-	t->stack_sz = len - p->page;
-	*(uint64_t *)(void *)t->stack_lo = CANARY;
+	*(uint64_t *)(void *)(m + p->page) = CANARY;
 	t->pool = p;
 	t->slot = NO_SLOT;
 	t->fn = tramp_main;
 	t->arg = p;
 	t->ret = &p->host;
-	prepare(t);
+	/* (Before prepare, which finds the stack through them.) */
 	p->tramp = t;
 	p->tramp_map = m;
 	p->tramp_len = len;
+	prepare(t);
 	return t;
 }
 
@@ -627,6 +840,7 @@ void cta__fiber_release(struct cta__fiber_pool *p, struct cta__fiber *f)
 	if (!f || f->in_pool)
 		return;
 	assert(f != &p->host && f->pool == p);
+	stash_drop(f);
 	f->in_pool = 1;
 	f->next_free = p->free_list;
 	p->free_list = f;
@@ -647,9 +861,7 @@ void cta__fiber_park(struct cta__fiber *f)
 		struct cta__fiber *v = p->parked;
 		p->parked = v->next_free;
 		p->nparked--;
-		free(v->stash);
-		v->stash = NULL;
-		v->stash_cap = 0;
+		stash_drop(v);
 		v->in_pool = 1;
 		v->next_free = p->free_list;
 		p->free_list = v;
@@ -694,6 +906,11 @@ void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret)
 struct cta__fiber_pool *cta__fiber_pool_of(const struct cta__fiber *f)
 {
 	return f->pool;
+}
+
+size_t cta__fiber_pool_held(const struct cta__fiber_pool *p)
+{
+	return p->held;
 }
 
 int cta__fiber_finished(const struct cta__fiber *f)

@@ -77,11 +77,19 @@ struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p);
  * the sanitizer builds and the ucontext fallback); further fibers take
  * turns on them. A fiber switched to while another is resident on its
  * stack first copies that one's used part (from its saved stack pointer
- * to its first frame, a kilobyte or less) out to the heap and its own
- * back in: suspended threads so cost bytes, not pages, and nothing is
- * copied while a host thread's fibers fit. Tests set it low to exercise
- * the copies. Set before pools are made; read when stacks are made. */
+ * to its first frame, under a kilobyte) out and its own back in. What is
+ * kept of the used part is its difference from a reference image of the
+ * same length, an earlier eviction's: a bitmap of the words that differ
+ * and each one's difference as a varint, 40-50 bytes for a waiting thread
+ * of the shipped kernels, in the fiber's own 128 bytes when it fits.
+ * Suspended threads so cost bytes, not pages, and nothing is copied
+ * while a host thread's fibers fit. Tests set it low to exercise the
+ * copies. Set before pools are made; read when stacks are made. */
 extern int cta__fiber_share_after;
+
+/* Bytes the pool holds beyond its stacks: its fibers, the stashes of
+ * suspended ones that did not fit in them, and reference images. */
+size_t cta__fiber_pool_held(const struct cta__fiber_pool *p);
 
 /* Nonzero once fn has returned. */
 int cta__fiber_finished(const struct cta__fiber *f);

@@ -1,7 +1,7 @@
 /* Unit tests for fibers (sim/exec/fiber.c): switch ordering, return to the
  * named fiber, many live stacks, reuse after finish or release, state
  * that must survive a switch (deep frames, floating point), and stacks
- * shared by several fibers. */
+ * shared by several fibers, whose suspended frames cost bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <fenv.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctasim/errors.h"
@@ -441,6 +442,85 @@ static void fiber_shared_stacks_keep_every_fibers_frames(void **state)
 	cta__fiber_share_after = saved;
 }
 
+/* Thousands of fibers suspended at once on two shared stacks keep their
+ * frames as differences from one another's: well under a stack page each
+ * (the fiber included), and every word comes back, whether it is the same
+ * in every fiber, differs a little (an index, a pointer into the frame)
+ * or entirely (a hash of the index). */
+#define COMPACT 4000
+struct compact {
+	struct cta__fiber *host, *f[COMPACT];
+	int bad, done;
+};
+struct compact_arg {
+	struct compact *c;
+	unsigned i;
+};
+
+static uint64_t compact_word(const volatile uint64_t *v, unsigned i, unsigned k)
+{
+	switch (k) {
+	case 20:
+		return i;
+	case 21:
+		return (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+	case 22:
+		return (uint64_t)0 - i;
+	case 23:
+		return (uint64_t)(uintptr_t)&v[i % 20];
+	default:
+		return 0x1234 + k;
+	}
+}
+
+static void compact_body(void *arg)
+{
+	struct compact_arg *a = arg;
+	volatile uint64_t v[24];
+	for (unsigned k = 0; k < 24; k++)
+		v[k] = compact_word(v, a->i, k);
+	cta__fiber_switch(a->c->f[a->i], a->c->host);
+	for (unsigned k = 0; k < 24; k++)
+		a->c->bad += v[k] != compact_word(v, a->i, k);
+	a->c->done++;
+}
+
+static void fiber_suspended_on_shared_stacks_cost_bytes_not_pages(void **state)
+{
+	(void)state;
+	if (cta__fiber_share_after < 0)
+		skip();
+	int saved = cta__fiber_share_after;
+	cta__fiber_share_after = 2;
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 64 * 1024), 0);
+	struct compact *c = calloc(1, sizeof(*c));
+	struct compact_arg *args = calloc(COMPACT, sizeof(*args));
+	assert_non_null(c);
+	assert_non_null(args);
+	c->host = cta__fiber_host(p);
+	for (unsigned i = 0; i < COMPACT; i++) {
+		args[i] = (struct compact_arg){c, i};
+		c->f[i] = cta__fiber_start(p, compact_body, &args[i], c->host);
+		assert_non_null(c->f[i]);
+		cta__fiber_switch(c->host, c->f[i]);
+	}
+	size_t held = cta__fiber_pool_held(p);
+	if (held > (size_t)COMPACT * 160)
+		fail_msg("%u suspended fibers hold %zu bytes, %zu each", COMPACT, held,
+		         held / COMPACT);
+	for (unsigned i = COMPACT; i-- > 0;) {
+		cta__fiber_switch(c->host, c->f[i]);
+		assert_true(cta__fiber_finished(c->f[i]));
+	}
+	assert_int_equal(c->done, COMPACT);
+	assert_int_equal(c->bad, 0);
+	cta__fiber_pool_free(p);
+	free(args);
+	free(c);
+	cta__fiber_share_after = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +534,7 @@ int main(void)
 	    cmocka_unit_test(fiber_pool_free_accepts_null),
 	    cmocka_unit_test(fiber_pools_work_on_pool_workers),
 	    cmocka_unit_test(fiber_shared_stacks_keep_every_fibers_frames),
+	    cmocka_unit_test(fiber_suspended_on_shared_stacks_cost_bytes_not_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
