@@ -21,6 +21,7 @@ struct cta__fiber_pool;
 
 /* mbarriers a thread remembers observing (struct cta__lane_x). */
 #define CTA__OBS_MAX 8
+#define CTA__OBS_IN  2 /* of them in the lane itself (struct cta__lane_x) */
 
 /* Stack of each simulated thread that has to wait (a barrier, an mbarrier). */
 #define CTA__LANE_STACK (64 * 1024)
@@ -165,14 +166,18 @@ struct cta__lane_x {
 	/* mbarrier phases this thread observed complete (for read_before_complete):
 	 * as many as a CTA has result slots, so a thread that waits on every
 	 * request it has in flight keeps every observation. The first shares
-	 * a cache line with where the thread waits. */
+	 * a cache line with where the thread waits. Threads of the shipped
+	 * kernels wait on one or two mbarriers: the others are in obs_more,
+	 * made when a thread observes a third (cta__base_lane_obs), which keeps a
+	 * lane at 384 bytes; on fibers every waiting thread has one. */
 	const char *wait_file;
 	int wait_line;
 	struct cta__obs {
 		struct cta__mbar *bar;
 		uint64_t tseq;
 		unsigned phase;
-	} obs[CTA__OBS_MAX];
+	} obs[CTA__OBS_IN];
+	struct cta__obs *obs_more;        /* CTA__OBS_MAX - CTA__OBS_IN more, or NULL */
 	const struct cta__kernel *dims_k; /* the kernel whose dimensions l holds */
 	struct cta__lane_x *next_all;
 	/* Spinning (cta__spin_poll): the thread whose polls are counted, where
@@ -187,6 +192,15 @@ struct cta__lane_x {
 	/* The watchdog of a one-thread CTA's barriers (cta__exec_bar_idle). */
 	uint64_t bar_rel_t, bar_idle_ns;
 };
+
+/* Observation i (< CTA__OBS_MAX) of lane x; NULL when it would be in
+ * obs_more and none was made (an empty observation). */
+static inline struct cta__obs *cta__base_lane_obs(struct cta__lane_x *x, unsigned i)
+{
+	if (i < CTA__OBS_IN)
+		return &x->obs[i];
+	return x->obs_more ? &x->obs_more[i - CTA__OBS_IN] : NULL;
+}
 
 #define CTA__SMEM_STALE 0x80000000u /* smem_dirty: left by an earlier block */
 struct cta__cta {

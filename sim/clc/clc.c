@@ -284,16 +284,20 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
 {
 	unsigned rank = lane_rank(x);
 	uint64_t key = thread_key_of(x, rank);
-	unsigned slot = 0;
-	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
-		if (x->obs[i].bar == b || !x->obs[i].bar || x->obs[i].tseq != key) {
-			slot = i;
-			break;
-		}
+	struct cta__obs *o = NULL;
+	for (unsigned i = 0; i < CTA__OBS_MAX && !o; i++) {
+		o = cta__base_lane_obs(x, i);
+		if (!o)
+			o = cta__exec_lane_obs_more(x); /* NULL: out of memory */
+		else if (o->bar != b && o->bar && o->tseq == key)
+			o = NULL;
+	}
+	if (!o)
+		o = &x->obs[0];
 	x->obs_used = 1;
-	x->obs[slot].bar = b;
-	x->obs[slot].phase = b->phase;
-	x->obs[slot].tseq = key;
+	o->bar = b;
+	o->phase = b->phase;
+	o->tseq = key;
 	struct cta__cta *c = lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
@@ -629,10 +633,13 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 /* This thread itself observed the phase that completed sl's request. */
 static int observed_by(const struct cta__lane_x *x, const struct cta__rslot *sl, uint64_t key)
 {
-	for (unsigned i = 0; i < CTA__OBS_MAX; i++)
-		if (x->obs[i].bar == sl->bar && x->obs[i].tseq == key &&
-		    x->obs[i].phase >= sl->done_phase)
+	for (unsigned i = 0; i < CTA__OBS_MAX; i++) {
+		const struct cta__obs *o = cta__base_lane_obs((struct cta__lane_x *)x, i);
+		if (!o)
+			break;
+		if (o->bar == sl->bar && o->tseq == key && o->phase >= sl->done_phase)
 			return 1;
+	}
 	return 0;
 }
 

@@ -149,7 +149,7 @@ void cta_sim_free(cta_sim *s)
 		while (s->workers[i].free_lanes) {
 			struct cta__lane_x *x = s->workers[i].free_lanes;
 			s->workers[i].free_lanes = x->next_all;
-			free(x);
+			cta__exec_lane_free(x);
 		}
 	}
 	free(s->batch);

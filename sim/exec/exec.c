@@ -4,6 +4,7 @@
  * point the loop continues on a fresh fiber. Waits are resolved here;
  * __syncthreads divergence and barriers that can never complete are
  * reported as UB. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,25 @@ struct cta__lane_x *cta__exec_lane_self(void)
 struct cta__cta *cta__exec_lane_cta(struct cta__lane_x *x)
 {
 	return x->cta;
+}
+
+struct cta__obs *cta__exec_lane_obs_more(struct cta__lane_x *x)
+{
+	assert(!x->obs_more);
+	x->obs_more = malloc((CTA__OBS_MAX - CTA__OBS_IN) * sizeof(*x->obs_more));
+	if (!x->obs_more)
+		return NULL;
+	for (int i = 0; i < CTA__OBS_MAX - CTA__OBS_IN; i++) {
+		x->obs_more[i].bar = NULL;
+		x->obs_more[i].tseq = UINT64_MAX;
+	}
+	return x->obs_more;
+}
+
+void cta__exec_lane_free(struct cta__lane_x *x)
+{
+	free(x->obs_more);
+	free(x);
 }
 
 /* Block index of CTA r of unit (cluster) u: clusters are numbered x
@@ -544,9 +564,12 @@ static inline void lane_clear(struct cta__lane_x *x)
 	x->kc_park = NULL;
 	if (x->obs_used) {
 		x->obs_used = 0;
-		for (int i = 0; i < CTA__OBS_MAX; i++) {
-			x->obs[i].bar = NULL;
-			x->obs[i].tseq = UINT64_MAX;
+		for (unsigned i = 0; i < CTA__OBS_MAX; i++) {
+			struct cta__obs *o = cta__base_lane_obs(x, i);
+			if (!o)
+				break;
+			o->bar = NULL;
+			o->tseq = UINT64_MAX;
 		}
 	}
 }
@@ -585,7 +608,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		x = cta__exec_calloc_lines(1, sizeof(*x));
 		if (!x)
 			return NULL;
-		for (int i = 0; i < CTA__OBS_MAX; i++)
+		for (int i = 0; i < CTA__OBS_IN; i++)
 			x->obs[i].tseq = UINT64_MAX;
 	}
 	const struct cta__kernel *k = u->k;
