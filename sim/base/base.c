@@ -99,7 +99,7 @@ void cta__base_ready(struct cta_sim *s, struct cta__unit *u)
 
 void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t)
 {
-	if (!s->nready || t < s->ready_min)
+	if (s->nready == s->nsealed || t < s->ready_min)
 		s->ready_min = t;
 	s->batch = cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
 	s->batch[s->nready++] = u;
@@ -107,7 +107,7 @@ void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t)
 
 void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p)
 {
-	if (!s->nready || p->start_t < s->ready_min)
+	if (s->nready == s->nsealed || p->start_t < s->ready_min)
 		s->ready_min = p->start_t;
 	if (s->nready == s->batch_cap || s->nready == s->placed_cap) {
 		s->batch =

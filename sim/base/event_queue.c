@@ -111,6 +111,30 @@ static void spare_popped(struct cta__evq *q, struct cta__ring *r)
 	q->order[j] = (unsigned char)(r - q->r);
 }
 
+/* Into the heap. */
+static int heap_push(struct cta__evq *q, const struct cta__event *e)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 1024;
+		struct cta__event *h = realloc(q->h, cap * sizeof(*h));
+		if (!h)
+			return CTA_ENOMEM;
+		q->h = h;
+		q->cap = cap;
+	}
+	size_t i = q->n++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 4;
+		if (!before(e, &q->h[parent]))
+			break;
+		q->h[i] = q->h[parent];
+		i = parent;
+	}
+	q->h[i] = *e;
+	set_other(q);
+	return 0;
+}
+
 int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, int type, void *p,
                        uint64_t a)
 {
@@ -145,26 +169,34 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
 		}
 		return rc;
 	}
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 1024;
-		struct cta__event *h = realloc(q->h, cap * sizeof(*h));
-		if (!h)
-			return CTA_ENOMEM;
-		q->h = h;
-		q->cap = cap;
+	struct cta__event e = {t, q->seq, p, (uint32_t)a, type};
+	int rc = heap_push(q, &e);
+	if (rc == 0)
+		q->seq++;
+	return rc;
+}
+
+int cta__evq_push_seq(struct cta__evq *q, uint64_t t, uint64_t seq, int type, void *p, uint64_t a)
+{
+	/* One of the two rings whose last event comes before (t, seq), the
+	 * closest; not a spare, whose order assumes the latest number. */
+	struct cta__ring *best = NULL;
+	for (int i = 0; i < CTA__EVQ_FAST; i++) {
+		struct cta__ring *r = &q->r[i];
+		int fits = !r->n || r->last_t < t ||
+		           (r->last_t == t && r->e[(r->head + r->n - 1) & (r->cap - 1)].seq < seq);
+		if (fits && (!best || (r->n && (!best->n || r->last_t > best->last_t))))
+			best = r;
 	}
-	struct cta__event e = {t, q->seq++, p, (uint32_t)a, type};
-	size_t i = q->n++;
-	while (i > 0) {
-		size_t parent = (i - 1) / 4;
-		if (!before(&e, &q->h[parent]))
-			break;
-		q->h[i] = q->h[parent];
-		i = parent;
+	if (!best) {
+		struct cta__event e = {t, seq, p, (uint32_t)a, type};
+		return heap_push(q, &e);
 	}
-	q->h[i] = e;
-	set_other(q);
-	return 0;
+	uint64_t keep = q->seq;
+	q->seq = seq;
+	int rc = cta__evq_push_slow(q, best, t, type, p, a);
+	q->seq = keep;
+	return rc;
 }
 
 /* Pops the heap's top into *out (the heap is not empty). */

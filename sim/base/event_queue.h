@@ -89,6 +89,11 @@ static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *
 	}
 	return cta__evq_push_slow(q, best, t, type, p, a);
 }
+/* Pushes an event with the sequence number seq, taken earlier (events
+ * pushed since have larger ones): into one of the two rings only when its
+ * last event comes before (t, seq), so that the ring stays sorted, else
+ * into the heap. */
+int cta__evq_push_seq(struct cta__evq *q, uint64_t t, uint64_t seq, int type, void *p, uint64_t a);
 /* Pops q->other, the heap's top or a spare ring's head, into *out. */
 void cta__evq_pop_other(struct cta__evq *q, struct cta__event *out);
 static inline int cta__evq_before(const struct cta__event *a, const struct cta__event *b)

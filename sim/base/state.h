@@ -50,6 +50,7 @@ struct cta__kernel {
 	size_t smem_bytes;  /* static + dynamic bytes a CTA's arena holds */
 	int uses_clc;       /* issued at least one cancel or for_each */
 	int steals;         /* the engine resolved a cancel of it (the issue gate) */
+	int ran_batch;      /* a batch with blocks of it ran at its own time (sealing) */
 	/* Emulated CLC (clc_emulated): the claim-bitmap word of the last
 	 * successful request, plus 1 (0: none yet), and when its claim
 	 * completed. Units are handed out in order, so one word is enough. */
@@ -413,6 +414,15 @@ struct cta__placed {
 	uint32_t spin, add;
 };
 
+/* A batch whose time to run came and that the engine left to run later
+ * (seal_ready in sim/engine/sim.c): its entries end at batch[end], its
+ * commits see the engine's time `now` and push events with the sequence
+ * numbers from `seq` on, one a unit, as they would have then. */
+struct cta__sealed {
+	size_t end;
+	uint64_t now, seq;
+};
+
 /* ---- the simulator ----------------------------------------------------- */
 enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL, EV_POLL, EV_RETIRE };
 
@@ -497,8 +507,19 @@ struct cta_sim {
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */
-	size_t nready; /* they are batch[0..nready) */
-	uint64_t ready_min;
+	size_t nready;      /* they are batch[0..nready) */
+	uint64_t ready_min; /* of batch[nsealed..nready), the open batch */
+	/* batch[0..nsealed): batches sealed at their time to run, that run
+	 * before the engine reaches seal_h (the earliest event their commits
+	 * could push); seal_off once a sealed block did what sealing cannot
+	 * keep exact (sim.c, seal_ready). While a sealed batch commits,
+	 * sealed_run is set and seal_seq is the sequence number its unit's
+	 * event takes. */
+	size_t nsealed, nseals, seals_cap, seal_cur;
+	struct cta__sealed *seals;
+	uint64_t seal_h, seal_seq;
+	int sealed_run, seal_push, seal_off;
+	uint64_t batches_sealed;
 	/* SMs by resident-block count: bit i of bucket b (bwords words each)
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */
 	uint64_t *bucket;

@@ -10,6 +10,10 @@ extern struct cta_sim *volatile cta__engine_running_sim;
 /* 0: a batch commits its units only once all its bodies ran, and counts
  * their starts before (the unit tests compare both ways); 1 by default. */
 extern int cta__engine_early_commits;
+/* 0: a batch runs when its time comes, never sealed to run later with
+ * others (seal_ready in sim.c; the unit tests compare both ways); 1 by
+ * default. */
+extern int cta__engine_seal;
 /* Queues an event (sim/base/event_queue.c); out of memory ends the run as
  * hung, with a message. */
 void cta__engine_push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a);

@@ -21,7 +21,24 @@
 
 void cta__engine_push(struct cta_sim *s, uint64_t t, int type, void *p, uint64_t a)
 {
-	if (cta__evq_push(&s->q, t, type, p, a) < 0) {
+	int rc;
+	if (__builtin_expect(s->seal_push != 0, 0)) {
+		/* A sealed batch's commit (commit_sealed): its unit's event
+		 * takes the sequence number it would have taken when the
+		 * batch was sealed. A unit pushes one event there; a second
+		 * one would come after events it should precede, and ends
+		 * sealing for the run. */
+		if (s->seal_push == 1) {
+			rc = cta__evq_push_seq(&s->q, t, s->seal_seq, type, p, a);
+			s->seal_push = 2;
+		} else {
+			rc = cta__evq_push(&s->q, t, type, p, a);
+			s->seal_off = 1;
+		}
+	} else {
+		rc = cta__evq_push(&s->q, t, type, p, a);
+	}
+	if (rc < 0) {
 		/* Running out of memory for events leaves the run unfinishable;
 		 * it ends as hung with a message rather than crashing. */
 		cta__base_errf(s, "out of memory for events");
@@ -154,6 +171,7 @@ void cta_sim_free(cta_sim *s)
 	}
 	free(s->batch);
 	free(s->placed);
+	free(s->seals);
 	for (size_t n = 0; n < s->nunits_made; n++) {
 		struct cta__unit *u = s->units[n];
 		for (unsigned i = 0; i < u->cap_ctas; i++)
@@ -727,6 +745,35 @@ static inline struct cta__kernel *batch_kernel(const struct cta_sim *s, size_t i
 	return s->batch[i] ? s->batch[i]->k : s->placed[i].k;
 }
 
+/* Unit u of a sealed batch, batch[i], commits as it would have when its
+ * batch was sealed: at the engine's time then, its event (its end) with
+ * the sequence number kept for it. Nothing the engine did since read what
+ * the commit writes (seal_ready). */
+static __attribute__((noinline)) void commit_sealed(struct cta_sim *s, size_t i,
+                                                    struct cta__unit *u)
+{
+	while (s->seals[s->seal_cur].end <= i)
+		s->seal_cur++;
+	const struct cta__sealed *g = &s->seals[s->seal_cur];
+	size_t begin = s->seal_cur ? s->seals[s->seal_cur - 1].end : 0;
+	uint64_t now = s->now;
+	s->now = g->now;
+	s->seal_seq = g->seq + (i - begin);
+	s->seal_push = 1;
+	commit_unit_inline(s, u);
+	s->seal_push = 0;
+	s->now = now;
+}
+
+static inline __attribute__((always_inline)) void commit_batch_unit(struct cta_sim *s, size_t i,
+                                                                    struct cta__unit *u)
+{
+	if (__builtin_expect(!s->sealed_run, 1))
+		commit_unit_inline(s, u);
+	else
+		commit_sealed(s, i, u);
+}
+
 /* Commits the units of the running batch up to index `upto`, whose
  * bodies are done for this batch, when that changes nothing: a unit whose
  * outbox holds trace records, UB reports or an error (the committing of
@@ -749,7 +796,7 @@ void cta__engine_commit_early(struct cta_sim *s, size_t upto)
 			s->early_commit = 0;
 			return;
 		}
-		commit_unit_inline(s, u);
+		commit_batch_unit(s, s->commit_next, u);
 		s->commit_next++;
 	}
 }
@@ -859,31 +906,135 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int a
 			 * once too: the start records of the batch it joins
 			 * keep their place among the end records. */
 			u->gate = 3;
-			int now = all || s->any_spin || s->tw || s->nready >= GATE_BATCH;
+			int now =
+			    all || s->any_spin || s->tw || s->nready - s->nsealed >= GATE_BATCH;
 			cta__base_ready_from(s, u, now ? u->start_t : u->cursor.t0);
 		}
 	}
 }
 
+/* The start of a block left to be made, counted as unit_started counts a
+ * unit's (a sealed batch has no trace). */
+static void placed_started(struct cta_sim *s, const struct cta__placed *p)
+{
+	struct cta__kernel *k = p->k;
+	if (k->st.launched == 0)
+		k->st.first_start_ns = p->start_t;
+	k->st.launched++;
+	k->per_sm[p->sm]++;
+	if (!s->o.timing_only)
+		cta__cover_add(&k->cover, p->index);
+}
+
+/* Whether the open batch, whose time to run came, may be sealed: left to
+ * run later, with its commits as they would have been now (seal_ready).
+ * Its blocks' bodies cannot tell when they run; what must stay as it is:
+ * the bodies' order (kept: a sealed batch runs before any later one), what
+ * the engine reads of their commits until then (nothing, below), the
+ * events the commits push (their times are at least seal_h, later than any
+ * event the engine handles meanwhile, and their sequence numbers are
+ * kept). So no trace (its records are written in commit order with the
+ * engine's), no abort at the first UB (the run would stop at the commit),
+ * no sanitizer, nothing spinning and no cancel: a spinning block's polls
+ * and a cancel request are events its body decides, at any time from its
+ * first instruction, and both change what the engine does for other
+ * blocks. A kernel's blocks are sealed only once a batch of it ran at its
+ * own time, so a kernel that spins or cancels shows it first. */
+int cta__engine_seal = 1;
+
+static int can_seal(const struct cta_sim *s)
+{
+	if (!cta__engine_seal || s->tw || s->o.ub_mode == CTA_UB_ABORT || s->san || s->seal_off ||
+	    !cta__engine_early_commits || __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
+		return 0;
+	for (unsigned i = 0; i < s->nkernels; i++)
+		if (__atomic_load_n(&s->kernels[i]->uses_clc, __ATOMIC_RELAXED))
+			return 0;
+	for (size_t i = s->nsealed; i < s->nready; i++) {
+		const struct cta__kernel *k = batch_kernel(s, i);
+		if (!k->ran_batch || k->csize != 1 || k->l.cooperative)
+			return 0;
+	}
+	return 1;
+}
+
+/* Seals the open batch where run_ready would run it: what run_ready does
+ * before the bodies (the issue gate's blocks set aside, every start
+ * counted, in the same order) is done now, the engine's time and the
+ * sequence numbers of the units' end events are kept for their commits,
+ * and seal_h becomes the earliest time such an event can have: a block
+ * ends no earlier than it was placed or let go (its end_t so far) and
+ * retires block_retire_ns later. Blocks let go at one time on many SMs
+ * (or placed then) so run as one batch, a wave, not one batch each. */
+static void seal_ready(struct cta_sim *s)
+{
+	size_t from = s->nsealed, w = from;
+	for (size_t i = from; i < s->nready; i++) {
+		struct cta__unit *u = s->batch[i];
+		if (u && u->gate == 1) {
+			unit_started(s, u);
+			u->gate = 2;
+			continue;
+		}
+		if (!u)
+			s->placed[w] = s->placed[i];
+		s->batch[w++] = u;
+	}
+	s->nready = w;
+	uint64_t h = from ? s->seal_h : UINT64_MAX;
+	for (size_t i = from; i < w; i++) {
+		struct cta__unit *u = s->batch[i];
+		uint64_t e;
+		if (u) {
+			unit_started(s, u);
+			e = u->ctas[0].end_t;
+		} else {
+			placed_started(s, &s->placed[i]);
+			e = s->placed[i].start_t;
+		}
+		e = (e > s->now ? e : s->now) + s->dev.block_retire_ns;
+		h = e < h ? e : h;
+	}
+	s->seal_h = h;
+	s->seals = cta__base_grow(s->seals, &s->seals_cap, s->nseals + 1, sizeof(*s->seals));
+	s->seals[s->nseals++] = (struct cta__sealed){w, s->now, s->q.seq};
+	s->q.seq += w - from;
+	s->nsealed = w;
+	s->batches_sealed++;
+}
+
 static void run_ready(struct cta_sim *s)
 {
-	size_t n = s->nready;
-	s->nready = 0;
+	/* Sealed batches first, alone: the open batch's time may not have
+	 * come yet. */
+	int sealed = s->nsealed != 0;
+	size_t n = sealed ? s->nsealed : s->nready;
+	if (!sealed)
+		s->nready = 0;
 	uint64_t b = s->batches++;
 	s->commit_next = 0;
 	s->early_commit = cta__engine_early_commits;
 	/* Start records come first, in dispatch order, for the whole batch:
 	 * what a body does cannot change them. Without a trace the serial
-	 * parts count their units' starts as they come to them. */
+	 * parts count their units' starts as they come to them (a sealed
+	 * batch counted them when it was sealed). */
 	int lazy = !s->tw && cta__engine_early_commits;
-	if (!lazy) {
-		make_units(s, 0, n);
+	if (sealed) {
+		lazy = 0;
+		s->sealed_run = 1;
+		s->seal_cur = 0;
+	} else {
 		for (size_t i = 0; i < n; i++)
-			if (s->batch[i])
-				unit_started(s, s->batch[i]);
+			batch_kernel(s, i)->ran_batch = 1;
+		if (!lazy) {
+			make_units(s, 0, n);
+			for (size_t i = 0; i < n; i++)
+				if (s->batch[i])
+					unit_started(s, s->batch[i]);
+		}
+		if (s->gate_waiting)
+			n = gate_set_aside(s, n, lazy);
 	}
-	if (s->gate_waiting)
-		n = gate_set_aside(s, n, lazy);
 	for (size_t i = 0; i < n;) {
 		/* Waking the pool costs microseconds, and a block whose body
 		 * costs less than a couple of microseconds loses more to
@@ -954,7 +1105,28 @@ static void run_ready(struct cta_sim *s)
 	s->early_commit = 0;
 	for (size_t i = s->commit_next; i < n; i++)
 		if (s->batch[i])
-			commit_unit(s, s->batch[i]);
+			commit_batch_unit(s, i, s->batch[i]);
+	if (!sealed)
+		return;
+	s->sealed_run = 0;
+	/* A sealed block that spun or cancelled, or a commit that stopped
+	 * the run, did what the engine should have seen at its batch's time:
+	 * no more sealing (docs/PERFORMANCE.md). */
+	if (__atomic_load_n(&s->any_spin, __ATOMIC_RELAXED) || s->hung || s->stopped)
+		s->seal_off = 1;
+	for (unsigned i = 0; i < s->nkernels; i++)
+		if (__atomic_load_n(&s->kernels[i]->uses_clc, __ATOMIC_RELAXED))
+			s->seal_off = 1;
+	/* The open batch moves to the front. */
+	size_t m = s->nready - n;
+	for (size_t i = 0; i < m; i++) {
+		s->batch[i] = s->batch[n + i];
+		if (!s->batch[i])
+			s->placed[i] = s->placed[n + i];
+	}
+	s->nready = m;
+	s->nsealed = 0;
+	s->nseals = 0;
 }
 
 /* A CTA's last thread exited at c->end_t; its slot is free once the
@@ -1183,8 +1355,10 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
                                                              struct cta__unit **resume)
 {
+	/* Sealed batches run before the run ends: they would have run before
+	 * whatever stopped it. */
 	if (s->aborted || s->hung || s->io_error || s->stopped)
-		return CTA__STEP_STOP;
+		return s->nsealed ? CTA__STEP_READY : CTA__STEP_STOP;
 	/* The next thing to happen: the queue's head, or the pending
 	 * dispatch when it comes first in (time, sequence) order. */
 	const struct cta__event *head;
@@ -1194,8 +1368,15 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 	                                   (s->fe_free == next_t && s->dispatch_seq < head->seq));
 	if (disp)
 		next_t = s->fe_free;
-	if (s->nready && next_t >= s->ready_min)
+	if (s->nsealed && next_t >= s->seal_h)
 		return CTA__STEP_READY;
+	if (s->nready > s->nsealed && next_t >= s->ready_min) {
+		if (!can_seal(s))
+			return CTA__STEP_READY;
+		seal_ready(s);
+		if (next_t >= s->seal_h)
+			return CTA__STEP_READY;
+	}
 	if (disp) {
 		s->now = s->fe_free;
 		s->dispatch_pending = 0;

@@ -537,6 +537,102 @@ static void early_commits_change_nothing(void **state)
 	}
 }
 
+/* A batch whose time to run came is sealed and runs later, with the
+ * batches sealed after it, when nothing the engine does meanwhile can
+ * depend on its bodies (seal_ready in sim/engine/sim.c): the blocks the
+ * issue gate lets go at one time on many SMs run as one batch, not one
+ * batch each. Nothing may change: every thread's end time, the kernel's
+ * statistics, the makespan and the number of events, with blocks of five
+ * lengths over three waves (their releases at many times): on the preset;
+ * with blocks shorter than the retire latency (a sealed commit clamps an
+ * end to the engine's time then, not now) and a dispatch latency that
+ * puts dispatches at the times of sealed blocks' end events (their order
+ * is their sequence numbers'); and with three kernels in three streams
+ * on two SMs, whose blocks share batches. */
+static void sealed_batches_change_nothing(void **state)
+{
+	(void)state;
+	enum { G = 3000, T = 256 };
+	const unsigned grid[3] = {G, 1, 1}, block[3] = {T, 1, 1};
+	for (int variant = 0; variant < 2; variant++) {
+		unsigned long long *t[2];
+		unsigned *hits[2];
+		uint64_t batches[2], sealed[2], events[2], makespan[2];
+		struct cta_kernel_stats st[2];
+		for (int run = 0; run < 2; run++) {
+			/* The preset's model: the gate and the fitted durations. */
+			struct cta_sim_opts o = st_opts("H100-SXM");
+			o.device = *cta_device_find("H100-SXM");
+			if (variant) {
+				memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
+				o.device.spin_add_mask = 0;
+				o.device.spin_block_add_ns = 0;
+				o.device.dispatch_latency_ns = 100;
+			}
+			t[run] = calloc(G * T, sizeof(*t[run]));
+			hits[run] = calloc(G * T, sizeof(*hits[run]));
+			assert_non_null(t[run]);
+			assert_non_null(hits[run]);
+			/* variant 1: 11 to 39 ns, ends 75 ns later (25: a dispatch's time) */
+			struct ex_when_args a = {t[run], hits[run], variant ? 11 : 1000};
+			cta__engine_seal = run;
+			int rc;
+			cta_sim *s = run_launch(&o, &ex_when, &a, grid, block, 0, &rc);
+			cta__engine_seal = 1;
+			assert_int_equal(rc, 0);
+			batches[run] = s->batches;
+			sealed[run] = s->batches_sealed;
+			events[run] = cta_sim_event_count(s);
+			makespan[run] = cta_sim_makespan_ns(s);
+			st[run] = *cta_sim_kernel_stats(s, 0);
+			cta_sim_free(s);
+		}
+		assert_int_equal(sealed[0], 0);
+		assert_true(sealed[1] > 100);
+		if (!variant)
+			assert_true(batches[1] * 10 < batches[0]);
+		assert_int_equal(events[1], events[0]);
+		assert_int_equal(makespan[1], makespan[0]);
+		assert_int_equal(st[1].launched, G);
+		assert_int_equal(st[0].launched, G);
+		assert_int_equal(st[1].first_start_ns, st[0].first_start_ns);
+		assert_int_equal(st[1].last_end_ns, st[0].last_end_ns);
+		assert_int_equal(st[1].busy_ns, st[0].busy_ns);
+		assert_int_equal(st[1].per_sm_min, st[0].per_sm_min);
+		assert_int_equal(st[1].per_sm_max, st[0].per_sm_max);
+		for (unsigned i = 0; i < G * T; i++) {
+			assert_int_equal(hits[0][i], 1);
+			assert_int_equal(hits[1][i], 1);
+		}
+		assert_memory_equal(t[1], t[0], G * T * sizeof(*t[0]));
+		for (int run = 0; run < 2; run++) {
+			free(t[run]);
+			free(hits[run]);
+		}
+	}
+
+	enum { G3 = 24, T3 = 64 };
+	struct early_out r[2];
+	for (int run = 0; run < 2; run++) {
+		cta__engine_seal = run;
+		early_mix(0, 0, &r[run]);
+		cta__engine_seal = 1;
+	}
+	assert_int_equal(r[0].rc, 0);
+	assert_int_equal(r[1].rc, 0);
+	assert_int_equal(r[1].makespan, r[0].makespan);
+	assert_int_equal(r[1].nubs, r[0].nubs);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
+		assert_int_equal(r[1].st[k].first_start_ns, r[0].st[k].first_start_ns);
+		assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
+		assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
+	}
+	assert_memory_equal(r[1].t_end, r[0].t_end, 2 * G3 * T3 * sizeof(*r[0].t_end));
+	free(r[0].t_end);
+	free(r[1].t_end);
+}
+
 static void timing_only_runs_one_thread_per_block(void **state)
 {
 	(void)state;
@@ -1011,6 +1107,7 @@ int main(void)
 	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(early_commits_change_nothing),
+	    cmocka_unit_test(sealed_batches_change_nothing),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
 	    cmocka_unit_test(threads_at_different_syncthreads_are_reported_with_both_sites),
