@@ -43,6 +43,8 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
+#include "llvm/Transforms/Utils/PromoteMemToReg.h"
+#include "llvm/Analysis/Loads.h"
 
 using namespace llvm;
 
@@ -355,7 +357,7 @@ void setDescField(GlobalVariable *D, unsigned idx, Constant *v)
 // struct cta__kc_run (sim/exec/regions.h): every field 8 bytes.
 enum RunField {
 	RF_SLOTS = 0, RF_UIN, RF_UOUT, RF_CONT, RF_T, RF_BARMAX, RF_ENDMAX, RF_N, RF_LO, RF_HI,
-	RF_REGION, RF_ARRIVED, RF_EXITED, RF_WANT, RF_FIRSTVT, RF_LASTVT, RF_COUNT
+	RF_REGION, RF_ARRIVED, RF_EXITED, RF_WANT, RF_FIRSTVT, RF_LASTVT, RF_LO2, RF_HI2, RF_COUNT
 };
 // struct cta__idx: tid at 0 (12 bytes), 56 bytes in all; struct cta__lane:
 // tid at 0, vtime at 64 (checked by _Static_assert in regions.c).
@@ -1312,8 +1314,16 @@ struct Fission {
 		Value *cont = B.CreateLoad(ptrT, field(B, RF_CONT), "cont");
 		Value *T = ld(RF_T);
 		Value *n64 = ld(RF_N);
-		Value *lo = B.CreateTrunc(ld(RF_LO), i32);
-		Value *hi = B.CreateTrunc(ld(RF_HI), i32);
+		// The threads lo .. hi-1, then lo2 .. hi2-1 (the rotated order's
+		// second run): the current run's bounds live in loS and hiS.
+		AllocaInst *loS = B.CreateAlloca(i32, nullptr, "lo");
+		AllocaInst *hiS = B.CreateAlloca(i32, nullptr, "hi");
+		AllocaInst *segS = B.CreateAlloca(Type::getInt1Ty(C), nullptr, "second");
+		B.CreateStore(B.CreateTrunc(ld(RF_LO), i32), loS);
+		B.CreateStore(B.CreateTrunc(ld(RF_HI), i32), hiS);
+		B.CreateStore(B.getFalse(), segS);
+		Value *lo2 = B.CreateTrunc(ld(RF_LO2), i32);
+		Value *hi2 = B.CreateTrunc(ld(RF_HI2), i32);
 		Value *region = ld(RF_REGION);
 		B.CreateStore(ld(RF_ARRIVED), aArr);
 		B.CreateStore(ld(RF_EXITED), aExit);
@@ -1439,12 +1449,15 @@ struct Fission {
 					only = j;
 				};
 				note(start);
+				bool returns = false;
 				for (BasicBlock *lb : list) {
-					several = several || isa<ReturnInst>(lb->getTerminator());
+					returns = returns || isa<ReturnInst>(lb->getTerminator());
 					for (BasicBlock *s : successors(lb))
 						note(s);
 				}
-				if (several)
+				// Every thread from this start ends (no barrier on any path).
+				bool endOnly = returns && only < 0 && !several;
+				if (several || returns)
 					only = -1;
 				std::string tag = rtag + "f" + std::to_string(k) + (v ? "g" : "x");
 				BasicBlock *pre = BasicBlock::Create(C, "pre" + tag, G, done);
@@ -1486,9 +1499,26 @@ struct Fission {
 					IRBuilder<> eb(&G->getEntryBlock(), G->getEntryBlock().begin());
 					vtF = eb.CreateAlloca(i64, nullptr, "vtfirst");
 				}
-				BasicBlock *post =
-				    quick || hoist ? BasicBlock::Create(C, "post" + tag, G, done) : done;
+				// Where a run of threads ends: on to the second run, if any
+				// (the prelude's values stand: it ran for the block).
+				BasicBlock *fdone = BasicBlock::Create(C, "runs" + tag, G, done);
+				{
+					BasicBlock *again = BasicBlock::Create(C, "run2" + tag, G, done);
+					IRBuilder<> z(fdone);
+					Value *more = z.CreateAnd(z.CreateNot(z.CreateLoad(Type::getInt1Ty(C), segS)),
+					                          z.CreateICmpULT(lo2, hi2));
+					z.CreateCondBr(more, again, done);
+					z.SetInsertPoint(again);
+					z.CreateStore(z.getTrue(), segS);
+					z.CreateStore(lo2, loS);
+					z.CreateStore(hi2, hiS);
+					z.CreateBr(pre);
+				}
+				BasicBlock *post = quick || hoist || endOnly
+				                       ? BasicBlock::Create(C, "post" + tag, G, done)
+				                       : fdone;
 				IRBuilder<> b(pre);
+				Value *lo = b.CreateLoad(i32, loS), *hi = b.CreateLoad(i32, hiS);
 				if (publish && !touch)
 					nosan(b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
 					                           i8, gLane, kLaneVtime)));
@@ -1502,8 +1532,22 @@ struct Fission {
 				t->addIncoming(lo, pre);
 				b.CreateCondBr(b.CreateICmpULT(t, hi), body, post);
 				BasicBlock *qtail = post; // where a quick loop's count goes on
-				if (quick || hoist) {
+				if (quick || hoist || endOnly) {
 					IRBuilder<> q(post);
+					if (endOnly) {
+						// The ends, counted once (as the barrier above).
+						BasicBlock *one = BasicBlock::Create(C, "ends" + tag, G, done);
+						BasicBlock *rest = BasicBlock::Create(C, "post2" + tag, G, done);
+						q.CreateCondBr(q.CreateICmpUGT(hi, lo), one, rest);
+						q.SetInsertPoint(one);
+						Value *len = q.CreateZExt(q.CreateSub(hi, lo), i64);
+						q.CreateMemSet(q.CreateGEP(i8, cont, q.CreateZExt(lo, i64)),
+						               q.getInt8(0xff), len, Align(1));
+						q.CreateStore(q.CreateAdd(q.CreateLoad(i64, aExit), len), aExit);
+						q.CreateBr(rest);
+						q.SetInsertPoint(rest);
+						qtail = rest;
+					}
 					if (hoist) {
 						BasicBlock *one = BasicBlock::Create(C, "one" + tag, G, done);
 						BasicBlock *rest = BasicBlock::Create(C, "post2" + tag, G, done);
@@ -1551,7 +1595,7 @@ struct Fission {
 						mc->setDebugLoc(barLoc);
 					}
 					if (!quick)
-						q.CreateBr(done);
+						q.CreateBr(fdone);
 				}
 				if (quick) {
 					IRBuilder<> q(qtail);
@@ -1562,7 +1606,7 @@ struct Fission {
 					BasicBlock *any = BasicBlock::Create(C, "any" + tag, G, done);
 					BasicBlock *slow = BasicBlock::Create(C, "scan" + tag, G, done);
 					BasicBlock *fin = BasicBlock::Create(C, "fin" + tag, G, done);
-					q.CreateCondBr(q.CreateICmpEQ(seen, q.getInt64(0)), done, any);
+					q.CreateCondBr(q.CreateICmpEQ(seen, q.getInt64(0)), fdone, any);
 					q.SetInsertPoint(any);
 					q.CreateStore(q.getTrue(), aTb);
 					q.CreateStore(T, aLast);
@@ -1582,7 +1626,7 @@ struct Fission {
 					q.CreateStore(sc, aWant);
 					q.CreateBr(fin);
 					q.SetInsertPoint(fin);
-					q.CreateBr(done);
+					q.CreateBr(fdone);
 				}
 				b.SetInsertPoint(latch);
 				t->addIncoming(b.CreateAdd(t, b.getInt32(1)), latch);
@@ -1757,13 +1801,16 @@ struct Fission {
 				{
 					IRBuilder<> e(XR);
 					Value *vt = vtime(e);
-					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit), e.getInt64(1)),
-					              aExit);
+					if (!endOnly)
+						e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit),
+						                          e.getInt64(1)),
+						              aExit);
 					if (touch)
 						maxInto(e, aEnd, vt);
 					else
 						e.CreateStore(e.getTrue(), aTe);
-					e.CreateStore(e.getInt8(0xff), contAt);
+					if (!endOnly)
+						e.CreateStore(e.getInt8(0xff), contAt);
 					e.CreateBr(latch);
 				}
 				// The region's code, cloned into the loop.
@@ -1939,6 +1986,19 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				setDescField(D, 8, ConstantInt::get(i32, fz.slotBytes));
 				setDescField(D, 9, ConstantInt::get(i32, fz.uniBytes));
 				setDescField(D, 10, ConstantInt::get(i32, rows.size()));
+				// CTA__KC_LOCAL_SMEM (sim/exec/regions.h): only calls that
+				// keep no shared-memory address past the block.
+				bool local = true;
+				for (Instruction &I : instructions(*F))
+					if (auto *CB = dyn_cast<CallBase>(&I)) {
+						Function *c = CB->getCalledFunction();
+						if (CB->isInlineAsm() || (c && c->isIntrinsic()))
+							continue;
+						StringRef n = c ? c->getName() : "";
+						local = local && (n == "cta__shared" || n == "cta__shared_dynamic" ||
+						                  n == "cta__spin_poll" || n == kBarrier);
+					}
+				setDescField(D, 11, ConstantInt::get(i32, local ? 1 : 0));
 				F->replaceAllUsesWith(UndefValue::get(F->getType()));
 				F->eraseFromParent();
 				if (verbose)
@@ -1998,7 +2058,7 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 			else if (auto *L = dyn_cast<LoadInst>(o))
 				k = isTlsLane(L->getPointerOperand()) ? 1 : 0;
 			else if (isa<Argument>(o) || isa<AllocaInst>(o) || isa<CallBase>(o) ||
-			         (isa<GlobalVariable>(o) && !isTlsLane(o)))
+			         isa<GlobalVariable>(o)) // (cta__cur's slot is not the lane)
 				k = 0;
 			else
 				k = -1;
@@ -2019,12 +2079,180 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 		return G && G->getName() == "cta__cur";
 	}
 
+	// The lane pointers of F (the argument, loads of cta__cur) go only into
+	// addresses of loads and stores: never stored, passed or compared, so
+	// that no other pointer can be the lane.
+	static bool laneStaysPut(Function &F)
+	{
+		SmallVector<const Value *, 16> work{F.getArg(1)};
+		for (Instruction &I : instructions(F))
+			if (auto *L = dyn_cast<LoadInst>(&I))
+				if (isTlsLane(L->getPointerOperand()))
+					work.push_back(L);
+		std::set<const Value *> seen;
+		while (!work.empty()) {
+			const Value *v = work.pop_back_val();
+			if (!seen.insert(v).second)
+				continue;
+			for (const User *U : v->users()) {
+				if (auto *L = dyn_cast<LoadInst>(U)) {
+					if (L->getPointerOperand() != v)
+						return false;
+				} else if (auto *S = dyn_cast<StoreInst>(U)) {
+					if (S->getPointerOperand() != v || S->getValueOperand() == v)
+						return false;
+				} else if (isa<GetElementPtrInst>(U) || isa<BitCastInst>(U) ||
+				           isa<PHINode>(U) || isa<SelectInst>(U)) {
+					work.push_back(U);
+				} else {
+					return false;
+				}
+			}
+		}
+		return true;
+	}
+
+	// Keeps the lane's thread index and clock (the fields the loop form
+	// writes for each thread, and cta_spin_ns's clock) in locals that
+	// become registers: the lane gets them where a call may read them
+	// (stored before each call, read again after it) and at the return.
+	// A thread loop with a call on one path (thread 0's atomicAdd) so no
+	// longer stores the index and clock of every thread.
+	static bool mirror(Function &F, const Argument *lane)
+	{
+		const DataLayout &DL = F.getParent()->getDataLayout();
+		LLVMContext &C = F.getContext();
+		static const unsigned offs[4] = {0, 4, 8, 64};
+		struct Acc {
+			Instruction *I;
+			int f;
+		};
+		SmallVector<Acc, 32> accs;
+		SmallVector<Instruction *, 16> syncs;
+		SmallVector<ReturnInst *, 4> rets;
+		for (Instruction &I : instructions(F)) {
+			if (auto *R = dyn_cast<ReturnInst>(&I)) {
+				rets.push_back(R);
+				continue;
+			}
+			if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
+				if (laneBase(MI->getDest(), lane) != 0)
+					return false;
+				if (auto *MT = dyn_cast<MemTransferInst>(MI))
+					if (laneBase(MT->getSource(), lane) != 0)
+						return false;
+				continue;
+			}
+			if (auto *CB = dyn_cast<CallBase>(&I)) {
+				if (isa<InvokeInst>(CB) || isa<CallBrInst>(CB))
+					return false;
+				auto *II = dyn_cast<IntrinsicInst>(CB);
+				if (!II || II->mayWriteToMemory() || II->mayReadFromMemory())
+					if (!II || !(isa<DbgInfoIntrinsic>(II) || II->isLifetimeStartOrEnd() ||
+					             II->getIntrinsicID() == Intrinsic::threadlocal_address))
+						syncs.push_back(CB);
+				continue;
+			}
+			Value *p = nullptr;
+			Type *ty = nullptr;
+			if (auto *L = dyn_cast<LoadInst>(&I)) {
+				p = L->getPointerOperand();
+				ty = L->getType();
+			} else if (auto *S = dyn_cast<StoreInst>(&I)) {
+				p = S->getPointerOperand();
+				ty = S->getValueOperand()->getType();
+			} else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
+				if (laneBase(RMW->getPointerOperand(), lane) != 0)
+					return false;
+				continue;
+			} else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
+				if (laneBase(CX->getPointerOperand(), lane) != 0)
+					return false;
+				continue;
+			} else if (isa<FenceInst>(I)) {
+				continue; // (the lane is this host thread's alone)
+			} else if (I.mayReadOrWriteMemory()) {
+				return false;
+			}
+			if (!p)
+				continue;
+			int k = laneBase(p, lane);
+			if (k == 0)
+				continue;
+			if (k < 0)
+				return false;
+			int64_t off = 0;
+			Value *b = GetPointerBaseWithConstantOffset(p, off, DL);
+			auto *bl = dyn_cast<LoadInst>(b);
+			if (b != lane && !(bl && isTlsLane(bl->getPointerOperand())))
+				return false;
+			int64_t size = (int64_t)DL.getTypeStoreSize(ty);
+			bool overlaps = (off < 12 && off + size > 0) || (off < 72 && off + size > 64);
+			if (!overlaps)
+				continue;
+			int f = -1;
+			for (int i = 0; i < 4; i++)
+				if (off == offs[i])
+					f = i;
+			bool simple = isa<LoadInst>(I) ? cast<LoadInst>(I).isSimple()
+			                               : cast<StoreInst>(I).isSimple();
+			if (f < 0 || !simple || !ty->isIntegerTy(f == 3 ? 64 : 32))
+				return false;
+			accs.push_back({&I, f});
+		}
+		if (accs.empty())
+			return false;
+		BasicBlock &E = F.getEntryBlock();
+		IRBuilder<> b(&E, E.getFirstInsertionPt());
+		Type *i8 = Type::getInt8Ty(C);
+		Type *tys[4] = {Type::getInt32Ty(C), Type::getInt32Ty(C), Type::getInt32Ty(C),
+		                Type::getInt64Ty(C)};
+		AllocaInst *loc[4];
+		Value *lp = const_cast<Argument *>(lane);
+		for (int i = 0; i < 4; i++)
+			loc[i] = b.CreateAlloca(tys[i], nullptr, "lane.mirror");
+		auto fieldPtr = [&](IRBuilder<> &bb, int i) {
+			return bb.CreateConstInBoundsGEP1_64(i8, lp, offs[i]);
+		};
+		for (int i = 0; i < 4; i++)
+			b.CreateStore(b.CreateLoad(tys[i], fieldPtr(b, i)), loc[i]);
+		auto out = [&](Instruction *at) {
+			IRBuilder<> o(at);
+			for (int i = 0; i < 4; i++)
+				o.CreateStore(o.CreateLoad(tys[i], loc[i]), fieldPtr(o, i));
+		};
+		for (Instruction *cI : syncs) {
+			out(cI);
+			IRBuilder<> a(cI->getNextNode());
+			for (int i = 0; i < 4; i++)
+				a.CreateStore(a.CreateLoad(tys[i], fieldPtr(a, i)), loc[i]);
+		}
+		for (ReturnInst *R : rets)
+			out(R);
+		for (Acc &a : accs) {
+			if (auto *L = dyn_cast<LoadInst>(a.I)) {
+				L->setOperand(0, loc[a.f]);
+			} else {
+				cast<StoreInst>(a.I)->setOperand(1, loc[a.f]);
+			}
+			a.I->setMetadata(LLVMContext::MD_tbaa, nullptr);
+			a.I->setMetadata(LLVMContext::MD_alias_scope, nullptr);
+			a.I->setMetadata(LLVMContext::MD_noalias, nullptr);
+		}
+		DominatorTree DT(F);
+		PromoteMemToReg(SmallVector<AllocaInst *, 4>(loc, loc + 4), DT);
+		return true;
+	}
+
 	PreservedAnalyses run(Function &F, FunctionAnalysisManager &)
 	{
 		if (!F.getName().endswith("__kc_fis") || F.hasFnAttribute("ctasim-lane-scope") ||
 		    F.getParent()->getNamedGlobal("cta__kc_sanitized"))
 			return PreservedAnalyses::all();
 		F.addFnAttr("ctasim-lane-scope");
+		if (!laneStaysPut(F))
+			return PreservedAnalyses::all();
+		bool mirrored = mirror(F, F.getArg(1));
 		LLVMContext &C = F.getContext();
 		MDBuilder MDB(C);
 		MDNode *dom = MDB.createAnonymousAliasScopeDomain("ctasim.lane");
@@ -2045,6 +2273,7 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 			else if (k == 0)
 				I.setMetadata(LLVMContext::MD_noalias, list);
 		}
+		(void)mirrored;
 		PreservedAnalyses pa;
 		pa.preserveSet<CFGAnalyses>();
 		return pa;

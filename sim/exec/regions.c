@@ -136,6 +136,11 @@ struct kc_block {
 	void *ws_fn, *ws_arg;
 	int ws_mode;
 	struct cta__kc_park *spare_park; /* kept for the next wait */
+	/* Shared memory of the blocks that run here to their end in one go
+	 * (CTA__KC_LOCAL_SMEM), and the bytes of it that may be non-zero. */
+	unsigned char *hot;
+	size_t hot_cap;
+	unsigned hot_dirty;
 	/* Threads of the round that stopped at an mbarrier wait, in the order
 	 * they stopped, with their times (cta__kc_wait_blocks). */
 	unsigned *wrank;
@@ -415,7 +420,7 @@ _Static_assert(offsetof(struct cta__lane, vtime) == 64, "cta__lane.vtime moved")
 _Static_assert(offsetof(struct cta__lane, tid) == 0, "cta__lane.tid moved");
 _Static_assert(sizeof(struct cta__idx) == 56 && offsetof(struct cta__idx, bdim) == 24,
                "cta__idx changed");
-_Static_assert(sizeof(struct cta__kc_run) == 16 * 8, "cta__kc_run changed");
+_Static_assert(sizeof(struct cta__kc_run) == 18 * 8, "cta__kc_run changed");
 
 typedef void (*kc_fis_fn)(const void *args, struct cta__lane *l, const struct cta__idx *ix,
                           struct cta__kc_run *r);
@@ -721,6 +726,28 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
 	b->nw = 0;
 	b->wmixed = 0;
+	/* A block that runs to its end here and keeps no address of its shared
+	 * memory past it uses the host thread's arena, in cache from block to
+	 * block, not its CTA's: the CTAs of a device's resident blocks are
+	 * megabytes, and zeroing a cold one cost about as much as the block's
+	 * work (block_reduce). The arena is zeroed as the CTA's would be (only
+	 * what the last block on it may have written, only when the block
+	 * takes shared memory); the CTA's is left as it was. */
+	unsigned char *cta_smem = NULL;
+	unsigned cta_dirty = 0;
+	if (!pk && (d->flags & CTA__KC_LOCAL_SMEM) && !u->sim->o.sanitize) {
+		size_t need = cta__base_smem_need(k);
+		if (need > b->hot_cap) {
+			b->hot_dirty = 0; /* (grow_buf's arena is zeroed) */
+			grow_buf(&b->hot, &b->hot_cap, need);
+		}
+		if (need <= b->hot_cap) {
+			cta_smem = b->c->smem;
+			cta_dirty = b->c->smem_dirty;
+			b->c->smem = l->smem = b->hot;
+			b->c->smem_dirty = b->hot_dirty ? b->hot_dirty | CTA__SMEM_STALE : 0;
+		}
+	}
 	struct cta__idx ix;
 	ix.tid.x = ix.tid.y = ix.tid.z = 0;
 	l->tid = ix.tid;
@@ -745,6 +772,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	r.slots = b->slots;
 	r.cont = b->cont;
 	r.n = n;
+	r.lo2 = r.hi2 = 0;
 	uint64_t T = cur->t0;
 	struct cta__kc_ws ws;
 	if (pk) {
@@ -797,14 +825,13 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			r.uin = uin;
 			r.uout = b->ubuf + ucur * stride;
 			if (rotating) {
+				/* One call for both runs of the rotation. */
 				r.lo = rot;
 				r.hi = n;
+				r.lo2 = 0;
+				r.hi2 = rot;
 				fn(args, l, &ix, &r);
-				if (rot) {
-					r.lo = 0;
-					r.hi = rot;
-					fn(args, l, &ix, &r);
-				}
+				r.lo2 = r.hi2 = 0;
 				last = rot ? rot - 1 : n - 1;
 			} else if (pervt) {
 				/* Woken from an mbarrier wait: each thread from its
@@ -1054,6 +1081,11 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			memcpy(b->ubuf + 2 * stride, uin, ub);
 			uin = b->ubuf + 2 * stride;
 		}
+	}
+	if (cta_smem) {
+		b->hot_dirty = c->smem_dirty & ~CTA__SMEM_STALE;
+		c->smem = l->smem = cta_smem;
+		c->smem_dirty = cta_dirty;
 	}
 	l->active = 0;
 	return 0;

@@ -42,7 +42,14 @@ struct cta__kc_def {
 	const struct cta__kc_bar *bars;
 	int line;
 	uint32_t slot_bytes, uni_bytes, nbar;
+	uint32_t flags; /* CTA__KC_* below */
 };
+/* The body calls nothing that keeps an address of its shared memory past its
+ * block (no CLC call, no wait: only cta__shared, cta__shared_dynamic,
+ * cta__spin_poll and barriers), so a block that runs to its end in one go
+ * may have its shared memory in an arena of the host thread's, which stays
+ * in cache from block to block (sim/exec/regions.c). */
+#define CTA__KC_LOCAL_SMEM 1u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -63,6 +70,8 @@ struct cta__kc_run {
 	uint64_t want;        /* the barrier of the first arrival, or CTA__KC_NONE (in/out) */
 	uint64_t first_vt;    /* the first arrival's virtual time (out) */
 	uint64_t last_vt;     /* the latest arrival's virtual time (out) */
+	uint64_t lo2, hi2;    /* then these threads (none when lo2 >= hi2): a second run
+	                       * of the same region in one call, its prelude run once */
 };
 /* Called by the loop form when thread t arrives at barrier `bar` while the
  * block's first arrival waits at barrier `want` (the divergent-barrier rule). */
