@@ -709,12 +709,11 @@ static __attribute__((noinline)) void observed_failure(struct cta__lane_x *x, co
 	}
 }
 
-bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)
+/* query_cancel_is_canceled once the read is defined (sl's request
+ * resolved): the outcome, and what the emulation charges for it. */
+static inline bool read_canceled(struct cta__lane_x *x, const struct cta__rslot *sl,
+                                 const char *file, int line)
 {
-	struct cta__lane_x *x = self();
-	struct cta__rslot *sl = checked_slot(x, result, file, line, "query_cancel_is_canceled");
-	if (!sl || !sl->r->resolved)
-		return false;
 	bool ok = sl->r->outcome == CTA_CANCEL_SUCCESS;
 	const struct cta_device_model *dev = &x->l.unit->sim->dev;
 	if (!ok) {
@@ -730,11 +729,37 @@ bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int li
 	return ok;
 }
 
+/* get_first_ctaid of a successful request, once the read is defined: the
+ * first read of the result marks the stolen block as processed. */
+static inline void read_first(struct cta__lane_x *x, struct cta__rslot *sl)
+{
+	if (sl->consumed)
+		return;
+	struct cta__unit *u = x->l.unit;
+	struct cta__cta *c = lane_cta(x);
+	struct cta__kernel *k = u->k;
+	sl->consumed = 1;
+	uint64_t logical = cta__exec_unit_logical(k, sl->r->unit_index, x->l.cta_rank);
+	cta__base_out_mark(u, logical);
+	c->steal_current = logical;
+	if (u->sim->tw)
+		cta__base_out_trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical, c->logical,
+		                    c->sm, CTA_TRACE_NONE, 0, NULL);
+}
+
+bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int line)
+{
+	struct cta__lane_x *x = self();
+	struct cta__rslot *sl = checked_slot(x, result, file, line, "query_cancel_is_canceled");
+	if (!sl || !sl->r->resolved)
+		return false;
+	return read_canceled(x, sl, file, line);
+}
+
 int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
 	struct cta__unit *u = x->l.unit;
-	struct cta__cta *c = lane_cta(x);
 	struct cta__rslot *sl = checked_slot(x, result, file, line, "get_first_ctaid");
 	if (!sl || !sl->r->resolved)
 		return 0;
@@ -745,16 +770,7 @@ int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file
 		        r->file, r->line, cta_cancel_outcome_name(r->outcome));
 		return 0;
 	}
-	struct cta__kernel *k = u->k;
-	if (!sl->consumed) {
-		sl->consumed = 1;
-		uint64_t logical = cta__exec_unit_logical(k, r->unit_index, x->l.cta_rank);
-		cta__base_out_mark(u, logical);
-		c->steal_current = logical;
-		if (u->sim->tw)
-			cta__base_out_trace(u->sim, x->l.vtime, CTA_TEV_STEAL, k->id, logical,
-			                    c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
-	}
+	read_first(x, sl);
 	return (int)(dim == 0 ? r->first.x : dim == 1 ? r->first.y : r->first.z);
 }
 
@@ -1021,19 +1037,42 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 			return 0; /* (not the phase it waits for: still on the list) */
 		w->waiting = 0;
 		bool ok = false;
+		/* Every thread reads the result after it waited for the phase
+		 * that completed its request: each read is defined, so the
+		 * checker's per-thread work (its observation of the phase, the
+		 * check of each read) is left out when the slot says so; the
+		 * reads' effects stay. Otherwise each thread goes through the
+		 * checked calls, as on fibers. */
+		struct cta__rslot *sl = mb ? slot_find(c, smem_off(c, &st->result)) : NULL;
+		if (sl &&
+		    !(sl->r && sl->r->resolved && sl->phase_done && sl->bar == mb && !sl->reported))
+			sl = NULL;
 		for (unsigned i = w->n; i-- > 0;) {
 			unsigned t = cta__regions_ws_at(w, i);
 			uint64_t vt = ws_vt(w, t);
 			if (mb && mb->completed_t > vt)
 				vt = mb->completed_t;
 			ws_thread(x, t, vt);
-			if (mb && s->checks)
-				observe(x, mb);
-			ok = cta__clc_is_canceled(&st->result, file, line);
-			if (ok) {
-				w->bx = (unsigned)cta__clc_first_ctaid(&st->result, 0, file, line);
-				w->by = (unsigned)cta__clc_first_ctaid(&st->result, 1, file, line);
-				w->bz = (unsigned)cta__clc_first_ctaid(&st->result, 2, file, line);
+			if (sl && sl->r->done_t <= vt) {
+				ok = read_canceled(x, sl, file, line);
+				if (ok) {
+					read_first(x, sl);
+					w->bx = sl->r->first.x;
+					w->by = sl->r->first.y;
+					w->bz = sl->r->first.z;
+				}
+			} else {
+				if (mb && s->checks)
+					observe(x, mb);
+				ok = cta__clc_is_canceled(&st->result, file, line);
+				if (ok) {
+					w->bx = (unsigned)cta__clc_first_ctaid(&st->result, 0, file,
+					                                       line);
+					w->by = (unsigned)cta__clc_first_ctaid(&st->result, 1, file,
+					                                       line);
+					w->bz = (unsigned)cta__clc_first_ctaid(&st->result, 2, file,
+					                                       line);
+				}
 			}
 			/* The loop's barrier (cta__syncthreads_rule): every thread
 			 * arrives at the same one. */
