@@ -176,6 +176,10 @@ struct cta_device_model {
 	unsigned clc_emulated;
 	unsigned clc_request_ns, clc_steal_ns;
 	unsigned clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
+	/* Emulated CLC: the GPCs (bit g: GPC g, 0-31) on the far side of the
+	 * L2 from the emulation's atomics, whose blocks pay every cost above
+	 * times clc_far_ppm / 1e6 (0: none). */
+	unsigned clc_far_gpcs, clc_far_ppm;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

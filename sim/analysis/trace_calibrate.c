@@ -91,6 +91,11 @@ struct fit {
 	 * to its next request and from its last failure to the block's end. */
 	struct samples clc_solo, clc_turn, clc_tail, clc_post, clc_exit;
 	struct samples clc_fail_kernel; /* per kernel: its median failure */
+	/* Per kernel with failures on two GPCs or more: its far GPCs' median
+	 * failure / its near GPCs' (ppm), and per GPC how many kernels found
+	 * it far (clc_far_kernel). */
+	struct samples clc_far;
+	unsigned clc_far_votes[32];
 	int clc_emulated;
 };
 
@@ -199,6 +204,7 @@ static int pair_latency(struct samples *out, const struct cta_trace *t, cta_trac
  * the last, failed one's to the block's end are kept with it. */
 struct clc_claim_rec {
 	uint64_t word, issue, done;
+	double scale; /* 1, or 1 / the kernel's far ratio for a far GPC's claim */
 };
 
 static int clc_keep(const struct cta_trace_rec *r, void *ctx, struct cta__rec_key *k)
@@ -279,9 +285,13 @@ static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct
 	qsort(c, n, sizeof(*c), cmp_claim);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (i && c[i - 1].word == c[i].word && c[i].issue < c[i - 1].done)
-			rc = push(&fit->clc_turn, c[i].done - c[i - 1].done);
-		else if (iter_ns && fails->n && c[i].done - c[i].issue > fail)
-			rc = push(&solo, c[i].done - c[i].issue - fail);
+			rc = push(
+			    &fit->clc_turn,
+			    (uint64_t)((double)(c[i].done - c[i - 1].done) * c[i].scale + 0.5));
+		else if (iter_ns && fails->n &&
+		         (double)(c[i].done - c[i].issue) * c[i].scale > (double)fail)
+			rc = push(&solo, (uint64_t)((double)(c[i].done - c[i].issue) * c[i].scale -
+			                            (double)fail + 0.5));
 	}
 	if (!rc && solo.n)
 		rc = push2(&fit->clc_solo, median(&solo), iter_ns);
@@ -290,7 +300,90 @@ static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct
 	return rc;
 }
 
-static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter_ns)
+/* The GPC of SM sm under the base model, or -1. */
+static int gpc_of(const struct cta_device_model *base, uint64_t sm)
+{
+	if (sm == CTA_TRACE_NONE || sm >= base->sm_count || base->gpc_of_sm[sm] >= 32)
+		return -1;
+	return base->gpc_of_sm[sm];
+}
+
+/* The far GPCs of one kernel's emulated atomics (clc_far_gpcs): its
+ * failures (cancel to cancel_done, nothing claimed) grouped by the GPC of
+ * the issuing block; the upper half of the GPCs by median failure are its
+ * far ones (far[g] = 1), and *ratio is the median failure of their blocks
+ * over that of the others'. The records are ks[i0..i1), one kernel's,
+ * grouped by block. *ratio = 1 and no far GPC with failures on fewer than
+ * two GPCs. */
+static int clc_far_kernel(const struct cta_trace *t, const struct cta__rec_key *ks, size_t i0,
+                          size_t i1, const struct cta_device_model *base, unsigned char *far,
+                          double *ratio)
+{
+	struct samples by[32] = {{0}}, lo = {0}, hi = {0};
+	uint64_t med[32];
+	int rc = 0, gs[32], ng = 0;
+	memset(far, 0, 32);
+	*ratio = 1;
+	uint64_t issue = 0;
+	int open = 0;
+	for (size_t k = i0; k < i1 && !rc; k++) {
+		const struct cta_trace_rec *r = &t->recs[ks[k].seq];
+		if (k > i0 && ks[k].b != ks[k - 1].b)
+			open = 0;
+		if (r->ev == CTA_TEV_CANCEL) {
+			issue = r->t_ns;
+			open = 1;
+		} else if (r->ev == CTA_TEV_CANCEL_DONE && open && r->t_ns >= issue) {
+			open = 0;
+			int g = gpc_of(base, r->sm);
+			if (g >= 0 && r->code != CTA_CANCEL_SUCCESS)
+				rc = push(&by[g], r->t_ns - issue);
+		}
+	}
+	for (int g = 0; g < 32 && !rc; g++)
+		if (by[g].n) {
+			med[g] = median(&by[g]);
+			gs[ng++] = g;
+		}
+	if (!rc && ng >= 2) {
+		/* GPCs by median failure, the slowest last (insertion sort: 32 at most). */
+		for (int a = 1; a < ng; a++)
+			for (int b = a; b > 0 && med[gs[b - 1]] > med[gs[b]]; b--) {
+				int x = gs[b];
+				gs[b] = gs[b - 1];
+				gs[b - 1] = x;
+			}
+		for (int a = 0; a < ng && !rc; a++) {
+			struct samples *d = a >= ng - ng / 2 ? &hi : &lo;
+			if (a >= ng - ng / 2)
+				far[gs[a]] = 1;
+			for (size_t v = 0; v < by[gs[a]].n && !rc; v++)
+				rc = push(d, by[gs[a]].v[v]);
+		}
+		if (!rc && lo.n && hi.n) {
+			uint64_t l = median(&lo), h = median(&hi);
+			if (l)
+				*ratio = (double)h / (double)l;
+		}
+	}
+	for (int g = 0; g < 32; g++)
+		free(by[g].v);
+	free(lo.v);
+	free(hi.v);
+	return rc;
+}
+
+/* A sample of a far GPC's block brought to the near GPCs' scale: the part
+ * beyond the loop's work (ns) divided by the kernel's ratio. */
+static uint64_t near_scale(uint64_t v, uint64_t ns, double scale)
+{
+	if (scale == 1 || v <= ns)
+		return v;
+	return ns + (uint64_t)((double)(v - ns) * scale + 0.5);
+}
+
+static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter_ns,
+                       const struct cta_device_model *base)
 {
 	struct cta__rec_key *ks;
 	size_t n;
@@ -304,12 +397,29 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 	}
 	size_t ncl = 0;
 	struct samples fails = {0}, tails = {0}, posts = {0}, exits = {0};
+	unsigned char far[32] = {0};
+	double ratio = 1;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i;
 		while (j < n && ks[j].a == ks[i].a && ks[j].b == ks[i].b)
 			j++;
 		const struct cta_trace_kernel *kh =
 		    ks[i].a < t->header.kernel_count ? &t->header.kernels[ks[i].a] : NULL;
+		/* A kernel's first block: its far GPCs, from all of its blocks. */
+		if (!i || ks[i - 1].a != ks[i].a) {
+			size_t e = i;
+			while (e < n && ks[e].a == ks[i].a)
+				e++;
+			rc = clc_far_kernel(t, ks, i, e, base, far, &ratio);
+			if (!rc && ratio > 1) {
+				rc = push(&fit->clc_far, (uint64_t)(ratio * 1e6 + 0.5));
+				for (int g = 0; g < 32; g++)
+					fit->clc_far_votes[g] += far[g];
+			}
+		}
+		/* The block's samples on the near GPCs' scale. */
+		int g = gpc_of(base, t->recs[ks[i].seq].sm);
+		double sc = g >= 0 && far[g] && ratio > 1 ? 1 / ratio : 1;
 		/* issue: the open request's; done/ok: the last completion, and
 		 * whether a steal was decoded since. */
 		uint64_t issue = 0, done = 0;
@@ -319,9 +429,9 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 			switch (r->ev) {
 			case CTA_TEV_CANCEL:
 				if (have_done && !stole)
-					rc = push(&tails, r->t_ns - done);
+					rc = push(&tails, near_scale(r->t_ns - done, 0, sc));
 				else if (have_done && ok && iter_ns && !rc)
-					rc = push(&posts, r->t_ns - done);
+					rc = push(&posts, near_scale(r->t_ns - done, iter_ns, sc));
 				issue = r->t_ns;
 				open = 1;
 				have_done = 0;
@@ -334,21 +444,23 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 				stole = 0;
 				done = r->t_ns;
 				ok = r->code == CTA_CANCEL_SUCCESS;
-				rc = push(ok ? &fit->clc_succ : &fit->clc_fail, done - issue);
+				rc = push(ok ? &fit->clc_succ : &fit->clc_fail,
+				          near_scale(done - issue, 0, sc));
 				if (!rc && !ok)
-					rc = push(&fails, done - issue);
+					rc = push(&fails, near_scale(done - issue, 0, sc));
 				if (!rc && ok && kh && r->arg != CTA_TRACE_NONE)
 					cl[ncl++] =
 					    (struct clc_claim_rec){.word = claim_word(kh, r->arg),
 					                           .issue = issue,
-					                           .done = done};
+					                           .done = done,
+					                           .scale = sc};
 				break;
 			case CTA_TEV_STEAL:
 				stole = 1;
 				break;
 			default: /* END */
 				if (have_done && !ok && iter_ns)
-					rc = push(&exits, r->t_ns - done);
+					rc = push(&exits, near_scale(r->t_ns - done, iter_ns, sc));
 				have_done = 0;
 				break;
 			}
@@ -406,6 +518,27 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	if (!fit->clc_emulated || !(fit->clc_fail.n || fit->clc_succ.n))
 		return;
 	out->clc_emulated = 1;
+	/* The far GPCs: the half of the GPCs that the most kernels found far
+	 * (ties: the lower GPC), at the median kernel's ratio. The costs
+	 * below were fitted on the near GPCs' scale. */
+	out->clc_far_gpcs = out->clc_far_ppm = 0;
+	unsigned ngpc = out->gpc_count < 32 ? out->gpc_count : 32;
+	if (fit->clc_far.n && ngpc >= 2) {
+		out->clc_far_ppm = (unsigned)median(&fit->clc_far);
+		for (unsigned taken = 0; taken < ngpc / 2; taken++) {
+			unsigned best = 32;
+			for (unsigned g = 0; g < ngpc; g++)
+				if (!(out->clc_far_gpcs >> g & 1) && fit->clc_far_votes[g] &&
+				    (best == 32 ||
+				     fit->clc_far_votes[g] > fit->clc_far_votes[best]))
+					best = g;
+			if (best == 32)
+				break;
+			out->clc_far_gpcs |= 1u << best;
+		}
+		if (!out->clc_far_gpcs)
+			out->clc_far_ppm = 0;
+	}
 	/* Each kernel one vote (its median): the grids of many blocks would
 	 * outvote the others, and their contention is not modelled. */
 	uint64_t fail =
@@ -499,6 +632,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_tail.v);
 	free(f->clc_post.v);
 	free(f->clc_exit.v);
+	free(f->clc_far.v);
 	free(f->clc_fail_kernel.v);
 	free(f->call_d.v);
 	free(f->call_ns.v);
@@ -1047,7 +1181,7 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 			rc = pair_latency(&fit->cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
 		if (!rc && !strcmp(t->header.clc, "emulated")) {
 			fit->clc_emulated = 1;
-			rc = clc_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0);
+			rc = clc_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0, base);
 		}
 		if (!rc)
 			rc = retire_gaps(&fit->retire, t, kf);

@@ -21,6 +21,19 @@
 
 uint64_t cta__exec_unit_logical(const struct cta__kernel *k, uint64_t unit, unsigned r);
 
+/* Emulated CLC: a cost of the emulation's global atomics as paid by a
+ * block on SM sm. The atomics go to the L2 slice that holds the emulation's
+ * context and claim bitmap; from the GPCs on the far side of the L2
+ * (clc_far_gpcs) every round trip takes clc_far_ppm / 1e6 as long
+ * (docs/FIDELITY.md). */
+static inline uint64_t emu_cost(const struct cta_device_model *d, unsigned sm, uint64_t ns)
+{
+	if (!d->clc_far_ppm || sm >= d->sm_count || d->gpc_of_sm[sm] >= 32 ||
+	    !(d->clc_far_gpcs >> d->gpc_of_sm[sm] & 1))
+		return ns;
+	return (ns * d->clc_far_ppm + 500000) / 1000000;
+}
+
 /* mbarriers and requests, on cache lines of their own: their fields are
  * read and written at every request. */
 __attribute__((noinline, cold)) static void *lines_alloc(size_t size)
@@ -498,7 +511,8 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	/* Emulated CLC: the request is the issuer's own atomics, done before
 	 * it goes on (docs/FIDELITY.md). */
 	if (s->dev.clc_emulated)
-		x->l.vtime += s->dev.clc_request_ns + s->dev.clc_request_tail_ns;
+		x->l.vtime +=
+		    emu_cost(&s->dev, c->sm, s->dev.clc_request_ns + s->dev.clc_request_tail_ns);
 }
 
 static void encode(cta_clc_result *res, int success, uint3 b)
@@ -518,7 +532,13 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
 	if (c->reqs != r) /* it issued another since: that is what it did */
 		return 0;
 	struct cta__mbar *b = mbar_find(c, r->bar_off);
-	uint64_t since = r->issue_t + s->dev.clc_request_ns + s->dev.clc_request_tail_ns;
+	uint64_t since = r->issue_t + emu_cost(&s->dev, r->unit->ctas[r->cta].sm,
+	                                       s->dev.clc_request_ns + s->dev.clc_request_tail_ns);
+	/* Waiting for its block's previous request (issued back to back, whose
+	 * result it waits for first) is not work: the claim of this one went
+	 * on meanwhile. */
+	if (r->next && r->next->resolved && r->next->done_t > since)
+		since = r->next->done_t;
 	for (struct cta__lane_x *w = b ? b->waiters : NULL; w; w = w->next_wait) {
 		uint64_t vt;
 		if (w->kc_park) { /* the loop form: the block waits as a whole */
@@ -548,9 +568,11 @@ static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__reque
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
 		uint64_t word = r->unit_index / 16 + 1;
-		done += issuer_work(s, r) + d->clc_claim_ns;
-		if (k->claim_word == word && k->claim_done + d->clc_claim_turn_ns > done)
-			done = k->claim_done + d->clc_claim_turn_ns;
+		unsigned sm = r->unit->ctas[r->cta].sm;
+		uint64_t turn = emu_cost(d, sm, d->clc_claim_turn_ns);
+		done += issuer_work(s, r) + emu_cost(d, sm, d->clc_claim_ns);
+		if (k->claim_word == word && k->claim_done + turn > done)
+			done = k->claim_done + turn;
 		k->claim_word = word;
 		k->claim_done = done;
 	}
@@ -578,7 +600,9 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	k->st.cancels++;
 	r->resolved = 1;
 	r->outcome = outcome;
-	uint64_t lat = s->dev.clc_emulated ? s->dev.clc_request_ns : s->dev.cancel_latency_ns;
+	uint64_t lat = s->dev.clc_emulated
+	                   ? emu_cost(&s->dev, u->ctas[r->cta].sm, s->dev.clc_request_ns)
+	                   : s->dev.cancel_latency_ns;
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;
 		int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
@@ -722,9 +746,9 @@ static inline bool read_canceled(struct cta__lane_x *x, const struct cta__rslot 
 		 * block's latest request (a block that issued two and sees both
 		 * fail leaves once). */
 		if (dev->clc_emulated && x->l.unit->ctas[sl->r->cta].reqs == sl->r)
-			x->l.vtime += dev->clc_exit_ns;
+			x->l.vtime += emu_cost(dev, lane_cta(x)->sm, dev->clc_exit_ns);
 	} else if (dev->clc_emulated) { /* the rest of an emulated steal */
-		x->l.vtime += dev->clc_steal_ns;
+		x->l.vtime += emu_cost(dev, lane_cta(x)->sm, dev->clc_steal_ns);
 	}
 	return ok;
 }

@@ -149,6 +149,9 @@ struct sweep_fit {
 	 * for a model with clc_emulated 0). */
 	uint64_t clc_request_ns;
 	uint32_t clc_steal_ns, clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
+	/* ... paid times clc_far_ppm / 1e6 by blocks of the GPCs in
+	 * clc_far_gpcs (the far side of the L2 from the emulation's atomics). */
+	uint32_t clc_far_gpcs, clc_far_ppm;
 	const char *fitted_on;
 };
 
@@ -170,12 +173,14 @@ static const struct sweep_fit sweep_h100 = {
     .spin_add_ns = 429,
     .block_add_ns = 897,
     .gate_threads = 1024,
-    .clc_request_ns = 1088,
-    .clc_steal_ns = 798,
-    .clc_request_tail_ns = 800,
-    .clc_claim_ns = 589,
-    .clc_claim_turn_ns = 463,
-    .clc_exit_ns = 575,
+    .clc_request_ns = 864,
+    .clc_steal_ns = 638,
+    .clc_request_tail_ns = 736,
+    .clc_claim_ns = 365,
+    .clc_claim_turn_ns = 423,
+    .clc_exit_ns = 428,
+    .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
+    .clc_far_ppm = 1310345,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
@@ -484,6 +489,8 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_claim_ns = f->clc_claim_ns;
 		m->clc_claim_turn_ns = f->clc_claim_turn_ns;
 		m->clc_exit_ns = f->clc_exit_ns;
+		m->clc_far_gpcs = f->clc_far_gpcs;
+		m->clc_far_ppm = f->clc_far_ppm;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

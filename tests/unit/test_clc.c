@@ -365,6 +365,8 @@ static void emulated_clc(struct cta_device_model *d)
 	d->clc_claim_turn_ns = 500;
 	d->clc_steal_ns = 200;
 	d->clc_exit_ns = 400;
+	d->clc_far_gpcs = 0;
+	d->clc_far_ppm = 0;
 }
 
 static int trace_emulated; /* trace_of: model the sm_90 emulation */
@@ -578,6 +580,53 @@ static void emulated_claims_of_one_word_complete_a_turn_apart(void **state)
 	remove(path);
 }
 
+/* The emulation's atomics cost more from the GPCs on the far side of the
+ * L2 (clc_far_gpcs, clc_far_ppm): on the first 8 SMs of an H100 (GPCs 0-3,
+ * two SMs each), with GPC 1 far at 1.5x, the failed requests of the
+ * blocks on SMs 2 and 3 complete 1500 ns after their issue and every
+ * other one 1000 ns after; with the factor 0 all take 1000 ns. */
+static void emulated_requests_from_far_gpcs_take_longer(void **state)
+{
+	(void)state;
+	for (int far = 0; far < 2; far++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "far.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 8;
+		o.timing_only = 1;
+		o.trace_path = path;
+		emulated_clc(&o.device);
+		o.device.clc_far_gpcs = 1u << 1;
+		o.device.clc_far_ppm = far ? 1500000 : 0;
+		const char *args[] = {"grid=64", "ns=2000", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		uint64_t issue[64] = {0};
+		unsigned nfar = 0, nnear = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			assert_true(r->phys == CTA_TRACE_NONE || r->phys < 64);
+			if (r->ev == CTA_TEV_CANCEL) {
+				issue[r->phys] = r->t_ns;
+			} else if (r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS) {
+				int on_far = r->sm == 2 || r->sm == 3;
+				assert_int_equal(r->t_ns - issue[r->phys],
+				                 far && on_far ? 1500 : 1000);
+				nfar += on_far;
+				nnear += !on_far;
+			}
+		}
+		assert_int_equal(nfar + nnear, 16);
+		assert_int_equal(nfar, 4);
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
 /* Past cta__fiber_share_after stacks a host thread's fibers share them,
  * each switch to a fiber whose stack another holds copying bytes out and
  * in (sim/exec/fiber.c): nothing a run shows may change. With three stacks
@@ -688,6 +737,7 @@ int main(void)
 	    cmocka_unit_test(trace_does_not_depend_on_the_number_of_host_threads),
 	    cmocka_unit_test(emulated_clc_trace_does_not_depend_on_the_number_of_host_threads),
 	    cmocka_unit_test(emulated_claims_of_one_word_complete_a_turn_apart),
+	    cmocka_unit_test(emulated_requests_from_far_gpcs_take_longer),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
