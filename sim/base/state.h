@@ -432,6 +432,12 @@ struct cta_sim {
 	uint32_t spin_ppm[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_scale per count */
 	uint32_t spin_add[CTA_DEVICE_MAX_RESIDENT + 1]; /* the model's spin_add per count */
 	int has_spin_scale;
+	/* Emulated CLC: each of its costs as a block on a near (0) and a far
+	 * (1) GPC pays it, and a bit per SM set when its GPC is far, made at
+	 * the first request (sim/clc). */
+	int clc_costs_made;
+	uint64_t clc_cost[2][6];
+	uint64_t clc_far_sm[CTA_DEVICE_MAX_SMS / 64];
 	size_t gate_waiting; /* units the issue gate holds, on every SM */
 	char errmsg[512];
 	struct cta__evq q;

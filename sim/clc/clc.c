@@ -26,12 +26,41 @@ uint64_t cta__exec_unit_logical(const struct cta__kernel *k, uint64_t unit, unsi
  * context and claim bitmap; from the GPCs on the far side of the L2
  * (clc_far_gpcs) every round trip takes clc_far_ppm / 1e6 as long
  * (docs/FIDELITY.md). */
-static inline uint64_t emu_cost(const struct cta_device_model *d, unsigned sm, uint64_t ns)
+static inline uint64_t emu_scale(const struct cta_device_model *d, int far, uint64_t ns)
 {
-	if (!d->clc_far_ppm || sm >= d->sm_count || d->gpc_of_sm[sm] >= 32 ||
-	    !(d->clc_far_gpcs >> d->gpc_of_sm[sm] & 1))
-		return ns;
-	return (ns * d->clc_far_ppm + 500000) / 1000000;
+	return far && d->clc_far_ppm ? (ns * d->clc_far_ppm + 500000) / 1000000 : ns;
+}
+
+/* The costs, each scaled once for a near and a far GPC, and the far SMs
+ * as bits (a request pays six: finding each there took about 85 of its
+ * 1,735 instructions). */
+enum { EMU_REQUEST, EMU_REQUEST_TAIL, EMU_CLAIM, EMU_TURN, EMU_STEAL, EMU_EXIT };
+
+static __attribute__((noinline, cold)) void emu_costs_make(struct cta_sim *s)
+{
+	const struct cta_device_model *d = &s->dev;
+	for (int far = 0; far < 2; far++) {
+		uint64_t *c = s->clc_cost[far];
+		c[EMU_REQUEST] = emu_scale(d, far, d->clc_request_ns);
+		/* (The request and its tail are scaled as one sum.) */
+		c[EMU_REQUEST_TAIL] = emu_scale(d, far, d->clc_request_ns + d->clc_request_tail_ns);
+		c[EMU_CLAIM] = emu_scale(d, far, d->clc_claim_ns);
+		c[EMU_TURN] = emu_scale(d, far, d->clc_claim_turn_ns);
+		c[EMU_STEAL] = emu_scale(d, far, d->clc_steal_ns);
+		c[EMU_EXIT] = emu_scale(d, far, d->clc_exit_ns);
+	}
+	for (unsigned sm = 0; sm < d->sm_count && sm < CTA_DEVICE_MAX_SMS; sm++)
+		if (d->gpc_of_sm[sm] < 32 && (d->clc_far_gpcs >> d->gpc_of_sm[sm] & 1))
+			s->clc_far_sm[sm / 64] |= 1ull << (sm % 64);
+	s->clc_costs_made = 1;
+}
+
+/* (sm is a placed CTA's SM: below sm_count.) */
+static inline uint64_t emu_cost(const struct cta_sim *s, unsigned sm, int which)
+{
+	unsigned far =
+	    (unsigned)(s->clc_far_sm[sm / 64 % (CTA_DEVICE_MAX_SMS / 64)] >> (sm % 64) & 1);
+	return s->clc_cost[far][which];
 }
 
 /* mbarriers and requests, on cache lines of their own: their fields are
@@ -510,9 +539,11 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 		                    c->logical, c->sm, CTA_TRACE_NONE, 0, NULL);
 	/* Emulated CLC: the request is the issuer's own atomics, done before
 	 * it goes on (docs/FIDELITY.md). */
-	if (s->dev.clc_emulated)
-		x->l.vtime +=
-		    emu_cost(&s->dev, c->sm, s->dev.clc_request_ns + s->dev.clc_request_tail_ns);
+	if (s->dev.clc_emulated) {
+		if (__builtin_expect(!s->clc_costs_made, 0))
+			emu_costs_make(s);
+		x->l.vtime += emu_cost(s, c->sm, EMU_REQUEST_TAIL);
+	}
 }
 
 static void encode(cta_clc_result *res, int success, uint3 b)
@@ -532,8 +563,7 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
 	if (c->reqs != r) /* it issued another since: that is what it did */
 		return 0;
 	struct cta__mbar *b = mbar_find(c, r->bar_off);
-	uint64_t since = r->issue_t + emu_cost(&s->dev, r->unit->ctas[r->cta].sm,
-	                                       s->dev.clc_request_ns + s->dev.clc_request_tail_ns);
+	uint64_t since = r->issue_t + emu_cost(s, r->unit->ctas[r->cta].sm, EMU_REQUEST_TAIL);
 	/* Waiting for its block's previous request (issued back to back, whose
 	 * result it waits for first) is not work: the claim of this one went
 	 * on meanwhile. */
@@ -564,13 +594,12 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
  * launch's last one. */
 static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r)
 {
-	const struct cta_device_model *d = &s->dev;
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
 		uint64_t word = r->unit_index / 16 + 1;
 		unsigned sm = r->unit->ctas[r->cta].sm;
-		uint64_t turn = emu_cost(d, sm, d->clc_claim_turn_ns);
-		done += issuer_work(s, r) + emu_cost(d, sm, d->clc_claim_ns);
+		uint64_t turn = emu_cost(s, sm, EMU_TURN);
+		done += issuer_work(s, r) + emu_cost(s, sm, EMU_CLAIM);
 		if (k->claim_word == word && k->claim_done + turn > done)
 			done = k->claim_done + turn;
 		k->claim_word = word;
@@ -600,9 +629,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	k->st.cancels++;
 	r->resolved = 1;
 	r->outcome = outcome;
-	uint64_t lat = s->dev.clc_emulated
-	                   ? emu_cost(&s->dev, u->ctas[r->cta].sm, s->dev.clc_request_ns)
-	                   : s->dev.cancel_latency_ns;
+	uint64_t lat = s->dev.clc_emulated ? emu_cost(s, u->ctas[r->cta].sm, EMU_REQUEST)
+	                                   : s->dev.cancel_latency_ns;
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;
 		int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
@@ -746,9 +774,9 @@ static inline bool read_canceled(struct cta__lane_x *x, const struct cta__rslot 
 		 * block's latest request (a block that issued two and sees both
 		 * fail leaves once). */
 		if (dev->clc_emulated && x->l.unit->ctas[sl->r->cta].reqs == sl->r)
-			x->l.vtime += emu_cost(dev, lane_cta(x)->sm, dev->clc_exit_ns);
+			x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_EXIT);
 	} else if (dev->clc_emulated) { /* the rest of an emulated steal */
-		x->l.vtime += emu_cost(dev, lane_cta(x)->sm, dev->clc_steal_ns);
+		x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_STEAL);
 	}
 	return ok;
 }
