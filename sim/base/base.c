@@ -107,8 +107,13 @@ void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t)
 
 void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p)
 {
-	if (s->nready == s->nsealed || p->start_t < s->ready_min)
-		s->ready_min = p->start_t;
+	cta__base_ready_placed_from(s, p, p->start_t);
+}
+
+void cta__base_ready_placed_from(struct cta_sim *s, const struct cta__placed *p, uint64_t t)
+{
+	if (s->nready == s->nsealed || t < s->ready_min)
+		s->ready_min = t;
 	if (s->nready == s->batch_cap || s->nready == s->placed_cap) {
 		s->batch =
 		    cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));

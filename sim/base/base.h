@@ -44,6 +44,8 @@ void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t);
 /* A block of one CTA placed as p, queued as ready without a unit yet
  * (struct cta__placed). */
 void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p);
+/* The same, whose body can do nothing before virtual time t. */
+void cta__base_ready_placed_from(struct cta_sim *s, const struct cta__placed *p, uint64_t t);
 
 /* Linear block index of blockIdx b, and back; inline, as every new block
  * and every successful cancel asks. */

@@ -86,6 +86,9 @@ struct cta__sm {
 	/* The issue gate (spin_gate_threads): blocks resident here that wait
 	 * for running ones to end, oldest first, and their threads. */
 	struct cta__unit *gate_head, *gate_tail;
+	/* ... as placement records, where units are made lazily (every run
+	 * but --sanitize's: the two lists are never both in use). */
+	struct cta__held *held_head, *held_tail;
 	unsigned gate_threads;
 };
 
@@ -412,6 +415,20 @@ struct cta__placed {
 	uint64_t index, start_t;
 	unsigned sm;
 	uint32_t spin, add;
+	struct cta__held *h; /* the issue gate holds or held it, or NULL */
+};
+
+/* A block of one CTA the issue gate holds, left to be made: its
+ * placement (p.h unused), and once let go, when (rel_t) and at what
+ * duration index (p.spin, p.add), which make_placed (sim/engine/sim.c)
+ * gives its unit. state as struct cta__unit's gate: 1 waits, its batch not
+ * yet run; 2 waits, set aside (its start counted); 3 let go after 2, in a
+ * batch again; 0 let go before its batch ran, where it runs. */
+struct cta__held {
+	struct cta__placed p;
+	struct cta__held *next; /* the next held on its SM, or free */
+	uint64_t rel_t;
+	int state;
 };
 
 /* A batch whose time to run came and that the engine left to run later
@@ -557,6 +574,8 @@ struct cta_sim {
 	/* Free struct cta__retiring records, and the slabs they come from. */
 	struct cta__retiring *free_retiring;
 	void *retiring_slabs;
+	struct cta__held *free_held; /* and their slabs (cta__exec_held_new) */
+	void *held_slabs;
 };
 
 #endif

@@ -172,6 +172,11 @@ void cta_sim_free(cta_sim *s)
 	free(s->batch);
 	free(s->placed);
 	free(s->seals);
+	while (s->held_slabs) {
+		struct cta__held *v = s->held_slabs;
+		s->held_slabs = v[0].next;
+		free(v);
+	}
 	for (size_t n = 0; n < s->nunits_made; n++) {
 		struct cta__unit *u = s->units[n];
 		for (unsigned i = 0; i < u->cap_ctas; i++)
@@ -716,8 +721,24 @@ int cta__engine_early_commits = 1;
 static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
 {
 	const struct cta__placed *p = &s->placed[i];
-	struct cta__unit *u =
-	    cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, p->spin, p->add);
+	struct cta__held *h = p->h;
+	struct cta__unit *u;
+	if (__builtin_expect(h != NULL, 0)) {
+		/* A block the issue gate let go: what cta__exec_gate_open gives
+		 * a held unit, from the duration index it was let go at. */
+		u = cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, h->p.spin, h->p.add);
+		if (u) {
+			u->cursor.t0 = h->rel_t > u->cursor.t0 ? h->rel_t : u->cursor.t0;
+			u->ctas[0].end_t = h->rel_t > u->start_t ? h->rel_t : u->start_t;
+			/* 3: its start was counted; unit_started, which every
+			 * unit made outside a sealed batch meets, says so (a
+			 * sealed batch counted its starts when sealed). */
+			u->gate = h->state == 3 && !s->sealed_run ? 3 : 0;
+			cta__exec_held_free(s, h);
+		}
+	} else {
+		u = cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, p->spin, p->add);
+	}
 	if (!u) {
 		cta__base_errf(s, "out of memory for blocks");
 		s->hung = 1;
@@ -731,12 +752,37 @@ struct cta__unit *cta__engine_unit_at(struct cta_sim *s, size_t i)
 	return s->batch[i] ? s->batch[i] : make_placed(s, i);
 }
 
-/* Makes the units of batch[from, to) that are not made yet. */
+/* batch[i] is a block the issue gate holds, its batch not run yet. */
+static inline int held_waiting(const struct cta_sim *s, size_t i)
+{
+	return !s->batch[i] && s->placed[i].h && s->placed[i].h->state == 1;
+}
+
+/* Makes the units of batch[from, to) that are not made yet, but for those
+ * the issue gate holds. */
 static void make_units(struct cta_sim *s, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++)
-		if (!s->batch[i])
+		if (!s->batch[i] && !held_waiting(s, i))
 			make_placed(s, i);
+}
+
+/* The start of a block left to be made, counted as unit_started counts a
+ * unit's; not again for one the issue gate let go (counted when it was
+ * set aside). */
+static void placed_started(struct cta_sim *s, const struct cta__placed *p)
+{
+	struct cta__kernel *k = p->k;
+	if (p->h && p->h->state == 3)
+		return;
+	cta__base_out_trace(s, p->start_t, CTA_TEV_START, k->id, p->index, p->index, p->sm,
+	                    CTA_TRACE_NONE, 0, NULL);
+	if (k->st.launched == 0)
+		k->st.first_start_ns = p->start_t;
+	k->st.launched++;
+	k->per_sm[p->sm]++;
+	if (!s->o.timing_only)
+		cta__cover_add(&k->cover, p->index);
 }
 
 /* The kernel of batch[i], made or not. */
@@ -863,6 +909,12 @@ static size_t gate_set_aside(struct cta_sim *s, size_t n, int lazy)
 			u->gate = 2;
 			continue;
 		}
+		if (held_waiting(s, i)) {
+			if (lazy)
+				placed_started(s, &s->placed[i]);
+			s->placed[i].h->state = 2;
+			continue;
+		}
 		if (!u)
 			s->placed[w] = s->placed[i];
 		s->batch[w++] = u;
@@ -911,19 +963,29 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int a
 			cta__base_ready_from(s, u, now ? u->start_t : u->cursor.t0);
 		}
 	}
-}
-
-/* The start of a block left to be made, counted as unit_started counts a
- * unit's (a sealed batch has no trace). */
-static void placed_started(struct cta_sim *s, const struct cta__placed *p)
-{
-	struct cta__kernel *k = p->k;
-	if (k->st.launched == 0)
-		k->st.first_start_ns = p->start_t;
-	k->st.launched++;
-	k->per_sm[p->sm]++;
-	if (!s->o.timing_only)
-		cta__cover_add(&k->cover, p->index);
+	/* The same for blocks held as records (struct cta__held). */
+	while (m->held_head && (all || running <= s->dev.spin_gate_threads)) {
+		struct cta__held *h = m->held_head;
+		m->held_head = h->next;
+		if (!m->held_head)
+			m->held_tail = NULL;
+		m->gate_threads -= h->p.k->threads;
+		s->gate_waiting--;
+		cta__exec_gate_open_placed(s, h, running, s->now);
+		running += h->p.k->threads;
+		if (h->state == 1) {
+			h->state = 0;
+		} else {
+			h->state = 3;
+			int now =
+			    all || s->any_spin || s->tw || s->nready - s->nsealed >= GATE_BATCH;
+			uint64_t t0 = h->p.start_t + s->dev.spin_block_add_ns;
+			t0 = s->now > t0 ? s->now : t0;
+			struct cta__placed p = h->p;
+			p.h = h;
+			cta__base_ready_placed_from(s, &p, now ? p.start_t : t0);
+		}
+	}
 }
 
 /* Whether the open batch, whose time to run came, may be sealed: left to
@@ -976,6 +1038,11 @@ static void seal_ready(struct cta_sim *s)
 			u->gate = 2;
 			continue;
 		}
+		if (held_waiting(s, i)) {
+			placed_started(s, &s->placed[i]);
+			s->placed[i].h->state = 2;
+			continue;
+		}
 		if (!u)
 			s->placed[w] = s->placed[i];
 		s->batch[w++] = u;
@@ -989,8 +1056,11 @@ static void seal_ready(struct cta_sim *s)
 			unit_started(s, u);
 			e = u->ctas[0].end_t;
 		} else {
-			placed_started(s, &s->placed[i]);
-			e = s->placed[i].start_t;
+			const struct cta__placed *p = &s->placed[i];
+			placed_started(s, p);
+			e = p->start_t;
+			if (p->h && p->h->rel_t > e) /* let go (state 0 or 3) */
+				e = p->h->rel_t;
 		}
 		e = (e > s->now ? e : s->now) + s->dev.block_retire_ns;
 		h = e < h ? e : h;
@@ -1031,6 +1101,8 @@ static void run_ready(struct cta_sim *s)
 			for (size_t i = 0; i < n; i++)
 				if (s->batch[i])
 					unit_started(s, s->batch[i]);
+				else if (held_waiting(s, i))
+					placed_started(s, &s->placed[i]);
 		}
 		if (s->gate_waiting)
 			n = gate_set_aside(s, n, lazy);
@@ -1162,7 +1234,7 @@ static void on_retire(struct cta_sim *s, struct cta__retiring *r)
  * already (a unit of one CTA, retire_early). */
 static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
 {
-	if (s->gate_waiting && s->sms[sm].gate_head)
+	if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
 		gate_release(s, sm, k->threads, 0);
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
@@ -1440,7 +1512,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		 * blocks from now on, and lets the held ones go. */
 		r->k->steals = 1;
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
-			if (s->sms[sm].gate_head)
+			if (s->sms[sm].gate_head || s->sms[sm].held_head)
 				gate_release(s, sm, 0, 1);
 		cta__clc_resolve(s, r);
 		*resume = r->unit;
@@ -1451,7 +1523,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		/* Blocks wait for one another: the gate holds no more (a held
 		 * block may be the one they wait for). */
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
-			if (s->sms[sm].gate_head)
+			if (s->sms[sm].gate_head || s->sms[sm].held_head)
 				gate_release(s, sm, 0, 1);
 		s->npolls--;
 		u->poll_queued = 0;

@@ -158,7 +158,50 @@ int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, u
 	    __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
 		return 0;
 	const struct cta__sm *m = &s->sms[sm];
-	return m->gate_head || running_before(m, k) > s->dev.spin_gate_threads;
+	return m->gate_head || m->held_head || running_before(m, k) > s->dev.spin_gate_threads;
+}
+
+struct cta__held *cta__exec_held_new(struct cta_sim *s)
+{
+	struct cta__held *h = s->free_held;
+	if (__builtin_expect(!h, 0)) {
+		/* A slab: its link to the previous slab, then the records. */
+		enum { PER_SLAB = 255 };
+		struct cta__held *v = malloc((PER_SLAB + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		v[0].next = s->held_slabs;
+		s->held_slabs = v;
+		for (size_t i = PER_SLAB; i > 1; i--) {
+			v[i].next = h;
+			h = &v[i];
+		}
+		s->free_held = h;
+		return &v[1];
+	}
+	s->free_held = h->next;
+	return h;
+}
+
+void cta__exec_held_free(struct cta_sim *s, struct cta__held *h)
+{
+	h->next = s->free_held;
+	s->free_held = h;
+}
+
+void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h)
+{
+	struct cta__sm *m = &s->sms[h->p.sm];
+	h->state = 1;
+	h->rel_t = 0;
+	h->next = NULL;
+	if (m->held_tail)
+		m->held_tail->next = h;
+	else
+		m->held_head = h;
+	m->held_tail = h;
+	m->gate_threads += h->p.k->threads;
+	s->gate_waiting++;
 }
 
 void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u)
@@ -187,6 +230,18 @@ void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before
 		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
 		u->cursor.spin = s->spin_ppm[res];
 		u->cursor.add = s->spin_add[res];
+	}
+}
+
+void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned before, uint64_t t)
+{
+	/* As cta__exec_gate_open, applied when its unit is made. */
+	h->rel_t = t;
+	if (s->has_spin_scale) {
+		unsigned res = spin_index_of(s, s->sms[h->p.sm].blocks, before);
+		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
+		h->p.spin = s->spin_ppm[res];
+		h->p.add = s->spin_add[res];
 	}
 }
 

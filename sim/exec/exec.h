@@ -33,6 +33,13 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm);
 void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u);
 void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, uint64_t t);
+/* The same for a block left to be made (struct cta__held): a record from
+ * the run's free list, NULL when memory ran out; held on its SM; let go. */
+struct cta__held *cta__exec_held_new(struct cta_sim *s);
+void cta__exec_held_free(struct cta_sim *s, struct cta__held *h);
+void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h);
+void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned before,
+                                uint64_t t);
 /* Runs the units' segments in order, each until every lane is done or
  * waits for the engine (cta__base_seg_worker set, cta__base_seg_unit the one
  * running). */

@@ -546,13 +546,25 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
 	if (take_sm)
 		sm_take(s, sms[0], k);
-	/* A block the issue gate holds gets its unit now: the engine keeps it
-	 * apart until it is let go. */
+	/* A block the issue gate holds waits apart until it is let go: as a
+	 * record where units are made lazily, else as its unit, made now. */
 	int hold = cta__exec_gate_holds(s, k, sms[0]);
-	if (k->csize == 1 && s->lazy_units && !hold) {
-		/* Its unit is made when its batch comes to it. */
-		struct cta__placed p = {k, unit, start, sms[0], 0, 0};
+	if (k->csize == 1 && s->lazy_units) {
+		/* Its unit is made when its batch comes to it; one the gate
+		 * holds waits as a record too (struct cta__held). */
+		struct cta__placed p = {k, unit, start, sms[0], 0, 0, NULL};
 		cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
+		if (hold) {
+			p.h = cta__exec_held_new(s);
+			if (!p.h) {
+				cta__base_errf(s, "out of memory for blocks");
+				s->hung = 1;
+				return 0;
+			}
+			p.h->p = p;
+			p.h->p.h = NULL;
+			cta__exec_gate_hold_placed(s, p.h);
+		}
 		k->ctas_running++;
 		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],
 		                    CTA_TRACE_NONE, 0, NULL);

@@ -742,6 +742,46 @@ static void blocks_of_a_wave_take_turns_on_a_few_units(void **state)
 	assert_int_equal(st[1].per_sm_max, st[0].per_sm_max);
 }
 
+/* The same with the issue gate (the H100-SXM preset), which holds three
+ * of every SM's eight blocks: a held block waits as a placement record
+ * (struct cta__held) and gets its unit when its batch runs, so the run
+ * still takes turns on a few units (it made one per held block, 396 a
+ * wave); a traced run, which makes a batch's units before running it,
+ * ends with the same statistics and makespan. */
+static void blocks_the_gate_holds_wait_as_records(void **state)
+{
+	(void)state;
+	char path[256];
+	st_tmpname(path, sizeof(path), "held.trace");
+	size_t made[2];
+	uint64_t makespan[2];
+	struct cta_kernel_stats st[2];
+	for (int trace = 0; trace < 2; trace++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.device = *cta_device_find("H100-SXM");
+		o.trace_path = trace ? path : NULL;
+		const char *const args[] = {"n=1048576", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "saxpy", &o, args), 0);
+		cta_sim *s = cta_harness_sim(h);
+		made[trace] = s->nunits_made;
+		makespan[trace] = cta_sim_makespan_ns(s);
+		st[trace] = *cta_sim_kernel_stats(s, 0);
+		assert_int_equal(s->gate_waiting, 0);
+		cta_harness_free(h);
+	}
+	remove(path);
+	assert_true(made[0] <= 8);
+	assert_int_equal(makespan[1], makespan[0]);
+	assert_int_equal(st[0].launched, 4096);
+	assert_int_equal(st[1].launched, st[0].launched);
+	assert_int_equal(st[1].first_start_ns, st[0].first_start_ns);
+	assert_int_equal(st[1].last_end_ns, st[0].last_end_ns);
+	assert_int_equal(st[1].busy_ns, st[0].busy_ns);
+	assert_int_equal(st[1].per_sm_min, st[0].per_sm_min);
+	assert_int_equal(st[1].per_sm_max, st[0].per_sm_max);
+}
+
 static void syncthreads_makes_shared_memory_writes_visible_to_the_block(void **state)
 {
 	(void)state;
@@ -1098,6 +1138,7 @@ int main(void)
 	    cmocka_unit_test(timing_only_runs_on_one_host_thread_whatever_threads_says),
 	    cmocka_unit_test(a_kernel_runs_on_the_pool_after_its_first_units),
 	    cmocka_unit_test(blocks_of_a_wave_take_turns_on_a_few_units),
+	    cmocka_unit_test(blocks_the_gate_holds_wait_as_records),
 	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
 	    cmocka_unit_test(shared_memory_starts_zeroed_in_every_block),
 	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
