@@ -324,6 +324,11 @@ struct cta__worker {
 	_Alignas(64) struct cta__fiber_pool *fpool;
 	struct cta__lane_x *free_lanes;
 	struct cta__fiber *foreign; /* other pools' runners, to return to them */
+	/* Lanes are carved from slabs (sim/exec/exec.c), freed with the sim
+	 * (cta__exec_lanes_free): on fibers every waiting thread has one, and
+	 * a 64-byte aligned allocation each cost about a fifth more. */
+	struct cta__lane_slab *lane_slabs;
+	unsigned lane_slab_used;
 };
 
 /* A run of threads a waiting lane handed back: x from tid.x to end-1. */

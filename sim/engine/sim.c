@@ -162,13 +162,8 @@ void cta_sim_free(cta_sim *s)
 	for (size_t i = 0; s->workers && i < s->nunits_made; i++)
 		if (s->units[i]->live)
 			cta__exec_unit_free(s, s->units[i]);
-	for (unsigned i = 0; s->workers && i < s->nworkers; i++) {
-		while (s->workers[i].free_lanes) {
-			struct cta__lane_x *x = s->workers[i].free_lanes;
-			s->workers[i].free_lanes = x->next_all;
-			cta__exec_lane_free(x);
-		}
-	}
+	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
+		cta__exec_lanes_free(&s->workers[i]);
 	free(s->batch);
 	free(s->placed);
 	free(s->seals);

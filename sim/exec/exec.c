@@ -46,10 +46,43 @@ struct cta__obs *cta__exec_lane_obs_more(struct cta__lane_x *x)
 	return x->obs_more;
 }
 
-void cta__exec_lane_free(struct cta__lane_x *x)
+/* Lanes, LANE_SLAB to a slab: each on cache lines of its own (LANE_STRIDE
+ * bytes apart), the slab's link after them. */
+#define LANE_SLAB   64
+#define LANE_STRIDE ((sizeof(struct cta__lane_x) + 63) / 64 * 64)
+struct cta__lane_slab;
+
+static struct cta__lane_slab **slab_next(struct cta__lane_slab *sl)
 {
-	free(x->obs_more);
-	free(x);
+	return (struct cta__lane_slab **)(void *)((char *)sl + LANE_SLAB * LANE_STRIDE);
+}
+
+/* A new lane of worker w, zeroed; NULL when out of memory. */
+static struct cta__lane_x *lane_alloc(struct cta__worker *w)
+{
+	if (!w->lane_slabs || w->lane_slab_used == LANE_SLAB) {
+		struct cta__lane_slab *sl =
+		    cta__exec_calloc_lines(1, LANE_SLAB * LANE_STRIDE + sizeof(void *));
+		if (!sl)
+			return NULL;
+		*slab_next(sl) = w->lane_slabs;
+		w->lane_slabs = sl;
+		w->lane_slab_used = 0;
+	}
+	return (struct cta__lane_x *)(void *)((char *)w->lane_slabs +
+	                                      w->lane_slab_used++ * LANE_STRIDE);
+}
+
+void cta__exec_lanes_free(struct cta__worker *w)
+{
+	for (struct cta__lane_x *x = w->free_lanes; x; x = x->next_all)
+		free(x->obs_more);
+	w->free_lanes = NULL;
+	while (w->lane_slabs) {
+		struct cta__lane_slab *sl = w->lane_slabs;
+		w->lane_slabs = *slab_next(sl);
+		free(sl);
+	}
 }
 
 /* Block index of CTA r of unit (cluster) u: clusters are numbered x
@@ -660,7 +693,7 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		w->free_lanes = x->next_all;
 		lane_clear(x);
 	} else {
-		x = cta__exec_calloc_lines(1, sizeof(*x));
+		x = lane_alloc(w);
 		if (!x)
 			return NULL;
 		for (int i = 0; i < CTA__OBS_IN; i++)

@@ -56,11 +56,11 @@ void *cta__exec_calloc_lines(size_t n, size_t size);
 void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u);
 struct cta__lane_x *cta__exec_lane_self(void);
 /* Makes x's observations past CTA__OBS_IN (all empty) and returns the
- * first of them; NULL when out of memory. Freed with the lane
- * (cta__exec_lane_free). */
+ * first of them; NULL when out of memory. Freed with the lanes
+ * (cta__exec_lanes_free). */
 struct cta__obs *cta__exec_lane_obs_more(struct cta__lane_x *x);
-/* Frees a spare lane. */
-void cta__exec_lane_free(struct cta__lane_x *x);
+/* Frees every lane worker w made, all of them on its spare list. */
+void cta__exec_lanes_free(struct cta__worker *w);
 /* Marks c's shared memory as possibly written (see smem_dirty). */
 void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c);
 struct cta__cta *cta__exec_lane_cta(struct cta__lane_x *x);

@@ -47,6 +47,8 @@
 struct ref {
 	uint32_t users;
 	uint32_t words;
+	uint32_t base_len; /* bytes of the first encoding against it (0: none yet) */
+	uint64_t top;      /* the address the image ended at (its stack's frame top) */
 	uint64_t w[];
 };
 
@@ -315,21 +317,32 @@ static unsigned char *scratch(struct cta__fiber_pool *p, size_t n)
 	return p->scratch;
 }
 
-/* Encodes img (n words) against r->w into out: a bitmap of the words
- * that differ, then each one's difference from r's word as a zigzag
- * varint (a pointer into a neighbour's lane or frame differs in its low
- * bits only). Returns the bytes written, or 0 when that passes `limit`
- * (out must hold limit + 10 + the bitmap). */
-static size_t encode(const struct ref *r, const uint64_t *img, size_t n, unsigned char *out,
-                     size_t limit)
+/* What word i of an image ending at top is predicted to be: r's word,
+ * moved by the distance between the two stacks when it points into r's
+ * (a saved frame pointer, the address of a local): fibers of different
+ * slots then differ only where their threads do. */
+static inline uint64_t predict(const struct ref *r, size_t i, uint64_t shift, uint64_t span)
+{
+	uint64_t v = r->w[i];
+	return v - (r->top - span) < span ? v + shift : v;
+}
+
+/* Encodes img (n words, ending at top) against r into out: a bitmap of
+ * the words that differ from their prediction, then each one's
+ * difference as a zigzag varint (a pointer into a neighbour's lane
+ * differs in its low bits only). Returns the bytes written, or 0 when
+ * that passes `limit` (out must hold limit + 10 + the bitmap). */
+static size_t encode(const struct ref *r, const uint64_t *img, size_t n, uint64_t top,
+                     uint64_t span, unsigned char *out, size_t limit)
 {
 	size_t nb = (n + 7) / 8, o = nb;
+	uint64_t shift = top - r->top;
 	memset(out, 0, nb);
 	for (size_t i = 0; i < n; i++) {
-		if (img[i] == r->w[i])
+		uint64_t d = img[i] - predict(r, i, shift, span);
+		if (!d)
 			continue;
 		out[i / 8] |= (unsigned char)(1u << (i % 8));
-		uint64_t d = img[i] - r->w[i];
 		uint64_t z = (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
 		do {
 			out[o++] = (unsigned char)(z & 0x7f) | (z > 0x7f ? 0x80 : 0);
@@ -341,9 +354,17 @@ static size_t encode(const struct ref *r, const uint64_t *img, size_t n, unsigne
 	return o;
 }
 
-/* Adds the differences encode() wrote (len bytes) to img, a copy of r. */
-static void decode(uint64_t *img, size_t n, const unsigned char *in, size_t len)
+/* Writes the image encode() made (len bytes against r) to img, n words
+ * ending at top. */
+static void decode(const struct ref *r, uint64_t *img, size_t n, uint64_t top, uint64_t span,
+                   const unsigned char *in, size_t len)
 {
+	uint64_t shift = top - r->top;
+	if (!shift)
+		memcpy(img, r->w, n * 8);
+	else
+		for (size_t i = 0; i < n; i++)
+			img[i] = predict(r, i, shift, span);
 	size_t nb = (n + 7) / 8, o = nb;
 	for (size_t b = 0; b < nb && o < len; b++) {
 		for (unsigned m = in[b]; m; m &= m - 1) {
@@ -361,11 +382,16 @@ static void decode(uint64_t *img, size_t n, const unsigned char *in, size_t len)
 	}
 }
 
-/* Keeps img (n words, the used part of f's stack) in f's stash: as the
- * differences from the pool's reference image of that length, or, when
- * those are too many (past a byte a word), as a new reference image that
- * later evictions are encoded against. */
-static void stash_put(struct cta__fiber *f, const uint64_t *img, size_t n)
+/* Keeps img (n words, the used part of f's stack, ending at top) in f's
+ * stash: as its differences from the pool's reference image of that
+ * length, or as a new reference image that later evictions are encoded
+ * against, when there is none, when the differences pass a byte a word,
+ * or when they no longer fit in the fiber and have grown past the first
+ * encoding against the reference (the threads evicted now are of another
+ * block than the reference's: a reference per block and its neighbours'
+ * differences, 30-50 bytes, cost less than differences that keep
+ * growing). */
+static void stash_put(struct cta__fiber *f, const uint64_t *img, size_t n, char *top)
 {
 	struct cta__fiber_pool *p = f->pool;
 	size_t len = 0;
@@ -380,16 +406,24 @@ static void stash_put(struct cta__fiber *f, const uint64_t *img, size_t n)
 			}
 		size_t limit = n > 32 ? n : 32;
 		unsigned char *out = scratch(p, limit + 10 + (n + 7) / 8);
-		if (k < NREFS && (len = encode(p->refs[k], img, n, out, limit)) != 0) {
+		if (k < NREFS && (len = encode(p->refs[k], img, n, (uintptr_t)top, p->stack_sz, out,
+		                               limit)) != 0) {
 			r = p->refs[k];
 			src = out;
-		} else {
+			if (!r->base_len)
+				r->base_len = (uint32_t)len;
+			else if (len > STASH_IN && len > r->base_len + 8)
+				r = NULL;
+		}
+		if (!r) {
 			r = malloc(sizeof(*r) + n * 8);
 			if (!r)
 				abort(); /* as for a stash */
 			p->held += sizeof(*r) + n * 8;
 			r->users = 1; /* the pool's table */
 			r->words = (uint32_t)n;
+			r->base_len = 0;
+			r->top = (uintptr_t)top;
 			memcpy(r->w, img, n * 8);
 			if (k == NREFS)
 				k = p->next_ref++ % NREFS;
@@ -420,9 +454,8 @@ static void stash_get(struct cta__fiber *f, char *top)
 {
 	uint64_t *img = (uint64_t *)(void *)(top - (size_t)f->img_words * 8);
 	if (f->ref) {
-		memcpy(img, f->ref->w, (size_t)f->img_words * 8);
-		if (f->stash_len)
-			decode(img, f->img_words, stash_bytes(f), f->stash_len);
+		decode(f->ref, img, f->img_words, (uintptr_t)top, f->pool->stack_sz, stash_bytes(f),
+		       f->stash_len);
 	} else {
 		memcpy(img, stash_bytes(f), (size_t)f->img_words * 8);
 	}
@@ -437,7 +470,7 @@ static void evict(struct cta__fiber *o)
 #if defined(CTA__FIBER_ASM)
 	char *sp = o->sp, *top = frame_top(o);
 	assert(sp >= top - o->pool->stack_sz && sp < top && !o->ref && !o->stash_len);
-	stash_put(o, (const uint64_t *)(void *)sp, (size_t)(top - sp) / 8);
+	stash_put(o, (const uint64_t *)(void *)sp, (size_t)(top - sp) / 8, top);
 	o->away = 1;
 #endif
 	o->pool->slots[o->slot].resident = NULL;
@@ -567,7 +600,7 @@ static int prepare(struct cta__fiber *f)
 #if defined(CTA__FIBER_ASM)
 	f->away = at != top;
 	if (at != top)
-		stash_put(f, s, words);
+		stash_put(f, s, words, top);
 #endif
 	return 0;
 }
