@@ -7,8 +7,9 @@
 # `reference` (the same without the bench), `structural` (the
 # configurations of the structural model's cross-validation, below) or
 # `regs` (occupancy limited by registers), `gate` (the issue gate on
-# shapes outside the fit) or `clc` (the emulated cluster launch control at
-# other occupancies and work per stolen block). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# shapes outside the fit), `clc` (the emulated cluster launch control at
+# other occupancies and work per stolen block) or `clc-holdout` (the
+# emulated CLC model's hold-out shapes). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -81,6 +82,23 @@ if [ "$set_" = clc ]; then
 	run clc_spin_clc_g1056_ns20000 spin_clc --arg grid=1056 --arg ns=20000
 	run clc_vec_add_clc_g4096 vec_add_clc --arg n=1048576 --arg ns=2000
 	run clc_two_requests_g4096 clc_two_requests --arg n=1048576
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = clc-holdout ]; then
+	# The emulated CLC model's hold-out: shapes recorded after its far-GPC
+	# rule was fitted (docs/FIDELITY.md), never part of a fit: vec_add_clc
+	# stealing with 792 resident, the two requests of 264 blocks that
+	# all fit, spin_clc at 512 threads and with 10 us of work, vecscale_clc
+	# and its cluster form over four times the elements, and the 2-D
+	# vec_add with work.
+	run clc_vec_add_clc_g1024 vec_add_clc --arg n=262144 --arg ns=2000
+	run clc_two_requests_g264 clc_two_requests --arg n=67584
+	run clc_spin_clc_b512_g1056 spin_clc --block 512 --arg grid=1056 --arg ns=5000
+	run clc_spin_clc_g528_ns10000 spin_clc --arg grid=528 --arg ns=10000
+	run vecscale_clc_n4m vecscale_clc --arg n=4194304 --arg ns=2 --arg prologue_ns=2000
+	run clc_vecscale_clc_cluster_n4m vecscale_clc_cluster --arg n=4194304
+	run clc_vec_add_clc_2d_ns1000 vec_add_clc_2d --arg ns=1000
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
