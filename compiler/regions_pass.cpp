@@ -2414,6 +2414,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 
 } // namespace
 
+#include "san_pass.h"
+
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 {
 	return {LLVM_PLUGIN_API_VERSION, "ctasim-regions", "1", [](PassBuilder &PB) {
@@ -2427,6 +2429,10 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 		        PB.registerVectorizerStartEPCallback(
 		            [](FunctionPassManager &FPM, OptimizationLevel) {
 			            FPM.addPass(NarrowPass());
+		            });
+		        PB.registerOptimizerLastEPCallback(
+		            [](ModulePassManager &MPM, OptimizationLevel) {
+			            MPM.addPass(SanSharedPass());
 		            });
 		        PB.registerPipelineParsingCallback(
 		            [](StringRef name, ModulePassManager &MPM,

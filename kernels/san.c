@@ -42,6 +42,7 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 		                         k->name, cta_sanitize_tool_name(tool),
 		                         cta_sanitize_tool_name(tool));
 	int oob = k == &san_memcheck_oob;
+	int wide = k == &san_racecheck_wide || k == &san_initcheck_wide;
 	if (!oob && n % SAN_TILE)
 		return cta_harness_param_error(h, "n", CTA_EINVAL,
 		                               "argument n=%lld: a multiple of %d expected",
@@ -60,7 +61,7 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 	S->out = out;
 	S->n = (int)n;
 	S->valid = (int)valid;
-	S->neighbour = k == &san_racecheck_rw;
+	S->neighbour = k == &san_racecheck_rw || k == &san_racecheck_wide;
 	struct san_args args = {.in = cta_harness_dev(h, in),
 	                        .out = cta_harness_dev(h, out),
 	                        .n = (int)n,
@@ -71,7 +72,7 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 	struct cta_launch_cfg cfg = {
 	    .grid = {grid, 1, 1},
 	    .block = {SAN_TILE, 1, 1},
-	    .smem_static = SAN_TILE * sizeof(int),
+	    .smem_static = SAN_TILE * (wide ? sizeof(unsigned long long) : sizeof(int)),
 	};
 	rc = cta_harness_launch(h, k, &cfg, &args, sizeof args);
 	if (rc)
@@ -134,3 +135,7 @@ SAN_HARNESS(san_racecheck_rw, "racecheck_shared_rw", CTA_SANITIZE_RACECHECK, san
             "--sanitize racecheck's planted bug: reads a neighbour's slot with no barrier")
 SAN_HARNESS(san_initcheck_shared, "initcheck_shared", CTA_SANITIZE_INITCHECK, san_params,
             "--sanitize initcheck's planted bug: reads a shared slot no thread wrote")
+SAN_HARNESS(san_racecheck_wide, "racecheck_shared_rw", CTA_SANITIZE_RACECHECK, san_params,
+            "--sanitize racecheck's planted bug on 8-byte slots: a neighbour's slot, no barrier")
+SAN_HARNESS(san_initcheck_wide, "initcheck_shared", CTA_SANITIZE_INITCHECK, san_params,
+            "--sanitize initcheck's planted bug on 8-byte slots: a slot no thread wrote")

@@ -82,4 +82,30 @@ CTA_KERNEL(san_initcheck_shared, struct san_args, p)
 	p->out[i] = tile[threadIdx.x] + 1; // The bug: slot blockDim.x-1 unwritten
 }
 
+/* The two bugs above on 8-byte slots, which the kernel compiler's
+ * instrumented loop form tests inline rather than through the runtime
+ * (docs/SANITIZE.md): [racecheck_shared_rw] a neighbour's slot read with no
+ * barrier, */
+CTA_KERNEL(san_racecheck_wide, struct san_args, p)
+{
+	CTA_SHARED_ARRAY(unsigned long long, tile, SAN_TILE);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	tile[threadIdx.x] = (unsigned long long)p->in[i] << 32;
+	if (p->valid)
+		__syncthreads();
+	p->out[i] = (int)(tile[(threadIdx.x + 1) % blockDim.x] >> 32) + 1; // The bug: no barrier
+}
+
+/* and [initcheck_shared] the last thread's slot never written. */
+CTA_KERNEL(san_initcheck_wide, struct san_args, p)
+{
+	CTA_SHARED_ARRAY(unsigned long long, tile, SAN_TILE);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned writers = blockDim.x - (p->valid ? 0u : 1u);
+	if (threadIdx.x < writers)
+		tile[threadIdx.x] = (unsigned long long)p->in[i] << 32;
+	__syncthreads();
+	p->out[i] = (int)(tile[threadIdx.x] >> 32) + 1; // The bug: slot blockDim.x-1 unwritten
+}
+
 #endif

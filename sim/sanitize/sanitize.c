@@ -25,6 +25,7 @@
 
 #include "base/base.h"
 #include "exec/exec.h"
+#include "exec/regions.h"
 #include "sanitize/sanitize.h"
 
 extern char **environ;
@@ -320,6 +321,19 @@ void cta__san_buffer_forget(const void *p)
 #define WORD(wep, wt, rep, rt)                                                                     \
 	((uint64_t)(wep) | (uint64_t)(wt) << EP_BITS | (uint64_t)(rep) << 32 |                     \
 	 (uint64_t)(rt) << (32 + EP_BITS))
+/* A granule whose bytes have words of their own (its epoch, EP_MAX, is
+ * never one a block uses). */
+#define SPLIT (~(uint64_t)0)
+/* racecheck's granule: the epoch of its last accesses and their thread
+ * (MANY_READERS: several read it), whether that thread wrote it, and the
+ * instruction that is the other side of a race with it: the write, else
+ * the last read. Bytes whose words hold what this cannot (a write and
+ * another thread's read in one epoch) stay split. compiler/san_pass.h
+ * tests and writes this layout inline. */
+#define G_LO(v)   ((uint32_t)(v))
+#define G_WRITTEN ((uint64_t)1 << 32)
+#define G_PC(v)   ((uint32_t)((v) >> 48))
+#define G(ep, t)  ((uint64_t)(ep) | (uint64_t)(t) << EP_BITS)
 
 /* The words of one running block. A block needs them only while its
  * threads run: a finished block's go to the next block that starts, so
@@ -328,8 +342,13 @@ void cta__san_buffer_forget(const void *p)
  * rather than each of the hundreds of resident blocks' arenas having its
  * own, cold by the time the arena's next block starts. */
 struct recs {
-	size_t cap;
-	uint32_t top;  /* the highest epoch used in these words */
+	size_t cap;   /* bytes (a multiple of 8) */
+	uint32_t top; /* the highest epoch used in these words */
+	/* Per 8-byte granule, the state of its 8 bytes when they have one
+	 * (what an access of 8 aligned bytes decides on, and all the
+	 * instrumented loop form tests inline), else SPLIT and the bytes' own
+	 * words in w and pcs. initcheck: the bytes' word. racecheck: G_*. */
+	uint64_t *g;
 	uint64_t *w;   /* per byte: WORD(write epoch, writer, read epoch, readers) */
 	uint32_t *pcs; /* per byte: write PC index << 16 | read PC index */
 	struct shadow *owner;
@@ -358,7 +377,8 @@ struct place {
 
 struct cta__san {
 	cta_sanitize_tool tool;
-	struct shadow *sh; /* open addressing by arena address */
+	struct cta__san_fast fast; /* what cta__san_region hands the loop form */
+	struct shadow *sh;         /* open addressing by arena address */
 	size_t nsh, capsh;
 	struct shadow *last;
 	struct recs **recs; /* every one made, and those no block holds */
@@ -368,17 +388,6 @@ struct cta__san {
 	size_t nseen, capseen;
 	struct place *places; /* symbolised PCs */
 	size_t nplaces, capplaces;
-	/* racecheck's PCs: index -> offset from PC_BASE (0: none), and the
-	 * lookup by PC (open addressing); last_* is the previous access's. */
-	int32_t *pcv;
-	uint16_t *pch;
-	size_t npcv, cappcv, cappch;
-	/* The PCs looked up last, direct-mapped by address: a loop's few
-	 * instructions alternate, and each must not cost a hash probe. */
-	struct {
-		uintptr_t pc;
-		uint16_t i;
-	} pcc[64];
 };
 
 /* Interned file names of every report (reports keep the pointer). */
@@ -407,13 +416,12 @@ void cta__san_sim_free(struct cta_sim *s)
 			            (uintptr_t)z->sh[i].arena + z->sh[i].marked, 0);
 	}
 	for (size_t i = 0; i < z->nrecs; i++) {
+		free(z->recs[i]->g);
 		free(z->recs[i]->w);
 		free(z->recs[i]->pcs);
 		free(z->recs[i]);
 	}
 	free(z->recs);
-	free(z->pcv);
-	free(z->pch);
 	free(z->sh);
 	free(z->seen);
 	free(z->places);
@@ -690,12 +698,15 @@ static struct recs *take_recs(struct cta__san *z, size_t cap)
 			return NULL;
 		z->recs[z->nrecs++] = r;
 	}
+	cap = (cap + 7) & ~(size_t)7;
 	if (r->cap < cap) {
+		free(r->g);
 		free(r->w);
 		free(r->pcs);
+		r->g = calloc(cap / 8, sizeof(*r->g));
 		r->w = calloc(cap, sizeof(*r->w));
 		r->pcs = calloc(cap, sizeof(*r->pcs));
-		r->cap = r->w && r->pcs ? cap : 0;
+		r->cap = r->g && r->w && r->pcs ? cap : 0;
 		r->top = 0;
 		if (!r->cap) {
 			r->next_free = z->free_recs; /* (kept, empty, for a later try) */
@@ -738,16 +749,24 @@ static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 		h->index = u->index;
 		h->start_t = u->start_t;
 		h->rank = rank;
-		if (r->top >= EP_MAX - 1) {
+		if (r->top >= EP_MAX - 2) {
+			memset(r->g, 0, r->cap / 8 * sizeof(*r->g));
 			memset(r->w, 0, r->cap * sizeof(*r->w));
 			r->top = 0;
 		}
 		h->base = r->top + 1;
 		h->bar0 = bars;
-	} else if (bars - h->bar0 > EP_MAX - h->base) {
-		/* This block ran out of epochs: keep only what a later epoch
-		 * needs (which bytes it wrote), as epoch 1, and go on from 2. */
+	} else if (bars - h->bar0 >= EP_MAX - h->base) {
+		/* This block ran out of epochs (EP_MAX is SPLIT's): keep only
+		 * what a later epoch needs (which bytes it wrote), as epoch 1,
+		 * and go on from 2. */
 		struct recs *r = h->r;
+		for (size_t i = 0; i < r->cap / 8; i++)
+			if (r->g[i] != SPLIT)
+				r->g[i] =
+				    z->tool == CTA_SANITIZE_INITCHECK && W_EP(r->g[i]) >= h->base
+				        ? WORD(1, 0, 0, 0)
+				        : 0;
 		for (size_t i = 0; i < r->cap; i++)
 			r->w[i] = W_EP(r->w[i]) >= h->base ? WORD(1, 0, 0, 0) : 0;
 		h->base = 1;
@@ -757,50 +776,55 @@ static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 	return h;
 }
 
+/* racecheck's PCs, process-wide: index -> offset from PC_BASE (0: none),
+ * and the lookup by PC (open addressing). Process-wide because the
+ * instrumented loop form (compiler/san_pass.h) keeps each access's index
+ * in a variable of its own once the runtime has given it one. Inserted
+ * under a lock; an index, once given, never changes. The PCs looked up
+ * last are direct-mapped by address per host thread: a loop's few
+ * instructions alternate, and each must not cost a probe. */
+#define PC_MAX 65536
+static int32_t pcv[PC_MAX];
+static uint16_t pch[2 * PC_MAX];
+static size_t npcv = 1; /* index 0: none */
+static pthread_mutex_t pc_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local struct {
+	uintptr_t pc;
+	uint16_t i;
+} pcc[64] __attribute__((tls_model("initial-exec")));
+
+/* Whether k's accesses to its declared shared bytes are tested by its
+ * code (the kernel compiler's instrumented loop form, compiler/san_pass.h)
+ * rather than through the shadow. */
+static int tests_inline(const struct cta__kernel *k)
+{
+	return k->kc && k->kc->fis;
+}
+
 /* The index of pc in racecheck's table (0 when it is full). */
-static uint16_t pc_index(struct cta__san *z, uintptr_t pc)
+static uint16_t pc_index(uintptr_t pc)
 {
 	const size_t ci = (pc >> 1) & 63;
-	if (z->pcc[ci].pc == pc)
-		return z->pcc[ci].i;
-	if (2 * (z->npcv + 1) > z->cappch) {
-		size_t cap = z->cappch ? z->cappch * 2 : 256;
-		if (cap > 2 * 65536)
-			return 0;
-		uint16_t *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return 0;
-		for (size_t i = 1; i < z->npcv; i++) {
-			size_t j = ((size_t)z->pcv[i] * 0x9e3779b1u) & (cap - 1);
-			while (n[j])
-				j = (j + 1) & (cap - 1);
-			n[j] = (uint16_t)i;
-		}
-		free(z->pch);
-		z->pch = n;
-		z->cappch = cap;
-	}
+	if (pcc[ci].pc == pc)
+		return pcc[ci].i;
+	pthread_mutex_lock(&pc_lock);
 	int32_t off = (int32_t)(pc - PC_BASE);
-	size_t j = ((size_t)off * 0x9e3779b1u) & (z->cappch - 1);
-	while (z->pch[j] && z->pcv[z->pch[j]] != off)
-		j = (j + 1) & (z->cappch - 1);
-	if (!z->pch[j]) {
-		if (z->npcv == 0)
-			z->npcv = 1; /* index 0: none */
-		if (z->npcv >= z->cappcv) {
-			size_t cap = z->cappcv ? z->cappcv * 2 : 256;
-			int32_t *n = realloc(z->pcv, cap * sizeof(*n));
-			if (!n)
-				return 0;
-			z->pcv = n;
-			z->cappcv = cap;
-		}
-		z->pcv[z->npcv] = off;
-		z->pch[j] = (uint16_t)z->npcv++;
+	size_t j = ((size_t)off * 0x9e3779b1u) & (2 * PC_MAX - 1);
+	while (pch[j] && pcv[pch[j]] != off)
+		j = (j + 1) & (2 * PC_MAX - 1);
+	uint16_t i = pch[j];
+	if (!i && npcv < PC_MAX) {
+		pcv[npcv] = off;
+		i = (uint16_t)npcv;
+		pch[j] = i;
+		__atomic_store_n(&npcv, npcv + 1, __ATOMIC_RELEASE);
 	}
-	z->pcc[ci].pc = pc;
-	z->pcc[ci].i = z->pch[j];
-	return z->pch[j];
+	pthread_mutex_unlock(&pc_lock);
+	if (i) {
+		pcc[ci].pc = pc;
+		pcc[ci].i = i;
+	}
+	return i;
 }
 
 void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
@@ -812,7 +836,7 @@ void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
 	 * other two every access. The arenas outlive their blocks (a unit
 	 * keeps its own): marked again for each block, since the next one
 	 * may be another kernel's. */
-	size_t from = z->tool == CTA_SANITIZE_MEMCHECK ? u->k->smem_bytes : 0;
+	size_t from = z->tool == CTA_SANITIZE_MEMCHECK || tests_inline(u->k) ? u->k->smem_bytes : 0;
 	for (unsigned i = 0; i < u->nctas; i++) {
 		uintptr_t a = (uintptr_t)u->ctas[i].smem;
 		struct shadow *h = shadow_slot(z, u->ctas[i].smem);
@@ -874,7 +898,10 @@ static void report(struct cta__san *z, enum cta__ub_rule rule, struct cta__lane_
 /* The PC of racecheck's index i (0 when the table was full). */
 static uintptr_t pc_at(const struct cta__san *z, uint32_t i)
 {
-	return i && i < z->npcv ? PC_BASE + (uintptr_t)(intptr_t)z->pcv[i] : 0;
+	(void)z;
+	return i && i < __atomic_load_n(&npcv, __ATOMIC_ACQUIRE)
+	           ? PC_BASE + (uintptr_t)(intptr_t)pcv[i]
+	           : 0;
 }
 
 static const char *other_place(struct cta__san *z, uint32_t i, char *buf, size_t len)
@@ -898,17 +925,24 @@ static void open_written(const struct cta__cta *c, const struct shadow *h, size_
 	if (shadow_state != 1)
 		return;
 	const uint64_t *w = h->r->w;
-	const size_t cap = h->r->cap;
 	for (size_t g = off & ~(size_t)7; g < off + n; g += 8) {
 		unsigned k = 0;
-		while (k < 8 && g + k < cap && W_EP(w[g + k]) >= h->base)
-			k++;
-		if (k == 0)
-			continue;
+		if (h->r->g[g / 8] != SPLIT)
+			k = W_EP(h->r->g[g / 8]) >= h->base ? 8 : 0;
+		else
+			while (k < 8 && W_EP(w[g + k]) >= h->base)
+				k++;
 		signed char *sh = (signed char *)((((uintptr_t)c->smem + g) >> 3) + shadow_off);
+		/* (Bytes the shadow lets go already, as where the loop form
+		 * tests them itself, stay so.) */
+		if (k == 0 || *sh == 0 || (*sh > 0 && *sh >= (signed char)k))
+			continue;
 		*sh = (signed char)(k == 8 ? 0 : k);
 	}
 }
+
+static void bytes_access(struct cta__san *z, struct cta__lane_x *x, struct shadow *h, size_t off,
+                         size_t n, int write, uintptr_t pc);
 
 static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off, size_t n,
                           int write, uintptr_t pc)
@@ -916,7 +950,6 @@ static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off,
 	const struct cta__cta *c = x->cta;
 	const struct cta__kernel *k = x->l.unit->k;
 	const char *what = write ? "write" : "read";
-	char name[200];
 	if (off + n > k->smem_bytes) {
 		if (z->tool == CTA_SANITIZE_MEMCHECK) {
 			/* Name the variable the access runs off, if it follows one. */
@@ -942,6 +975,69 @@ static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off,
 	struct shadow *h = shadow_of(z, x);
 	if (!h)
 		return;
+	struct recs *r = h->r;
+	const int race = z->tool == CTA_SANITIZE_RACECHECK;
+	const uint32_t ep = h->base + (uint32_t)(c->bar_gen + x->l.unit->cbar_gen - h->bar0);
+	/* The granules the access touches get words per byte for the test
+	 * below, and one again where their bytes end up alike (only where the
+	 * loop form tests granules inline: elsewhere they stay split). */
+	const size_t g0 = off / 8, g1 = (off + n - 1) / 8;
+	for (size_t g = g0; g <= g1; g++) {
+		const uint64_t v = r->g[g];
+		if (v == SPLIT)
+			continue;
+		uint64_t bw = v;
+		uint32_t bp = 0;
+		if (race) {
+			const uint32_t lo = G_LO(v);
+			bw = 0;
+			if (W_EP(lo) == ep && (v & G_WRITTEN)) {
+				bw = WORD(ep, W_T(lo), 0, 0);
+				bp = G_PC(v) << 16;
+			} else if (W_EP(lo) == ep) {
+				bw = WORD(0, 0, ep, W_T(lo));
+				bp = G_PC(v);
+			}
+		}
+		for (size_t i = 0; i < 8; i++) {
+			r->w[8 * g + i] = bw;
+			r->pcs[8 * g + i] = bp;
+		}
+		r->g[g] = SPLIT;
+	}
+	bytes_access(z, x, h, off, n, write, pc);
+	if (!tests_inline(k))
+		return;
+	for (size_t g = g0; g <= g1; g++) {
+		const uint64_t *w = &r->w[8 * g];
+		const uint32_t *p = &r->pcs[8 * g];
+		uint64_t d = 0;
+		for (size_t i = 1; i < 8; i++)
+			d |= (w[i] ^ w[0]) | (p[i] ^ p[0]);
+		if (d)
+			continue;
+		if (!race) {
+			r->g[g] = w[0];
+			continue;
+		}
+		const uint64_t v = w[0];
+		if (W_EP(v) == ep && (R_EP(v) != ep || R_T(v) == W_T(v)))
+			r->g[g] = G(ep, W_T(v)) | G_WRITTEN | (uint64_t)(p[0] >> 16) << 48;
+		else if (W_EP(v) != ep && R_EP(v) == ep)
+			r->g[g] = G(ep, R_T(v)) | (uint64_t)(p[0] & 0xffff) << 48;
+		else if (W_EP(v) != ep)
+			r->g[g] = 0;
+	}
+}
+
+/* racecheck and initcheck of an access in the declared bytes, on the
+ * words of its bytes. */
+static void bytes_access(struct cta__san *z, struct cta__lane_x *x, struct shadow *h, size_t off,
+                         size_t n, int write, uintptr_t pc)
+{
+	const struct cta__cta *c = x->cta;
+	const struct cta__kernel *k = x->l.unit->k;
+	char name[200];
 	struct recs *r = h->r;
 	const uint32_t ep = h->base + (uint32_t)(c->bar_gen + x->l.unit->cbar_gen - h->bar0);
 	if (ep > r->top)
@@ -982,7 +1078,7 @@ static void shared_access(struct cta__san *z, struct cta__lane_x *x, size_t off,
 		return;
 	}
 	/* racecheck */
-	const uint32_t mypc = pc_index(z, pc);
+	const uint32_t mypc = pc_index(pc);
 	uint32_t *pcs = &r->pcs[off];
 	char where[300];
 	if (!diff) {
@@ -1188,4 +1284,46 @@ void cta__san_report_loadN(uintptr_t a, size_t n)
 void cta__san_report_storeN(uintptr_t a, size_t n)
 {
 	check(a, n, 1, RET_PC);
+}
+
+/* ---- the instrumented loop form (compiler/san_pass.h) -------------------
+ * Each run of a region's loop asks for the block's granule words and the
+ * current epoch once, and then tests its accesses of 8 aligned bytes of
+ * the declared shared memory itself: racecheck's word and instruction of
+ * the granule, initcheck's word; only a conflict, a split granule, another
+ * size or an instruction without its index yet comes here. */
+static _Thread_local struct cta__san_fast no_fast; /* cap 0: nothing tested inline */
+
+struct cta__san_fast *cta__san_region(struct cta__lane *l)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta__san *z = u->sim->san;
+	no_fast.shadow = shadow_off;
+	if (!z || !x->cta ||
+	    (z->tool != CTA_SANITIZE_RACECHECK && z->tool != CTA_SANITIZE_INITCHECK))
+		return &no_fast;
+	struct shadow *h = shadow_of(z, x);
+	if (!h)
+		return &no_fast;
+	struct recs *r = h->r;
+	const uint32_t ep = h->base + (uint32_t)(x->cta->bar_gen + u->cbar_gen - h->bar0);
+	if (ep > r->top)
+		r->top = ep;
+	struct cta__san_fast *f = &z->fast;
+	f->smem = (uintptr_t)x->cta->smem;
+	f->cap = u->k->smem_bytes & ~(uint64_t)7;
+	f->g = r->g;
+	f->shadow = shadow_off;
+	f->ep = ep;
+	f->base = h->base;
+	f->tool = (uint32_t)z->tool;
+	return f;
+}
+
+void cta__san_slow(uintptr_t a, uint64_t nw, uint32_t *site)
+{
+	check(a, nw >> 1, nw & 1, RET_PC);
+	if (!*site)
+		*site = pc_index(RET_PC);
 }

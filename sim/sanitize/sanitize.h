@@ -32,6 +32,27 @@ int cta__san_launch_ready(struct cta_sim *s);
  * shadow test sent here (the instrumented regions of compiler/ call it). */
 CTA_EXPORT void cta__san_access(uintptr_t a, size_t n, int write, uintptr_t pc);
 
+/* What the kernel compiler's instrumented loop form (compiler/san_pass.h)
+ * reads at the start of each region's loop, by offset: accesses of 8
+ * aligned bytes at offsets [0, cap) of smem are tested there against the
+ * granule words g, in epoch ep of a block whose first is base; cap is 0
+ * for memcheck (nothing tested inline). Other accesses take the
+ * kernel-address test against the shadow at shadow. */
+struct cta__san_fast {
+	uintptr_t smem;
+	uint64_t cap;
+	uint64_t *g;
+	uintptr_t shadow;
+	uint32_t ep, base;
+	uint32_t tool; /* cta_sanitize_tool */
+};
+struct cta__lane;
+CTA_EXPORT struct cta__san_fast *cta__san_region(struct cta__lane *l);
+/* The loop form's call where its own test cannot decide: an access of
+ * nw >> 1 bytes at a, a write if nw & 1; *site is then the instruction's
+ * index in racecheck's table (what the inline test records). */
+CTA_EXPORT void cta__san_slow(uintptr_t a, uint64_t nw, uint32_t *site);
+
 /* A block about to run under the sanitizer (cta__exec_unit_new): marks its
  * shared memory for the tool. sim/exec calls it through base/upcalls.h,
  * which declares it again (this module may not include that header). */

@@ -116,6 +116,17 @@ expect 1 "UB racecheck_shared_rw: .*san_body.h:66 .*thread 1 .*races with the re
 expect 1 "UB initcheck_shared: .*san_body.h:82 .*thread 255 .*'tile' \+ 1020 .*no thread of this block has written" \
 	"initcheck: a read of a shared slot no thread wrote" -- \
 	run san_initcheck_shared --sanitize initcheck
+# The same bugs on 8-byte slots, which the kernel compiler's loop form tests
+# inline (where the build has it): the same reports.
+expect 1 "UB racecheck_shared_rw: .*san_body.h:93 .*thread 1 .*'tile' \+ 8 .* races with the read by thread 0 at .*san_body.h:96" \
+	"racecheck on 8-byte slots: a write after another thread's read" -- \
+	run san_racecheck_wide --sanitize racecheck
+expect 1 "UB racecheck_shared_rw: .*san_body.h:96 .*thread 255 .*'tile' \+ 0 .* races with the write by thread 0 at .*san_body.h:93" \
+	"racecheck on 8-byte slots: a read of another thread's write" -- \
+	run san_racecheck_wide --sanitize racecheck
+expect 1 "UB initcheck_shared: .*san_body.h:108 .*thread 255 .*read of 8 bytes of shared variable 'tile' \+ 2040 .*no thread of this block has written" \
+	"initcheck on 8-byte slots" -- \
+	run san_initcheck_wide --sanitize initcheck
 expect 1 "1 report: memcheck_use_after_free=1" "one report per instruction, not per thread" -- \
 	run san_memcheck_use_after_free --sanitize memcheck --arg n=4096
 # Each tool finds only its own kind.
