@@ -2324,7 +2324,11 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		if (!LB || !LB->isConditional())
 			return false;
 		auto *LC = dyn_cast<ICmpInst>(LB->getCondition());
-		if (!LC || LC->getOperand(0) != next || !L->isLoopInvariant(LC->getOperand(1)))
+		// (or trunc(next) == hi: the widened index of a sanitized copy,
+		// whose lane takes the thread as 32 bits)
+		auto *LT = LC ? dyn_cast<TruncInst>(LC->getOperand(0)) : nullptr;
+		if (!LC || (LC->getOperand(0) != next && !(LT && LT->getOperand(0) == next)) ||
+		    !L->isLoopInvariant(LC->getOperand(1)))
 			return false;
 		bool exitTrue = !L->contains(LB->getSuccessor(0));
 		ICmpInst::Predicate lp = LC->getPredicate();
@@ -2356,10 +2360,12 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		if (skip != Lt)
 			return false;
 		// A skipped thread runs the header and the latch: nothing there may
-		// write memory or call, and nothing of the loop is used after it.
+		// write memory or call (but for what a sanitized copy publishes of
+		// each thread, which a thread that makes no access never needs),
+		// and nothing of the loop is used after it.
 		for (BasicBlock *bb : {H, Lt})
 			for (Instruction &I : *bb)
-				if (I.mayHaveSideEffects() || isa<CallBase>(I))
+				if ((I.mayHaveSideEffects() || isa<CallBase>(I)) && !published(I))
 					return false;
 		for (BasicBlock *bb : L->blocks())
 			for (Instruction &I : *bb)
@@ -2372,6 +2378,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		IRBuilder<> b(Pre->getTerminator());
 		Type *T = P->getType();
 		Value *hi = LC->getOperand(1);
+		if (hi->getType() != T)
+			hi = b.CreateZExt(hi, T);
 		Value *uT;
 		if (u->getType() == T) {
 			uT = u;
@@ -2384,8 +2392,21 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		Value *nh = b.CreateBinaryIntrinsic(Intrinsic::umin, hi, uT);
 		nh = b.CreateBinaryIntrinsic(Intrinsic::umax, nh,
 		                             b.CreateAdd(start, ConstantInt::get(T, 1)));
-		LC->setOperand(1, nh);
+		LC->setOperand(1, nh->getType() == LC->getOperand(0)->getType()
+		                      ? nh
+		                      : b.CreateTrunc(nh, LC->getOperand(0)->getType()));
 		return true;
+	}
+
+	// The sanitized copy's store of the running thread in the lane, and
+	// the empty asm after it (Fission's publish).
+	static bool published(Instruction &I)
+	{
+		if (isa<StoreInst>(I))
+			return I.getMetadata(LLVMContext::MD_nosanitize) != nullptr;
+		auto *CB = dyn_cast<CallBase>(&I);
+		auto *IA = CB ? dyn_cast<InlineAsm>(CB->getCalledOperand()) : nullptr;
+		return IA && IA->getAsmString().empty();
 	}
 
 	static bool match1(Value *V)

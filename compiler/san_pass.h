@@ -57,10 +57,46 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		}
 		if (ptr->getType()->getPointerAddressSpace() != 0 || isa<ScalableVectorType>(ty))
 			return false;
-		// The frame, the lane, the argument copy and globals are never
-		// shared memory.
+		// The frame, the lane, the argument copy, the loop's run and
+		// globals are the simulator's: neither shared memory nor a harness
+		// buffer, nothing the runtime would report. They get no test at
+		// all (the thread loop reloads them for every thread).
 		const Value *u = getUnderlyingObject(ptr);
-		return !isa<AllocaInst>(u) && !isa<Argument>(u) && !isa<GlobalVariable>(u);
+		if (isa<AllocaInst>(u) || isa<Argument>(u) || isa<GlobalVariable>(u)) {
+			nosan(&I);
+			return false;
+		}
+		return true;
+	}
+
+	// The lane's store of thread index x (offset 0) where a thread of a
+	// loop starts (Fission's publish), and the stores of y and z after it
+	// in a loop over a block of several rows: the thread's rank, computed
+	// there once for the accesses that follow.
+	static Value *rankAt(StoreInst *S, Value *lane, Value *bx, Value *by)
+	{
+		Value *x = S->getValueOperand(), *y = nullptr, *z = nullptr;
+		Instruction *last = S;
+		for (Instruction *I = S->getNextNode(); I; I = I->getNextNode()) {
+			auto *T = dyn_cast<StoreInst>(I);
+			if (!T || !T->getMetadata(LLVMContext::MD_nosanitize))
+				break;
+			auto *G = dyn_cast<GetElementPtrInst>(T->getPointerOperand());
+			auto *c = G && G->getPointerOperand() == lane && G->getNumIndices() == 1
+			              ? dyn_cast<ConstantInt>(G->getOperand(1))
+			              : nullptr;
+			if (!c)
+				break;
+			if (c->getZExtValue() == 4)
+				y = T->getValueOperand();
+			else if (c->getZExtValue() == 8)
+				z = T->getValueOperand();
+			last = T;
+		}
+		IRBuilder<> b(last->getNextNode());
+		if (!y || !z)
+			return x; // (a one-row block's y and z stay 0 in the lane)
+		return b.CreateAdd(x, b.CreateMul(bx, b.CreateAdd(y, b.CreateMul(by, z))));
 	}
 
 	static void instrument(Function &F)
@@ -71,17 +107,23 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		Type *i8 = Type::getInt8Ty(C), *i16 = Type::getInt16Ty(C);
 		Type *i32 = Type::getInt32Ty(C), *i64 = Type::getInt64Ty(C);
 		PointerType *ptrT = PointerType::getUnqual(C);
+		Value *lane = F.getArg(1);
 		std::vector<Instruction *> acc;
+		std::vector<StoreInst *> pub;
 		for (Instruction &I : instructions(F)) {
 			Value *p;
 			Type *t;
 			bool w;
 			if (wanted(I, p, t, w))
 				acc.push_back(&I);
+			else if (auto *S = dyn_cast<StoreInst>(&I))
+				if (S->getMetadata(LLVMContext::MD_nosanitize) &&
+				    S->getPointerOperand() == lane &&
+				    S->getValueOperand()->getType() == i32)
+					pub.push_back(S);
 		}
 		if (acc.empty())
 			return;
-		Value *lane = F.getArg(1);
 		FunctionCallee regionFn = M.getOrInsertFunction("cta__san_region", ptrT, ptrT);
 		FunctionCallee slowFn =
 		    M.getOrInsertFunction("cta__san_slow", Type::getVoidTy(C), i64, i64, ptrT);
@@ -95,6 +137,7 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		Value *smem = field(i64, 0), *cap = field(i64, 8), *g = field(ptrT, 16);
 		Value *shadow = field(i64, 24), *ep = field(i32, 32), *base = field(i32, 36);
 		Value *isRc = e.CreateICmpEQ(field(i32, 40), e.getInt32(kToolRacecheck));
+		Value *span = e.CreateSub(ep, base); // initcheck: written in this block
 		auto laneField = [&](IRBuilder<> &b, unsigned off) {
 			LoadInst *L =
 			    b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i8, lane, off));
@@ -102,14 +145,33 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			return L;
 		};
 		Value *bx = laneField(e, 24), *by = laneField(e, 28);
+		// Each access's thread: the rank of the thread start that
+		// dominates it (the nearest), else read from the lane there.
+		DominatorTree DT(F);
+		std::vector<std::pair<StoreInst *, Value *>> ranks;
+		for (StoreInst *S : pub)
+			ranks.push_back({S, rankAt(S, lane, bx, by)});
+		std::map<Instruction *, Value *> rankOf;
+		for (Instruction *I : acc) {
+			StoreInst *best = nullptr;
+			for (auto &r : ranks)
+				if (DT.dominates(r.first, I) &&
+				    (!best || DT.dominates(best, r.first))) {
+					best = r.first;
+					rankOf[I] = r.second;
+				}
+		}
 		Value *epMask = ConstantInt::get(i32, kEpMax);
+		Value *many = e.CreateOr(ep, e.getInt32(kMany << kEpBits));
 		for (Instruction *I : acc) {
 			Value *p;
 			Type *ty;
 			bool write;
 			wanted(*I, p, ty, write);
 			uint64_t n = DL.getTypeStoreSize(ty);
-			// The kernel-address pass leaves it to this test.
+			Align al = isa<LoadInst>(I) ? cast<LoadInst>(I)->getAlign()
+			                            : cast<StoreInst>(I)->getAlign();
+			// The kernel-address pass leaves it to the tests below.
 			nosan(I);
 			auto *site = new GlobalVariable(M, i32, false, GlobalValue::InternalLinkage,
 			                                ConstantInt::get(i32, 0), "cta__san_site");
@@ -120,9 +182,11 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			BasicBlock *head = I->getParent();
 			BasicBlock *cont = head->splitBasicBlock(I, "san.cont");
 			head->getTerminator()->eraseFromParent();
-			BasicBlock *chk = BasicBlock::Create(C, "san.chk", &F, cont);
-			BasicBlock *asan = BasicBlock::Create(C, "san.asan", &F, cont);
-			BasicBlock *slow = BasicBlock::Create(C, "san.slow", &F, cont);
+			auto block = [&](const char *name) {
+				return BasicBlock::Create(C, name, &F, cont);
+			};
+			BasicBlock *chk = block("san.chk"), *asan = block("san.asan");
+			BasicBlock *slow = block("san.slow");
 			b.SetInsertPoint(head);
 			b.CreateCondBr(inr, chk, asan);
 			// The call that decides what the inline tests cannot.
@@ -161,66 +225,86 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 				b.CreateBr(slow);
 				continue;
 			}
-			Value *aligned =
-			    b.CreateICmpEQ(b.CreateAnd(off, b.getInt64(7)), b.getInt64(0));
-			Value *gi = b.CreateLShr(off, b.getInt64(3));
-			Value *gptr = b.CreateInBoundsGEP(i64, g, gi);
+			if (al.value() < 8) {
+				BasicBlock *al8 = block("san.al8");
+				b.CreateCondBr(
+				    b.CreateICmpEQ(b.CreateAnd(off, b.getInt64(7)), b.getInt64(0)),
+				    al8, slow);
+				b.SetInsertPoint(al8);
+			}
+			Value *gptr = b.CreateInBoundsGEP(i64, g, b.CreateLShr(off, b.getInt64(3)));
 			LoadInst *G = b.CreateLoad(i64, gptr);
 			nosan(G);
-			Value *ok0 = b.CreateAnd(aligned, b.CreateICmpNE(G, b.getInt64(~0ull)));
 			Value *lo = b.CreateTrunc(G, i32);
-			BasicBlock *rc = BasicBlock::Create(C, "san.rc", &F, cont);
-			BasicBlock *ic = BasicBlock::Create(C, "san.ic", &F, cont);
+			Value *gep = b.CreateAnd(lo, epMask);
+			BasicBlock *rc = block("san.rc"), *ic = block("san.ic");
 			b.CreateCondBr(isRc, rc, ic);
 			// initcheck: a write marks the granule written in this epoch;
-			// a read must find it written in this block.
+			// a read must find it written in this block. (A granule's epoch
+			// is at most the current one; a split granule's, EP_MAX, above.)
 			b.SetInsertPoint(ic);
 			if (write) {
-				BasicBlock *upd = BasicBlock::Create(C, "san.icw", &F, cont);
-				b.CreateCondBr(ok0, upd, slow);
+				BasicBlock *upd = block("san.icw");
+				b.CreateCondBr(b.CreateICmpULE(gep, ep), upd, slow);
 				b.SetInsertPoint(upd);
 				nosan(b.CreateStore(b.CreateZExt(ep, i64), gptr));
 				b.CreateBr(cont);
 			} else {
-				Value *done = b.CreateICmpUGE(b.CreateAnd(lo, epMask), base);
-				b.CreateCondBr(b.CreateAnd(ok0, done), cont, slow);
+				b.CreateCondBr(b.CreateICmpULE(b.CreateSub(gep, base), span), cont,
+				               slow);
 			}
 			// racecheck (the granule layout of sim/sanitize/sanitize.c):
-			// this thread's own in this epoch, or another epoch's; a read
-			// may also follow other threads' reads.
+			// another epoch's (older: a split granule's is not), or this
+			// thread's own in this one; a read may also follow other
+			// threads' reads.
 			b.SetInsertPoint(rc);
-			Value *tx = laneField(b, 0), *ty2 = laneField(b, 4), *tz = laneField(b, 8);
-			Value *rank =
-			    b.CreateAdd(tx, b.CreateMul(bx, b.CreateAdd(ty2, b.CreateMul(by, tz))));
+			Value *rank;
+			auto rk = rankOf.find(I);
+			if (rk != rankOf.end()) {
+				rank = rk->second;
+			} else {
+				Value *tx = laneField(b, 0), *ty2 = laneField(b, 4),
+				      *tz = laneField(b, 8);
+				rank = b.CreateAdd(
+				    tx, b.CreateMul(bx, b.CreateAdd(ty2, b.CreateMul(by, tz))));
+			}
 			Value *mine = b.CreateOr(ep, b.CreateShl(rank, kEpBits));
 			LoadInst *sid = b.CreateLoad(i32, site);
 			nosan(sid);
-			Value *same = b.CreateICmpEQ(b.CreateAnd(lo, epMask), ep);
-			Value *own = b.CreateICmpEQ(lo, mine);
-			Value *wrote =
-			    b.CreateICmpNE(b.CreateAnd(G, b.getInt64(1ull << 32)), b.getInt64(0));
-			Value *ok = b.CreateAnd(ok0, b.CreateICmpNE(sid, b.getInt32(0)));
 			Value *pc = b.CreateShl(b.CreateZExt(sid, i64), 48);
-			Value *nG;
+			Value *wbit = b.getInt64(write ? 1ull << 32 : 0);
+			BasicBlock *known = block("san.rck"), *own = block("san.own");
+			BasicBlock *other = block("san.oth"), *fresh = block("san.new");
+			b.CreateCondBr(b.CreateICmpNE(sid, b.getInt32(0)), known, slow);
+			b.SetInsertPoint(known);
+			b.CreateCondBr(b.CreateICmpEQ(lo, mine), own, other);
+			b.SetInsertPoint(other);
+			Value *wrote = b.CreateAnd(G, b.getInt64(1ull << 32));
 			if (write) {
-				ok = b.CreateAnd(ok, b.CreateOr(b.CreateNot(same), own));
-				nG = b.CreateOr(b.CreateZExt(mine, i64),
-				                b.CreateOr(pc, b.getInt64(1ull << 32)));
+				b.CreateCondBr(b.CreateICmpULT(gep, ep), fresh, slow);
 			} else {
-				ok = b.CreateAnd(ok,
-				                 b.CreateOr(b.CreateNot(same),
-				                            b.CreateOr(own, b.CreateNot(wrote))));
-				Value *many = b.CreateOr(ep, b.getInt32(kMany << kEpBits));
-				Value *who =
-				    b.CreateSelect(b.CreateAnd(same, b.CreateNot(own)), many, mine);
-				nG = b.CreateSelect(b.CreateAnd(own, wrote), G,
-				                    b.CreateOr(b.CreateZExt(who, i64), pc));
+				BasicBlock *o2 = block("san.oth2"), *rd = block("san.many");
+				b.CreateCondBr(b.CreateICmpULT(gep, ep), fresh, o2);
+				// Another thread's read in this epoch (a split granule has
+				// the written bit).
+				b.SetInsertPoint(o2);
+				b.CreateCondBr(b.CreateICmpEQ(wrote, b.getInt64(0)), rd, slow);
+				b.SetInsertPoint(rd);
+				nosan(b.CreateStore(b.CreateOr(b.CreateZExt(many, i64), pc), gptr));
+				b.CreateBr(cont);
 			}
-			BasicBlock *upd = BasicBlock::Create(C, "san.rcu", &F, cont);
-			b.CreateCondBr(ok, upd, slow);
-			b.SetInsertPoint(upd);
-			nosan(b.CreateStore(nG, gptr));
+			b.SetInsertPoint(fresh);
+			nosan(b.CreateStore(
+			    b.CreateOr(b.CreateOr(b.CreateZExt(mine, i64), pc), wbit), gptr));
 			b.CreateBr(cont);
+			// Its own: a read after its write keeps the write as the other
+			// side of a later race.
+			b.SetInsertPoint(own);
+			if (write) {
+				b.CreateBr(fresh);
+			} else {
+				b.CreateCondBr(b.CreateICmpEQ(wrote, b.getInt64(0)), fresh, cont);
+			}
 		}
 	}
 
