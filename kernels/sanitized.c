@@ -47,11 +47,20 @@ void __asan_report_store_n(void *, long) __asm__("cta__san_report_storeN");
  * before the thread runs, and the body takes the index through an empty
  * asm after the store, which orders its accesses, and their tests, after
  * it. */
+#if defined(__x86_64__)
+#define CTA__VEC_NEXT_THREAD(lane, v)                                                              \
+	do {                                                                                       \
+		++(v);                                                                             \
+		__asm__ volatile("movl %k0, (%1)" : : "r"(v), "r"(&(lane)->tid.x));                \
+		__asm__ volatile("" : "+r"(v));                                                    \
+	} while (0)
+#else
 #define CTA__VEC_NEXT_THREAD(lane, v)                                                              \
 	do {                                                                                       \
 		*(volatile unsigned *)&(lane)->tid.x = ++(v);                                      \
 		__asm__ volatile("" : "+r"(v));                                                    \
 	} while (0)
+#endif
 
 /* Distinct names for the copies' descriptors, registered apart. */
 #define CTA__KDEF_NAME(name)  name##__sanitized
