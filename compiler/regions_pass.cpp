@@ -1665,9 +1665,14 @@ struct Fission {
 					// thread's accesses must reach it as that thread's (not
 					// vectorised over threads, nor a store every thread makes
 					// sunk out of the loop as one), after its index is in the
-					// lane. It costs no instruction.
-					b.CreateCall(InlineAsm::get(FunctionType::get(Type::getVoidTy(C), false),
-					                            "", "~{memory}", true));
+					// lane. A call the sanitizer's pass removes once the
+					// optimisations are done (san_pass.h): it costs no
+					// instruction, and unlike an asm it leaves the argument
+					// copy's loads free to leave the loop.
+					CallInst *fence = b.CreateCall(
+					    M.getOrInsertFunction("cta__kc_san_fence", Type::getVoidTy(C)));
+					fence->setDoesNotThrow();
+					fence->addFnAttr(Attribute::WillReturn);
 				}
 				Value *t64 = b.CreateZExt(t, i64);
 				ValueToValueMapTy VM;
@@ -2399,14 +2404,14 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 	}
 
 	// The sanitized copy's store of the running thread in the lane, and
-	// the empty asm after it (Fission's publish).
+	// the fence after it (Fission's publish).
 	static bool published(Instruction &I)
 	{
 		if (isa<StoreInst>(I))
 			return I.getMetadata(LLVMContext::MD_nosanitize) != nullptr;
 		auto *CB = dyn_cast<CallBase>(&I);
-		auto *IA = CB ? dyn_cast<InlineAsm>(CB->getCalledOperand()) : nullptr;
-		return IA && IA->getAsmString().empty();
+		Function *f = CB ? CB->getCalledFunction() : nullptr;
+		return f && f->getName() == "cta__kc_san_fence";
 	}
 
 	static bool match1(Value *V)

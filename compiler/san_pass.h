@@ -29,7 +29,7 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 	static constexpr unsigned kEpBits = 21;
 	static constexpr uint32_t kEpMax = (1u << kEpBits) - 1;
 	static constexpr uint32_t kMany = (1u << 11) - 1;
-	static constexpr unsigned kToolRacecheck = 2;
+	static constexpr unsigned kToolMemcheck = 1, kToolRacecheck = 2;
 
 	static void nosan(Instruction *I)
 	{
@@ -136,7 +136,9 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		};
 		Value *smem = field(i64, 0), *cap = field(i64, 8), *g = field(ptrT, 16);
 		Value *shadow = field(i64, 24), *ep = field(i32, 32), *base = field(i32, 36);
-		Value *isRc = e.CreateICmpEQ(field(i32, 40), e.getInt32(kToolRacecheck));
+		Value *tool = field(i32, 40);
+		Value *isRc = e.CreateICmpEQ(tool, e.getInt32(kToolRacecheck));
+		Value *isMc = e.CreateICmpEQ(tool, e.getInt32(kToolMemcheck));
 		Value *span = e.CreateSub(ep, base); // initcheck: written in this block
 		auto laneField = [&](IRBuilder<> &b, unsigned off) {
 			LoadInst *L =
@@ -220,18 +222,26 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			} else {
 				b.CreateBr(slow);
 			}
+			// memcheck: the kernel-address test, which knows where the
+			// declared bytes end, but for 8 aligned bytes below cap.
+			BasicBlock *notRc = block("san.mc");
+			b.SetInsertPoint(notRc);
+			b.CreateCondBr(isMc, asan, slow);
 			b.SetInsertPoint(chk);
 			if (n != 8) {
-				b.CreateBr(slow);
+				b.CreateBr(notRc);
 				continue;
 			}
 			if (al.value() < 8) {
 				BasicBlock *al8 = block("san.al8");
 				b.CreateCondBr(
 				    b.CreateICmpEQ(b.CreateAnd(off, b.getInt64(7)), b.getInt64(0)),
-				    al8, slow);
+				    al8, notRc);
 				b.SetInsertPoint(al8);
 			}
+			BasicBlock *follow = block("san.fol");
+			b.CreateCondBr(isMc, cont, follow);
+			b.SetInsertPoint(follow);
 			Value *gptr = b.CreateInBoundsGEP(i64, g, b.CreateLShr(off, b.getInt64(3)));
 			LoadInst *G = b.CreateLoad(i64, gptr);
 			nosan(G);
@@ -313,6 +323,18 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		if (!M.getNamedGlobal("cta__kc_sanitized"))
 			return PreservedAnalyses::all();
 		bool changed = false;
+		// The fences between threads (Fission's publish) did their work:
+		// the optimisations are over, and each access below is tested
+		// where it is.
+		if (Function *fence = M.getFunction("cta__kc_san_fence")) {
+			std::vector<CallInst *> calls;
+			for (User *u : fence->users())
+				if (auto *CI = dyn_cast<CallInst>(u))
+					calls.push_back(CI);
+			for (CallInst *CI : calls)
+				CI->eraseFromParent();
+			changed = true;
+		}
 		for (Function &F : M)
 			if (!F.isDeclaration() && F.getName().endswith("__kc_fis") &&
 			    F.arg_size() >= 2) {

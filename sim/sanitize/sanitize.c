@@ -359,6 +359,11 @@ struct recs {
 struct shadow {
 	const unsigned char *arena;
 	size_t marked; /* bytes of the arena marked in the shadow (SH_SHARED) */
+	/* What the last block's start marked, [mfrom, mto), when nothing
+	 * changes those marks while a block runs (mkept): a next block with
+	 * the same bytes finds them marked. */
+	size_t mfrom, mto;
+	int mkept;
 	struct cta__unit *unit;
 	const struct cta__kernel *k;
 	uint64_t index;
@@ -836,15 +841,22 @@ void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
 	 * other two every access. The arenas outlive their blocks (a unit
 	 * keeps its own): marked again for each block, since the next one
 	 * may be another kernel's. */
-	size_t from = z->tool == CTA_SANITIZE_MEMCHECK || tests_inline(u->k) ? u->k->smem_bytes : 0;
+	const int kept = z->tool == CTA_SANITIZE_MEMCHECK || tests_inline(u->k);
+	size_t from = kept ? u->k->smem_bytes : 0;
 	for (unsigned i = 0; i < u->nctas; i++) {
 		uintptr_t a = (uintptr_t)u->ctas[i].smem;
 		struct shadow *h = shadow_slot(z, u->ctas[i].smem);
 		if (!h)
 			continue; /* unmarked: that block goes unchecked, not wrongly */
+		/* (initcheck through the shadow opens what blocks write.) */
+		if (kept && h->mkept && h->mfrom == from && h->mto == u->cap_smem)
+			continue;
 		if (from)
 			shadow_valid(a, a + from);
 		shadow_mark((a + from + 7) & ~(uintptr_t)7, a + u->cap_smem, SH_SHARED);
+		h->mkept = kept;
+		h->mfrom = from;
+		h->mto = u->cap_smem;
 		if (u->cap_smem > h->marked)
 			h->marked = u->cap_smem;
 	}
@@ -1300,9 +1312,17 @@ struct cta__san_fast *cta__san_region(struct cta__lane *l)
 	struct cta__unit *u = l->unit;
 	struct cta__san *z = u->sim->san;
 	no_fast.shadow = shadow_off;
-	if (!z || !x->cta ||
-	    (z->tool != CTA_SANITIZE_RACECHECK && z->tool != CTA_SANITIZE_INITCHECK))
+	if (!z || !x->cta)
 		return &no_fast;
+	if (z->tool == CTA_SANITIZE_MEMCHECK) {
+		/* The declared bytes: valid, nothing to follow. */
+		struct cta__san_fast *f = &z->fast;
+		f->smem = (uintptr_t)x->cta->smem;
+		f->cap = u->k->smem_bytes & ~(uint64_t)7;
+		f->shadow = shadow_off;
+		f->tool = (uint32_t)z->tool;
+		return f;
+	}
 	struct shadow *h = shadow_of(z, x);
 	if (!h)
 		return &no_fast;
