@@ -72,16 +72,20 @@ static inline int head_before(const struct cta__ring *a, const struct cta__ring 
 	return a->head_t < b->head_t || (a->head_t == b->head_t && a->head_seq < b->head_seq);
 }
 
-/* Spare ring r was empty and holds one event now: it joins the order.
- * Its event is the latest pushed, so it goes after every head of its
- * time. */
+/* Spare ring r was empty and holds one event now: it joins the order of
+ * heads (its event is the latest pushed, so after every head of its
+ * time) and, its time earlier than every ring's last, the front of
+ * by_last. */
 static void spare_started(struct cta__evq *q, struct cta__ring *r)
 {
 	unsigned i = (unsigned)(r - q->r);
 	r->head_t = r->e[r->head].t;
 	r->head_seq = r->e[r->head].seq;
 	q->spares |= 1u << (i - CTA__EVQ_FAST);
-	unsigned j = q->nspares++;
+	unsigned n = q->nspares++;
+	memmove(q->by_last + 1, q->by_last, n);
+	q->by_last[0] = (unsigned char)i;
+	unsigned j = n;
 	while (j > 0 && head_before(r, &q->r[q->order[j - 1]])) {
 		q->order[j] = q->order[j - 1];
 		j--;
@@ -90,25 +94,52 @@ static void spare_started(struct cta__evq *q, struct cta__ring *r)
 }
 
 /* After a pop from spare ring r, the first of the order: its new head
- * takes its place in the order, or it leaves the order when empty. */
+ * takes its place in the order (found by bisection: it passes 8 of 13
+ * heads on average for spin_clc), or it leaves both orders when empty. */
 static void spare_popped(struct cta__evq *q, struct cta__ring *r)
 {
 	unsigned n = q->nspares;
+	unsigned char id = (unsigned char)(r - q->r);
 	if (!r->n) {
-		q->spares &= ~(1u << (r - &q->r[CTA__EVQ_FAST]));
+		q->spares &= ~(1u << (id - CTA__EVQ_FAST));
 		memmove(q->order, q->order + 1, n - 1);
+		unsigned j = 0;
+		while (q->by_last[j] != id)
+			j++;
+		memmove(q->by_last + j, q->by_last + j + 1, n - 1 - j);
 		q->nspares = n - 1;
 		return;
 	}
 	const struct cta__event *h = &r->e[r->head];
 	r->head_t = h->t;
 	r->head_seq = h->seq;
-	unsigned j = 0;
-	while (j + 1 < n && head_before(&q->r[q->order[j + 1]], r)) {
-		q->order[j] = q->order[j + 1];
-		j++;
+	/* The first place in order[1, n) whose head is not before r's. */
+	unsigned lo = 1, hi = n;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (head_before(&q->r[q->order[mid]], r))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	q->order[j] = (unsigned char)(r - q->r);
+	memmove(q->order, q->order + 1, lo - 1);
+	q->order[lo - 1] = id;
+}
+
+/* The spare for an event at t: the ring whose last event is the latest
+ * not after t (by bisection of by_last), or NULL when every ring's last
+ * is later. */
+static struct cta__ring *spare_for(struct cta__evq *q, uint64_t t)
+{
+	unsigned lo = 0, hi = q->nspares;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (q->r[q->by_last[mid]].last_t <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &q->r[q->by_last[lo - 1]] : NULL;
 }
 
 /* Into the heap. */
@@ -139,17 +170,9 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
                        uint64_t a)
 {
 	if (!best) {
-		/* A spare: the first whose last event is not after t, else the
-		 * first empty one. (The closest fit, as cta__evq_push chooses
-		 * between its two, needs no fewer spares for emulated CLC's
-		 * cancels and scans all of them: 6.2 a push against 3.5.) */
-		for (uint32_t m = q->spares; m; m &= m - 1) {
-			struct cta__ring *r = &q->r[CTA__EVQ_FAST + __builtin_ctz(m)];
-			if (r->last_t <= t) {
-				best = r;
-				break;
-			}
-		}
+		/* A spare: the closest fit (appending keeps by_last sorted),
+		 * else an empty one. */
+		best = spare_for(q, t);
 		if (!best && ~q->spares & ((1u << (CTA__EVQ_RINGS - CTA__EVQ_FAST)) - 1))
 			best = &q->r[CTA__EVQ_FAST + __builtin_ctz(~q->spares)];
 	}

@@ -37,9 +37,9 @@ struct cta__ring {
 /* Rings 0 and 1 are the ones cta__evq_push tries inline; the others are
  * spares, tried before the heap (a spare costs memory only once used). A
  * run of spin_clc under the emulated-CLC model (--timing-only, 65,536
- * blocks) interleaves up to 14 streams of cancels, 6 on average: 8 rings
- * in all leave 340 of its 65,802 events to the heap, 16 none (with 2,
- * 49,212). */
+ * blocks) interleaves up to 14 streams of cancels, 6 on average (18
+ * and 14 with the far GPCs' costs): 8 rings in all leave 340 of its
+ * 65,802 events to the heap, 16 none (with 2, 49,212). */
 #define CTA__EVQ_RINGS 32
 #define CTA__EVQ_FAST  2
 
@@ -54,10 +54,14 @@ struct cta__evq {
 	const struct cta__event *other;
 	/* Bit i set: spare ring CTA__EVQ_FAST + i holds events. order[0,
 	 * nspares) are those rings by their heads, least first: a pop from
-	 * the first moves it back past the heads now before its new one. */
+	 * the first moves it back past the heads now before its new one.
+	 * by_last[0, nspares) are the same rings by their last events'
+	 * times: a push goes to the latest not after its time, which stays
+	 * in its place, or starts a ring at the front. */
 	uint32_t spares;
 	unsigned nspares;
 	unsigned char order[CTA__EVQ_RINGS - CTA__EVQ_FAST];
+	unsigned char by_last[CTA__EVQ_RINGS - CTA__EVQ_FAST];
 	struct cta__ring r[CTA__EVQ_RINGS];
 };
 
