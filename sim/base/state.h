@@ -409,7 +409,7 @@ struct cta__retiring {
 
 /* A block placed whose unit is made only when its batch comes to it
  * (cta__engine_unit_at): a batch of a wave (1,056 blocks of saxpy on an
- * H100) is then a run of these, 40 bytes each, and the blocks take turns
+ * H100) is then a run of these, 48 bytes each, and the blocks take turns
  * on the one or two units the previous blocks freed at their commit
  * (struct cta__retiring), in cache, instead of touching a unit each at
  * placement and again, evicted by the bodies' data, when it runs. What the
