@@ -521,6 +521,68 @@ static void fiber_suspended_on_shared_stacks_cost_bytes_not_pages(void **state)
 	cta__fiber_share_after = saved;
 }
 
+/* The other ways a suspended frame is kept: one deeper than the encoder
+ * takes (kept whole), and ones that share nothing with the reference
+ * (each word a hash: a new reference each), mixed with alike ones, every
+ * word back after the switches. */
+#define UNLIKE 600
+static uint64_t unlike_word(unsigned i, unsigned k)
+{
+	uint64_t h = ((uint64_t)i << 32 | k) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static void unlike_body(void *arg)
+{
+	struct compact_arg *a = arg;
+	unsigned n = a->i % 3 == 0 ? 700 : 24; /* 700 words: past REF_MAX_WORDS */
+	volatile uint64_t v[700];
+	for (unsigned k = 0; k < n; k++)
+		v[k] = a->i % 3 == 2 ? 0x77 + k : unlike_word(a->i, k);
+	for (int r = 0; r < 2; r++) {
+		cta__fiber_switch(a->c->f[a->i], a->c->host);
+		for (unsigned k = 0; k < n; k++)
+			a->c->bad += v[k] != (a->i % 3 == 2 ? 0x77 + k : unlike_word(a->i, k));
+	}
+	a->c->done++;
+}
+
+static void fiber_shared_stacks_keep_deep_and_unlike_frames(void **state)
+{
+	(void)state;
+	if (cta__fiber_share_after < 0)
+		skip();
+	int saved = cta__fiber_share_after;
+	cta__fiber_share_after = 2;
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 64 * 1024), 0);
+	struct compact *c = calloc(1, sizeof(*c));
+	struct compact_arg *args = calloc(UNLIKE, sizeof(*args));
+	assert_non_null(c);
+	assert_non_null(args);
+	c->host = cta__fiber_host(p);
+	for (unsigned i = 0; i < UNLIKE; i++) {
+		args[i] = (struct compact_arg){c, i};
+		c->f[i] = cta__fiber_start(p, unlike_body, &args[i], c->host);
+		assert_non_null(c->f[i]);
+		cta__fiber_switch(c->host, c->f[i]);
+	}
+	/* Back in another order (each eviction now against other
+	 * references), then to the end. */
+	for (unsigned i = 0; i < UNLIKE; i++)
+		cta__fiber_switch(c->host, c->f[(i * 7) % UNLIKE]);
+	for (unsigned i = UNLIKE; i-- > 0;) {
+		cta__fiber_switch(c->host, c->f[i]);
+		assert_true(cta__fiber_finished(c->f[i]));
+	}
+	assert_int_equal(c->done, UNLIKE);
+	assert_int_equal(c->bad, 0);
+	cta__fiber_pool_free(p);
+	free(args);
+	free(c);
+	cta__fiber_share_after = saved;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +597,7 @@ int main(void)
 	    cmocka_unit_test(fiber_pools_work_on_pool_workers),
 	    cmocka_unit_test(fiber_shared_stacks_keep_every_fibers_frames),
 	    cmocka_unit_test(fiber_suspended_on_shared_stacks_cost_bytes_not_pages),
+	    cmocka_unit_test(fiber_shared_stacks_keep_deep_and_unlike_frames),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
