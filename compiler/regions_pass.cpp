@@ -2287,9 +2287,15 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 };
 
 // Narrows a loop form's thread loop to the threads that do anything: a loop
-// t = lo .. hi-1 whose header tests t < U (U the same for every thread, the
-// tree loop's `tid < s`) and whose other threads go straight to the next
-// thread, doing nothing, stops at min(hi, U). Run on the NAME__kc_fis
+// t = lo .. hi-1 whose header tests t < U or t == U (U the same for every
+// thread: the tree loop's `tid < s`, the tail's `tid == 0`) and whose other
+// threads go straight to the next thread, writing no memory, runs over
+// [lo, min(hi, U)) or [U, U + 1) only. What a skipped thread leaves in the
+// values carried from thread to thread or used after the loop (its index,
+// a value the same for every thread, the end time's maximum with one) is
+// put back where the skipped threads would have left it, so the loop's
+// results and the lane's index and clock at its end are those of the whole
+// range. Run on the NAME__kc_fis
 // functions once the loop optimisations gave the thread loop its final form
 // (a rotated loop: t starts at lo, the latch leaves when t + 1 == hi), before
 // the vectoriser, which then sees the narrowed loop. LLVM's LoopBoundSplit
@@ -2304,26 +2310,78 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		return Z && Z->getOperand(0) == P;
 	}
 
-	static bool narrow(Loop *L)
+	// What a skipped thread leaves in a value of the loop (evaluated along
+	// the header's edge to the latch): the same as header phi q, a value
+	// the same for every thread (c), the thread's index, or umax(q, c).
+	enum SkipKind { SK_SAME, SK_CONST, SK_IV, SK_UMAX, SK_BAD };
+	struct Skip {
+		SkipKind k = SK_BAD;
+		PHINode *q = nullptr;
+		Value *c = nullptr;
+	};
+	static Skip skipOf(Value *V, Loop *L, PHINode *P, BasicBlock *H, BasicBlock *Lt, int depth = 0)
 	{
-		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPreheader(), *Lt = L->getLoopLatch();
-		if (!Pre || !Lt || H == Lt || L->getExitingBlock() != Lt || !L->getExitBlock())
+		Skip r;
+		if (depth > 4)
+			return r;
+		if (L->isLoopInvariant(V)) {
+			r.k = SK_CONST;
+			r.c = V;
+			return r;
+		}
+		auto *I = dyn_cast<Instruction>(V);
+		if (V == P) {
+			r.k = SK_IV;
+			return r;
+		}
+		if (auto *Q = dyn_cast<PHINode>(V)) {
+			if (Q->getParent() == H) {
+				r.k = SK_SAME;
+				r.q = Q;
+				return r;
+			}
+			if (Q->getParent() == Lt && Q->getBasicBlockIndex(H) >= 0)
+				return skipOf(Q->getIncomingValueForBlock(H), L, P, H, Lt, depth + 1);
+			return r;
+		}
+		if (auto *II = dyn_cast_or_null<IntrinsicInst>(I))
+			if (II->getIntrinsicID() == Intrinsic::umax && II->getParent() == Lt) {
+				Skip x = skipOf(II->getArgOperand(0), L, P, H, Lt, depth + 1);
+				Skip y = skipOf(II->getArgOperand(1), L, P, H, Lt, depth + 1);
+				if (x.k == SK_CONST)
+					std::swap(x, y);
+				if (x.k == SK_SAME && y.k == SK_CONST) {
+					r.k = SK_UMAX;
+					r.q = x.q;
+					r.c = y.c;
+				}
+			}
+		return r;
+	}
+
+	static bool narrow(Loop *L, LoopInfo &LI)
+	{
+		// (The loop's one predecessor, a preheader or not: the new bounds
+		// are computed before its branch.)
+		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPredecessor(), *Lt = L->getLoopLatch();
+		BasicBlock *E = L->getExitBlock();
+		if (!Pre || !Lt || H == Lt || L->getExitingBlock() != Lt || !E)
 			return false;
-		// One phi: the thread index. Anything else carried from thread to
-		// thread would see the skipped threads.
+		// The thread index: the header phi that steps by one.
 		PHINode *P = nullptr;
 		for (PHINode &ph : H->phis()) {
-			if (P)
-				return false;
-			P = &ph;
+			auto *nx = dyn_cast<BinaryOperator>(ph.getIncomingValueForBlock(Lt));
+			if (ph.getType()->isIntegerTy() && nx && nx->getOpcode() == Instruction::Add &&
+			    nx->getOperand(0) == &ph && match1(nx->getOperand(1))) {
+				if (P)
+					return false;
+				P = &ph;
+			}
 		}
-		if (!P || !P->getType()->isIntegerTy() || P->getNumIncomingValues() != 2)
+		if (!P || P->getNumIncomingValues() != 2)
 			return false;
 		Value *start = P->getIncomingValueForBlock(Pre);
-		auto *next = dyn_cast<BinaryOperator>(P->getIncomingValueForBlock(Lt));
-		if (!next || next->getOpcode() != Instruction::Add || next->getOperand(0) != P ||
-		    !match1(next->getOperand(1)))
-			return false;
+		auto *next = cast<BinaryOperator>(P->getIncomingValueForBlock(Lt));
 		// The latch: leaves when next == hi (or next >= hi).
 		auto *LB = dyn_cast<BranchInst>(Lt->getTerminator());
 		if (!LB || !LB->isConditional())
@@ -2340,7 +2398,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		if (!((exitTrue && (lp == ICmpInst::ICMP_EQ || lp == ICmpInst::ICMP_UGE)) ||
 		      (!exitTrue && (lp == ICmpInst::ICMP_NE || lp == ICmpInst::ICMP_ULT))))
 			return false;
-		// The header: t < U to the thread's work, else to the latch.
+		// The header: t < U (or t == U) to the thread's work, else to the
+		// latch.
 		auto *HB = dyn_cast<BranchInst>(H->getTerminator());
 		if (!HB || !HB->isConditional())
 			return false;
@@ -2356,50 +2415,140 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		if (!isIV(a, P) || !L->isLoopInvariant(u))
 			return false;
 		BasicBlock *skip;
-		if (hp == ICmpInst::ICMP_ULT)
+		bool eq = false;
+		if (hp == ICmpInst::ICMP_ULT || hp == ICmpInst::ICMP_EQ) {
 			skip = HB->getSuccessor(1);
-		else if (hp == ICmpInst::ICMP_UGE)
+			eq = hp == ICmpInst::ICMP_EQ;
+		} else if (hp == ICmpInst::ICMP_UGE || hp == ICmpInst::ICMP_NE) {
 			skip = HB->getSuccessor(0);
-		else
+			eq = hp == ICmpInst::ICMP_NE;
+		} else {
 			return false;
+		}
 		if (skip != Lt)
 			return false;
 		// A skipped thread runs the header and the latch: nothing there may
 		// write memory or call (but for what a sanitized copy publishes of
-		// each thread, which a thread that makes no access never needs),
-		// and nothing of the loop is used after it.
+		// each thread, which a thread that makes no access never needs).
 		for (BasicBlock *bb : {H, Lt})
 			for (Instruction &I : *bb)
-				if ((I.mayHaveSideEffects() || isa<CallBase>(I)) && !published(I))
+				if ((I.mayHaveSideEffects() || (isa<CallBase>(I) && !isa<IntrinsicInst>(I))) &&
+				    !published(I))
 					return false;
+		// What the skipped threads leave in the values carried from thread
+		// to thread, and in those used after the loop: kept exact.
+		std::map<PHINode *, Skip> carried;
+		for (PHINode &ph : H->phis()) {
+			if (&ph == P)
+				continue;
+			Skip k = skipOf(ph.getIncomingValueForBlock(Lt), L, P, H, Lt);
+			if (k.k == SK_BAD || (k.k == SK_SAME && k.q != &ph) ||
+			    (k.k == SK_UMAX && k.q != &ph) || (k.k == SK_IV && ph.getType() != P->getType()))
+				return false;
+			carried[&ph] = k;
+		}
+		SmallVector<std::pair<PHINode *, Skip>, 8> outs; // exit phis to mend
+		SmallVector<Value *, 8> outv;                     // ... and their values
 		for (BasicBlock *bb : L->blocks())
 			for (Instruction &I : *bb)
-				for (User *Us : I.users())
-					if (!L->contains(cast<Instruction>(Us)->getParent()))
+				for (User *Us : I.users()) {
+					auto *UI = cast<Instruction>(Us);
+					if (L->contains(UI->getParent()))
+						continue;
+					auto *X = dyn_cast<PHINode>(UI);
+					if (!X || X->getParent() != E || I.getParent() != Lt)
 						return false;
-		// hi' = max(min(hi, U), lo + 1): the threads from U on are
-		// skipped; when U <= lo the loop keeps its first thread (it runs at
-		// least once), which is skipped as before.
+					Skip k = skipOf(&I, L, P, H, Lt);
+					if (k.k == SK_BAD || (k.k == SK_IV && I.getType() != P->getType()))
+						return false;
+					if (k.k == SK_SAME) {
+						// Only a carried value's next, left alone by a skip.
+						auto it = carried.find(k.q);
+						if (it == carried.end() || it->second.k != SK_SAME ||
+						    k.q->getIncomingValueForBlock(Lt) != &I)
+							return false;
+						continue;
+					}
+					if (k.k == SK_UMAX && k.q->getIncomingValueForBlock(Lt) != &I)
+						return false;
+					outs.push_back({X, k});
+					outv.push_back(&I);
+				}
+		// New bounds: ult: [lo, max(min(hi, U), lo + 1)); eq: [U, U + 1)
+		// when lo <= U < hi, else [lo, lo + 1) (the loop runs at least
+		// once; that thread is then skipped as before).
 		IRBuilder<> b(Pre->getTerminator());
 		Type *T = P->getType();
 		Value *hi = LC->getOperand(1);
 		if (hi->getType() != T)
 			hi = b.CreateZExt(hi, T);
-		Value *uT;
+		Value *one = ConstantInt::get(T, 1);
+		Value *uT, *inR = nullptr;
 		if (u->getType() == T) {
 			uT = u;
+			inR = b.CreateAnd(b.CreateICmpUGE(u, start), b.CreateICmpULT(u, hi));
 		} else if (u->getType()->getIntegerBitWidth() > T->getIntegerBitWidth()) {
 			Value *hw = b.CreateZExt(hi, u->getType());
 			uT = b.CreateTrunc(b.CreateBinaryIntrinsic(Intrinsic::umin, u, hw), T);
+			inR = b.CreateAnd(b.CreateICmpUGE(u, b.CreateZExt(start, u->getType())),
+			                  b.CreateICmpULT(u, hw));
 		} else {
 			uT = b.CreateZExt(u, T);
+			inR = b.CreateAnd(b.CreateICmpUGE(uT, start), b.CreateICmpULT(uT, hi));
 		}
-		Value *nh = b.CreateBinaryIntrinsic(Intrinsic::umin, hi, uT);
-		nh = b.CreateBinaryIntrinsic(Intrinsic::umax, nh,
-		                             b.CreateAdd(start, ConstantInt::get(T, 1)));
-		LC->setOperand(1, nh->getType() == LC->getOperand(0)->getType()
-		                      ? nh
-		                      : b.CreateTrunc(nh, LC->getOperand(0)->getType()));
+		Value *nStart = start, *nEnd;
+		Value *skHead = b.getFalse();
+		if (eq) {
+			nStart = b.CreateSelect(inR, uT, start);
+			nEnd = b.CreateSelect(inR, b.CreateAdd(uT, one), b.CreateAdd(start, one));
+			skHead = b.CreateAnd(inR, b.CreateICmpUGT(uT, start));
+		} else {
+			nEnd = b.CreateBinaryIntrinsic(Intrinsic::umin, hi, uT);
+			nEnd = b.CreateBinaryIntrinsic(Intrinsic::umax, nEnd, b.CreateAdd(start, one));
+		}
+		Value *skTail = b.CreateICmpNE(nEnd, hi);
+		// Threads skipped before the first that works (eq): their effect
+		// on the carried values, from the start.
+		for (auto &[Q, k] : carried) {
+			Value *init = Q->getIncomingValueForBlock(Pre);
+			Value *after = nullptr;
+			if (k.k == SK_CONST)
+				after = k.c;
+			else if (k.k == SK_IV)
+				after = b.CreateSub(nStart, one);
+			else if (k.k == SK_UMAX)
+				after = b.CreateBinaryIntrinsic(Intrinsic::umax, init, k.c);
+			if (after)
+				Q->setIncomingValueForBlock(Pre, b.CreateSelect(skHead, after, init));
+		}
+		P->setIncomingValueForBlock(Pre, nStart);
+		LC->setOperand(1, nEnd->getType() == LC->getOperand(0)->getType()
+		                      ? nEnd
+		                      : b.CreateTrunc(nEnd, LC->getOperand(0)->getType()));
+		// Threads skipped after the last that works: what the last of them
+		// leaves in the values used after the loop, on the loop's exit edge
+		// (its own block: the exit block may have other predecessors).
+		if (!outs.empty()) {
+			BasicBlock *N = BasicBlock::Create(H->getContext(), "narrow.exit", H->getParent(), E);
+			BranchInst::Create(E, N);
+			if (Loop *PL = L->getParentLoop())
+				PL->addBasicBlockToLoop(N, LI);
+			LB->replaceSuccessorWith(E, N);
+			for (PHINode &X : E->phis())
+				X.replaceIncomingBlockWith(Lt, N);
+			IRBuilder<> e(N->getTerminator());
+			for (size_t i = 0; i < outs.size(); i++) {
+				auto &[X, k] = outs[i];
+				Value *in = outv[i], *v;
+				if (k.k == SK_CONST)
+					v = k.c;
+				else if (k.k == SK_IV)
+					v = e.CreateSub(hi, one);
+				else
+					v = e.CreateBinaryIntrinsic(Intrinsic::umax, in, k.c);
+				X->setIncomingValueForBlock(N, e.CreateSelect(skTail, v, in));
+			}
+		}
 		return true;
 	}
 
@@ -2428,12 +2577,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		bool changed = false;
 		for (Loop *L : LI.getLoopsInPreorder())
 			if (L->isInnermost())
-				changed |= narrow(L);
-		if (!changed)
-			return PreservedAnalyses::all();
-		PreservedAnalyses pa;
-		pa.preserveSet<CFGAnalyses>();
-		return pa;
+				changed |= narrow(L, LI);
+		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
 	static bool isRequired() { return true; }
 };
