@@ -157,10 +157,7 @@ struct sweep_fit {
 
 /* Fitted on the 64 configurations of traces/reference/h100/ (H100 80GB
  * HBM3, 3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
- * writes these values (docs/FIDELITY.md). The H200 is the same GH100 die
- * with the same SM numbering: its recorded first waves
- * (traces/reference/cuda-h200-clc-emulated/) are placed alike, so the
- * H200 preset carries the H100's fit. */
+ * writes these values (docs/FIDELITY.md). */
 static const struct sweep_fit sweep_h100 = {
     .first_lo = 124,
     .first_hi = 131,
@@ -184,6 +181,36 @@ static const struct sweep_fit sweep_h100 = {
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
+/* Fitted on the 71 configurations of traces/reference/h200/ (NVIDIA H200,
+ * 2 runs each): `ctasim fidelity traces/reference/h200 -o MODEL`. The
+ * same GH100 die: the fit finds the H100's sweep (first SMs, gaps,
+ * rotation) and gate; the H200's own are the duration factors and adds
+ * and the emulated-CLC costs, whose far GPCs are 1, 3, 4 and 7 (the
+ * H100's 1, 2, 3 and 7: which half is far follows the atomics' address,
+ * docs/FIDELITY.md). */
+static const struct sweep_fit sweep_h200 = {
+    .first_lo = 124,
+    .first_hi = 131,
+    .gap_first = 3,
+    .gap_later = 6,
+    .gap_switch = 3,
+    .small_waves = 3,
+    .rotate_grid = 701,
+    .spin_scale_ppm = {0, 995980, 996344, 983743, 986486, 1004162},
+    .spin_add_ns = 434,
+    .block_add_ns = 723,
+    .gate_threads = 1024,
+    .clc_request_ns = 928,
+    .clc_steal_ns = 936,
+    .clc_request_tail_ns = 736,
+    .clc_claim_ns = 422,
+    .clc_claim_turn_ns = 450,
+    .clc_exit_ns = 524,
+    .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
+    .clc_far_ppm = 1256098,
+    .fitted_on = "traces/reference/h200 (NVIDIA H200)",
+};
+
 struct preset_desc {
 	const char *name;
 	unsigned cc_major, cc_minor;
@@ -194,7 +221,6 @@ struct preset_desc {
 	unsigned tpc_count;                   /* entries of gpc_of_tpc */
 	const struct latencies *lat;
 	const struct sweep_fit *sweep; /* NULL: not fitted (spread placement) */
-	const char *fitted_on;         /* instead of the fit's own text */
 };
 
 /*
@@ -329,8 +355,7 @@ static const struct preset_desc descs[] = {
         .gpc_of_tpc = h100_sxm_gpc_of_tpc,
         .tpc_count = 66,
         .lat = &lat_h200,
-        .sweep = &sweep_h100,
-        .fitted_on = "traces/reference/h100 (H100 80GB HBM3, the same GH100)",
+        .sweep = &sweep_h200,
     },
     {
         .name = "A100-SXM",
@@ -496,8 +521,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 			m->spin_add_ns[r] = f->spin_add_ns;
 			m->spin_add_mask |= 1ull << (r - 1);
 		}
-		strncpy(m->fitted_on, d->fitted_on ? d->fitted_on : f->fitted_on,
-		        sizeof(m->fitted_on) - 1);
+		strncpy(m->fitted_on, f->fitted_on, sizeof(m->fitted_on) - 1);
 	}
 }
 

@@ -163,6 +163,27 @@ static void presets_have_the_published_sm_counts(void **state)
 	}
 }
 
+/* Each fitted preset carries the fit on its own GPU's traces: the H200's
+ * sweep is the H100's, its durations and emulated-CLC costs its own
+ * (far GPCs 1, 3, 4 and 7 against the H100's 1, 2, 3 and 7). */
+static void fitted_presets_are_fitted_on_their_own_gpu(void **state)
+{
+	const struct cta_device_model *h100 = cta_device_find("H100-SXM");
+	const struct cta_device_model *h200 = cta_device_find("H200");
+
+	(void)state;
+	assert_non_null(strstr(h100->fitted_on, "traces/reference/h100 "));
+	assert_non_null(strstr(h200->fitted_on, "traces/reference/h200 "));
+	assert_int_equal(h200->sweep_first_len, h100->sweep_first_len);
+	assert_memory_equal(h200->sweep_first, h100->sweep_first,
+	                    h100->sweep_first_len * sizeof(h100->sweep_first[0]));
+	assert_int_equal(h200->sweep_rotate_grid, h100->sweep_rotate_grid);
+	assert_int_equal(h200->spin_gate_threads, h100->spin_gate_threads);
+	assert_int_equal(h100->clc_far_gpcs, 0x8e);
+	assert_int_equal(h200->clc_far_gpcs, 0x9a);
+	assert_int_not_equal(h200->spin_block_add_ns, h100->spin_block_add_ns);
+}
+
 /* A published H100 SXM SM-to-GPC query found 6 GPCs of 16 SMs and 2 of 18. */
 static void h100_gpcs_hold_16_or_18_sms(void **state)
 {
@@ -774,6 +795,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(every_preset_validates),
 	    cmocka_unit_test(presets_have_the_published_sm_counts),
+	    cmocka_unit_test(fitted_presets_are_fitted_on_their_own_gpu),
 	    cmocka_unit_test(sweep_rule_gives_the_recorded_h100_first_waves),
 	    cmocka_unit_test(h100_gpcs_hold_16_or_18_sms),
 	    cmocka_unit_test(h100_sm_ids_interleave_gpcs_as_measured),
