@@ -99,6 +99,44 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		return b.CreateAdd(x, b.CreateMul(bx, b.CreateAdd(y, b.CreateMul(by, z))));
 	}
 
+	// Loads from the argument copy and the thread's index block (the loop
+	// form's first and third arguments: read-only, no other pointer to
+	// them, dereferenceable) read the same value anywhere in the call:
+	// they move to its entry, out of every thread loop.
+	static void hoistInvariant(Function &F)
+	{
+		const DataLayout &DL = F.getParent()->getDataLayout();
+		Instruction *at = &*F.getEntryBlock().getFirstInsertionPt();
+		std::vector<LoadInst *> ls;
+		for (Instruction &I : instructions(F))
+			if (auto *L = dyn_cast<LoadInst>(&I))
+				if (L->isSimple())
+					ls.push_back(L);
+		for (LoadInst *L : ls) {
+			APInt off(64, 0);
+			const Value *base =
+			    L->getPointerOperand()->stripAndAccumulateInBoundsConstantOffsets(DL,
+			                                                                      off);
+			auto *A = dyn_cast<Argument>(base);
+			if (!A || (A->getArgNo() != 0 && A->getArgNo() != 2) ||
+			    !A->hasNoAliasAttr() || !A->onlyReadsMemory() || off.isNegative() ||
+			    off.getZExtValue() + DL.getTypeStoreSize(L->getType()) >
+			        A->getDereferenceableBytes() ||
+			    L->getParent() == &F.getEntryBlock())
+				continue;
+			IRBuilder<> b(at);
+			Value *ptr = b.CreateConstInBoundsGEP1_64(
+			    b.getInt8Ty(), const_cast<Argument *>(A), off.getZExtValue());
+			LoadInst *N = b.CreateLoad(L->getType(), ptr);
+			N->setAlignment(
+			    commonAlignment(A->getParamAlign().valueOrOne(), off.getZExtValue()));
+			N->copyMetadata(*L);
+			N->setDebugLoc(DebugLoc());
+			L->replaceAllUsesWith(N);
+			L->eraseFromParent();
+		}
+	}
+
 	static void instrument(Function &F)
 	{
 		Module &M = *F.getParent();
@@ -338,6 +376,7 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		for (Function &F : M)
 			if (!F.isDeclaration() && F.getName().endswith("__kc_fis") &&
 			    F.arg_size() >= 2) {
+				hoistInvariant(F);
 				instrument(F);
 				changed = true;
 			}
