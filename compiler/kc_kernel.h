@@ -19,6 +19,11 @@ __attribute__((used)) static const char cta__kc_sanitized = 1;
 #else
 #define KC_REGISTER cta__kc_register
 #endif
+#ifdef KC_ANALYSED_ONLY
+/* Tells the pass to keep only the descriptors, with their flags (the bodies
+ * of compiler/meson.build's kc_analysed run as the gcc objects have them). */
+__attribute__((used)) static const char cta__kc_analysed_only = 1;
+#endif
 
 #undef CTA_KERNEL
 #define CTA_KERNEL(name, argtype, argname)                                                         \

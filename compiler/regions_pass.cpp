@@ -45,6 +45,7 @@
 #include "llvm/Transforms/Utils/ValueMapper.h"
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
 #include "llvm/Analysis/Loads.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace llvm;
 
@@ -324,6 +325,42 @@ Function *toRegions(Function &F, SmallVectorImpl<CallInst *> &bars)
 	}
 	(void)i8;
 	return R;
+}
+
+// CTA__KC_NO_WAIT (sim/exec/regions.h): whether no call the body can make
+// reaches anything but shared memory and __syncthreads: no spin or poll, no
+// CLC call, no grid, cluster or mbarrier wait. The body's own functions are
+// followed; any other external, indirect or inline-asm call may wait. Sets
+// *what to the first such callee.
+bool neverWaits(Function &F, std::string &what)
+{
+	SmallVector<Function *, 16> todo{&F};
+	SmallPtrSet<Function *, 16> seen{&F};
+	while (!todo.empty()) {
+		Function *G = todo.pop_back_val();
+		for (Instruction &I : instructions(*G)) {
+			auto *CB = dyn_cast<CallBase>(&I);
+			if (!CB)
+				continue;
+			Function *c = CB->getCalledFunction();
+			if (c && c->isIntrinsic())
+				continue;
+			if (!c || CB->isInlineAsm()) {
+				what = "an indirect call or inline assembly";
+				return false;
+			}
+			StringRef n = c->getName();
+			if (n == "cta__shared" || n == "cta__shared_dynamic" || n == kBarrier)
+				continue;
+			if (c->isDeclaration()) {
+				what = n.str();
+				return false;
+			}
+			if (seen.insert(c).second)
+				todo.push_back(c);
+		}
+	}
+	return true;
 }
 
 // Sets field `idx` of the descriptor's initializer.
@@ -1931,6 +1968,25 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 					if (Function *c = CI->getCalledFunction())
 						if (c->getName() == kBarrier)
 							bars.push_back(CI);
+			std::string waits;
+			const unsigned noWait = neverWaits(*F, waits) ? 2 : 0;
+			if (verbose)
+				errs() << "ctasim-kc: " << base << ": "
+				       << (noWait ? "never waits" : "may wait (" + waits + ")") << "\n";
+			setDescField(D, 11, ConstantInt::get(Type::getInt32Ty(M.getContext()), noWait));
+			if (M.getNamedGlobal("cta__kc_analysed_only")) {
+				// Only the descriptor, for its flags: the body runs as
+				// the gcc objects have it (compiler/meson.build).
+				setDescField(D, 1, ConstantPointerNull::get(PointerType::getUnqual(M.getContext())));
+				setDescField(D, 2,
+				             IRBuilder<>(M.getContext())
+				                 .CreateGlobalStringPtr("analysed only: left to the gcc objects",
+				                                        base + "__kc_why", 0, &M));
+				F->replaceAllUsesWith(UndefValue::get(F->getType()));
+				F->eraseFromParent();
+				changed = true;
+				continue;
+			}
 			bool steals = false;
 			for (Instruction &I : instructions(*F))
 				if (auto *CI = dyn_cast<CallInst>(&I))
@@ -2003,7 +2059,7 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 						local = local && (n == "cta__shared" || n == "cta__shared_dynamic" ||
 						                  n == "cta__spin_poll" || n == kBarrier);
 					}
-				setDescField(D, 11, ConstantInt::get(i32, local ? 1 : 0));
+				setDescField(D, 11, ConstantInt::get(i32, (local ? 1 : 0) | noWait));
 				F->replaceAllUsesWith(UndefValue::get(F->getType()));
 				F->eraseFromParent();
 				if (verbose)

@@ -995,8 +995,11 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int a
  * no sanitizer, nothing spinning and no cancel: a spinning block's polls
  * and a cancel request are events its body decides, at any time from its
  * first instruction, and both change what the engine does for other
- * blocks. A kernel's blocks are sealed only once a batch of it ran at its
- * own time, so a kernel that spins or cancels shows it first. */
+ * blocks. So a kernel's blocks are sealed only when the kernel compiler
+ * found that no call its body can make reaches a spin or poll, a CLC call
+ * or a grid, cluster or mbarrier wait (CTA__KC_NO_WAIT, exec/regions.h):
+ * what a sealed block does cannot matter to the engine before its commit,
+ * whatever its data. Kernels it did not see are never sealed. */
 int cta__engine_seal = 1;
 
 static int can_seal(const struct cta_sim *s)
@@ -1009,7 +1012,7 @@ static int can_seal(const struct cta_sim *s)
 			return 0;
 	for (size_t i = s->nsealed; i < s->nready; i++) {
 		const struct cta__kernel *k = batch_kernel(s, i);
-		if (!k->ran_batch || k->csize != 1 || k->l.cooperative)
+		if (!k->never_waits || k->csize != 1 || k->l.cooperative)
 			return 0;
 	}
 	return 1;
@@ -1089,8 +1092,6 @@ static void run_ready(struct cta_sim *s)
 		s->sealed_run = 1;
 		s->seal_cur = 0;
 	} else {
-		for (size_t i = 0; i < n; i++)
-			batch_kernel(s, i)->ran_batch = 1;
 		if (!lazy) {
 			make_units(s, 0, n);
 			for (size_t i = 0; i < n; i++)

@@ -441,6 +441,7 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	k->kc = cta__regions_for(s, k);
+	k->never_waits = cta__regions_never_waits(k);
 }
 
 void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u)

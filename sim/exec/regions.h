@@ -50,6 +50,12 @@ struct cta__kc_def {
  * may have its shared memory in an arena of the host thread's, which stays
  * in cache from block to block (sim/exec/regions.c). */
 #define CTA__KC_LOCAL_SMEM 1u
+/* No call the body can make reaches anything but shared memory and
+ * __syncthreads (no spin or poll, CLC call, grid, cluster or mbarrier wait;
+ * compiler/regions_pass.cpp's neverWaits): its blocks may be sealed
+ * (sim/engine/sim.c's can_seal). Set for every body the pass saw, also
+ * those left on fibers and those only analysed. */
+#define CTA__KC_NO_WAIT 2u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -145,6 +151,10 @@ static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i
  * cannot use it (clusters, timing-only runs, one-thread blocks). Under
  * --sanitize, its instrumented copy. */
 const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k);
+/* Whether the kernel compiler found that kernel k's body never waits
+ * (CTA__KC_NO_WAIT); 0 for a body it did not see (a gcc-only build, a
+ * --load'ed kernel built without it). */
+int cta__regions_never_waits(const struct cta__kernel *k);
 /* Runs the lane's unit, and the units it moves on to, in region form;
  * 0 when the unit must run on the thread loop instead, CTA__KC_PARKED when
  * the block waits as a whole (a request of its work-stealing loop): the

@@ -19,6 +19,7 @@
 #include "ctasim/trace.h"
 #include "engine/engine.h"
 #include "exec/exec.h"
+#include "exec/regions.h"
 #include "sched/sched.h"
 #include "simtest.h"
 
@@ -537,6 +538,82 @@ static void early_commits_change_nothing(void **state)
 	}
 }
 
+/* What the kernel compiler registers for a body it found never waits
+ * (CTA__KC_NO_WAIT, compiler/regions_pass.cpp's neverWaits), for the test
+ * kernels here, which gcc compiles: left on the thread loop (why). */
+static void claim_never_waits(const struct cta_kernel_def *k)
+{
+	struct cta__kc_def *d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	*d = (struct cta__kc_def){.name = k->name,
+	                          .why = "a test's claim",
+	                          .file = k->file,
+	                          .line = k->line,
+	                          .flags = CTA__KC_NO_WAIT};
+	cta__kc_register(d); /* (registered for the process, as the pass's are) */
+}
+
+/* The grid's first blocks run plain (a rule that sealed a kernel once a
+ * batch of it ran without spinning sealed 14,996 batches of it); from block
+ * `half` on, thread 0 polls the flag of the block `half` before it (written
+ * long before) for at least 40 rounds, past the poll budget: it spins, as in
+ * a decoupled look-back where only some blocks wait. */
+struct ex_late_spin_args {
+	unsigned long long *t_end;
+	unsigned *flag;
+	unsigned half;
+};
+CTA_KERNEL(ex_late_spin, struct ex_late_spin_args, p)
+{
+	unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+	cta_spin_ns(500 + 13 * (unsigned long long)(blockIdx.x % 7));
+	if (blockIdx.x >= p->half && threadIdx.x == 0)
+		for (unsigned i = 0; i < 40 || !cta_ld_volatile(&p->flag[blockIdx.x - p->half]);
+		     i++)
+			cta_spin_ns(20);
+	if (threadIdx.x == 0)
+		cta_st_volatile(&p->flag[blockIdx.x], 1u);
+	p->t_end[g] = cta_globaltimer_ns();
+}
+
+/* A kernel whose later blocks spin is never sealed: what its first blocks
+ * did says nothing of them. Sealed or not, the run ends the same. */
+static void kernel_that_may_spin_is_never_sealed(void **state)
+{
+	(void)state;
+	enum { G = 20000, T = 64 };
+	const unsigned grid[3] = {G, 1, 1}, block[3] = {T, 1, 1};
+	unsigned long long *t[2];
+	uint64_t sealed[2], events[2], makespan[2];
+	for (int run = 0; run < 2; run++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.device = *cta_device_find("H100-SXM");
+		t[run] = calloc(G * T, sizeof(*t[run]));
+		unsigned *flag = calloc(G, sizeof(*flag));
+		assert_non_null(t[run]);
+		assert_non_null(flag);
+		struct ex_late_spin_args a = {t[run], flag, G - 3000};
+		cta__engine_seal = run;
+		int rc;
+		cta_sim *s = run_launch(&o, &ex_late_spin, &a, grid, block, 0, &rc);
+		cta__engine_seal = 1;
+		assert_int_equal(rc, 0);
+		sealed[run] = s->batches_sealed;
+		events[run] = cta_sim_event_count(s);
+		makespan[run] = cta_sim_makespan_ns(s);
+		for (unsigned b = 0; b < G; b++)
+			assert_int_equal(flag[b], 1);
+		cta_sim_free(s);
+		free(flag);
+	}
+	assert_int_equal(sealed[1], 0);
+	assert_int_equal(events[1], events[0]);
+	assert_int_equal(makespan[1], makespan[0]);
+	assert_memory_equal(t[1], t[0], G * T * sizeof(*t[0]));
+	free(t[0]);
+	free(t[1]);
+}
+
 /* A batch whose time to run came is sealed and runs later, with the
  * batches sealed after it, when nothing the engine does meanwhile can
  * depend on its bodies (seal_ready in sim/engine/sim.c): the blocks the
@@ -552,6 +629,12 @@ static void early_commits_change_nothing(void **state)
 static void sealed_batches_change_nothing(void **state)
 {
 	(void)state;
+	static int claimed;
+	if (!claimed) {
+		claim_never_waits(&ex_when);
+		claim_never_waits(&ex_rev);
+		claimed = 1;
+	}
 	enum { G = 3000, T = 256 };
 	const unsigned grid[3] = {G, 1, 1}, block[3] = {T, 1, 1};
 	for (int variant = 0; variant < 2; variant++) {
@@ -1149,6 +1232,7 @@ int main(void)
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(sealed_batches_change_nothing),
+	    cmocka_unit_test(kernel_that_may_spin_is_never_sealed),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
 	    cmocka_unit_test(threads_at_different_syncthreads_are_reported_with_both_sites),
