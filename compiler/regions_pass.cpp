@@ -331,8 +331,10 @@ Function *toRegions(Function &F, SmallVectorImpl<CallInst *> &bars)
 // reaches anything but shared memory and __syncthreads: no spin or poll, no
 // CLC call, no grid, cluster or mbarrier wait. The body's own functions are
 // followed; any other external, indirect or inline-asm call may wait. Sets
-// *what to the first such callee.
-bool neverWaits(Function &F, std::string &what)
+// *what to the first such callee. With `polls`, yield points
+// (cta__spin_poll: atomics, volatile accesses) are let through too
+// (CTA__KC_POLLS_ONLY).
+bool neverWaits(Function &F, std::string &what, bool polls = false)
 {
 	SmallVector<Function *, 16> todo{&F};
 	SmallPtrSet<Function *, 16> seen{&F};
@@ -350,7 +352,8 @@ bool neverWaits(Function &F, std::string &what)
 				return false;
 			}
 			StringRef n = c->getName();
-			if (n == "cta__shared" || n == "cta__shared_dynamic" || n == kBarrier)
+			if (n == "cta__shared" || n == "cta__shared_dynamic" || n == kBarrier ||
+			    (polls && n == "cta__spin_poll"))
 				continue;
 			if (c->isDeclaration()) {
 				what = n.str();
@@ -1969,10 +1972,16 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 						if (c->getName() == kBarrier)
 							bars.push_back(CI);
 			std::string waits;
-			const unsigned noWait = neverWaits(*F, waits) ? 2 : 0;
+			std::string pwaits;
+			const unsigned noWait = neverWaits(*F, waits)           ? 2
+			                        : neverWaits(*F, pwaits, true) ? 4
+			                                                        : 0;
 			if (verbose)
 				errs() << "ctasim-kc: " << base << ": "
-				       << (noWait ? "never waits" : "may wait (" + waits + ")") << "\n";
+				       << (noWait == 2   ? "never waits"
+				           : noWait == 4 ? "never waits but may poll"
+				                         : "may wait (" + waits + ")")
+				       << "\n";
 			setDescField(D, 11, ConstantInt::get(Type::getInt32Ty(M.getContext()), noWait));
 			if (M.getNamedGlobal("cta__kc_analysed_only")) {
 				// Only the descriptor, for its flags: the body runs as

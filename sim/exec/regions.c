@@ -86,7 +86,8 @@ int cta__regions_never_waits(const struct cta__kernel *k)
 		const struct cta__kc_def *d = defs[i];
 		if (d->line == kd->line && !strcmp(d->name, kd->name) &&
 		    !strcmp(base_name(d->file), base_name(kd->file)))
-			return (d->flags & CTA__KC_NO_WAIT) != 0;
+			return (d->flags & CTA__KC_NO_WAIT) ||
+			       ((d->flags & CTA__KC_POLLS_ONLY) && k->kc);
 	}
 	return 0;
 }

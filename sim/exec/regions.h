@@ -56,6 +56,10 @@ struct cta__kc_def {
  * (sim/engine/sim.c's can_seal). Set for every body the pass saw, also
  * those left on fibers and those only analysed. */
 #define CTA__KC_NO_WAIT 2u
+/* The same but for yield points (cta__spin_poll: atomics, volatile
+ * accesses): its blocks may be sealed where they run in region form, in
+ * which a yield point never spins (cta__spin_poll in sim/exec/exec.c). */
+#define CTA__KC_POLLS_ONLY 4u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -152,8 +156,9 @@ static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i
  * --sanitize, its instrumented copy. */
 const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Whether the kernel compiler found that kernel k's body never waits
- * (CTA__KC_NO_WAIT); 0 for a body it did not see (a gcc-only build, a
- * --load'ed kernel built without it). */
+ * (CTA__KC_NO_WAIT, or CTA__KC_POLLS_ONLY where k runs in region form:
+ * call after k->kc is set); 0 for a body it did not see (a gcc-only
+ * build, a --load'ed kernel built without it). */
 int cta__regions_never_waits(const struct cta__kernel *k);
 /* Runs the lane's unit, and the units it moves on to, in region form;
  * 0 when the unit must run on the thread loop instead, CTA__KC_PARKED when

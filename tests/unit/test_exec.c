@@ -576,6 +576,38 @@ CTA_KERNEL(ex_late_spin, struct ex_late_spin_args, p)
 	p->t_end[g] = cta_globaltimer_ns();
 }
 
+/* What the kernel compiler found of the shipped bodies (none in a build
+ * without it): those that call nothing that waits are sealed, those whose
+ * only waits are yield points (atomics, volatile loads) only in region
+ * form, where a yield point never spins, those that cancel or sync the
+ * grid never. */
+static void shipped_kernels_carry_what_their_bodies_can_do(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		unsigned flags;
+	} want[] = {{"saxpy", CTA__KC_NO_WAIT},
+	            {"compute_heavy", CTA__KC_NO_WAIT},
+	            {"spin", CTA__KC_NO_WAIT},
+	            {"block_reduce", CTA__KC_POLLS_ONLY},
+	            /* (on fibers, where it spins: never sealed) */
+	            {"ck_work_stealing", CTA__KC_POLLS_ONLY},
+	            {"ck_graph_grid_sync", 0},
+	            {"spin_clc", 0},
+	            {"vec_add_clc", 0}};
+	if (!cta__regions_count())
+		skip();
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct cta__kc_def *d = NULL;
+		for (size_t j = 0; j < cta__regions_count() && !d; j++)
+			if (!strcmp(cta__regions_at(j)->name, want[i].name))
+				d = cta__regions_at(j);
+		assert_non_null(d);
+		assert_int_equal(d->flags & (CTA__KC_NO_WAIT | CTA__KC_POLLS_ONLY), want[i].flags);
+	}
+}
+
 /* A kernel whose later blocks spin is never sealed: what its first blocks
  * did says nothing of them. Sealed or not, the run ends the same. */
 static void kernel_that_may_spin_is_never_sealed(void **state)
@@ -1233,6 +1265,7 @@ int main(void)
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(sealed_batches_change_nothing),
 	    cmocka_unit_test(kernel_that_may_spin_is_never_sealed),
+	    cmocka_unit_test(shipped_kernels_carry_what_their_bodies_can_do),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
 	    cmocka_unit_test(barrier_skipped_by_exited_threads_is_reported_where_it_waits),
 	    cmocka_unit_test(threads_at_different_syncthreads_are_reported_with_both_sites),
