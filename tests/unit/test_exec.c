@@ -596,7 +596,12 @@ static void shipped_kernels_carry_what_their_bodies_can_do(void **state)
 	            {"ck_graph_grid_sync", 0},
 	            {"spin_clc", 0},
 	            {"vec_add_clc", 0}};
-	if (!cta__regions_count())
+	/* (The test kernels' claims here are not the pass's.) */
+	int kc = 0;
+	for (size_t j = 0; j < cta__regions_count(); j++)
+		kc = kc || strcmp(cta__regions_at(j)->why ? cta__regions_at(j)->why : "",
+		                  "a test's claim");
+	if (!kc)
 		skip();
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct cta__kc_def *d = NULL;
