@@ -1105,6 +1105,12 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 			if (mb && mb->completed_t > vt)
 				vt = mb->completed_t;
 			ws_thread(x, t, vt);
+			/* The issuer's atomics, as cta__mbarrier_try_wait_parity
+			 * charges them on fibers. */
+			if (mb && s->dev.clc_emulated && t == w->leader) {
+				issuer_waited(x, mb, ws_vt(w, t));
+				vt = x->l.vtime;
+			}
 			if (sl && sl->r->done_t <= vt) {
 				ok = read_canceled(x, sl, file, line);
 				if (ok) {

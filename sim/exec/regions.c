@@ -630,8 +630,18 @@ int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint
 {
 	const struct cta__kc_park *pk = x->kc_park;
 	const struct cta__kc_def *d = x->l.unit->k->kc;
-	if (!pk || !pk->nw || !d)
+	if (!pk || !d)
 		return 0;
+	if (!pk->nw) {
+		/* A work-stealing loop's block (cta__clc_ws_run): every thread
+		 * waits for the request right after its body, at the time its
+		 * body left it, as on fibers. */
+		const struct cta__kc_ws *w = &pk->ws;
+		if (!w->fn || rank >= w->n)
+			return 0;
+		*vt = rank == w->leader ? w->vt_lead : w->vt_state == 2 ? w->vt[rank] : w->vt_other;
+		return 1;
+	}
 	/* park_new's layout: uniform values, slots, then the runs of waiters. */
 	const unsigned char *in = pk->data + ((d->uni_bytes + 7) & ~(size_t)7);
 	in += pk->nsr == SIZE_MAX ? (size_t)x->cta->nthreads * d->slot_bytes : pk->nsr * 24;
