@@ -98,11 +98,17 @@ int cta_sim_crash_describe_what(char *buf, size_t len, const char *what)
 			             "exact threads name the thread) on SM %u\n",
 			             l->run_x0, l->row_end - 1, l->tid.y, l->tid.z, c->sm);
 		} else if (n > 0 && (size_t)n < len) {
+			/* The block's start, not the thread's clock: the body may
+			 * keep its clock in a register past the faulting access,
+			 * and the lane's then holds what it last ran, which depends
+			 * on the host thread (--threads). */
 			unsigned thread = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
-			n += snprintf(buf + n, len - (size_t)n,
-			              " thread %u (threadIdx %u,%u,%u) on SM %u at t=%llu ns\n",
-			              thread, l->tid.x, l->tid.y, l->tid.z, c->sm,
-			              (unsigned long long)l->vtime);
+			uint64_t t0 = l->cursor ? l->cursor->t0 : u->start_t;
+			n += snprintf(
+			    buf + n, len - (size_t)n,
+			    " thread %u (threadIdx %u,%u,%u) on SM %u; the block started at "
+			    "t=%llu ns\n",
+			    thread, l->tid.x, l->tid.y, l->tid.z, c->sm, (unsigned long long)t0);
 		}
 	}
 	if (s && s->tw && n > 0 && (size_t)n < len) {

@@ -15,7 +15,12 @@ for t in 1 2; do
 	grep -q "in block 37 .* thread 5 " "$d/err" || fail "threads=$t: wrong block/thread: $(cat "$d/err")"
 	tail -n 1 "$d/t$t.trace" | grep -q "^#incomplete records=[0-9]* crashed$" || fail "threads=$t: trace not marked incomplete"
 	"$B" export --perfetto "$d/t$t.trace" -o "$d/t$t.json" 2>/dev/null || fail "threads=$t: the incomplete trace does not load"
+	grep "crashed: SIGSEGV" "$d/err" >"$d/report$t"
 done
+# The report and the trace kept are the same at any --threads.
+cmp -s "$d/report1" "$d/report2" || fail "reports differ by --threads: $(cat "$d/report1" "$d/report2")"
+grep -q "the block started at t=[1-9][0-9]* ns" "$d/report1" || fail "no start time: $(cat "$d/report1")"
+cmp -s "$d/t1.trace" "$d/t2.trace" || fail "traces kept differ by --threads"
 # Another block and thread, to show the report is not canned.
 "$B" run crash_oob --arg block=3 --arg thread=100 2>"$d/err" >/dev/null
 grep -q "in block 3 .* thread 100 " "$d/err" || fail "block 3 thread 100 not reported: $(cat "$d/err")"
