@@ -51,6 +51,7 @@ struct cta__kernel {
 	int uses_clc;       /* issued at least one cancel or for_each */
 	int steals;         /* the engine resolved a cancel of it (the issue gate) */
 	int never_waits;    /* CTA__KC_NO_WAIT of its body: its blocks may be sealed */
+	int ran_batch;      /* ... once a batch of it ran at its own time */
 	/* Emulated CLC (clc_emulated): the claim-bitmap word of the last
 	 * successful request, plus 1 (0: none yet), and when its claim
 	 * completed. Units are handed out in order, so one word is enough. */

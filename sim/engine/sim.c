@@ -999,7 +999,10 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int a
  * found that no call its body can make reaches a spin or poll, a CLC call
  * or a grid, cluster or mbarrier wait (CTA__KC_NO_WAIT, exec/regions.h):
  * what a sealed block does cannot matter to the engine before its commit,
- * whatever its data. Kernels it did not see are never sealed. */
+ * whatever its data. Kernels it did not see are never sealed. And only once
+ * a batch of the kernel ran at its own time: an error every block of it
+ * makes (a launch that declares too little shared memory) then stops the
+ * run where a run without sealing stops. */
 int cta__engine_seal = 1;
 
 static int can_seal(const struct cta_sim *s)
@@ -1012,7 +1015,7 @@ static int can_seal(const struct cta_sim *s)
 			return 0;
 	for (size_t i = s->nsealed; i < s->nready; i++) {
 		const struct cta__kernel *k = batch_kernel(s, i);
-		if (!k->never_waits || k->csize != 1 || k->l.cooperative)
+		if (!k->never_waits || !k->ran_batch || k->csize != 1 || k->l.cooperative)
 			return 0;
 	}
 	return 1;
@@ -1092,6 +1095,8 @@ static void run_ready(struct cta_sim *s)
 		s->sealed_run = 1;
 		s->seal_cur = 0;
 	} else {
+		for (size_t i = 0; i < n; i++)
+			batch_kernel(s, i)->ran_batch = 1;
 		if (!lazy) {
 			make_units(s, 0, n);
 			for (size_t i = 0; i < n; i++)

@@ -687,7 +687,8 @@ static void sealed_batches_change_nothing(void **state)
 				memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
 				o.device.spin_add_mask = 0;
 				o.device.spin_block_add_ns = 0;
-				o.device.dispatch_latency_ns = 100;
+				o.device.dispatch_latency_ns = 1;
+				o.device.block_retire_ns = 5000;
 			}
 			t[run] = calloc(G * T, sizeof(*t[run]));
 			hits[run] = calloc(G * T, sizeof(*hits[run]));
@@ -1194,6 +1195,45 @@ static void body_using_more_shared_memory_than_declared_stops_with_a_message(voi
 	cta_sim_free(s);
 }
 
+/* An error every block of a kernel makes stops the run where it stops
+ * without sealing: a kernel's first batch is never sealed. (The claim
+ * stands for a body the pass found never waits.) */
+static void error_every_block_makes_stops_as_without_sealing(void **state)
+{
+	(void)state;
+	static int claimed;
+	if (!claimed) {
+		claim_never_waits(&ex_smem_overflow);
+		claimed = 1;
+	}
+	const unsigned grid[3] = {20000, 1, 1}, block[3] = {32, 1, 1};
+	uint64_t events[2], makespan[2], launched[2];
+	for (int run = 0; run < 2; run++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.device = *cta_device_find("H100-SXM");
+		/* Dispatches 1 ns apart and a long retire: the engine would
+		 * handle 41 more batches' dispatches (4,200 blocks launched
+		 * against 100) before a sealed first batch's commit. */
+		o.device.dispatch_latency_ns = 1;
+		o.device.block_retire_ns = 5000;
+		int after = 0;
+		struct ex_dead_args a = {&after};
+		cta__engine_seal = run;
+		int rc;
+		cta_sim *s = run_launch(&o, &ex_smem_overflow, &a, grid, block, 64, &rc);
+		cta__engine_seal = 1;
+		assert_true(rc < 0);
+		assert_non_null(strstr(cta_sim_errmsg(s), "does not fit"));
+		events[run] = cta_sim_event_count(s);
+		makespan[run] = cta_sim_makespan_ns(s);
+		launched[run] = cta_sim_kernel_stats(s, 0)->launched;
+		cta_sim_free(s);
+	}
+	assert_int_equal(events[1], events[0]);
+	assert_int_equal(makespan[1], makespan[0]);
+	assert_int_equal(launched[1], launched[0]);
+}
+
 static void blocks_may_declare_many_shared_variables(void **state)
 {
 	(void)state;
@@ -1278,6 +1318,7 @@ int main(void)
 	    cmocka_unit_test(mbarrier_no_one_arrives_at_is_a_deadlock),
 	    cmocka_unit_test(deadlock_is_reported_even_with_checking_off),
 	    cmocka_unit_test(body_using_more_shared_memory_than_declared_stops_with_a_message),
+	    cmocka_unit_test(error_every_block_makes_stops_as_without_sealing),
 	    cmocka_unit_test(blocks_may_declare_many_shared_variables),
 	};
 	/* CMOCKA_TEST_FILTER=pattern runs only the matching tests. */
