@@ -462,6 +462,8 @@ static const struct {
     {"san_memcheck_use_after_free", {"valid=1"}, {"valid=1"}},
     {"san_racecheck_rw", {"valid=1"}, {"valid=1"}},
     {"san_racecheck_ww", {"valid=1"}, {"valid=1"}},
+    {"san_racecheck_wide", {"valid=1"}, {"valid=1"}},
+    {"san_initcheck_wide", {"valid=1"}, {"valid=1"}},
 };
 
 /* In the child: the harness's setup, then the run; writes the two peaks
