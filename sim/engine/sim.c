@@ -888,15 +888,15 @@ static void run_serial(struct cta_sim *s, size_t from, size_t to, int lazy)
  * while it is still in cache, and the batch makes one pass over its units
  * instead of three. A batch may be run as a serial part (a new kernel's
  * probe, PROBE_UNITS) followed by a parallel one. */
-/* The units of the batch that the issue gate holds leave it, their
+/* The units of batch[from, n) that the issue gate holds leave it, their
  * starts recorded (or counted), until gate_release puts them in a batch
- * again; returns how many entries stay. Held units are always made
+ * again; returns the end of the entries that stay. Held units are always made
  * (place_unit), so a block left to be made stays where it is with its
  * placement record. */
-static size_t gate_set_aside(struct cta_sim *s, size_t n, int lazy)
+static size_t gate_set_aside(struct cta_sim *s, size_t from, size_t n, int lazy)
 {
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++) {
+	size_t w = from;
+	for (size_t i = from; i < n; i++) {
 		struct cta__unit *u = s->batch[i];
 		if (u && u->gate == 1) {
 			if (lazy)
@@ -1031,23 +1031,8 @@ static int can_seal(const struct cta_sim *s)
  * (or placed then) so run as one batch, a wave, not one batch each. */
 static void seal_ready(struct cta_sim *s)
 {
-	size_t from = s->nsealed, w = from;
-	for (size_t i = from; i < s->nready; i++) {
-		struct cta__unit *u = s->batch[i];
-		if (u && u->gate == 1) {
-			unit_started(s, u);
-			u->gate = 2;
-			continue;
-		}
-		if (held_waiting(s, i)) {
-			placed_started(s, &s->placed[i]);
-			s->placed[i].h->state = 2;
-			continue;
-		}
-		if (!u)
-			s->placed[w] = s->placed[i];
-		s->batch[w++] = u;
-	}
+	size_t from = s->nsealed;
+	size_t w = gate_set_aside(s, from, s->nready, 1);
 	s->nready = w;
 	uint64_t h = from ? s->seal_h : UINT64_MAX;
 	for (size_t i = from; i < w; i++) {
@@ -1106,7 +1091,7 @@ static void run_ready(struct cta_sim *s)
 					placed_started(s, &s->placed[i]);
 		}
 		if (s->gate_waiting)
-			n = gate_set_aside(s, n, lazy);
+			n = gate_set_aside(s, 0, n, lazy);
 	}
 	for (size_t i = 0; i < n;) {
 		/* Waking the pool costs microseconds, and a block whose body
