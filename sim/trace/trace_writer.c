@@ -32,6 +32,11 @@ struct cta_trace_writer {
 	char *tmp_path;
 	size_t len;
 	uint64_t flushed; /* bytes already written to fd */
+	/* Where the last line written to fd begins, and whether it is still
+	 * open (a record cut by a full buffer): a signal's emergency close
+	 * cuts it off so that its marker stands on a line of its own. */
+	uint64_t line_off;
+	int line_open;
 	uint64_t det_off; /* file offset of the #deterministic digit */
 	int det_header;   /* the digit the header carries */
 	int det;          /* the digit it must carry at close */
@@ -89,6 +94,15 @@ static int flush_buf(cta_trace_writer *w)
 			return fail(w, CTA_EIO, "write failed", shown(w), errno);
 		}
 		off += (size_t)n;
+	}
+	size_t i = w->len;
+	while (i && w->buf[i - 1] != '\n')
+		i--;
+	if (i) {
+		w->line_off = w->flushed + i;
+		w->line_open = i != w->len;
+	} else if (w->len) {
+		w->line_open = 1;
 	}
 	w->flushed += w->len;
 	w->len = 0;
@@ -545,9 +559,19 @@ void cta__trace_writer_emergency_close(cta_trace_writer *w, const char *why)
 	memcpy(p, why, wl);
 	p += wl;
 	*p++ = '\n';
+	/* The signal may have come in the middle of a record: only whole
+	 * lines stay, the marker on a line of its own. */
+	size_t keep = w->len;
+	while (keep && w->buf[keep - 1] != '\n')
+		keep--;
+	if (!keep && w->line_open &&
+	    (ftruncate(w->fd, (off_t)w->line_off) < 0 ||
+	     lseek(w->fd, (off_t)w->line_off, SEEK_SET) < 0) &&
+	    write(w->fd, "\n", 1) < 0)
+		return;
 	size_t off = 0;
-	while (off < w->len) {
-		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+	while (off < keep) {
+		ssize_t n = write(w->fd, w->buf + off, keep - off);
 		if (n <= 0)
 			return;
 		off += (size_t)n;
