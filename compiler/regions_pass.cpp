@@ -336,10 +336,10 @@ Function *toRegions(Function &F, SmallVectorImpl<CallInst *> &bars)
 // (CTA__KC_POLLS_ONLY).
 bool neverWaits(Function &F, std::string &what, bool polls = false)
 {
-	SmallVector<Function *, 16> todo{&F};
+	SmallVector<Function *, 16> worklist{&F};
 	SmallPtrSet<Function *, 16> seen{&F};
-	while (!todo.empty()) {
-		Function *G = todo.pop_back_val();
+	while (!worklist.empty()) {
+		Function *G = worklist.pop_back_val();
 		for (Instruction &I : instructions(*G)) {
 			auto *CB = dyn_cast<CallBase>(&I);
 			if (!CB)
@@ -360,7 +360,7 @@ bool neverWaits(Function &F, std::string &what, bool polls = false)
 				return false;
 			}
 			if (seen.insert(c).second)
-				todo.push_back(c);
+				worklist.push_back(c);
 		}
 	}
 	return true;
