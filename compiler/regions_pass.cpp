@@ -39,7 +39,13 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Scalar/Reassociate.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/LoopPeel.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
@@ -1802,8 +1808,10 @@ struct Fission {
 						// (Counted and checked after the loop.)
 						maxInto(e, aBar, vt);
 						e.CreateStore(vt, aLast);
-						e.CreateStore(e.CreateSelect(e.CreateICmpEQ(t, lo), vt,
-						                             e.CreateLoad(i64, vtF)),
+						Value *isFirst = e.CreateICmpEQ(t, lo);
+						cast<Instruction>(isFirst)->setMetadata(
+						    "ctasim.first", MDNode::get(C, {}));
+						e.CreateStore(e.CreateSelect(isFirst, vt, e.CreateLoad(i64, vtF)),
 						              vtF);
 						e.CreateBr(latch);
 						continue;
@@ -2648,6 +2656,83 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 	static bool isRequired() { return true; }
 };
 
+// Peels a thread loop's first thread where the loop keeps that thread's
+// arrival time (Fission's deferred loops: `t == lo`, marked ctasim.first):
+// the other threads then carry no compare and no select, and the loop two
+// registers fewer (block_reduce's first region had spilled its bounds).
+// LLVM peels such compares only off innermost loops, and a thread loop
+// holds the body's own. Run after NarrowPass, before the vectoriser.
+struct PeelFirstPass : PassInfoMixin<PeelFirstPass> {
+	PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM)
+	{
+		if (!F.getName().endswith("__kc_fis"))
+			return PreservedAnalyses::all();
+		bool changed = false;
+		for (int round = 0; round < 16; round++) {
+			auto &LI = FAM.getResult<LoopAnalysis>(F);
+			auto &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+			auto &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+			auto &AC = FAM.getResult<AssumptionAnalysis>(F);
+			ICmpInst *cmp = nullptr;
+			Loop *L = nullptr;
+			for (Instruction &I : instructions(F)) {
+				auto *c = dyn_cast<ICmpInst>(&I);
+				if (!c || !c->getMetadata("ctasim.first") ||
+				    c->getPredicate() != ICmpInst::ICMP_EQ)
+					continue;
+				c->setMetadata("ctasim.first", nullptr);
+				// t == start, t the header phi of a loop stepping by one.
+				for (unsigned k = 0; k < 2 && !L; k++) {
+					auto *P = dyn_cast<PHINode>(c->getOperand(k));
+					Loop *PL = P ? LI.getLoopFor(P->getParent()) : nullptr;
+					if (!PL || PL->getHeader() != P->getParent() ||
+					    !PL->getLoopPredecessor() || !PL->getLoopLatch() ||
+					    P->getNumIncomingValues() != 2)
+						continue;
+					auto *nx = dyn_cast<BinaryOperator>(
+					    P->getIncomingValueForBlock(PL->getLoopLatch()));
+					auto *one = nx ? dyn_cast<ConstantInt>(nx->getOperand(1)) : nullptr;
+					if (!nx || nx->getOpcode() != Instruction::Add ||
+					    nx->getOperand(0) != P || !one || !one->isOne() ||
+					    P->getIncomingValueForBlock(PL->getLoopPredecessor()) !=
+					        c->getOperand(1 - k))
+						continue;
+					// (No wrap: the loop leaves at an invariant bound
+					// before the index comes back to its start.)
+					auto *LB = dyn_cast<BranchInst>(PL->getLoopLatch()->getTerminator());
+					auto *LC = LB && LB->isConditional()
+					               ? dyn_cast<ICmpInst>(LB->getCondition())
+					               : nullptr;
+					if (!LC || LC->getOperand(0) != nx ||
+					    !PL->isLoopInvariant(LC->getOperand(1)) ||
+					    PL->getExitingBlock() != PL->getLoopLatch())
+						continue;
+					L = PL;
+					cmp = c;
+				}
+				if (L)
+					break;
+			}
+			if (!L)
+				break;
+			simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
+			formLCSSARecursively(*L, DT, &LI, &SE);
+			if (!canPeel(L))
+				continue;
+			ValueToValueMapTy vm;
+			if (!peelLoop(L, 1, &LI, &SE, DT, &AC, true, vm))
+				continue;
+			// The loop's other threads come after its first.
+			cmp->replaceAllUsesWith(ConstantInt::getFalse(F.getContext()));
+			cmp->eraseFromParent();
+			changed = true;
+			FAM.invalidate(F, PreservedAnalyses::none());
+		}
+		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+	}
+	static bool isRequired() { return true; }
+};
+
 } // namespace
 
 #include "san_pass.h"
@@ -2664,7 +2749,15 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 		        });
 		        PB.registerVectorizerStartEPCallback(
 		            [](FunctionPassManager &FPM, OptimizationLevel) {
+			            // The lane's clock became a register at the peephole
+			            // point (LaneScopePass), after the pipeline's
+			            // reassociation: cta_spin_ns's two loop-invariant
+			            // terms (the scaled cost and the SM's add) were
+			            // then added to it one by one; grouped, the later
+			            // LICM adds them once outside the loop.
+			            FPM.addPass(ReassociatePass());
 			            FPM.addPass(NarrowPass());
+			            FPM.addPass(PeelFirstPass());
 		            });
 		        PB.registerOptimizerLastEPCallback(
 		            [](ModulePassManager &MPM, OptimizationLevel) {
