@@ -211,15 +211,10 @@ int cta__evq_push_seq(struct cta__evq *q, uint64_t t, uint64_t seq, int type, vo
 		if (fits && (!best || (r->n && (!best->n || r->last_t > best->last_t))))
 			best = r;
 	}
-	if (!best) {
-		struct cta__event e = {t, seq, p, (uint32_t)a, type};
-		return heap_push(q, &e);
-	}
-	uint64_t keep = q->seq;
-	q->seq = seq;
-	int rc = cta__evq_push_slow(q, best, t, type, p, a);
-	q->seq = keep;
-	return rc;
+	struct cta__event e = {t, seq, p, (uint32_t)a, type};
+	/* Straight into the ring (what cta__evq_push_slow does for one of
+	 * the two, with q->seq left as it is): one append a sealed block. */
+	return best ? ring_push(best, &e) : heap_push(q, &e);
 }
 
 /* Pops the heap's top into *out (the heap is not empty). */
