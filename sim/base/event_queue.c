@@ -199,21 +199,10 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
 	return rc;
 }
 
-int cta__evq_push_seq(struct cta__evq *q, uint64_t t, uint64_t seq, int type, void *p, uint64_t a)
+int cta__evq_push_seq_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, uint64_t seq,
+                           int type, void *p, uint64_t a)
 {
-	/* One of the two rings whose last event comes before (t, seq), the
-	 * closest; not a spare, whose order assumes the latest number. */
-	struct cta__ring *best = NULL;
-	for (int i = 0; i < CTA__EVQ_FAST; i++) {
-		struct cta__ring *r = &q->r[i];
-		int fits = !r->n || r->last_t < t ||
-		           (r->last_t == t && r->e[(r->head + r->n - 1) & (r->cap - 1)].seq < seq);
-		if (fits && (!best || (r->n && (!best->n || r->last_t > best->last_t))))
-			best = r;
-	}
 	struct cta__event e = {t, seq, p, (uint32_t)a, type};
-	/* Straight into the ring (what cta__evq_push_slow does for one of
-	 * the two, with q->seq left as it is): one append a sealed block. */
 	return best ? ring_push(best, &e) : heap_push(q, &e);
 }
 

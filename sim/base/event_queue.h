@@ -93,11 +93,34 @@ static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *
 	}
 	return cta__evq_push_slow(q, best, t, type, p, a);
 }
+int cta__evq_push_seq_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, uint64_t seq,
+                           int type, void *p, uint64_t a);
 /* Pushes an event with the sequence number seq, taken earlier (events
  * pushed since have larger ones): into one of the two rings only when its
  * last event comes before (t, seq), so that the ring stays sorted, else
- * into the heap. */
-int cta__evq_push_seq(struct cta__evq *q, uint64_t t, uint64_t seq, int type, void *p, uint64_t a);
+ * into the heap. Every block of a sealed batch pushes its end so: the
+ * append is inline, as cta__evq_push's. */
+static inline int cta__evq_push_seq(struct cta__evq *q, uint64_t t, uint64_t seq, int type, void *p,
+                                    uint64_t a)
+{
+	/* One of the two rings whose last event comes before (t, seq), the
+	 * closest; not a spare, whose order assumes the latest number. */
+	struct cta__ring *best = NULL;
+	for (int i = 0; i < CTA__EVQ_FAST; i++) {
+		struct cta__ring *r = &q->r[i];
+		int fits = !r->n || r->last_t < t ||
+		           (r->last_t == t && r->e[(r->head + r->n - 1) & (r->cap - 1)].seq < seq);
+		if (fits && (!best || (r->n && (!best->n || r->last_t > best->last_t))))
+			best = r;
+	}
+	if (best && best->n < best->cap) {
+		best->e[(best->head + best->n++) & (best->cap - 1)] =
+		    (struct cta__event){t, seq, p, (uint32_t)a, type};
+		best->last_t = t;
+		return 0;
+	}
+	return cta__evq_push_seq_slow(q, best, t, seq, type, p, a);
+}
 /* Pops q->other, the heap's top or a spare ring's head, into *out. */
 void cta__evq_pop_other(struct cta__evq *q, struct cta__event *out);
 static inline int cta__evq_before(const struct cta__event *a, const struct cta__event *b)
