@@ -8,8 +8,10 @@
 # configurations of the structural model's cross-validation, below) or
 # `regs` (occupancy limited by registers), `gate` (the issue gate on
 # shapes outside the fit), `clc` (the emulated cluster launch control at
-# other occupancies and work per stolen block) or `clc-holdout` (the
-# emulated CLC model's hold-out shapes). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# other occupancies and work per stolen block), `clc-holdout` (the
+# emulated CLC model's hold-out shapes) or `occupancy-holdout` (the
+# register-heavy kernel's later waves and the grid-stride loop's memory
+# traffic on shapes outside the fit). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -52,6 +54,30 @@ if [ "$set_" = regs ]; then
 	run sweep_regs_b512_g200 spin --arg regs=1 --block 512 --arg grid=200 --arg ns=20000
 	run sweep_regs_mixed_g528 spin --arg regs=1 --arg grid=528 --arg ns=20000 \
 		--arg imbalance=one_in_seven
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = occupancy-holdout ]; then
+	# Held out of every fit (traces/reference/h100-occupancy-holdout): the
+	# register-heavy spin over two and more waves at 64, 128, 256 and 512
+	# threads, with mixed costs, and the guide's grid-stride and fixed-work
+	# kernels at 4 M elements and with 50 ns an element.
+	run hold_regs_b128_g900 spin --arg regs=1 --block 128 --arg grid=900 --arg ns=20000
+	run hold_regs_b64_g1800 spin --arg regs=1 --block 64 --arg grid=1800 --arg ns=20000
+	run hold_regs_g792_ns10000 spin --arg regs=1 --arg grid=792 --arg ns=10000
+	run hold_regs_b512_g400 spin --arg regs=1 --block 512 --arg grid=400 --arg ns=20000
+	run hold_regs_mixed_b128_g1056 spin --arg regs=1 --block 128 --arg grid=1056 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	for imb in none one_in_seven; do
+		run "hold_vecscale_fixed_blocks_n4m_$imb" vecscale_fixed_blocks --arg n=4194304 \
+			--arg ns=2 --arg prologue_ns=2000 --arg imbalance=$imb
+	done
+	run hold_vecscale_fixed_work_n4m_none vecscale_fixed_work --arg n=4194304 --arg ns=2 \
+		--arg prologue_ns=2000 --arg imbalance=none
+	run hold_vecscale_fixed_blocks_ns50_none vecscale_fixed_blocks --arg n=1048576 --arg ns=50 \
+		--arg prologue_ns=2000 --arg imbalance=none
+	run hold_vecscale_clc_n4m_none vecscale_clc --arg n=4194304 --arg ns=2 --arg prologue_ns=2000 \
+		--arg imbalance=none
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
