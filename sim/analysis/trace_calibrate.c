@@ -97,7 +97,14 @@ struct fit {
 	struct samples clc_far;
 	unsigned clc_far_votes[32];
 	int clc_emulated;
+	/* The register file's gate (fit_regs_gate): later-wave blocks of
+	 * register-limited kernels that found running blocks on their SM, by
+	 * the warps' registers a sub-partition would have left free with
+	 * them (REGS_LEVELS at most), and how many of those waited. */
+	uint64_t regs_n[16], regs_waited[16];
+	int regs_seen;
 };
+#define REGS_LEVELS 16
 
 /* Kernel k's starts on a known SM before its first end, keyed (0, 0). */
 struct wave_sel {
@@ -726,9 +733,15 @@ static unsigned spin_res(unsigned res, uint64_t tb, unsigned maxthr)
  * 1 + the eighths of maxthr threads resident before it, rounded up. Blocks
  * of kernel 0 with known work `w` of two or more calls go to fit's call
  * samples instead. */
+static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
+                        const uint64_t *kns, const struct cta_calib_work *w,
+                        const struct cta_device_model *base, const struct blk *bs, size_t nb);
+
 static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
-                        const uint64_t *kns, unsigned maxthr, const struct cta_calib_work *w)
+                        const uint64_t *kns, const struct cta_device_model *base,
+                        const struct cta_calib_work *w)
 {
+	unsigned maxthr = base->max_threads_per_sm;
 	struct cta__rec_key *ks;
 	size_t n;
 	struct ends_sel sel = {t, 0};
@@ -821,8 +834,112 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 		}
 		i = j;
 	}
+	if (!rc)
+		rc = regs_samples(fit, t, kf, kns, w, base, bs, nb);
 	free(bs);
 	return rc;
+}
+
+/* What block b of a single-kernel trace asked for: the kernel's one-call
+ * time, or its known work of one call; 0 when not known. */
+static uint64_t one_call_ns(const uint64_t *kns, const struct cta_calib_work *w, uint64_t b)
+{
+	if (kns[0])
+		return kns[0];
+	if (w && w->calls && b < w->n && w->calls[b] == 1)
+		return w->ns[b];
+	return 0;
+}
+
+/* The register file's gate's samples (fit_regs_gate) from a single-kernel
+ * trace, its blocks bs[0, nb) sorted by SM then start. The kernel's
+ * occupancy is what its first wave stacked on one SM, once the grid had
+ * more blocks than that wave; registers limited it when the base's
+ * calculator allows more by threads, blocks and shared memory (the trace
+ * does not carry registers). A sub-partition then holds part = its
+ * warps at that occupancy, a quarter rounded up. For each block that
+ * started after the kernel's first end and found blocks running on its SM
+ * (that had begun their work and ran on past GATE_FAST_NS after its
+ * start), the level is part less its warps and theirs, each a quarter
+ * rounded up; it waited when it outlasted its time by GATE_FAST_NS. */
+static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
+                        const uint64_t *kns, const struct cta_calib_work *w,
+                        const struct cta_device_model *base, const struct blk *bs, size_t nb)
+{
+	const struct cta_trace_kernel *tk = &t->header.kernels[0];
+	if (t->header.kernel_count != 1 || !kf[0].has_end || !strcmp(t->header.clc, "emulated") ||
+	    tk->cluster[0] * tk->cluster[1] * tk->cluster[2] > 1 || !base->warp_size)
+		return 0;
+	unsigned threads = kthreads(t, 0);
+	unsigned warps = (threads + base->warp_size - 1) / base->warp_size;
+	uint64_t grid = (uint64_t)tk->grid[0] * tk->grid[1] * tk->grid[2];
+	unsigned occ = 0, sms = 0;
+	for (size_t i = 0; i < nb;) {
+		size_t j = i;
+		unsigned first = 0;
+		for (; j < nb && bs[j].sm == bs[i].sm; j++)
+			first += bs[j].s < kf[0].first_end;
+		occ = first > occ ? first : occ;
+		sms++;
+		i = j;
+	}
+	struct cta_block_resources r = {threads, 0, (size_t)tk->smem_bytes, 0};
+	if (!occ || grid <= (uint64_t)occ * sms || cta_occupancy_max_blocks(base, &r, NULL) <= occ)
+		return 0;
+	unsigned part = (occ * warps + 3) / 4, own = (warps + 3) / 4;
+	fit->regs_seen = 1;
+	for (size_t i = 0; i < nb;) {
+		size_t j = i;
+		while (j < nb && bs[j].sm == bs[i].sm)
+			j++;
+		for (size_t b = i; b < j; b++) {
+			const struct blk *x = &bs[b];
+			uint64_t len = one_call_ns(kns, w, x->block);
+			if (x->s < kf[0].first_end || !len)
+				continue;
+			unsigned old = 0;
+			for (size_t c = i; c < j && bs[c].s < x->s; c++) {
+				uint64_t clen = one_call_ns(kns, w, bs[c].block);
+				if (bs[c].e > x->s + GATE_FAST_NS &&
+				    (!clen || bs[c].e <= x->s + clen + GATE_FAST_NS))
+					old += warps;
+			}
+			if (!old)
+				continue;
+			unsigned used = (old + 3) / 4 + own;
+			unsigned level = used < part ? part - used : 0;
+			if (level >= REGS_LEVELS)
+				continue;
+			fit->regs_n[level]++;
+			fit->regs_waited[level] += x->e - x->s > len + GATE_FAST_NS;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+/* The register file's gate (spin_regs_free): a later block waits where
+ * its sub-partitions would have fewer warps' registers free than the
+ * gate. The gate is the value that predicts, for the most recorded
+ * later-wave blocks, whether they waited (ties: the smallest): 0 (none)
+ * when no level has a majority of waits; the base's when no
+ * register-limited kernel had a later wave. */
+static void fit_regs_gate(struct cta_device_model *out, const struct fit *fit)
+{
+	if (!fit->regs_seen)
+		return;
+	unsigned gate = 0;
+	uint64_t best = 0;
+	for (unsigned g = 0; g <= REGS_LEVELS; g++) {
+		uint64_t agree = 0;
+		for (unsigned l = 0; l < REGS_LEVELS; l++)
+			agree += l < g ? fit->regs_waited[l] : fit->regs_n[l] - fit->regs_waited[l];
+		if (g == 0 || agree > best) {
+			best = agree;
+			gate = g;
+		}
+	}
+	out->spin_regs_free = gate;
 }
 
 /* One requested time at one resident count: the quantile of its blocks. */
@@ -1151,8 +1268,8 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 						kns[k] = opts->named[j].ns;
 			}
 			cta__analysis_kernel_facts(kf, t);
-			rc = spin_samples(fit, t, kf, kns, base->max_threads_per_sm,
-			                  opts->work ? &opts->work[i] : NULL);
+			rc =
+			    spin_samples(fit, t, kf, kns, base, opts->work ? &opts->work[i] : NULL);
 		}
 		if (rc || (donly && donly[i]))
 			continue;
@@ -1433,6 +1550,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 	if (want_spin && ((rc = fit_gate(out, &fit, base->max_threads_per_sm)) ||
 	                  (rc = fit_durations(out, rep, &fit, opts->quantile))))
 		goto fail;
+	if (want_spin)
+		fit_regs_gate(out, &fit);
 	fit_clc(out, &fit);
 	note_below_tick(out, rep);
 	free_fit(&fit);

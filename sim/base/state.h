@@ -52,6 +52,11 @@ struct cta__kernel {
 	int steals;         /* the engine resolved a cancel of it (the issue gate) */
 	int never_waits;    /* CTA__KC_NO_WAIT of its body: its blocks may be sealed */
 	int ran_batch;      /* ... once a batch of it ran at its own time */
+	/* Warps a sub-partition's registers hold, where registers limit
+	 * occupancy (the register file's gate, spin_regs_free); else 0. */
+	unsigned part_warps;
+	/* The SM's registers its blocks may take (fits in sim/sched). */
+	unsigned regs_usable;
 	/* Emulated CLC (clc_emulated): the claim-bitmap word of the last
 	 * successful request, plus 1 (0: none yet), and when its claim
 	 * completed. Units are handed out in order, so one word is enough. */
@@ -90,7 +95,7 @@ struct cta__sm {
 	/* ... as placement records, where units are made lazily (every run
 	 * but --sanitize's: the two lists are never both in use). */
 	struct cta__held *held_head, *held_tail;
-	unsigned gate_threads;
+	unsigned gate_threads, gate_warps;
 };
 
 /* ---- mbarriers and cancel requests -------------------------------------- */

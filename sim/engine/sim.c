@@ -924,23 +924,36 @@ static size_t gate_set_aside(struct cta_sim *s, size_t from, size_t n, int lazy)
  * 128, barrier_regions 10% slower; at 64, as before). */
 #define GATE_BATCH 64
 
-/* A block of `leaving` threads leaving SM sm (not yet taken off its
- * counts) lets the units the issue gate holds there begin, oldest first,
- * while the threads running before each are at most spin_gate_threads;
- * with `all`, every one. */
-static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int all)
+/* Whether the gates let a held block of k begin with `running` threads
+ * and `warps` warps running on its SM. */
+static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, unsigned running,
+                     unsigned warps)
+{
+	return (!s->dev.spin_gate_threads || running <= s->dev.spin_gate_threads) &&
+	       !cta__exec_regs_waits(s, k, warps);
+}
+
+/* A block of `leaving` threads and `lwarps` warps leaving SM sm (not yet
+ * taken off its counts) lets the units the gates hold there begin, oldest
+ * first, while the threads running before each are at most
+ * spin_gate_threads and the register file's gate lets it; with `all`,
+ * every one. */
+static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsigned lwarps, int all)
 {
 	struct cta__sm *m = &s->sms[sm];
 	unsigned running = m->threads - leaving - m->gate_threads;
-	while (m->gate_head && (all || running <= s->dev.spin_gate_threads)) {
+	unsigned warps = m->warps - lwarps - m->gate_warps;
+	while (m->gate_head && (all || gate_lets(s, m->gate_head->k, running, warps))) {
 		struct cta__unit *u = m->gate_head;
 		m->gate_head = u->gate_next;
 		if (!m->gate_head)
 			m->gate_tail = NULL;
 		m->gate_threads -= u->k->threads;
+		m->gate_warps -= u->k->warps;
 		s->gate_waiting--;
 		cta__exec_gate_open(s, u, running, s->now);
 		running += u->k->threads;
+		warps += u->k->warps;
 		if (u->gate == 1) {
 			u->gate = 0; /* its batch has not run yet: it runs there */
 		} else {
@@ -959,15 +972,17 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, int a
 		}
 	}
 	/* The same for blocks held as records (struct cta__held). */
-	while (m->held_head && (all || running <= s->dev.spin_gate_threads)) {
+	while (m->held_head && (all || gate_lets(s, m->held_head->p.k, running, warps))) {
 		struct cta__held *h = m->held_head;
 		m->held_head = h->next;
 		if (!m->held_head)
 			m->held_tail = NULL;
 		m->gate_threads -= h->p.k->threads;
+		m->gate_warps -= h->p.k->warps;
 		s->gate_waiting--;
 		cta__exec_gate_open_placed(s, h, running, s->now);
 		running += h->p.k->threads;
+		warps += h->p.k->warps;
 		if (h->state == 1) {
 			h->state = 0;
 		} else {
@@ -1221,7 +1236,7 @@ static void on_retire(struct cta_sim *s, struct cta__retiring *r)
 static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
 {
 	if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
-		gate_release(s, sm, k->threads, 0);
+		gate_release(s, sm, k->threads, k->warps, 0);
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
 	int refill = cta__sched_can_refill(s, k);
@@ -1499,7 +1514,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		r->k->steals = 1;
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 1);
+				gate_release(s, sm, 0, 0, 1);
 		cta__clc_resolve(s, r);
 		*resume = r->unit;
 		return CTA__STEP_RESUME;
@@ -1510,7 +1525,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		 * block may be the one they wait for). */
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 1);
+				gate_release(s, sm, 0, 0, 1);
 		s->npolls--;
 		u->poll_queued = 0;
 		if (poll_watchdog(s, u))

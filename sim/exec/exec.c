@@ -178,20 +178,37 @@ static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k,
 	return spin_index_of(s, m->blocks, running_before(m, k));
 }
 
+/* The register file's gate (spin_regs_free): whether a block of k waits
+ * with `running` warps of other blocks running on its SM. Each count is
+ * taken per sub-partition, a quarter rounded up (a block's warps are
+ * dealt over the four); a block alone on its SM never waits, nor does one
+ * of its kernel's first wave (its blocks come together). */
+int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running)
+{
+	if (!s->dev.spin_regs_free || !k->part_warps || !k->units_done || !running)
+		return 0;
+	return (running + 3) / 4 + (k->warps + 3) / 4 + s->dev.spin_regs_free > k->part_warps;
+}
+
 /* The issue gate (spin_gate_threads): a block of one CTA that finds more
  * than that many threads running on its SM, or blocks already waiting
- * there, waits (resident) until the engine lets it go. Blocks that may
- * wait for one another (cooperative launches, kernels that spun:
- * any_spin) are never held, so the gate cannot deadlock them, nor are
- * the blocks of a kernel that steals work (steals: its blocks end only
- * when no work is left). */
+ * there, waits (resident) until the engine lets it go; the register
+ * file's gate holds it the same way. Blocks that may wait for one another
+ * (cooperative launches, kernels that spun: any_spin) are never held, so
+ * the gate cannot deadlock them, nor are the blocks of a kernel that
+ * steals work (steals: its blocks end only when no work is left). */
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
 {
-	if (!s->dev.spin_gate_threads || k->csize != 1 || k->l.cooperative || k->steals ||
-	    __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
+	if ((!s->dev.spin_gate_threads && !s->dev.spin_regs_free) || k->csize != 1 ||
+	    k->l.cooperative || k->steals || __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
 		return 0;
 	const struct cta__sm *m = &s->sms[sm];
-	return m->gate_head || m->held_head || running_before(m, k) > s->dev.spin_gate_threads;
+	if (m->gate_head || m->held_head)
+		return 1;
+	if (s->dev.spin_gate_threads && running_before(m, k) > s->dev.spin_gate_threads)
+		return 1;
+	unsigned other = m->warps > k->warps ? m->warps - k->warps : 0;
+	return cta__exec_regs_waits(s, k, other > m->gate_warps ? other - m->gate_warps : 0);
 }
 
 struct cta__held *cta__exec_held_new(struct cta_sim *s)
@@ -234,6 +251,7 @@ void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h)
 		m->held_head = h;
 	m->held_tail = h;
 	m->gate_threads += h->p.k->threads;
+	m->gate_warps += h->p.k->warps;
 	s->gate_waiting++;
 }
 
@@ -248,6 +266,7 @@ void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u)
 		m->gate_head = u;
 	m->gate_tail = u;
 	m->gate_threads += u->k->threads;
+	m->gate_warps += u->k->warps;
 	s->gate_waiting++;
 }
 

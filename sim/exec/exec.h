@@ -24,13 +24,17 @@ void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, c
                          uint32_t *spin, uint32_t *add);
 struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                       const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add);
-/* The issue gate (spin_gate_threads): whether a block of k just placed on
- * SM sm (its room taken) must wait for running blocks to end; holding its
+/* The issue gate (spin_gate_threads) and the register file's gate
+ * (spin_regs_free; cta__exec_regs_waits: whether a block of k waits with
+ * that many warps running on its SM besides it): whether a block of k
+ * just placed on SM sm (its room taken) must wait for running blocks to
+ * end; holding its
  * unit u on its SM's list; and letting u begin its work at t (not before
  * its start), with `before` threads running on its SM besides it, which
  * sets its duration model's index. The engine lets held units go
  * (gate_release in sim/engine/sim.c). */
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm);
+int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);
 void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u);
 void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, uint64_t t);
 /* The same for a block left to be made (struct cta__held): a record from

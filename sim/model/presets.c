@@ -142,6 +142,7 @@ struct sweep_fit {
 	uint32_t spin_scale_ppm[10];
 	uint32_t spin_add_ns, block_add_ns;
 	unsigned gate_threads; /* spin_gate_threads: the issue gate */
+	unsigned regs_free;    /* spin_regs_free: the register file's gate */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
 	 * request, the issuer's time after it, the claim of a success and its
 	 * turn on a shared claim word, a decoded steal and the way out after
@@ -155,7 +156,7 @@ struct sweep_fit {
 	const char *fitted_on;
 };
 
-/* Fitted on the 64 configurations of traces/reference/h100/ (H100 80GB
+/* Fitted on the 67 configurations of traces/reference/h100/ (H100 80GB
  * HBM3, 3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
  * writes these values (docs/FIDELITY.md). */
 static const struct sweep_fit sweep_h100 = {
@@ -166,10 +167,11 @@ static const struct sweep_fit sweep_h100 = {
     .gap_switch = 3,
     .small_waves = 3,
     .rotate_grid = 701,
-    .spin_scale_ppm = {0, 994564, 994687, 979129, 980259, 995694},
+    .spin_scale_ppm = {0, 994564, 994687, 980635, 980259, 995694},
     .spin_add_ns = 429,
     .block_add_ns = 897,
     .gate_threads = 1024,
+    .regs_free = 1,
     .clc_request_ns = 864,
     .clc_steal_ns = 638,
     .clc_request_tail_ns = 736,
@@ -200,6 +202,7 @@ static const struct sweep_fit sweep_h200 = {
     .spin_add_ns = 434,
     .block_add_ns = 723,
     .gate_threads = 1024,
+    .regs_free = 1,
     .clc_request_ns = 928,
     .clc_steal_ns = 936,
     .clc_request_tail_ns = 736,
@@ -507,6 +510,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->spin_by_threads = 2;
 		m->spin_block_add_ns = f->block_add_ns;
 		m->spin_gate_threads = f->gate_threads;
+		m->spin_regs_free = f->regs_free;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;
 		m->clc_steal_ns = f->clc_steal_ns;

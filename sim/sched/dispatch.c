@@ -88,6 +88,11 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	k->threads = r.threads;
 	k->warps = (r.threads + d->warp_size - 1) / d->warp_size;
 	k->regs = k->warps * round_up(regs * d->warp_size, d->reg_alloc_unit);
+	/* Four sub-partitions, as the occupancy calculator counts them: of
+	 * each, the whole warps of this kernel's size (fits). */
+	unsigned per_warp = k->warps ? k->regs / k->warps : 0;
+	k->regs_usable = per_warp ? d->regs_per_sm / 4 / per_warp * per_warp * 4 : d->regs_per_sm;
+	k->part_warps = lim == CTA_LIMIT_REGISTERS && per_warp ? d->regs_per_sm / 4 / per_warp : 0;
 	k->smem =
 	    round_up((unsigned)(k->l.smem_static + k->l.smem_dynamic) + d->smem_reserved_per_block,
 	             d->smem_alloc_unit);
@@ -122,12 +127,18 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	return 0;
 }
 
+/* Registers are counted per sub-partition, as the occupancy calculator
+ * does: a warp's registers come from one of the four, so of each quarter
+ * of the SM's registers only whole warps of k's size are usable (with 112
+ * registers a thread, 4 warps of 3584 in 16384: 8 blocks of 64 threads
+ * fit an H100's SM, not the 9 its 65536 registers would hold). The blocks
+ * there are counted at their own sizes (regs_usable, cta__sched_kernel_init). */
 static int fits(const struct cta_sim *s, const struct cta__sm *m, const struct cta__kernel *k)
 {
 	const struct cta_device_model *d = &s->dev;
 	return m->blocks + 1 <= d->max_blocks_per_sm &&
 	       m->threads + k->threads <= d->max_threads_per_sm &&
-	       m->warps + k->warps <= d->max_warps_per_sm && m->regs + k->regs <= d->regs_per_sm &&
+	       m->warps + k->warps <= d->max_warps_per_sm && m->regs + k->regs <= k->regs_usable &&
 	       m->smem + k->smem <= d->smem_per_sm;
 }
 

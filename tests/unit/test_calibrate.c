@@ -368,6 +368,64 @@ static void issue_gate_is_recovered_from_a_simulated_trace(void **state)
 	}
 }
 
+/* The register file's gate comes back from a trace the simulator made
+ * with it: 40 blocks of 256 threads and 108 registers a thread (two an
+ * SM by registers) on four SMs, 20 us each; in the later waves a block
+ * that comes while another of its SM runs waits for it (level 0: its
+ * warps and the running ones fill their sub-partitions). Without the gate
+ * none waits, and none is fitted. A kernel that registers do not limit
+ * leaves the base's value. */
+static void register_gate_is_recovered_from_a_simulated_trace(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	for (unsigned gate = 0; gate <= 2; gate++) {
+		struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
+		so.device = *h100;
+		memset(so.device.spin_scale_ppm, 0, sizeof(so.device.spin_scale_ppm));
+		memset(so.device.spin_add_ns, 0, sizeof(so.device.spin_add_ns));
+		so.device.spin_add_mask = 0;
+		so.device.spin_block_add_ns = 0;
+		so.device.spin_regs_free = gate == 1;
+		so.sm_limit = 4;
+		so.threads = 1;
+		char path[256];
+		snprintf(path, sizeof(path), "%s/ctasim-test-%ld-regs.trace",
+		         getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		         (long)getpid());
+		so.trace_path = path;
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &so), 0);
+		struct cal_spin_args a = {20000};
+		struct cta_launch l = {0};
+		l.kernel = &cal_spin;
+		l.grid[0] = 40;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 256;
+		l.block[1] = l.block[2] = 1;
+		l.regs_per_thread = gate == 2 ? 0 : 108;
+		l.args = &a;
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		assert_int_equal(cta_sim_run(s), 0);
+		cta_sim_free(s);
+		struct cta_trace t;
+		char err[256] = "";
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		remove(path);
+		const struct cta_trace *ts[1] = {&t};
+		struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+		o.block_ns = 20000;
+		struct cta_device_model base = *h100, m;
+		base.spin_regs_free = 3;
+		struct cta_calib_report rep;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, &base, ts, 1, &o, err, sizeof(err)), 0);
+		assert_int_equal(m.spin_regs_free, gate == 2 ? 3 : gate);
+		assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+		cta_trace_free(&t);
+	}
+}
+
 static void small_kernel_keeps_the_base_sm_count(void **state)
 {
 	/* 40 blocks, one per SM, no second wave: the other 92 SMs were idle,
@@ -439,6 +497,7 @@ int main(void)
 	    cmocka_unit_test(duration_model_is_fitted_per_resident_count),
 	    cmocka_unit_test(affine_duration_model_is_fitted),
 	    cmocka_unit_test(issue_gate_is_recovered_from_a_simulated_trace),
+	    cmocka_unit_test(register_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
 	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
 	    cmocka_unit_test(inconsistent_input_is_refused),

@@ -419,6 +419,64 @@ static void issue_gate_holds_blocks_past_it_until_running_ones_end(void **state)
 	}
 }
 
+/* The register file's gate and its count by sub-partition, on one SM of
+ * the H100-SXM preset with 108 registers a thread (112 allocated: four
+ * warps a sub-partition). 256-thread blocks, two an SM: block 0 (80 us)
+ * and block 1 (20 us) begin together; block 2 comes when block 1 ends
+ * and, with spin_regs_free 1, its warps and block 0's fill their
+ * sub-partitions: it begins its work when block 0 ends. Without the gate
+ * it begins at once. 64-thread blocks: eight fit an SM (nine would by
+ * its 65536 registers, not by its sub-partitions'), so the ninth starts
+ * when one of the first eight ends. */
+static cta_sim *run_regs(const struct cta_sim_opts *o, const void *args, unsigned grid,
+                         unsigned block, int *rc)
+{
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &ex_gate;
+	l.grid[0] = grid;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = block;
+	l.block[1] = l.block[2] = 1;
+	l.regs_per_thread = 108;
+	l.args = args;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	*rc = cta_sim_run(s);
+	return s;
+}
+
+static void register_gate_holds_later_blocks_that_fill_their_sub_partitions(void **state)
+{
+	(void)state;
+	enum { NS = 20000 };
+	for (unsigned gate = 0; gate <= 1; gate++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_regs_free = gate;
+		unsigned long long t0[9], t1[9];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_regs(&o, &a, 3, 256, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		assert_int_equal(t0[1], t0[0]);
+		assert_int_equal(t1[0] - t0[0], 4 * NS);
+		assert_int_equal(t1[2] - t0[2], NS);
+		if (gate)
+			assert_true(t0[2] >= t1[0] && t0[2] < t1[0] + 1000);
+		else
+			assert_true(t0[2] >= t1[1] && t0[2] < t1[1] + 1000);
+		/* Nine 64-thread blocks: the ninth waits for room. */
+		s = run_regs(&o, &a, 9, 64, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		for (unsigned b = 1; b < 8; b++)
+			assert_int_equal(t0[b], t0[1]);
+		assert_true(t0[8] > t0[1] + NS);
+	}
+}
+
 /* What a run of early_mix produced. */
 struct early_out {
 	int rc;
@@ -1308,6 +1366,7 @@ int main(void)
 	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
 	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
+	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(sealed_batches_change_nothing),
 	    cmocka_unit_test(kernel_that_may_spin_is_never_sealed),

@@ -243,6 +243,10 @@ int cta_cmd_calibrate(int argc, char **argv)
 	if (m->spin_gate_threads)
 		printf("  spin_gate_threads    %u (blocks that find more threads running wait)\n",
 		       m->spin_gate_threads);
+	if (m->spin_regs_free)
+		printf("  spin_regs_free       %u (later blocks that would leave fewer warps' "
+		       "registers free wait)\n",
+		       m->spin_regs_free);
 	if (rep.note[0])
 		printf("  note: %s\n", rep.note);
 	ret = CTA_EXIT_OK;

@@ -54,6 +54,12 @@ if [ "$set_" = regs ]; then
 	run sweep_regs_b512_g200 spin --arg regs=1 --block 512 --arg grid=200 --arg ns=20000
 	run sweep_regs_mixed_g528 spin --arg regs=1 --arg grid=528 --arg ns=20000 \
 		--arg imbalance=one_in_seven
+	# Later waves of 128- and 64-thread blocks (recorded twice, after the
+	# six above): how full a sub-partition's registers make a block wait.
+	run sweep_regs_b128_g900 spin --arg regs=1 --block 128 --arg grid=900 --arg ns=20000
+	run sweep_regs_b64_g1800 spin --arg regs=1 --block 64 --arg grid=1800 --arg ns=20000
+	run sweep_regs_mixed_b128_g1056 spin --arg regs=1 --block 128 --arg grid=1056 --arg ns=20000 \
+		--arg imbalance=one_in_seven
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
@@ -62,12 +68,14 @@ if [ "$set_" = occupancy-holdout ]; then
 	# register-heavy spin over two and more waves at 64, 128, 256 and 512
 	# threads, with mixed costs, and the guide's grid-stride and fixed-work
 	# kernels at 4 M elements and with 50 ns an element.
-	run hold_regs_b128_g900 spin --arg regs=1 --block 128 --arg grid=900 --arg ns=20000
-	run hold_regs_b64_g1800 spin --arg regs=1 --block 64 --arg grid=1800 --arg ns=20000
+	run hold_regs_b64_g2500 spin --arg regs=1 --block 64 --arg grid=2500 --arg ns=20000
+	run hold_regs_b128_g1200_ns10000 spin --arg regs=1 --block 128 --arg grid=1200 --arg ns=10000
+	run hold_regs_mixed_b64_g2112 spin --arg regs=1 --block 64 --arg grid=2112 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run hold_regs_g396_ns5000 spin --arg regs=1 --arg grid=396 --arg ns=5000
+	run hold_regs_b128_g700 spin --arg regs=1 --block 128 --arg grid=700 --arg ns=20000
 	run hold_regs_g792_ns10000 spin --arg regs=1 --arg grid=792 --arg ns=10000
 	run hold_regs_b512_g400 spin --arg regs=1 --block 512 --arg grid=400 --arg ns=20000
-	run hold_regs_mixed_b128_g1056 spin --arg regs=1 --block 128 --arg grid=1056 --arg ns=20000 \
-		--arg imbalance=one_in_seven
 	for imb in none one_in_seven; do
 		run "hold_vecscale_fixed_blocks_n4m_$imb" vecscale_fixed_blocks --arg n=4194304 \
 			--arg ns=2 --arg prologue_ns=2000 --arg imbalance=$imb
