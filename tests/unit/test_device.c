@@ -439,6 +439,24 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	                                       "base = H100-SXM\nspin_gate_threads = 70000\n"),
 	                            err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "spin_gate_threads"));
+	/* The register file's gate: the fitted presets carry it (1), a table
+	 * of its own without the key has none, the key reads back, and a
+	 * value past 64 is refused by name. */
+	assert_int_equal(cta_device_find("H100")->spin_regs_free, 1);
+	assert_int_equal(cta_device_find("H200")->spin_regs_free, 1);
+	assert_int_equal(cta_device_find("B200")->spin_regs_free, 0);
+	assert_int_equal(cta_device_load(&m, write_file("spin3.model", text), err, sizeof(err)), 0);
+	assert_int_equal(m.spin_regs_free, 0);
+	assert_int_equal(
+	    cta_device_load(&m, write_file("regs.model", "base = H100-SXM\nspin_regs_free = 2\n"),
+	                    err, sizeof(err)),
+	    0);
+	assert_int_equal(m.spin_regs_free, 2);
+	assert_save_round_trip(&m, "regs_saved.model");
+	assert_true(cta_device_load(
+	                &m, write_file("regs_bad.model", "base = H100-SXM\nspin_regs_free = 65\n"),
+	                err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "spin_regs_free"));
 	assert_int_equal(cta_device_load(&m, write_file("spin2.model", text), err, sizeof(err)), 0);
 	m.spin_scale_ppm[3] = CTA_DEVICE_SPIN_SCALE_MAX + 1;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);
