@@ -711,6 +711,257 @@ struct Fission {
 		return in;
 	}
 
+	// What the body writes of shared memory, where the engine can use it
+	// to zero less of a block's shared memory (sim/exec/regions.c): each
+	// entry a declared array (`site`) of which the thread of rank t
+	// writes `size` bytes at t * size.
+	//  - cover: the first region writes these whole, each thread once on
+	//    every path through it, and reads no shared memory: after the
+	//    block's first round these bytes hold what it wrote, whatever they
+	//    held before, so they need no zeroing before it;
+	//  - write: every write of the body to shared memory is one of these
+	//    (what the block leaves non-zero, for the next block on the arena).
+	// Both empty when anything else could read or write shared memory: a
+	// shared address passed to a call or stored to memory, a function
+	// called from the body that declares shared memory itself.
+	struct Cover {
+		GlobalVariable *site;
+		uint64_t size;
+	};
+	struct SmemFacts {
+		std::vector<Cover> cover, write;
+	};
+	// The 32-bit field of the body's index block (struct cta__idx) at byte
+	// `off` (V through `through`'s variables).
+	template <typename Through> bool isIdxField(Value *V, int64_t off, Through &through)
+	{
+		auto *L = dyn_cast<LoadInst>(through(V));
+		if (!L || !L->getType()->isIntegerTy(32) || L->isVolatile())
+			return false;
+		Value *p = L->getPointerOperand();
+		int64_t o = 0;
+		for (int i = 0; i < 8; i++) {
+			p = through(p);
+			auto *G = dyn_cast<GEPOperator>(p);
+			if (!G)
+				break;
+			APInt ap(DL.getIndexTypeSizeInBits(G->getType()), 0);
+			if (!G->accumulateConstantOffset(DL, ap))
+				return false;
+			o += ap.getSExtValue();
+			p = G->getPointerOperand();
+		}
+		return p == ixA && o == off;
+	}
+	// a op b, in either order, with pa(a) and pb(b).
+	template <typename PA, typename PB>
+	static bool both(Value *V, unsigned op, PA pa, PB pb)
+	{
+		auto *B = dyn_cast<BinaryOperator>(V);
+		if (!B || B->getOpcode() != op)
+			return false;
+		return (pa(B->getOperand(0)) && pb(B->getOperand(1))) ||
+		       (pa(B->getOperand(1)) && pb(B->getOperand(0)));
+	}
+	// The thread's rank as cta__idx_rank computes it (kernel.h): tid.x +
+	// bdim.x * (tid.y + bdim.y * tid.z), widened or not.
+	template <typename Through> bool isRank(Value *V, Through &through)
+	{
+		V = through(V);
+		auto f = [&](int64_t off) {
+			return [this, off, &through](Value *v) { return isIdxField(v, off, through); };
+		};
+		auto inner = [&](Value *v) {
+			return both(through(v), Instruction::Add, f(4), [&](Value *w) {
+				return both(through(w), Instruction::Mul, f(28), f(8));
+			});
+		};
+		return both(V, Instruction::Add, f(0), [&](Value *v) {
+			return both(through(v), Instruction::Mul, f(24), inner);
+		});
+	}
+
+	SmemFacts smemFacts()
+	{
+		SmemFacts none;
+		// (Calls only to these, as CTA__KC_LOCAL_SMEM's: no function of
+		// the body's declares shared memory of its own.)
+		for (Instruction &I : instructions(F))
+			if (auto *CB = dyn_cast<CallBase>(&I)) {
+				Function *c = CB->getCalledFunction();
+				if (CB->isInlineAsm() || (c && c->isIntrinsic()))
+					continue;
+				StringRef nm = c ? c->getName() : "";
+				if (nm != "cta__shared" && nm != "cta__shared_dynamic" &&
+				    nm != "cta__spin_poll" && nm != kBarrier && !nm.startswith("cta__kc_"))
+					return none;
+			}
+		// The first region's blocks, as they are now (the preludes split
+		// some since prepare listed them).
+		std::set<BasicBlock *> isBar(barBB.begin(), barBB.end());
+		std::set<BasicBlock *> r0{entryOf[0]};
+		{
+			SmallVector<BasicBlock *, 16> st{entryOf[0]};
+			while (!st.empty())
+				for (BasicBlock *nx : successors(st.pop_back_val()))
+					if (!isBar.count(nx) && r0.insert(nx).second)
+						st.push_back(nx);
+		}
+		// Every value that may hold a shared-memory address, and the
+		// stores through one.
+		SmallVector<Value *, 16> work;
+		std::set<Value *> seen;
+		for (Instruction &I : instructions(F))
+			if (auto *CB = dyn_cast<CallInst>(&I))
+				if (Function *c = CB->getCalledFunction())
+					if (c->getName() == "cta__shared" ||
+					    c->getName() == "cta__shared_dynamic") {
+						work.push_back(CB);
+						seen.insert(CB);
+					}
+		SmallVector<StoreInst *, 8> stores;
+		bool coverOk = true, writeOk = true;
+		auto add = [&](Value *v) {
+			if (seen.insert(v).second)
+				work.push_back(v);
+		};
+		while (!work.empty()) {
+			Value *V = work.pop_back_val();
+			for (User *U : V->users()) {
+				auto *I = dyn_cast<Instruction>(U);
+				if (!I)
+					return none;
+				bool inR0 = r0.count(I->getParent()) != 0;
+				if (auto *G = dyn_cast<GetElementPtrInst>(I)) {
+					if (G->getPointerOperand() != V)
+						return none;
+					add(G);
+				} else if (auto *S = dyn_cast<StoreInst>(I)) {
+					if (S->getPointerOperand() == V) {
+						stores.push_back(S);
+						continue;
+					}
+					// A shared address kept in a variable of the body's,
+					// used only by loads and stores.
+					auto *A = dyn_cast<AllocaInst>(S->getPointerOperand());
+					if (!A || S->getValueOperand() != V)
+						return none;
+					for (User *AU : A->users()) {
+						if (auto *L = dyn_cast<LoadInst>(AU))
+							add(L);
+						else if (!isa<StoreInst>(AU) ||
+						         cast<StoreInst>(AU)->getPointerOperand() != A)
+							return none;
+					}
+				} else if (isa<LoadInst>(I)) {
+					coverOk = coverOk && !inR0;
+				} else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I)) {
+					// (Operand 0 is the address.)
+					if (I->getOperand(0) != V)
+						return none;
+					coverOk = coverOk && !inR0;
+					writeOk = false;
+				} else if (isa<ICmpInst>(I) || isa<DbgInfoIntrinsic>(I)) {
+					continue;
+				} else if (isa<SelectInst>(I) || isa<PHINode>(I)) {
+					add(I);
+				} else {
+					return none;
+				}
+			}
+		}
+		DominatorTree DT(F);
+		LoopInfo LI(DT);
+		// V through variables stored once (the body's, or reg2mem's).
+		auto through = [&](Value *V) {
+			for (int i = 0; i < 8; i++) {
+				if (auto *C = dyn_cast<CastInst>(V))
+					if (C->getOpcode() == Instruction::ZExt ||
+					    C->getOpcode() == Instruction::SExt) {
+						V = C->getOperand(0);
+						continue;
+					}
+				auto *L = dyn_cast<LoadInst>(V);
+				auto *A = L ? dyn_cast<AllocaInst>(L->getPointerOperand()) : nullptr;
+				StoreInst *S = A ? onlyStore(A) : nullptr;
+				if (!S || !DT.dominates(S, L))
+					break;
+				V = S->getValueOperand();
+			}
+			return V;
+		};
+		// S writes size bytes at site + rank * size.
+		auto ranked = [&](StoreInst *S, Cover &out) {
+			auto *G = dyn_cast<GetElementPtrInst>(through(S->getPointerOperand()));
+			if (!G || G->getNumIndices() != 1)
+				return false;
+			auto *root = dyn_cast<CallInst>(through(G->getPointerOperand()));
+			Function *rf = root ? root->getCalledFunction() : nullptr;
+			auto *site = rf && rf->getName() == "cta__shared"
+			                 ? dyn_cast<GlobalVariable>(root->getArgOperand(0))
+			                 : nullptr;
+			uint64_t es = DL.getTypeAllocSize(G->getSourceElementType());
+			if (!site || !isRank(G->getOperand(1), through) ||
+			    DL.getTypeStoreSize(S->getValueOperand()->getType()) != es)
+				return false;
+			out = {site, es};
+			return true;
+		};
+		// On every path of the first region: none reaches a barrier or
+		// the end without passing S, and S is in no loop.
+		auto everyPath = [&](StoreInst *S) {
+			BasicBlock *sb = S->getParent();
+			if (LI.getLoopFor(sb))
+				return false;
+			std::set<BasicBlock *> vis{sb};
+			SmallVector<BasicBlock *, 16> st;
+			if (entryOf[0] != sb) {
+				st.push_back(entryOf[0]);
+				vis.insert(entryOf[0]);
+			}
+			while (!st.empty()) {
+				BasicBlock *b = st.pop_back_val();
+				if (isa<ReturnInst>(b->getTerminator()) ||
+				    isa<UnreachableInst>(b->getTerminator()))
+					return false;
+				for (BasicBlock *nx : successors(b)) {
+					if (isBar.count(nx))
+						return false;
+					if (vis.insert(nx).second)
+						st.push_back(nx);
+				}
+			}
+			return true;
+		};
+		SmemFacts out;
+		auto addTo = [](std::vector<Cover> &v, const Cover &c) {
+			for (auto &x : v)
+				if (x.site == c.site && x.size == c.size)
+					return;
+			v.push_back(c);
+		};
+		bool anyR0 = false;
+		for (StoreInst *S : stores) {
+			Cover c;
+			bool ok = ranked(S, c);
+			writeOk = writeOk && ok;
+			if (ok && writeOk)
+				addTo(out.write, c);
+			if (r0.count(S->getParent())) {
+				anyR0 = true;
+				coverOk = coverOk && ok && everyPath(S);
+				if (coverOk)
+					addTo(out.cover, c);
+			}
+		}
+		// (sim/exec/regions.c's KC_COVER_MAX)
+		if (!coverOk || !anyR0 || out.cover.size() > 8)
+			out.cover.clear();
+		if (!writeOk || out.write.size() > 8)
+			out.write.clear();
+		return out;
+	}
+
 	// The single store to A, or null.
 	StoreInst *onlyStore(AllocaInst *A)
 	{
@@ -2032,7 +2283,19 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			if (fwhy.empty())
 				fz.findPreludes();
 			Function *G = nullptr;
+			Fission::SmemFacts smem;
 			if (fwhy.empty()) {
+				smem = fz.smemFacts();
+				if (verbose) {
+					for (auto &c : smem.cover)
+						errs() << "ctasim-kc: " << base << ": the first region writes "
+						       << c.site->getName() << " whole (" << c.size
+						       << " bytes a thread)\n";
+					for (auto &c : smem.write)
+						errs() << "ctasim-kc: " << base << ": writes "
+						       << c.site->getName() << " by rank only (" << c.size
+						       << " bytes a thread)\n";
+				}
 				G = fz.build(base);
 				if (std::getenv("CTA_KC_DUMP") && base == std::getenv("CTA_KC_DUMP"))
 					G->print(errs());
@@ -2077,6 +2340,27 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 						                  n == "cta__spin_poll" || n == kBarrier);
 					}
 				setDescField(D, 11, ConstantInt::get(i32, (local ? 1 : 0) | noWait));
+				if (local) {
+					Type *i64 = Type::getInt64Ty(Cx);
+					StructType *CT = StructType::get(Cx, {PointerType::getUnqual(Cx), i64});
+					unsigned idx = 12;
+					for (auto *list : {&smem.cover, &smem.write}) {
+						std::vector<Constant *> cv;
+						for (auto &c : *list)
+							cv.push_back(ConstantStruct::get(
+							    CT, {c.site, ConstantInt::get(i64, c.size)}));
+						if (!cv.empty()) {
+							auto *CA = ArrayType::get(CT, cv.size());
+							setDescField(D, idx,
+							             new GlobalVariable(
+							                 M, CA, true, GlobalValue::PrivateLinkage,
+							                 ConstantArray::get(CA, cv),
+							                 base + (idx == 12 ? "__kc_cover" : "__kc_write")));
+							setDescField(D, idx + 2, ConstantInt::get(i32, cv.size()));
+						}
+						idx++;
+					}
+				}
 				F->replaceAllUsesWith(UndefValue::get(F->getType()));
 				F->eraseFromParent();
 				if (verbose)

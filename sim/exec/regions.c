@@ -110,6 +110,10 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
 	return NULL;
 }
 
+/* The most ranges of struct cta__kc_cover a descriptor's list may name
+ * for the engine to use it (compiler/regions_pass.cpp stops there too). */
+#define KC_COVER_MAX 8
+
 typedef void *(*kc_ramp_fn)(const void *args, struct cta__lane *l, const struct cta__idx *ix);
 typedef void (*kc_resume_fn)(void *frame);
 
@@ -150,10 +154,12 @@ struct kc_block {
 	int ws_mode;
 	struct cta__kc_park *spare_park; /* kept for the next wait */
 	/* Shared memory of the blocks that run here to their end in one go
-	 * (CTA__KC_LOCAL_SMEM), and the bytes of it that may be non-zero. */
+	 * (CTA__KC_LOCAL_SMEM), and the bytes of it that may be non-zero:
+	 * hot_nr ranges [hot_lo, hot_hi), in order. */
 	unsigned char *hot;
 	size_t hot_cap;
-	unsigned hot_dirty;
+	size_t hot_lo[KC_COVER_MAX], hot_hi[KC_COVER_MAX];
+	unsigned hot_nr;
 	/* Threads of the round that stopped at an mbarrier wait, in the order
 	 * they stopped, with their times (cta__kc_wait_blocks). */
 	unsigned *wrank;
@@ -714,6 +720,75 @@ static void *grow_buf(unsigned char **p, size_t *cap, size_t want)
 	return *p;
 }
 
+/* Zeroes the ranges of the hot arena that may be non-zero, but for what
+ * every thread of the block wrote (d->cover, at the offsets this block's
+ * declarations got) when `covered`: after the block's first round, before
+ * any thread can read. */
+static void zero_hot(const struct kc_block *b, const struct cta__kc_def *d, struct cta__cta *c,
+                     int covered)
+{
+	size_t lo[KC_COVER_MAX], hi[KC_COVER_MAX];
+	unsigned m = 0;
+	for (uint32_t i = 0; covered && i < d->ncover; i++)
+		for (unsigned k = 0; k < c->nsites; k++)
+			if (c->sites[k] == d->cover[i].site) {
+				size_t a = c->site_off[k], e = a + (size_t)b->n * d->cover[i].size;
+				unsigned j = m++;
+				for (; j > 0 && lo[j - 1] > a; j--) {
+					lo[j] = lo[j - 1];
+					hi[j] = hi[j - 1];
+				}
+				lo[j] = a;
+				hi[j] = e;
+				break;
+			}
+	for (unsigned r = 0; r < b->hot_nr; r++) {
+		size_t at = b->hot_lo[r], end = b->hot_hi[r];
+		for (unsigned i = 0; i < m && at < end; i++) {
+			if (lo[i] > at)
+				memset(c->smem + at, 0, (lo[i] < end ? lo[i] : end) - at);
+			if (hi[i] > at)
+				at = hi[i];
+		}
+		if (at < end)
+			memset(c->smem + at, 0, end - at);
+	}
+}
+
+/* At the end of a block on the hot arena: what it may have left non-zero
+ * (dirty: its CTA's smem_dirty), by the body's writes where the kernel
+ * compiler knows them all (d->write). */
+static void hot_left(struct kc_block *b, const struct cta__kc_def *d, const struct cta__cta *c,
+                     unsigned dirty)
+{
+	b->hot_nr = 0;
+	if (!dirty)
+		return;
+	if (!d->nwrite || d->nwrite > KC_COVER_MAX) {
+		b->hot_lo[0] = 0;
+		b->hot_hi[0] = dirty;
+		b->hot_nr = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < d->nwrite; i++)
+		for (unsigned k = 0; k < c->nsites; k++)
+			if (c->sites[k] == d->write[i].site) {
+				size_t a = c->site_off[k], e = a + (size_t)b->n * d->write[i].size;
+				/* (Writes past the arena corrupted the heap already;
+				 * zeroing stays inside it.) */
+				e = e < b->hot_cap ? e : b->hot_cap;
+				a = a < e ? a : e;
+				unsigned j = b->hot_nr++;
+				for (; j > 0 && b->hot_lo[j - 1] > a; j--) {
+					b->hot_lo[j] = b->hot_lo[j - 1];
+					b->hot_hi[j] = b->hot_hi[j - 1];
+				}
+				b->hot_lo[j] = a;
+				b->hot_hi[j] = e;
+				break;
+			}
+}
+
 /* One block of unit u (fresh) on lane x, in the loop form: rounds of
  * region loops, the barrier's bookkeeping once per round. The order of
  * threads in a round is the fiber path's (exec.c): rank order at the start,
@@ -757,18 +832,32 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	 * what the last block on it may have written, only when the block
 	 * takes shared memory); the CTA's is left as it was. */
 	unsigned char *cta_smem = NULL;
-	unsigned cta_dirty = 0;
+	unsigned cta_dirty = 0, zero_later = 0;
 	if (!pk && (d->flags & CTA__KC_LOCAL_SMEM) && !u->sim->o.sanitize) {
 		size_t need = cta__base_smem_need(k);
 		if (need > b->hot_cap) {
-			b->hot_dirty = 0; /* (grow_buf's arena is zeroed) */
+			b->hot_nr = 0; /* (grow_buf's arena is zeroed) */
 			grow_buf(&b->hot, &b->hot_cap, need);
 		}
 		if (need <= b->hot_cap) {
 			cta_smem = b->c->smem;
 			cta_dirty = b->c->smem_dirty;
 			b->c->smem = l->smem = b->hot;
-			b->c->smem_dirty = b->hot_dirty ? b->hot_dirty | CTA__SMEM_STALE : 0;
+			size_t top = b->hot_nr ? b->hot_hi[b->hot_nr - 1] : 0;
+			for (unsigned i = 0; i < b->hot_nr; i++)
+				top = b->hot_hi[i] > top ? b->hot_hi[i] : top;
+			b->c->smem_dirty = top ? (unsigned)top | CTA__SMEM_STALE : 0;
+			if (top && d->ncover && d->ncover <= KC_COVER_MAX) {
+				/* What the first region writes whole needs no
+				 * zeroing before it (struct cta__kc_cover): the rest
+				 * is zeroed once it ran, before any thread reads. */
+				zero_later = 1;
+				b->c->smem_dirty = 0;
+			} else if (top && (b->hot_nr > 1 || b->hot_lo[0])) {
+				/* Only what the last block wrote (d->write). */
+				zero_hot(b, d, b->c, 0);
+				b->c->smem_dirty = 0;
+			}
 		}
 	}
 	struct cta__idx ix;
@@ -880,6 +969,10 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				}
 				last = ord[cnt - 1];
 			}
+		}
+		if (__builtin_expect(zero_later != 0, 0)) {
+			zero_hot(b, d, c, 1);
+			zero_later = 0;
 		}
 		/* What the fiber path counts at each end and arrival. */
 		c->exited += r.exited;
@@ -1106,7 +1199,10 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		}
 	}
 	if (cta_smem) {
-		b->hot_dirty = c->smem_dirty & ~CTA__SMEM_STALE;
+		/* (Still stale: no thread took shared memory, and the arena
+		 * holds what it held.) */
+		if (!(c->smem_dirty & CTA__SMEM_STALE))
+			hot_left(b, d, c, c->smem_dirty);
 		c->smem = l->smem = cta_smem;
 		c->smem_dirty = cta_dirty;
 	}

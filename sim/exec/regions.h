@@ -43,6 +43,20 @@ struct cta__kc_def {
 	int line;
 	uint32_t slot_bytes, uni_bytes, nbar;
 	uint32_t flags; /* CTA__KC_* below */
+	/* For CTA__KC_LOCAL_SMEM bodies (sim/exec/regions.c zeroes less of a
+	 * block's shared memory with them; struct cta__kc_cover each):
+	 * cover, what every thread writes in the body's first region, which
+	 * reads no shared memory (it needs no zeroing before); write, when
+	 * non-empty, the body's only writes to shared memory (what a block
+	 * leaves non-zero). */
+	const struct cta__kc_cover *cover, *write;
+	uint32_t ncover, nwrite;
+};
+/* Thread of rank t stores size bytes at the address of site (a struct
+ * cta__smem_site) + t * size, once, before its first barrier or its end. */
+struct cta__kc_cover {
+	const void *site;
+	uint64_t size;
 };
 /* The body calls nothing that keeps an address of its shared memory past its
  * block (no CLC call, no wait: only cta__shared, cta__shared_dynamic,

@@ -26,7 +26,7 @@ bad() {
 	echo "not ok $n - $*"
 }
 
-if CTASIM_INCLUDE="$SRC/include" CTASIM_KC_PLUGIN="$PLUGIN" \
+if CTA_KC_VERBOSE=1 CTASIM_INCLUDE="$SRC/include" CTASIM_KC_PLUGIN="$PLUGIN" \
 	CTASIM_KC_INCLUDE="$SRC/compiler:$SRC/sim" CC=${CC:-cc} \
 	sh "$BUILDK" --sim-only -o "$tmp/libkc.so" "$SRC/tests/cli/kc_user.c" \
 	"$SRC/tests/cli/kc_user_body.h" >"$tmp/build.out" 2>&1; then
@@ -38,7 +38,7 @@ else
 	exit 1
 fi
 "$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
-for k in kc_slots kc_early_exit kc_two_barriers kc_steal; do
+for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any; do
 	if [ -n "$PLUGIN" ]; then
 		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
 			ok "$k is compiled to regions"
@@ -52,6 +52,21 @@ for k in kc_slots kc_early_exit kc_two_barriers kc_steal; do
 		ok "$k stays on fibers without the kernel compiler"
 	fi
 done
+
+# What the kernel compiler finds of their shared memory (the engine's
+# zeroing rests on it; kc_smem_* below check the result).
+if [ -n "$PLUGIN" ]; then
+	if grep -q 'kc_smem_rank: the first region writes .*\.s__site whole' "$tmp/build.out" &&
+		grep -q 'kc_smem_rank: writes .*\.s2__site by rank only' "$tmp/build.out" &&
+		grep -q 'kc_smem_any: the first region writes .*\.s__site whole' "$tmp/build.out" &&
+		! grep -q 'kc_smem_any: writes ' "$tmp/build.out" &&
+		! grep -q 'kc_slots: the first region writes' "$tmp/build.out"; then
+		ok "the kernel compiler knows what kc_smem_* write of shared memory"
+	else
+		bad "the kernel compiler knows what kc_smem_* write of shared memory"
+		grep 'kc_s' "$tmp/build.out" | sed 's/^/# /'
+	fi
+fi
 
 run() {
 	tag=$1
@@ -91,6 +106,10 @@ both 'checksum' kc_two_barriers
 both 'divergent_barrier' kc_two_barriers --arg valid=0
 both 'divergent_barrier' kc_two_barriers --arg valid=0 --arg rounds=5 --block 4,16,1
 both 'checksum' kc_steal
+both 'result +PASS' kc_smem_rank
+both 'result +PASS' kc_smem_rank --threads 2 --arg blocks=300
+both 'result +PASS' kc_smem_any
+both 'result +PASS' kc_smem_any --block 4,4,4
 both 'checksum' kc_steal --arg blocks=3000 --block 8,4,2 --threads 2
 echo "1..$n"
 [ "$fail" = 0 ]

@@ -97,6 +97,24 @@ static int kc_slots_verify(struct cta_harness *h)
 	return 0;
 }
 
+/* kc_smem_rank, kc_smem_any: each thread got its right neighbour's input,
+ * and read zeros in the rest of its block's shared memory. */
+static int kc_smem_verify(struct cta_harness *h)
+{
+	int rc = kc_launched_ok(h);
+	if (rc)
+		return rc;
+	for (int b = 0; b < S.blocks; b++)
+		for (int t = 0; t < KC_BLOCK; t++) {
+			size_t i = (size_t)b * KC_BLOCK + t;
+			int want = S.in[(size_t)b * KC_BLOCK + (t + 1) % KC_BLOCK];
+			if (S.out[i] != want)
+				return cta_harness_fail(h, "out[%zu]: expected %d, got %d", i, want,
+				                        S.out[i]);
+		}
+	return 0;
+}
+
 static int kc_slots_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_slots);
@@ -108,6 +126,15 @@ static int kc_early_exit_setup(struct cta_harness *h)
 static int kc_two_barriers_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_two_barriers);
+}
+
+static int kc_smem_rank_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_smem_rank);
+}
+static int kc_smem_any_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_smem_any);
 }
 
 static int kc_steal_setup(struct cta_harness *h)
@@ -148,3 +175,19 @@ static const struct cta_kernel_info kc_steal_info = {
     .verify = kc_checksum,
 };
 CTA_HARNESS(kc_steal_info)
+static const struct cta_kernel_info kc_smem_rank_info = {
+    .name = "kc_smem_rank",
+    .summary = "test kernel: shared memory a block never wrote reads zero (writes by rank)",
+    .params = kc_params,
+    .setup = kc_smem_rank_setup,
+    .verify = kc_smem_verify,
+};
+CTA_HARNESS(kc_smem_rank_info)
+static const struct cta_kernel_info kc_smem_any_info = {
+    .name = "kc_smem_any",
+    .summary = "test kernel: shared memory a block never wrote reads zero (any writes)",
+    .params = kc_params,
+    .setup = kc_smem_any_setup,
+    .verify = kc_smem_verify,
+};
+CTA_HARNESS(kc_smem_any_info)

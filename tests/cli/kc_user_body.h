@@ -3,8 +3,10 @@
  * written to exercise what shipped kernels do not: values live across
  * barriers in per-thread slots (a scalar and a local array), a barrier in a
  * loop, blocks of several dimensions, threads that end before a barrier,
- * threads that wait at two different barriers, and a work-stealing loop led
- * by the last thread with values live across it. */
+ * threads that wait at two different barriers, a work-stealing loop led
+ * by the last thread with values live across it, and shared memory that
+ * each block must find zeroed whatever the blocks before it wrote (the
+ * engine zeroes only part of it for the loop form: sim/exec/regions.c). */
 #ifndef KC_USER_BODY_H
 #define KC_USER_BODY_H
 
@@ -77,6 +79,38 @@ CTA_KERNEL(kc_two_barriers, struct kc_args, p)
 		cta_spin_ns(2);
 	}
 	p->out[base + t] = acc + rounds;
+}
+
+/* Each thread's first region writes s[t]; then every thread reads what its
+ * block never wrote (s past the block's threads, s2), which must be zero,
+ * and odd blocks write s2 by rank: the kernel compiler knows every write
+ * (the engine zeroes only s2's part for the next block). Returns what the
+ * block's thread t leaves in out. */
+#define KC_SMEM_BODY(extra)                                                                        \
+	CTA_SHARED_ARRAY(int, s, 512);                                                             \
+	CTA_SHARED_ARRAY(int, s2, 512);                                                            \
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;                                         \
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);          \
+	unsigned long long base = (unsigned long long)blockIdx.x * n;                              \
+	s[t] = p->in[base + t];                                                                    \
+	__syncthreads();                                                                           \
+	int v = s[(t + 1) % n] + s2[t] + (t + n < 512 ? s[t + n] : 0);                             \
+	__syncthreads();                                                                           \
+	if (blockIdx.x % 2)                                                                        \
+		s2[t] = v + 1;                                                                     \
+	extra;                                                                                     \
+	p->out[base + t] = v
+
+CTA_KERNEL(kc_smem_rank, struct kc_args, p)
+{
+	KC_SMEM_BODY((void)0);
+}
+
+/* The same, but a write that is not by rank (the kernel compiler then
+ * knows only that the block may have written any of its shared memory). */
+CTA_KERNEL(kc_smem_any, struct kc_args, p)
+{
+	KC_SMEM_BODY(s[(t * 7 + 3) % 512] = 5);
 }
 
 /* kc_steal's work for each block index it is handed (its own, then the
