@@ -929,8 +929,10 @@ static size_t gate_set_aside(struct cta_sim *s, size_t from, size_t n, int lazy)
 static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, unsigned running,
                      unsigned warps)
 {
-	return (!s->dev.spin_gate_threads || running <= s->dev.spin_gate_threads) &&
-	       !cta__exec_regs_waits(s, k, warps);
+	if (s->dev.spin_gate_threads && running > s->dev.spin_gate_threads)
+		return 0;
+	/* Only register-limited kernels have a register file's gate. */
+	return !k->part_warps || !cta__exec_regs_waits(s, k, warps);
 }
 
 /* A block of `leaving` threads and `lwarps` warps leaving SM sm (not yet

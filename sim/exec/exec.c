@@ -207,6 +207,8 @@ int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, u
 		return 1;
 	if (s->dev.spin_gate_threads && running_before(m, k) > s->dev.spin_gate_threads)
 		return 1;
+	if (!k->part_warps)
+		return 0;
 	unsigned other = m->warps > k->warps ? m->warps - k->warps : 0;
 	return cta__exec_regs_waits(s, k, other > m->gate_warps ? other - m->gate_warps : 0);
 }
