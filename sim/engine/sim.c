@@ -555,6 +555,22 @@ static void commit_spin(struct cta_sim *s, struct cta__unit *u)
 		release_starved(s);
 }
 
+/* cta__engine_push for a block's end event at its commit, with the case
+ * of a sealed batch's commit inline: every sealed block comes here. */
+static inline __attribute__((always_inline)) void push_end(struct cta_sim *s, uint64_t t, int type,
+                                                           void *p, uint64_t a)
+{
+	if (s->seal_push != 1) {
+		cta__engine_push(s, t, type, p, a);
+		return;
+	}
+	s->seal_push = 2;
+	if (cta__evq_push_seq(&s->q, t, s->seal_seq, type, p, a) < 0) {
+		cta__base_errf(s, "out of memory for events");
+		s->hung = 1;
+	}
+}
+
 /* A fresh struct cta__retiring, or NULL when memory ran out (the block
  * then keeps its unit until it retires). */
 static struct cta__retiring *retiring_new(struct cta_sim *s)
@@ -596,7 +612,7 @@ static inline int retire_early(struct cta_sim *s, struct cta__unit *u, const str
 	r->start_t = u->start_t;
 	r->end_t = c->end_t;
 	r->sm = c->sm;
-	cta__engine_push(s, c->end_t + s->dev.block_retire_ns, EV_RETIRE, r, 0);
+	push_end(s, c->end_t + s->dev.block_retire_ns, EV_RETIRE, r, 0);
 	cta__exec_unit_free(s, u);
 	return 1;
 }
@@ -619,7 +635,7 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 				c->end_t = s->now;
 			if (retire_early(s, u, c))
 				return;
-			cta__engine_push(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
+			push_end(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
 		}
 	}
 }
