@@ -1,6 +1,7 @@
 /* Tests of the event queue (sim/base/event_queue.c): events pop in (time,
- * insertion sequence) order, ties stay first-in first-out, and the rings
- * and heap together match a reference queue driven like the engine. */
+ * insertion sequence) order, ties stay first-in first-out, the rings and
+ * heap together match a reference queue driven like the engine, and events
+ * pushed with sequence numbers kept earlier pop in their place. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,6 +172,72 @@ static void event_queue_interleaved_streams_use_the_spare_rings(void **state)
 	cta__evq_free(&q);
 }
 
+/* A sealed batch's events take sequence numbers kept when it was sealed
+ * (cta__evq_push_seq), pushed later, after events pushed meanwhile with
+ * larger ones: they still pop in (time, sequence) order. Kept numbers at
+ * the rings' last times (appended), before them (the heap), and enough
+ * in flight that the rings grow past their first 1,024 events. */
+static void event_queue_kept_sequence_numbers_pop_in_their_place(void **state)
+{
+	(void)state;
+	enum { N = 40000 };
+	struct cta__evq q;
+	cta__evq_init(&q);
+	struct ref {
+		uint64_t t, seq, a;
+	} *pend = calloc(N, sizeof(*pend));
+	assert_non_null(pend);
+	size_t npend = 0, pushed = 0, popped = 0, kept_in_heap = 0;
+	uint64_t x = 31, now = 0;
+	while (popped < N) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		/* Pushes outrun pops for the first half: thousands in flight. */
+		int rounds = pushed < N / 2 ? 3 : (int)((x >> 50) % 2);
+		for (int r = 0; r < rounds && pushed < N; r++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			size_t kept = 1 + (size_t)((x >> 40) % 8);
+			uint64_t base = q.seq;
+			q.seq += kept; /* the seal: numbers kept */
+			/* Events pushed meanwhile take the numbers after them. */
+			for (int m = 0; m < 2 && pushed < N; m++) {
+				uint64_t t = now + 500 + (uint64_t)m;
+				pend[npend++] = (struct ref){t, q.seq, pushed};
+				assert_int_equal(cta__evq_push(&q, t, 1, NULL, pushed++), 0);
+			}
+			for (size_t j = 0; j < kept && pushed < N; j++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				/* Mostly ends after the ones pushed meanwhile, some
+				 * at the same time, a few before. */
+				uint64_t t = now + ((x >> 33) % 16 ? 500 + (x >> 20) % 3 : 100);
+				kept_in_heap += t == now + 100;
+				pend[npend++] = (struct ref){t, base + j, pushed};
+				assert_int_equal(
+				    cta__evq_push_seq(&q, t, base + j, 1, NULL, pushed++), 0);
+			}
+		}
+		if (!npend)
+			continue;
+		size_t best = 0;
+		for (size_t i = 1; i < npend; i++)
+			if (pend[i].t < pend[best].t ||
+			    (pend[i].t == pend[best].t && pend[i].seq < pend[best].seq))
+				best = i;
+		struct cta__event e;
+		assert_true(cta__evq_pop(&q, &e));
+		assert_int_equal(e.t, pend[best].t);
+		assert_int_equal(e.seq, pend[best].seq);
+		assert_int_equal(e.a, pend[best].a);
+		now = e.t;
+		pend[best] = pend[--npend];
+		popped++;
+	}
+	assert_true(kept_in_heap > 100);
+	assert_true(q.r[0].cap > 1024 || q.r[1].cap > 1024); /* a ring grew */
+	assert_int_equal(cta__evq_size(&q), 0);
+	free(pend);
+	cta__evq_free(&q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +245,7 @@ int main(void)
 	    cmocka_unit_test(event_queue_ties_stay_fifo_when_pushed_between_pops),
 	    cmocka_unit_test(event_queue_matches_a_reference_when_driven_like_the_engine),
 	    cmocka_unit_test(event_queue_interleaved_streams_use_the_spare_rings),
+	    cmocka_unit_test(event_queue_kept_sequence_numbers_pop_in_their_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
