@@ -1023,44 +1023,108 @@ static int fit_gate(struct cta_device_model *out, struct fit *fit, unsigned maxt
 	return 0;
 }
 
+/* A block of several calls: its call count, requested time and time
+ * beyond what it asked for (D - L x factor). */
+struct call_pt {
+	uint64_t calls, len;
+	double y;
+};
+
+static int cmp_call_pt(const void *pa, const void *pb)
+{
+	const struct call_pt *a = pa, *b = pb;
+	if (a->calls != b->calls)
+		return a->calls < b->calls ? -1 : 1;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return a->y < b->y ? -1 : a->y > b->y;
+}
+
 /* The per-call add against the per-block one. The one-call blocks of the
  * spin fit give their sum A, the add at index 1. A block of c >= 2 calls
  * that asked for L ns in all and lasted D at an index whose factor is
- * below 1.1 (its SM not yet crowded) says D = L x factor + c x C + (A - C):
- * C = (D - L x factor - A) / (c - 1). The quantile q of those over every
- * such block (the quantile A and the factors were fitted at) gives the
- * per-call add C (spin_add at every index), clamped to 0..A, and A - C
- * becomes the per-block add. */
+ * below 1.1 (its SM not yet crowded; with a thread count, less than half
+ * the SM's threads taken before it) is one sample of y = D - L x factor.
+ * The blocks of each (c, L) give one point, their median y; the per-call
+ * add C is the least-squares slope of y against c over those points, each
+ * weighing the same: what one more call costs. A grid-stride loop's
+ * iterations carry a global load and store that the body's spin does not
+ * hide (docs/FIDELITY.md, the grid-stride loop): on an H100 y grows by
+ * about 300 ns a call from 2 to 17 calls whatever the spin (0 to 200 ns),
+ * where a block's first call costs its entry. C is clamped to 0..A and
+ * A - C becomes the per-block add, so that a one-call block still costs
+ * A. With one call count only, the slope is not seen: C is the quantile q
+ * of (D - L x factor - A) / (c - 1) over the blocks, as A was fitted. */
 static int split_add(struct cta_device_model *out, struct cta_calib_report *rep,
                      const struct fit *fit, double q)
 {
 	if (!fit->call_d.n || !(out->spin_add_mask & 1))
 		return 0;
 	double a = out->spin_add_ns[1];
-	double *est = malloc(fit->call_d.n * sizeof(*est));
-	if (!est)
+	struct call_pt *pt = malloc(fit->call_d.n * sizeof(*pt));
+	if (!pt)
 		return CTA_ENOMEM;
 	size_t m = 0;
 	for (size_t i = 0; i < fit->call_d.n; i++) {
 		unsigned r = (unsigned)fit->call_r.v[i];
 		uint32_t ppm = cta_device_spin_scale_ppm(out, r);
 		double f = ppm ? ppm / 1e6 : 1;
-		/* Less than half the SM's threads taken before it (without a
-		 * thread count: an index whose factor is below 1.1). */
 		unsigned maxthr = out->spin_by_threads ? out->max_threads_per_sm : 0;
 		if (maxthr ? 2 * fit->call_tb.v[i] >= maxthr : f >= 1.1)
 			continue;
-		est[m++] = ((double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f - a) /
-		           (double)(fit->call_n.v[i] - 1);
+		pt[m++] =
+		    (struct call_pt){fit->call_n.v[i], fit->call_ns.v[i],
+		                     (double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f};
 	}
 	rep->n_call_split = m;
 	if (!m) {
-		free(est);
+		free(pt);
 		return 0;
 	}
-	qsort(est, m, sizeof(*est), cmp_dbl);
-	double c = est[(size_t)floor(q * (double)(m - 1))];
-	free(est);
+	qsort(pt, m, sizeof(*pt), cmp_call_pt);
+	/* The groups' medians, written over the front of pt. */
+	size_t np = 0;
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+		while (j < m && pt[j].calls == pt[i].calls && pt[j].len == pt[i].len)
+			j++;
+		pt[np++] = (struct call_pt){pt[i].calls, pt[i].len, pt[i + (j - i - 1) / 2].y};
+		i = j;
+	}
+	double c, sx = 0, sy = 0, sxx = 0, sxy = 0;
+	for (size_t i = 0; i < np; i++) {
+		double x = (double)pt[i].calls;
+		sx += x;
+		sy += pt[i].y;
+		sxx += x * x;
+		sxy += x * pt[i].y;
+	}
+	double den = (double)np * sxx - sx * sx;
+	if (np >= 2 && den > 0.5) {
+		c = ((double)np * sxy - sx * sy) / den;
+	} else {
+		double *est = malloc(m * sizeof(*est));
+		if (!est) {
+			free(pt);
+			return CTA_ENOMEM;
+		}
+		/* pt was reduced to its medians: the samples again. */
+		size_t k = 0;
+		for (size_t i = 0; i < fit->call_d.n; i++) {
+			unsigned r = (unsigned)fit->call_r.v[i];
+			uint32_t ppm = cta_device_spin_scale_ppm(out, r);
+			double f = ppm ? ppm / 1e6 : 1;
+			unsigned maxthr = out->spin_by_threads ? out->max_threads_per_sm : 0;
+			if (maxthr ? 2 * fit->call_tb.v[i] >= maxthr : f >= 1.1)
+				continue;
+			est[k++] = ((double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f - a) /
+			           (double)(fit->call_n.v[i] - 1);
+		}
+		qsort(est, k, sizeof(*est), cmp_dbl);
+		c = est[(size_t)floor(q * (double)(k - 1))];
+		free(est);
+	}
+	free(pt);
 	if (!(c > 0))
 		c = 0;
 	if (c > a)

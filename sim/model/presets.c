@@ -156,8 +156,8 @@ struct sweep_fit {
 	const char *fitted_on;
 };
 
-/* Fitted on the 67 configurations of traces/reference/h100/ (H100 80GB
- * HBM3, 3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
+/* Fitted on the 77 configurations of traces/reference/h100/ (H100 80GB
+ * HBM3, 2-3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
  * writes these values (docs/FIDELITY.md). */
 static const struct sweep_fit sweep_h100 = {
     .first_lo = 124,
@@ -168,16 +168,16 @@ static const struct sweep_fit sweep_h100 = {
     .small_waves = 3,
     .rotate_grid = 701,
     .spin_scale_ppm = {0, 994564, 994687, 980635, 980259, 995694},
-    .spin_add_ns = 429,
-    .block_add_ns = 897,
+    .spin_add_ns = 309,
+    .block_add_ns = 1017,
     .gate_threads = 1024,
     .regs_free = 1,
     .clc_request_ns = 864,
-    .clc_steal_ns = 638,
+    .clc_steal_ns = 758,
     .clc_request_tail_ns = 736,
-    .clc_claim_ns = 365,
+    .clc_claim_ns = 485,
     .clc_claim_turn_ns = 423,
-    .clc_exit_ns = 428,
+    .clc_exit_ns = 548,
     .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
     .clc_far_ppm = 1310345,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
@@ -199,16 +199,16 @@ static const struct sweep_fit sweep_h200 = {
     .small_waves = 3,
     .rotate_grid = 701,
     .spin_scale_ppm = {0, 995980, 996344, 983743, 986486, 1004162},
-    .spin_add_ns = 434,
-    .block_add_ns = 723,
+    .spin_add_ns = 411,
+    .block_add_ns = 746,
     .gate_threads = 1024,
     .regs_free = 1,
     .clc_request_ns = 928,
-    .clc_steal_ns = 936,
+    .clc_steal_ns = 959,
     .clc_request_tail_ns = 736,
-    .clc_claim_ns = 422,
+    .clc_claim_ns = 445,
     .clc_claim_turn_ns = 450,
-    .clc_exit_ns = 524,
+    .clc_exit_ns = 547,
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
     .clc_far_ppm = 1256098,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",

@@ -274,6 +274,52 @@ static void affine_duration_model_is_fitted(void **state)
 	synth_free(&tc);
 }
 
+/* The per-call add is what one more call costs: one-call blocks of 2000
+ * and 5000 ns that asked for 1000 and 4000 fix the sum of the adds (1000);
+ * blocks of 2 calls (2000 ns asked) lasting 3100 and of 9 calls (2016
+ * asked) lasting 5216 lie on y = D - L = 500 + 300 x calls: the slope,
+ * 300, is the per-call add and 1000 - 300 the per-block add. The
+ * blocks' own (D - L - sum) / (calls - 1) would say 100 and 275. */
+static void per_call_add_is_the_slope_over_call_counts(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct synth a = {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 2000, .name = "short"};
+	struct synth b = {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 5000, .name = "long"};
+	struct synth c = {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 3100, .name = "two"};
+	struct synth d = {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 5216, .name = "nine"};
+	struct cta_trace t[4];
+	synth_make(&t[0], &a);
+	synth_make(&t[1], &b);
+	synth_make(&t[2], &c);
+	synth_make(&t[3], &d);
+	const struct cta_trace *ts[4] = {&t[0], &t[1], &t[2], &t[3]};
+	struct cta_calib_spin named[] = {{"short", 1000}, {"long", 4000}};
+	uint32_t calls2[4] = {2, 2, 2, 2}, calls9[4] = {9, 9, 9, 9};
+	uint64_t ns2[4] = {2000, 2000, 2000, 2000}, ns9[4] = {2016, 2016, 2016, 2016};
+	struct cta_calib_work work[4] = {
+	    {0, NULL, NULL}, {0, NULL, NULL}, {4, calls2, ns2}, {4, calls9, ns9}};
+	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+	o.named = named;
+	o.n_named = 2;
+	o.work = work;
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 4, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.spin_scale_ppm[1], 1000000);
+	assert_int_equal(rep.n_call_split, 8);
+	assert_int_equal(m.spin_add_ns[1], 300);
+	assert_int_equal(m.spin_block_add_ns, 700);
+	/* One call count only: the blocks' own estimates, at the quantile. */
+	const struct cta_trace *ts3[3] = {&t[0], &t[1], &t[2]};
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts3, 3, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.spin_add_ns[1], 100);
+	assert_int_equal(m.spin_block_add_ns, 900);
+	for (int i = 0; i < 4; i++)
+		synth_free(&t[i]);
+}
+
 static void duration_model_is_fitted_per_resident_count(void **state)
 {
 	struct synth s = {.sms = 4, .slots = 2, .blocks = 8, .dur_ns = 1000};
@@ -496,6 +542,7 @@ int main(void)
 	    cmocka_unit_test(full_gpu_trace_gives_a_valid_model),
 	    cmocka_unit_test(duration_model_is_fitted_per_resident_count),
 	    cmocka_unit_test(affine_duration_model_is_fitted),
+	    cmocka_unit_test(per_call_add_is_the_slope_over_call_counts),
 	    cmocka_unit_test(issue_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(register_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),

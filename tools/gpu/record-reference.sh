@@ -9,9 +9,10 @@
 # `regs` (occupancy limited by registers), `gate` (the issue gate on
 # shapes outside the fit), `clc` (the emulated cluster launch control at
 # other occupancies and work per stolen block), `clc-holdout` (the
-# emulated CLC model's hold-out shapes) or `occupancy-holdout` (the
+# emulated CLC model's hold-out shapes), `occupancy-holdout` (the
 # register-heavy kernel's later waves and the grid-stride loop's memory
-# traffic on shapes outside the fit). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# traffic on shapes outside the fit) or `gridstride` (the grid-stride
+# loop's per-element spin and length, which its memory floor is fitted on). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -86,6 +87,26 @@ if [ "$set_" = occupancy-holdout ]; then
 		--arg prologue_ns=2000 --arg imbalance=none
 	run hold_vecscale_clc_n4m_none vecscale_clc --arg n=4194304 --arg ns=2 --arg prologue_ns=2000 \
 		--arg imbalance=none
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = gridstride ]; then
+	# The grid-stride loop (one 1024-thread block an SM) with 0 to 200 ns
+	# an element and 2 to 16 tiles a block, and the one-tile kernel with
+	# 0 and 100 ns: where an iteration's spin stops hiding under its
+	# global load and store (docs/FIDELITY.md, the memory floor).
+	for ns in 0 10 25 100 200; do
+		run "gs_fixed_blocks_ns$ns" vecscale_fixed_blocks --arg n=1048576 --arg ns=$ns \
+			--arg prologue_ns=2000 --arg imbalance=none
+	done
+	run gs_fixed_blocks_n256k_ns2 vecscale_fixed_blocks --arg n=262144 --arg ns=2 \
+		--arg prologue_ns=2000 --arg imbalance=none
+	for ns in 0 100; do
+		run "gs_fixed_blocks_n2m_ns$ns" vecscale_fixed_blocks --arg n=2097152 --arg ns=$ns \
+			--arg prologue_ns=2000 --arg imbalance=none
+		run "gs_fixed_work_ns$ns" vecscale_fixed_work --arg n=1048576 --arg ns=$ns \
+			--arg prologue_ns=2000 --arg imbalance=none
+	done
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
