@@ -137,7 +137,10 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		}
 	}
 
-	static void instrument(Function &F)
+	// Instruments F, a copy of the loop form for one tool (1 memcheck, 2
+	// racecheck, 3 initcheck), whose last argument is what
+	// cta__san_region returned: the copy tests only what its tool needs.
+	static void instrument(Function &F, unsigned toolId)
 	{
 		Module &M = *F.getParent();
 		LLVMContext &C = F.getContext();
@@ -162,11 +165,11 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		}
 		if (acc.empty())
 			return;
-		FunctionCallee regionFn = M.getOrInsertFunction("cta__san_region", ptrT, ptrT);
 		FunctionCallee slowFn =
 		    M.getOrInsertFunction("cta__san_slow", Type::getVoidTy(C), i64, i64, ptrT);
 		IRBuilder<> e(&*F.getEntryBlock().getFirstInsertionPt());
-		Value *fs = e.CreateCall(regionFn, {lane});
+		Value *fs = F.getArg(F.arg_size() - 1);
+		const bool isMc = toolId == kToolMemcheck, isRc = toolId == kToolRacecheck;
 		auto field = [&](Type *t, unsigned off) {
 			LoadInst *L = e.CreateLoad(t, e.CreateConstInBoundsGEP1_64(i8, fs, off));
 			nosan(L);
@@ -174,9 +177,6 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		};
 		Value *smem = field(i64, 0), *cap = field(i64, 8), *g = field(ptrT, 16);
 		Value *shadow = field(i64, 24), *ep = field(i32, 32), *base = field(i32, 36);
-		Value *tool = field(i32, 40);
-		Value *isRc = e.CreateICmpEQ(tool, e.getInt32(kToolRacecheck));
-		Value *isMc = e.CreateICmpEQ(tool, e.getInt32(kToolMemcheck));
 		Value *span = e.CreateSub(ep, base); // initcheck: written in this block
 		auto laneField = [&](IRBuilder<> &b, unsigned off) {
 			LoadInst *L =
@@ -260,52 +260,50 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			} else {
 				b.CreateBr(slow);
 			}
-			// memcheck: the kernel-address test, which knows where the
-			// declared bytes end, but for 8 aligned bytes below cap.
-			BasicBlock *notRc = block("san.mc");
-			b.SetInsertPoint(notRc);
-			b.CreateCondBr(isMc, asan, slow);
 			b.SetInsertPoint(chk);
+			// memcheck: the declared bytes below cap are valid (past
+			// them, the kernel-address test knows where they end).
+			if (isMc) {
+				b.CreateCondBr(
+				    b.CreateICmpULE(b.CreateAdd(off, b.getInt64(n)), cap), cont,
+				    asan);
+				continue;
+			}
 			if (n != 8) {
-				b.CreateBr(notRc);
+				b.CreateBr(slow);
 				continue;
 			}
 			if (al.value() < 8) {
 				BasicBlock *al8 = block("san.al8");
 				b.CreateCondBr(
 				    b.CreateICmpEQ(b.CreateAnd(off, b.getInt64(7)), b.getInt64(0)),
-				    al8, notRc);
+				    al8, slow);
 				b.SetInsertPoint(al8);
 			}
-			BasicBlock *follow = block("san.fol");
-			b.CreateCondBr(isMc, cont, follow);
-			b.SetInsertPoint(follow);
 			Value *gptr = b.CreateInBoundsGEP(i64, g, b.CreateLShr(off, b.getInt64(3)));
 			LoadInst *G = b.CreateLoad(i64, gptr);
 			nosan(G);
 			Value *lo = b.CreateTrunc(G, i32);
 			Value *gep = b.CreateAnd(lo, epMask);
-			BasicBlock *rc = block("san.rc"), *ic = block("san.ic");
-			b.CreateCondBr(isRc, rc, ic);
 			// initcheck: a write marks the granule written in this epoch;
 			// a read must find it written in this block. (A granule's epoch
 			// is at most the current one; a split granule's, EP_MAX, above.)
-			b.SetInsertPoint(ic);
-			if (write) {
+			if (!isRc && write) {
 				BasicBlock *upd = block("san.icw");
 				b.CreateCondBr(b.CreateICmpULE(gep, ep), upd, slow);
 				b.SetInsertPoint(upd);
 				nosan(b.CreateStore(b.CreateZExt(ep, i64), gptr));
 				b.CreateBr(cont);
-			} else {
+			} else if (!isRc) {
 				b.CreateCondBr(b.CreateICmpULE(b.CreateSub(gep, base), span), cont,
 				               slow);
 			}
+			if (!isRc)
+				continue;
 			// racecheck (the granule layout of sim/sanitize/sanitize.c):
 			// another epoch's (older: a split granule's is not), or this
 			// thread's own in this one; a read may also follow other
 			// threads' reads.
-			b.SetInsertPoint(rc);
 			Value *rank;
 			auto rk = rankOf.find(I);
 			if (rk != rankOf.end()) {
@@ -321,13 +319,14 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			nosan(sid);
 			Value *pc = b.CreateShl(b.CreateZExt(sid, i64), 48);
 			Value *wbit = b.getInt64(write ? 1ull << 32 : 0);
+			// (Here: it must dominate both uses below.)
+			Value *wrote = b.CreateAnd(G, b.getInt64(1ull << 32));
 			BasicBlock *known = block("san.rck"), *own = block("san.own");
 			BasicBlock *other = block("san.oth"), *fresh = block("san.new");
 			b.CreateCondBr(b.CreateICmpNE(sid, b.getInt32(0)), known, slow);
 			b.SetInsertPoint(known);
 			b.CreateCondBr(b.CreateICmpEQ(lo, mine), own, other);
 			b.SetInsertPoint(other);
-			Value *wrote = b.CreateAnd(G, b.getInt64(1ull << 32));
 			if (write) {
 				b.CreateCondBr(b.CreateICmpULT(gep, ep), fresh, slow);
 			} else {
@@ -356,6 +355,70 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		}
 	}
 
+	// One copy of F's code per tool, each tested for its tool alone
+	// (racecheck's copy holds no initcheck test and memcheck's no granule
+	// word): F keeps its name and arguments, asks the runtime for the
+	// block's state (cta__san_region) and calls its tool's copy with it.
+	// Without a tool's state (no block) every copy takes the
+	// kernel-address test alone; initcheck's runs.
+	static void specialise(Function &F)
+	{
+		Module &M = *F.getParent();
+		LLVMContext &C = F.getContext();
+		PointerType *ptrT = PointerType::getUnqual(C);
+		std::vector<Type *> params(F.getFunctionType()->param_begin(),
+		                           F.getFunctionType()->param_end());
+		params.push_back(ptrT);
+		FunctionType *FT = FunctionType::get(F.getReturnType(), params, false);
+		static const char *const names[4] = {"", ".memcheck", ".racecheck", ".initcheck"};
+		Function *copy[4] = {};
+		for (unsigned t = kToolMemcheck; t <= 3; t++) {
+			Function *N = Function::Create(FT, GlobalValue::InternalLinkage,
+			                               F.getName() + names[t], &M);
+			ValueToValueMapTy VM;
+			for (unsigned i = 0; i < F.arg_size(); i++) {
+				VM[F.getArg(i)] = N->getArg(i);
+				N->getArg(i)->setName(F.getArg(i)->getName());
+			}
+			SmallVector<ReturnInst *, 4> rets;
+			CloneFunctionInto(N, &F, VM, CloneFunctionChangeType::LocalChangesOnly,
+			                  rets);
+			N->addFnAttr(Attribute::NoInline);
+			instrument(*N, t);
+			copy[t] = N;
+		}
+		// F: the dispatch.
+		F.dropAllReferences();
+		while (!F.empty())
+			F.begin()->eraseFromParent();
+		BasicBlock *E = BasicBlock::Create(C, "entry", &F);
+		IRBuilder<> b(E);
+		DebugLoc dl;
+		if (DISubprogram *SP = F.getSubprogram())
+			dl = DILocation::get(C, SP->getLine(), 0, SP);
+		FunctionCallee regionFn = M.getOrInsertFunction("cta__san_region", ptrT, ptrT);
+		CallInst *fs = b.CreateCall(regionFn, {F.getArg(1)});
+		fs->setDebugLoc(dl);
+		LoadInst *tool = b.CreateLoad(b.getInt32Ty(),
+		                              b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), fs, 40));
+		nosan(tool);
+		std::vector<Value *> args;
+		for (Argument &A : F.args())
+			args.push_back(&A);
+		args.push_back(fs);
+		BasicBlock *bb[4];
+		for (unsigned t = kToolMemcheck; t <= 3; t++) {
+			bb[t] = BasicBlock::Create(C, names[t] + 1, &F);
+			IRBuilder<> c(bb[t]);
+			CallInst *CI = c.CreateCall(copy[t], args);
+			CI->setDebugLoc(dl);
+			c.CreateRetVoid();
+		}
+		SwitchInst *sw = b.CreateSwitch(tool, bb[3], 2);
+		sw->addCase(b.getInt32(kToolMemcheck), bb[kToolMemcheck]);
+		sw->addCase(b.getInt32(kToolRacecheck), bb[kToolRacecheck]);
+	}
+
 	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
 	{
 		if (!M.getNamedGlobal("cta__kc_sanitized"))
@@ -373,13 +436,16 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 				CI->eraseFromParent();
 			changed = true;
 		}
+		std::vector<Function *> fis;
 		for (Function &F : M)
 			if (!F.isDeclaration() && F.getName().endswith("__kc_fis") &&
-			    F.arg_size() >= 2) {
-				hoistInvariant(F);
-				instrument(F);
-				changed = true;
-			}
+			    F.arg_size() >= 2)
+				fis.push_back(&F);
+		for (Function *F : fis) {
+			hoistInvariant(*F);
+			specialise(*F);
+			changed = true;
+		}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
 	static bool isRequired()

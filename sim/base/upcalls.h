@@ -56,5 +56,10 @@ int cta__clc_wait_park(uint64_t *bar, unsigned parity, const char *file, int lin
  * tool and on the kernel now using the arena) as its unit is made, before
  * any of its threads runs (sim/sanitize/sanitize.c). */
 void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u);
+/* exec -> sanitize. The same for the host thread's arena that a compiled
+ * block running to its end in one go uses instead of its CTA's (sim/exec/
+ * regions.c), as that block starts: 0 when marked (or nothing to mark),
+ * else the block keeps its CTA's. */
+int cta__san_arena(struct cta_sim *s, const struct cta__unit *u, const unsigned char *arena);
 
 #endif

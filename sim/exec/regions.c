@@ -833,13 +833,16 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	 * takes shared memory); the CTA's is left as it was. */
 	unsigned char *cta_smem = NULL;
 	unsigned cta_dirty = 0, zero_later = 0;
-	if (!pk && (d->flags & CTA__KC_LOCAL_SMEM) && !u->sim->o.sanitize) {
+	if (!pk && (d->flags & CTA__KC_LOCAL_SMEM)) {
 		size_t need = cta__base_smem_need(k);
-		if (need > b->hot_cap) {
+		/* Under --sanitize the arena's marks in the shadow outlive it
+		 * until the simulator ends: it is made, never moved. */
+		const int san = u->sim->o.sanitize != CTA_SANITIZE_NONE;
+		if (need > b->hot_cap && (!san || !b->hot)) {
 			b->hot_nr = 0; /* (grow_buf's arena is zeroed) */
 			grow_buf(&b->hot, &b->hot_cap, need);
 		}
-		if (need <= b->hot_cap) {
+		if (need <= b->hot_cap && (!san || cta__san_arena(u->sim, u, b->hot) == 0)) {
 			cta_smem = b->c->smem;
 			cta_dirty = b->c->smem_dirty;
 			b->c->smem = l->smem = b->hot;

@@ -121,6 +121,9 @@ static int shadow_ready(void)
 {
 	if (!shadow_off)
 		return 0;
+	/* (Once mapped it stays so: every block's start asks, with no lock.) */
+	if (__atomic_load_n(&shadow_state, __ATOMIC_ACQUIRE) == 1)
+		return 1;
 	pthread_mutex_lock(&shadow_lock);
 	if (!shadow_state) {
 		long r = syscall(SYS_mmap, shadow_off, SHADOW_SIZE, PROT_READ | PROT_WRITE,
@@ -135,7 +138,7 @@ static int shadow_ready(void)
 		} else {
 			/* Marks are sparse: a huge page per write would cost 2 MiB. */
 			(void)madvise((void *)shadow_off, SHADOW_SIZE, MADV_NOHUGEPAGE);
-			shadow_state = 1;
+			__atomic_store_n(&shadow_state, 1, __ATOMIC_RELEASE);
 		}
 	}
 	int st = shadow_state;
@@ -359,9 +362,9 @@ struct recs {
 struct shadow {
 	const unsigned char *arena;
 	size_t marked; /* bytes of the arena marked in the shadow (SH_SHARED) */
-	/* What the last block's start marked, [mfrom, mto), when nothing
-	 * changes those marks while a block runs (mkept): a next block with
-	 * the same bytes finds them marked. */
+	/* What the last block's start marked, [mfrom, mto), while nothing
+	 * changed those marks since (mkept; initcheck's open_written clears
+	 * it): a next block with the same bytes finds them marked. */
 	size_t mfrom, mto;
 	int mkept;
 	struct cta__unit *unit;
@@ -389,7 +392,8 @@ struct cta__san {
 	struct recs **recs; /* every one made, and those no block holds */
 	size_t nrecs, caprecs;
 	struct recs *free_recs;
-	uint64_t *seen; /* reports made: (rule, pc, other pc) keys, open addressing */
+	struct recs *hot; /* the words a block last took */
+	uint64_t *seen;   /* reports made: (rule, pc, other pc) keys, open addressing */
 	size_t nseen, capseen;
 	struct place *places; /* symbolised PCs */
 	size_t nplaces, capplaces;
@@ -632,6 +636,8 @@ static void smem_name(const struct cta__cta *c, const struct cta__kernel *k, siz
 /* The entry of arena in z's table, made if new; NULL without memory. */
 static struct shadow *shadow_slot(struct cta__san *z, const unsigned char *arena)
 {
+	if (z->last && z->last->arena == arena)
+		return z->last; /* (a block's start and its loops ask again) */
 	if (2 * (z->nsh + 1) > z->capsh) {
 		size_t cap = z->capsh ? z->capsh * 2 : 64;
 		struct shadow *n = calloc(cap, sizeof(*n));
@@ -659,6 +665,7 @@ static struct shadow *shadow_slot(struct cta__san *z, const unsigned char *arena
 		h->arena = arena;
 		z->nsh++;
 	}
+	z->last = h;
 	return h;
 }
 
@@ -672,6 +679,29 @@ static int block_done(const struct shadow *h)
 		return 1;
 	const struct cta__cta *c = &u->ctas[h->rank];
 	return c->exited >= c->nthreads;
+}
+
+/* r, which no block holds, grown to words for an arena of cap bytes; 0
+ * without memory (r is then kept, empty, among the free ones). */
+static int recs_fit(struct cta__san *z, struct recs *r, size_t cap)
+{
+	cap = (cap + 7) & ~(size_t)7;
+	if (r->cap < cap) {
+		free(r->g);
+		free(r->w);
+		free(r->pcs);
+		r->g = calloc(cap / 8, sizeof(*r->g));
+		r->w = calloc(cap, sizeof(*r->w));
+		r->pcs = calloc(cap, sizeof(*r->pcs));
+		r->cap = r->g && r->w && r->pcs ? cap : 0;
+		r->top = 0;
+		if (!r->cap) {
+			r->next_free = z->free_recs;
+			z->free_recs = r;
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* Words for a new block of an arena of cap bytes: a free set, else one a
@@ -703,23 +733,7 @@ static struct recs *take_recs(struct cta__san *z, size_t cap)
 			return NULL;
 		z->recs[z->nrecs++] = r;
 	}
-	cap = (cap + 7) & ~(size_t)7;
-	if (r->cap < cap) {
-		free(r->g);
-		free(r->w);
-		free(r->pcs);
-		r->g = calloc(cap / 8, sizeof(*r->g));
-		r->w = calloc(cap, sizeof(*r->w));
-		r->pcs = calloc(cap, sizeof(*r->pcs));
-		r->cap = r->g && r->w && r->pcs ? cap : 0;
-		r->top = 0;
-		if (!r->cap) {
-			r->next_free = z->free_recs; /* (kept, empty, for a later try) */
-			z->free_recs = r;
-			return NULL;
-		}
-	}
-	return r;
+	return recs_fit(z, r, cap) ? r : NULL;
 }
 
 static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
@@ -744,11 +758,25 @@ static struct shadow *shadow_of(struct cta__san *z, struct cta__lane_x *x)
 			z->free_recs = h->r;
 		}
 		h->r = NULL;
-		struct recs *r = take_recs(z, u->cap_smem);
+		/* The words the last block used, when it is done: warm in the
+		 * cache, where this arena's own last ones (hundreds of blocks
+		 * ago) are not. */
+		struct recs *r = z->hot;
+		if (r && r->owner && r->owner != h && block_done(r->owner)) {
+			r->owner->r = NULL;
+			r->owner = NULL;
+			if (!recs_fit(z, r, u->cap_smem))
+				r = NULL;
+		} else {
+			r = NULL;
+		}
+		if (!r)
+			r = take_recs(z, u->cap_smem);
 		if (!r)
 			return NULL;
 		r->owner = h;
 		h->r = r;
+		z->hot = r;
 		h->unit = (struct cta__unit *)u;
 		h->k = u->k;
 		h->index = u->index;
@@ -832,6 +860,29 @@ static uint16_t pc_index(uintptr_t pc)
 	return i;
 }
 
+/* Marks arena for a block of u (see cta__san_unit_start); -1 when it
+ * cannot (no memory for its entry), and the block then goes unchecked. */
+static int mark_arena(struct cta__san *z, const struct cta__unit *u, const unsigned char *arena)
+{
+	const int inl = z->tool == CTA_SANITIZE_MEMCHECK || tests_inline(u->k);
+	size_t from = inl ? u->k->smem_bytes : 0;
+	uintptr_t a = (uintptr_t)arena;
+	struct shadow *h = shadow_slot(z, arena);
+	if (!h)
+		return -1;
+	if (h->mkept && h->mfrom == from && h->mto == u->cap_smem)
+		return 0;
+	if (from)
+		shadow_valid(a, a + from);
+	shadow_mark((a + from + 7) & ~(uintptr_t)7, a + u->cap_smem, SH_SHARED);
+	h->mkept = 1; /* (until open_written changes a mark) */
+	h->mfrom = from;
+	h->mto = u->cap_smem;
+	if (u->cap_smem > h->marked)
+		h->marked = u->cap_smem;
+	return 0;
+}
+
 void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
 {
 	struct cta__san *z = s->san;
@@ -839,27 +890,18 @@ void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u)
 		return;
 	/* memcheck follows the accesses past the launch's bytes only; the
 	 * other two every access. The arenas outlive their blocks (a unit
-	 * keeps its own): marked again for each block, since the next one
-	 * may be another kernel's. */
-	const int kept = z->tool == CTA_SANITIZE_MEMCHECK || tests_inline(u->k);
-	size_t from = kept ? u->k->smem_bytes : 0;
-	for (unsigned i = 0; i < u->nctas; i++) {
-		uintptr_t a = (uintptr_t)u->ctas[i].smem;
-		struct shadow *h = shadow_slot(z, u->ctas[i].smem);
-		if (!h)
-			continue; /* unmarked: that block goes unchecked, not wrongly */
-		/* (initcheck through the shadow opens what blocks write.) */
-		if (kept && h->mkept && h->mfrom == from && h->mto == u->cap_smem)
-			continue;
-		if (from)
-			shadow_valid(a, a + from);
-		shadow_mark((a + from + 7) & ~(uintptr_t)7, a + u->cap_smem, SH_SHARED);
-		h->mkept = kept;
-		h->mfrom = from;
-		h->mto = u->cap_smem;
-		if (u->cap_smem > h->marked)
-			h->marked = u->cap_smem;
-	}
+	 * keeps its own): marked again for a block that needs other marks
+	 * (another kernel's) or after initcheck opened written bytes; else
+	 * the last block's marks stand, and a block's start costs a lookup. */
+	for (unsigned i = 0; i < u->nctas; i++)
+		(void)mark_arena(z, u, u->ctas[i].smem);
+}
+
+int cta__san_arena(struct cta_sim *s, const struct cta__unit *u, const unsigned char *arena)
+{
+	if (shadow_ready() <= 0)
+		return shadow_ready() == 0 ? 0 : -1;
+	return mark_arena(s->san, u, arena);
 }
 
 /* The library writes some shared memory itself (results of cancellation
@@ -932,7 +974,7 @@ static const char *other_place(struct cta__san *z, uint32_t i, char *buf, size_t
  * (a partial granule's count of valid leading bytes, as for the end of a
  * buffer): the inline tests then let those accesses go without a call.
  * cta__san_unit_start marks the arena again for its next block. */
-static void open_written(const struct cta__cta *c, const struct shadow *h, size_t off, size_t n)
+static void open_written(const struct cta__cta *c, struct shadow *h, size_t off, size_t n)
 {
 	if (shadow_state != 1)
 		return;
@@ -950,6 +992,7 @@ static void open_written(const struct cta__cta *c, const struct shadow *h, size_
 		if (k == 0 || *sh == 0 || (*sh > 0 && *sh >= (signed char)k))
 			continue;
 		*sh = (signed char)(k == 8 ? 0 : k);
+		h->mkept = 0;
 	}
 }
 

@@ -58,6 +58,10 @@ CTA_EXPORT void cta__san_slow(uintptr_t a, uint64_t nw, uint32_t *site);
  * which declares it again (this module may not include that header). */
 struct cta__unit;
 void cta__san_unit_start(struct cta_sim *s, const struct cta__unit *u);
+/* The same for the arena that a compiled block uses instead of its CTA's
+ * (the host thread's, sim/exec/regions.c), as the block starts: 0 when
+ * marked, else the block keeps its CTA's (declared again in upcalls.h). */
+int cta__san_arena(struct cta_sim *s, const struct cta__unit *u, const unsigned char *arena);
 
 /* Harness buffers (sim/host/harness.c): a buffer of `bytes` at p with `rz`
  * bytes of red zone on each side, named "buffer INDEX of OWNER". release
