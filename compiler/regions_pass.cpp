@@ -2940,6 +2940,209 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 	static bool isRequired() { return true; }
 };
 
+// A thread loop whose threads each test guards of the form t < X or
+// t + A < B (X, A, B the same for every thread; the tree loop's tid < s and
+// tid + s < bsize) and skip to the next thread when one fails, carrying no
+// value from thread to thread: the threads that pass them all are
+// [lo, min(hi, X, B - A)), which a copy of the loop without the guards runs
+// (the vectoriser then takes the tree's adds); the loop as it was runs where
+// t + A could wrap, or where no thread passes. Run after NarrowPass.
+struct GuardFreePass : PassInfoMixin<GuardFreePass> {
+	struct Guard {
+		Value *x = nullptr, *a = nullptr; // t < x, or t + a < x
+		BinaryOperator *add = nullptr;
+	};
+	// V is the thread index P, or P truncated or widened.
+	static bool isT(Value *V, PHINode *P)
+	{
+		if (V == P)
+			return true;
+		if (auto *C = dyn_cast<CastInst>(V))
+			return C->getOperand(0) == P &&
+			       (isa<TruncInst>(C) || isa<ZExtInst>(C));
+		return false;
+	}
+	static bool guardOf(ICmpInst *C, PHINode *P, Loop *L, Guard &g)
+	{
+		Value *l = C->getOperand(0), *r = C->getOperand(1);
+		ICmpInst::Predicate pr = C->getPredicate();
+		if (pr == ICmpInst::ICMP_UGT) {
+			std::swap(l, r);
+			pr = ICmpInst::ICMP_ULT;
+		}
+		if (pr != ICmpInst::ICMP_ULT || !L->isLoopInvariant(r))
+			return false;
+		g.x = r;
+		if (isT(l, P))
+			return true;
+		auto *B = dyn_cast<BinaryOperator>(l);
+		if (!B || B->getOpcode() != Instruction::Add)
+			return false;
+		for (unsigned k = 0; k < 2; k++)
+			if (isT(B->getOperand(k), P) && L->isLoopInvariant(B->getOperand(1 - k))) {
+				g.a = B->getOperand(1 - k);
+				g.add = B;
+				return true;
+			}
+		return false;
+	}
+	static bool run1(Loop *L)
+	{
+		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPreheader(), *Lt = L->getLoopLatch();
+		BasicBlock *E = L->getExitBlock();
+		if (!Pre || !Lt || !E || H == Lt || L->getExitingBlock() != Lt || !Lt->phis().empty())
+			return false;
+		PHINode *P = nullptr;
+		for (PHINode &ph : H->phis()) {
+			if (P)
+				return false; // (a value carried from thread to thread)
+			P = &ph;
+		}
+		if (!P || P->getNumIncomingValues() != 2 || !P->getType()->isIntegerTy() ||
+		    P->getType()->getIntegerBitWidth() > 64)
+			return false;
+		auto *next = dyn_cast<BinaryOperator>(P->getIncomingValueForBlock(Lt));
+		auto *one = next ? dyn_cast<ConstantInt>(next->getOperand(1)) : nullptr;
+		if (!next || next->getOpcode() != Instruction::Add || next->getOperand(0) != P ||
+		    !one || !one->isOne())
+			return false;
+		auto *LB = dyn_cast<BranchInst>(Lt->getTerminator());
+		auto *LC = LB && LB->isConditional() ? dyn_cast<ICmpInst>(LB->getCondition()) : nullptr;
+		if (!LC || LC->getOperand(0) != next || !L->isLoopInvariant(LC->getOperand(1)) ||
+		    LC->getOperand(1)->getType() != P->getType())
+			return false;
+		bool exitTrue = !L->contains(LB->getSuccessor(0));
+		if (!((exitTrue && LC->getPredicate() == ICmpInst::ICMP_EQ) ||
+		      (!exitTrue && LC->getPredicate() == ICmpInst::ICMP_NE)))
+			return false;
+		// The guards, from the header on: each skips to the latch.
+		SmallVector<std::pair<BranchInst *, Guard>, 4> guards;
+		SmallPtrSet<BasicBlock *, 8> gb;
+		BasicBlock *b = H;
+		while (b != Lt && guards.size() < 4) {
+			auto *BR = dyn_cast<BranchInst>(b->getTerminator());
+			if (!BR || !BR->isConditional() || BR->getSuccessor(1) != Lt)
+				break;
+			auto *C = dyn_cast<ICmpInst>(BR->getCondition());
+			Guard g;
+			if (!C || !guardOf(C, P, L, g))
+				break;
+			for (Instruction &I : *b)
+				if (I.mayHaveSideEffects())
+					return false;
+			guards.push_back({BR, g});
+			gb.insert(b);
+			b = BR->getSuccessor(0);
+			if (b != Lt && b->getSinglePredecessor() != BR->getParent())
+				return false;
+		}
+		if (guards.empty())
+			return false;
+		// No value of the loop is used after it.
+		for (BasicBlock *bb : L->blocks())
+			for (Instruction &I : *bb)
+				for (User *U : I.users())
+					if (!L->contains(cast<Instruction>(U)->getParent()))
+						return false;
+		// The new end, and whether each guard is t < bound exactly over the
+		// loop's threads (t + a stays below 2^width, and t too where the
+		// guard reads it narrowed, up to the old end: the threads the copy
+		// leaves out must fail one), all in 64 bits.
+		IRBuilder<> pb(Pre->getTerminator());
+		Type *i64 = Type::getInt64Ty(H->getContext()), *TT = P->getType();
+		unsigned wp = TT->getIntegerBitWidth();
+		auto wide = [&](Value *v) {
+			return v->getType()->getIntegerBitWidth() < 64 ? pb.CreateZExt(v, i64) : v;
+		};
+		Value *start = wide(P->getIncomingValueForBlock(Pre)), *end = wide(LC->getOperand(1));
+		Value *ne = end, *ok = pb.getTrue();
+		for (auto &[BR, g] : guards) {
+			unsigned w = g.x->getType()->getIntegerBitWidth();
+			if (w > 64)
+				return false;
+			Value *bound = g.x;
+			if (g.a) {
+				Value *fits = pb.CreateICmpUGT(g.x, g.a);
+				bound = pb.CreateSelect(fits, pb.CreateSub(g.x, g.a),
+				                        ConstantInt::get(g.x->getType(), 0));
+			}
+			ne = pb.CreateBinaryIntrinsic(Intrinsic::umin, ne, wide(bound));
+			Value *lim = w < 64 ? ConstantInt::get(i64, 1ull << w) : nullptr;
+			if (g.a && lim)
+				ok = pb.CreateAnd(ok, pb.CreateICmpULE(pb.CreateAdd(wide(g.a), end), lim));
+			else if (g.a)
+				ok = pb.CreateAnd(
+				    ok, pb.CreateICmpULE(end, pb.CreateSub(ConstantInt::get(i64, ~0ull), g.a)));
+			else if (lim && w < wp)
+				ok = pb.CreateAnd(ok, pb.CreateICmpULE(end, lim));
+		}
+		ok = pb.CreateAnd(ok, pb.CreateICmpUGT(ne, start));
+		Value *neT = wp < 64 ? pb.CreateTrunc(ne, TT) : ne;
+		// The copy: the loop's blocks, its guards always true.
+		ValueToValueMapTy vm;
+		SmallVector<BasicBlock *, 8> copies;
+		Function *Fn = H->getParent();
+		for (BasicBlock *bb : L->blocks()) {
+			BasicBlock *c = CloneBasicBlock(bb, vm, ".gf", Fn);
+			vm[bb] = c;
+			copies.push_back(c);
+		}
+		for (BasicBlock *c : copies)
+			for (Instruction &I : *c)
+				RemapInstruction(&I, vm, RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+		auto *P2 = cast<PHINode>(vm[P]);
+		P2->setIncomingBlock(P2->getBasicBlockIndex(Pre), Pre);
+		for (auto &[BR, g] : guards) {
+			auto *br2 = cast<BranchInst>(vm[BR]);
+			br2->setCondition(ConstantInt::getTrue(Fn->getContext()));
+			if (g.add)
+				if (auto *add2 = dyn_cast<BinaryOperator>(vm[g.add]))
+					add2->setHasNoUnsignedWrap(true);
+		}
+		cast<ICmpInst>(vm[LC])->setOperand(1, neT);
+		BasicBlock *Lt2 = cast<BasicBlock>(vm[Lt]);
+		// (The copy's own loop metadata: not the loop's, which it copied.
+		// Asked to vectorise, the tree's loop took more instructions with
+		// SSE2's two lanes than without.)
+		if (MDNode *old = Lt->getTerminator()->getMetadata(LLVMContext::MD_loop)) {
+			SmallVector<Metadata *, 4> ops{nullptr};
+			for (unsigned i = 1; i < old->getNumOperands(); i++)
+				ops.push_back(old->getOperand(i));
+			MDNode *md = MDNode::getDistinct(H->getContext(), ops);
+			md->replaceOperandWith(0, md);
+			Lt2->getTerminator()->setMetadata(LLVMContext::MD_loop, md);
+		}
+		for (PHINode &X : E->phis())
+			X.addIncoming(X.getIncomingValueForBlock(Lt), Lt2);
+		auto *PT = cast<BranchInst>(Pre->getTerminator());
+		BranchInst::Create(cast<BasicBlock>(vm[H]), H, ok, PT);
+		PT->eraseFromParent();
+		return true;
+	}
+	PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM)
+	{
+		if (!F.getName().endswith("__kc_fis"))
+			return PreservedAnalyses::all();
+		auto &LI = FAM.getResult<LoopAnalysis>(F);
+		auto &DT = FAM.getResult<DominatorTreeAnalysis>(F);
+		auto &AC = FAM.getResult<AssumptionAnalysis>(F);
+		SmallVector<Loop *, 8> inner;
+		for (Loop *L : LI.getLoopsInPreorder())
+			if (L->isInnermost())
+				inner.push_back(L);
+		bool changed = false;
+		// (Preheaders and dedicated exits first: the copy's and the
+		// loop's guard goes before the one, both leave to the other.)
+		for (Loop *L : inner)
+			changed |= simplifyLoop(L, &DT, &LI, nullptr, &AC, nullptr, false);
+		for (Loop *L : inner) {
+			changed |= run1(L);
+		}
+		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+	}
+	static bool isRequired() { return true; }
+};
+
 // Peels a thread loop's first thread where the loop keeps that thread's
 // arrival time (Fission's deferred loops: `t == lo`, marked ctasim.first):
 // the other threads then carry no compare and no select, and the loop two
@@ -3042,6 +3245,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 			            FPM.addPass(ReassociatePass());
 			            FPM.addPass(NarrowPass());
 			            FPM.addPass(PeelFirstPass());
+			            FPM.addPass(GuardFreePass());
 		            });
 		        PB.registerOptimizerLastEPCallback(
 		            [](ModulePassManager &MPM, OptimizationLevel) {

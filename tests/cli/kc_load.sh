@@ -38,7 +38,7 @@ else
 	exit 1
 fi
 "$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
-for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any; do
+for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any kc_guards; do
 	if [ -n "$PLUGIN" ]; then
 		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
 			ok "$k is compiled to regions"
@@ -110,6 +110,10 @@ both 'result +PASS' kc_smem_rank
 both 'result +PASS' kc_smem_rank --threads 2 --arg blocks=300
 both 'result +PASS' kc_smem_any
 both 'result +PASS' kc_smem_any --block 4,4,4
+both 'result +PASS' kc_guards
+both 'result +PASS' kc_guards --arg rounds=20 --arg valid=-20
+both 'result +PASS' kc_guards --arg rounds=40 --arg valid=-70 --block 8,8,1
+both 'result +PASS' kc_guards --arg rounds=0 --arg valid=-1
 both 'checksum' kc_steal --arg blocks=3000 --block 8,4,2 --threads 2
 echo "1..$n"
 [ "$fail" = 0 ]

@@ -14,13 +14,13 @@ static const struct cta_param_desc kc_params[] = {
     {"blocks", "40", "blocks in the grid (64 threads each)"},
     {"rounds", "3", "barrier-loop trips"},
     {"active", "64", "kc_early_exit: threads of a block that reach the barriers"},
-    {"valid", "1", "kc_two_barriers: 0 sends odd threads to another barrier"},
+    {"valid", "1", "kc_two_barriers: 0 sends odd threads to another barrier; kc_guards: m"},
     {NULL, NULL, NULL},
 };
 
 static struct {
 	int *in, *out;
-	int blocks, rounds;
+	int blocks, rounds, valid;
 } S;
 
 static int kc_setup_for(struct cta_harness *h, const struct cta_kernel_def *k)
@@ -39,6 +39,7 @@ static int kc_setup_for(struct cta_harness *h, const struct cta_kernel_def *k)
 		S.in[i] = (int)(i * 7 % 101) - 50;
 	S.blocks = (int)blocks;
 	S.rounds = (int)rounds;
+	S.valid = (int)valid;
 	struct kc_args a = {cta_harness_dev(h, S.in), cta_harness_dev(h, S.out), (int)rounds,
 	                    (int)active, (int)valid};
 	struct cta_launch_cfg cfg = {.grid = {(unsigned)blocks, 1, 1},
@@ -115,6 +116,32 @@ static int kc_smem_verify(struct cta_harness *h)
 	return 0;
 }
 
+/* kc_guards against the same steps in plain C. */
+static int kc_guards_verify(struct cta_harness *h)
+{
+	int rc = kc_launched_ok(h);
+	if (rc)
+		return rc;
+	unsigned k = (unsigned)S.rounds, m = (unsigned)S.valid, n = KC_BLOCK;
+	int s[KC_BLOCK];
+	for (int b = 0; b < S.blocks; b++) {
+		for (unsigned t = 0; t < n; t++)
+			s[t] = S.in[(size_t)b * n + t];
+		for (unsigned t = 0; t < n; t++)
+			if (t < k && t + k < n)
+				s[t] += s[t + k] * 3 + 1;
+		for (unsigned t = 0; t < n; t++)
+			if (t + m < 0xfffffff0u)
+				s[t] ^= 0x55;
+		for (unsigned t = 0; t < n; t++)
+			if (S.out[(size_t)b * n + t] != s[t])
+				return cta_harness_fail(h, "out[%zu]: expected %d, got %d",
+				                        (size_t)b * n + t, s[t],
+				                        S.out[(size_t)b * n + t]);
+	}
+	return 0;
+}
+
 static int kc_slots_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_slots);
@@ -135,6 +162,11 @@ static int kc_smem_rank_setup(struct cta_harness *h)
 static int kc_smem_any_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_smem_any);
+}
+
+static int kc_guards_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_guards);
 }
 
 static int kc_steal_setup(struct cta_harness *h)
@@ -191,3 +223,11 @@ static const struct cta_kernel_info kc_smem_any_info = {
     .verify = kc_smem_verify,
 };
 CTA_HARNESS(kc_smem_any_info)
+static const struct cta_kernel_info kc_guards_info = {
+    .name = "kc_guards",
+    .summary = "test kernel: threads pass tests on their index, one that wraps",
+    .params = kc_params,
+    .setup = kc_guards_setup,
+    .verify = kc_guards_verify,
+};
+CTA_HARNESS(kc_guards_info)

@@ -113,6 +113,29 @@ CTA_KERNEL(kc_smem_any, struct kc_args, p)
 	KC_SMEM_BODY(s[(t * 7 + 3) % 512] = 5);
 }
 
+/* Threads that pass tests on their index (k = rounds and m = valid, the
+ * same for the block): t < k && t + k < n, then t + m < 0xfffffff0, which
+ * wraps where m is large (valid=-20: every t below 4 or from 20 passes).
+ * The kernel compiler runs only the threads that pass where it can tell
+ * which they are. */
+CTA_KERNEL(kc_guards, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned long long base = (unsigned long long)blockIdx.x * n;
+	unsigned k = (unsigned)p->rounds, m = (unsigned)p->valid;
+	s[t] = p->in[base + t];
+	__syncthreads();
+	if (t < k && t + k < n)
+		s[t] += s[t + k] * 3 + 1;
+	__syncthreads();
+	if (t + m < 0xfffffff0u)
+		s[t] ^= 0x55;
+	__syncthreads();
+	p->out[base + t] = s[t];
+}
+
 /* kc_steal's work for each block index it is handed (its own, then the
  * stolen ones): the index is the one passed, never blockIdx. */
 CTA_DEVICE void kc_steal_tile(dim3 b, void *arg)
