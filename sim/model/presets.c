@@ -183,7 +183,7 @@ static const struct sweep_fit sweep_h100 = {
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
-/* Fitted on the 71 configurations of traces/reference/h200/ (NVIDIA H200,
+/* Fitted on the 81 configurations of traces/reference/h200/ (NVIDIA H200,
  * 2 runs each): `ctasim fidelity traces/reference/h200 -o MODEL`. The
  * same GH100 die: the fit finds the H100's sweep (first SMs, gaps,
  * rotation) and gate; the H200's own are the duration factors and adds
@@ -199,16 +199,16 @@ static const struct sweep_fit sweep_h200 = {
     .small_waves = 3,
     .rotate_grid = 701,
     .spin_scale_ppm = {0, 995980, 996344, 983743, 986486, 1004162},
-    .spin_add_ns = 411,
-    .block_add_ns = 746,
+    .spin_add_ns = 303,
+    .block_add_ns = 854,
     .gate_threads = 1024,
     .regs_free = 1,
     .clc_request_ns = 928,
-    .clc_steal_ns = 959,
+    .clc_steal_ns = 1067,
     .clc_request_tail_ns = 736,
-    .clc_claim_ns = 445,
+    .clc_claim_ns = 553,
     .clc_claim_turn_ns = 450,
-    .clc_exit_ns = 547,
+    .clc_exit_ns = 655,
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
     .clc_far_ppm = 1256098,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",
