@@ -564,8 +564,11 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 		/* Its unit is made when its batch comes to it; one the gate
 		 * holds waits as a record too (struct cta__held). */
 		struct cta__placed p = {k, unit, start, sms[0], 0, 0, NULL};
-		cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
-		if (hold) {
+		/* A held block's duration index is the one it is let go at
+		 * (cta__exec_gate_open_placed): none is taken now. */
+		if (!hold) {
+			cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
+		} else {
 			p.h = cta__exec_held_new(s);
 			if (!p.h) {
 				cta__base_errf(s, "out of memory for blocks");
