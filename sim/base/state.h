@@ -120,27 +120,33 @@ struct cta__mbar {
 	struct cta__mbar *next;
 };
 
-/* A cancellation request; one per try_cancel. */
+/* A cancellation request; one per try_cancel. 128 bytes, two cache lines
+ * (requests sit on lines of their own): its issue, its resolution and its
+ * reads come hundreds of other requests apart, each missing every line it
+ * touches. */
 struct cta__request {
 	struct cta__unit *unit;
 	struct cta__kernel *k;
-	unsigned cta; /* issuing CTA's rank */
-	int multicast;
+	uint64_t issue_t, done_t;
+	uint64_t unit_index; /* stolen unit when successful */
+	uint64_t wait;       /* emulated CLC: how much longer than clc_request_ns it took */
+	uint3 first;         /* its first block's index, which queries return */
+	unsigned thread;     /* issuing thread's rank in its block */
+	/* Second line. */
 	size_t result_off; /* offset of the result in shared memory */
 	size_t bar_off;
-	uint64_t issue_t, done_t;
-	int resolved;
-	int outcome;         /* cta_cancel_outcome */
-	uint64_t unit_index; /* stolen unit when successful */
-	uint3 first;         /* its first block's index, which queries return */
-	unsigned thread;     /* issuing thread's rank in its block (in the padding) */
-	uint64_t wait;       /* emulated CLC: how much longer than clc_request_ns it took */
-	const char *file;
-	int line;
-	uint32_t counted;              /* targets whose mbarrier counted it as unresolved */
 	struct cta__request *next_new; /* in the unit's list of new requests */
 	struct cta__request *next;     /* in the CTA's request list */
+	const char *file;
+	int line;
+	uint32_t counted; /* targets whose mbarrier counted it as unresolved */
+	unsigned cta;     /* issuing CTA's rank */
+	unsigned char multicast;
+	unsigned char resolved;
+	unsigned char outcome; /* cta_cancel_outcome */
+	unsigned char far;     /* emulated CLC: the issuer's SM is on a far GPC */
 };
+_Static_assert(sizeof(struct cta__request) <= 128, "a request fits two cache lines");
 
 /* Bytes of a CTA's arena a block of kernel k can write: its shared memory
  * and, after it, 64 hidden bytes for the work-stealing loop's state (80
@@ -270,21 +276,23 @@ struct cta__cta {
 	int fe_leader_min;
 	/* Everything above is reset for each new block (so a block's
 	 * bookkeeping touches only these first four cache lines); the arrays
-	 * below are only read up to their counts. */
+	 * below are only read up to their counts. A result slot is one cache
+	 * line of its own: a request's issue, resolution, wait and reads each
+	 * touch it, hundreds of other requests apart. */
 	struct cta__rslot {
-		size_t off; /* result buffer offset in shared memory */
+		_Alignas(64) size_t off; /* result buffer offset in shared memory */
 		struct cta__request *r;
-		int phase_done;        /* its mbarrier phase completed */
 		struct cta__mbar *bar; /* the mbarrier it completed on */
-		unsigned done_phase;   /* that mbarrier's phase count after completion */
-		int observed;
-		unsigned observer;
 		uint64_t observed_gen;
-		int consumed;
-		int reported;
 		/* thread_key + 1 of the last thread that passed checked_slot for r:
 		 * what made the read defined stays true for that thread. */
 		uint64_t ok_key;
+		unsigned done_phase; /* that mbarrier's phase count after completion */
+		unsigned observer;
+		unsigned char phase_done; /* its mbarrier phase completed */
+		unsigned char observed;
+		unsigned char consumed;
+		unsigned char reported;
 	} rslots[8];
 	/* mbarriers and requests of earlier blocks on this CTA's memory, to
 	 * be used again (cta__exec_unit_free puts them here; cta__exec_cta_release

@@ -55,12 +55,23 @@ static __attribute__((noinline, cold)) void emu_costs_make(struct cta_sim *s)
 	s->clc_costs_made = 1;
 }
 
-/* (sm is a placed CTA's SM: below sm_count.) */
+/* Whether SM sm is on a far GPC (sm is a placed CTA's SM: below
+ * sm_count). A request finds it for its issuer once, at its issue (struct
+ * cta__request's far), for the four costs it pays. */
+static inline unsigned emu_far(const struct cta_sim *s, unsigned sm)
+{
+	return (unsigned)(s->clc_far_sm[sm / 64 % (CTA_DEVICE_MAX_SMS / 64)] >> (sm % 64) & 1);
+}
+
 static inline uint64_t emu_cost(const struct cta_sim *s, unsigned sm, int which)
 {
-	unsigned far =
-	    (unsigned)(s->clc_far_sm[sm / 64 % (CTA_DEVICE_MAX_SMS / 64)] >> (sm % 64) & 1);
-	return s->clc_cost[far][which];
+	return s->clc_cost[emu_far(s, sm)][which];
+}
+
+/* A cost as request r's issuer pays it. */
+static inline uint64_t emu_cost_r(const struct cta_sim *s, const struct cta__request *r, int which)
+{
+	return s->clc_cost[r->far][which];
 }
 
 /* mbarriers and requests, on cache lines of their own: their fields are
@@ -495,7 +506,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->unit = u;
 	r->k = k;
 	r->cta = x->l.cta_rank;
-	r->multicast = multicast;
+	r->multicast = multicast != 0;
 	r->result_off = roff;
 	r->bar_off = boff;
 	r->issue_t = x->l.vtime;
@@ -509,6 +520,7 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->file = file;
 	r->line = line;
 	r->counted = 0;
+	r->far = 0;
 	r->next_new = NULL;
 	r->next = c->reqs;
 	c->reqs = r;
@@ -542,7 +554,8 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	if (s->dev.clc_emulated) {
 		if (__builtin_expect(!s->clc_costs_made, 0))
 			emu_costs_make(s);
-		x->l.vtime += emu_cost(s, c->sm, EMU_REQUEST_TAIL);
+		r->far = (unsigned char)emu_far(s, c->sm);
+		x->l.vtime += emu_cost_r(s, r, EMU_REQUEST_TAIL);
 	}
 }
 
@@ -563,7 +576,7 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
 	if (c->reqs != r) /* it issued another since: that is what it did */
 		return 0;
 	struct cta__mbar *b = mbar_find(c, r->bar_off);
-	uint64_t since = r->issue_t + emu_cost(s, r->unit->ctas[r->cta].sm, EMU_REQUEST_TAIL);
+	uint64_t since = r->issue_t + emu_cost_r(s, r, EMU_REQUEST_TAIL);
 	/* Waiting for its block's previous request (issued back to back, whose
 	 * result it waits for first) is not work: the claim of this one went
 	 * on meanwhile. */
@@ -597,9 +610,8 @@ static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__reque
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
 		uint64_t word = r->unit_index / 16 + 1;
-		unsigned sm = r->unit->ctas[r->cta].sm;
-		uint64_t turn = emu_cost(s, sm, EMU_TURN);
-		done += issuer_work(s, r) + emu_cost(s, sm, EMU_CLAIM);
+		uint64_t turn = emu_cost_r(s, r, EMU_TURN);
+		done += issuer_work(s, r) + emu_cost_r(s, r, EMU_CLAIM);
 		if (k->claim_word == word && k->claim_done + turn > done)
 			done = k->claim_done + turn;
 		k->claim_word = word;
@@ -629,8 +641,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	k->st.cancels++;
 	r->resolved = 1;
 	r->outcome = outcome;
-	uint64_t lat = s->dev.clc_emulated ? emu_cost(s, u->ctas[r->cta].sm, EMU_REQUEST)
-	                                   : s->dev.cancel_latency_ns;
+	uint64_t lat =
+	    s->dev.clc_emulated ? emu_cost_r(s, r, EMU_REQUEST) : s->dev.cancel_latency_ns;
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;
 		int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
