@@ -11,8 +11,10 @@
 # other occupancies and work per stolen block), `clc-holdout` (the
 # emulated CLC model's hold-out shapes), `occupancy-holdout` (the
 # register-heavy kernel's later waves and the grid-stride loop's memory
-# traffic on shapes outside the fit) or `gridstride` (the grid-stride
-# loop's per-element spin and length, which its memory floor is fitted on). Writes OUTDIR/*.trace, OUTDIR/env.txt (GPU,
+# traffic on shapes outside the fit), `gridstride` (the grid-stride
+# loop's per-element spin and length, which its memory floor is fitted on)
+# or `clc-holdout2` (the request crowd rule's hold-out shapes). Writes
+# OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
 ct=$1
@@ -154,6 +156,25 @@ if [ "$set_" = clc-holdout ]; then
 	run vecscale_clc_n4m vecscale_clc --arg n=4194304 --arg ns=2 --arg prologue_ns=2000
 	run clc_vecscale_clc_cluster_n4m vecscale_clc_cluster --arg n=4194304
 	run clc_vec_add_clc_2d_ns1000 vec_add_clc_2d --arg ns=1000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = clc-holdout2 ]; then
+	# The emulated CLC request queue's hold-out (docs/FIDELITY.md): shapes
+	# recorded before the queue was fitted, never part of a fit: spin_clc
+	# at 512, 1024 and 192 threads (528, 264 and 1320 requesters), the two
+	# requests of 1056 blocks (660 resident) and of 132, vecscale_clc and
+	# its cluster form over twice the elements, try_cancel_blocks that
+	# steals with 5 us of work, and the 3-D vec_add with 2 us.
+	run clc_spin_clc_b512_g2112 spin_clc --block 512 --arg grid=2112 --arg ns=2000
+	run clc_spin_clc_b1024_g1320 spin_clc --block 1024 --arg grid=1320 --arg ns=5000
+	run clc_spin_clc_b192_g2640 spin_clc --block 192 --arg grid=2640 --arg ns=5000
+	run clc_two_requests_g1056 clc_two_requests --arg n=270336
+	run clc_two_requests_g132 clc_two_requests --arg n=33792
+	run vecscale_clc_n2m vecscale_clc --arg n=2097152 --arg ns=2 --arg prologue_ns=2000
+	run clc_vecscale_clc_cluster_n2m vecscale_clc_cluster --arg n=2097152
+	run clc_vec_add_try_cancel_blocks_g512 vec_add_try_cancel_blocks --arg n=131072 --arg ns=5000
+	run clc_vec_add_clc_3d_ns2000 vec_add_clc_3d --arg ns=2000
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
