@@ -191,6 +191,12 @@ struct cta_device_model {
 	 * registers ran only once the blocks before it ended (docs/FIDELITY.md).
 	 * 0: no such gate. */
 	unsigned spin_regs_free;
+	/* Emulated CLC: the round trip of the emulation's atomics grows with
+	 * the requesters. A request's atomics (clc_request_ns, the issuer
+	 * waiting in them) take 1 + (R / clc_crowd_units)^2 times as long, R
+	 * the launch's resident units (blocks, or clusters) when it is
+	 * resolved (0: no growth). */
+	unsigned clc_crowd_units;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

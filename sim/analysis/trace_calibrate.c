@@ -91,6 +91,9 @@ struct fit {
 	 * to its next request and from its last failure to the block's end. */
 	struct samples clc_solo, clc_turn, clc_tail, clc_post, clc_exit;
 	struct samples clc_fail_kernel; /* per kernel: its median failure */
+	/* ... and beside each, the kernel's requesters: its units resident at
+	 * once (clc_units_resident). */
+	struct samples clc_fail_units;
 	/* Per kernel with failures on two GPCs or more: its far GPCs' median
 	 * failure / its near GPCs' (ppm), and per GPC how many kernels found
 	 * it far (clc_far_kernel). */
@@ -280,13 +283,15 @@ static double median_less_call(const struct samples *s, double f, double add, do
  * kernel's median failure and the loop's work, is the uncontended claim),
  * and the median of its failures. */
 static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct samples *fails,
-                      uint64_t iter_ns)
+                      uint64_t iter_ns, uint64_t units)
 {
 	int rc = 0;
 	uint64_t fail = 0;
 	if (fails->n) {
 		fail = median(fails);
 		rc = push(&fit->clc_fail_kernel, fail);
+		if (!rc)
+			rc = push(&fit->clc_fail_units, units);
 	}
 	struct samples solo = {0};
 	qsort(c, n, sizeof(*c), cmp_claim);
@@ -305,6 +310,30 @@ static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct
 	free(solo.v);
 	fails->n = 0;
 	return rc;
+}
+
+/* The requesters of kernel `kernel` of trace t (clc_crowd_units): its
+ * units (blocks, or clusters of kh's shape) that started before the first
+ * of its blocks ended, the first wave, which is what is resident when its
+ * blocks request. */
+static uint64_t clc_units_resident(const struct cta_trace *t, uint32_t kernel,
+                                   const struct cta_trace_kernel *kh)
+{
+	uint64_t first_end = UINT64_MAX, n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel == kernel && r->ev == CTA_TEV_END && r->t_ns < first_end)
+			first_end = r->t_ns;
+	}
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel == kernel && r->ev == CTA_TEV_START && r->t_ns < first_end)
+			n++;
+	}
+	uint64_t csize = 1;
+	for (int d = 0; kh && d < 3; d++)
+		csize *= kh->cluster[d] ? kh->cluster[d] : 1;
+	return n / csize;
 }
 
 /* The GPC of SM sm under the base model, or -1. */
@@ -406,6 +435,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 	struct samples fails = {0}, tails = {0}, posts = {0}, exits = {0};
 	unsigned char far[32] = {0};
 	double ratio = 1;
+	uint64_t units = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i;
 		while (j < n && ks[j].a == ks[i].a && ks[j].b == ks[i].b)
@@ -418,6 +448,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 			while (e < n && ks[e].a == ks[i].a)
 				e++;
 			rc = clc_far_kernel(t, ks, i, e, base, far, &ratio);
+			units = clc_units_resident(t, ks[i].a, kh);
 			if (!rc && ratio > 1) {
 				rc = push(&fit->clc_far, (uint64_t)(ratio * 1e6 + 0.5));
 				for (int g = 0; g < 32; g++)
@@ -475,7 +506,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 		/* One kernel's claims at a time: the next group is another
 		 * kernel's, or the same kernel's next block. */
 		if (!rc && (j == n || ks[j].a != ks[i].a)) {
-			rc = clc_kernel(fit, cl, ncl, &fails, iter_ns);
+			rc = clc_kernel(fit, cl, ncl, &fails, iter_ns, units);
 			if (!rc && tails.n)
 				rc = push(&fit->clc_tail, median(&tails));
 			if (!rc && posts.n)
@@ -507,6 +538,61 @@ static uint64_t mean(const struct samples *s)
 static unsigned clamp_add(double v)
 {
 	return v <= 0 ? 0 : v > CTA_DEVICE_SPIN_ADD_MAX ? CTA_DEVICE_SPIN_ADD_MAX : (unsigned)v;
+}
+
+/* The emulated round trip's growth with r requesters (clc_crowd_units
+ * r0; 0: none). */
+static double crowd(uint64_t r, unsigned r0)
+{
+	double x = r0 ? (double)r / r0 : 0;
+	return 1 + x * x;
+}
+
+/* clc_crowd_units and the uncrowded request: the r0 whose
+ * request x crowd(units, r0), the request the median of the kernels'
+ * failures each divided by its crowd factor, puts the kernels' median
+ * failures closest (least squares of the logarithms); 0 where no r0 does
+ * better by a tenth than none (the kernels' requesters alike, or the
+ * failures not growing with them). */
+static unsigned fit_crowd(const struct fit *fit, uint64_t *request)
+{
+	const struct samples *f = &fit->clc_fail_kernel, *u = &fit->clc_fail_units;
+	struct samples d = {0};
+	double best_err = -1, none_err = -1;
+	uint64_t none_req = 0;
+	unsigned best = 0;
+	/* r0 = 0 first (no growth), then 32 .. about 100000 in steps of 2%;
+	 * one kernel is no evidence of growth. (median sorts: d, a copy.) */
+	for (double r0 = 0; r0 < 1e5 && (f->n >= 2 || !r0); r0 = r0 ? r0 * 1.02 : 32) {
+		d.n = 0;
+		for (size_t i = 0; i < f->n; i++)
+			if (push(&d,
+			         (uint64_t)((double)f->v[i] / crowd(u->v[i], (unsigned)r0) + 0.5)))
+				goto out;
+		double req = (double)median(&d), err = 0;
+		if (req <= 0)
+			continue;
+		for (size_t i = 0; i < f->n; i++) {
+			double e = log((double)f->v[i] / (req * crowd(u->v[i], (unsigned)r0)));
+			err += e * e;
+		}
+		if (!r0) {
+			none_err = err;
+			none_req = (uint64_t)req;
+		}
+		if (best_err < 0 || err < best_err) {
+			best_err = err;
+			best = (unsigned)r0;
+			*request = (uint64_t)req;
+		}
+	}
+out:
+	if (best && !(best_err < 0.9 * none_err)) {
+		best = 0;
+		*request = none_req;
+	}
+	free(d.v);
+	return best;
 }
 
 /* The emulated CLC's costs (clc_emulated, docs/FIDELITY.md):
@@ -547,9 +633,14 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 			out->clc_far_ppm = 0;
 	}
 	/* Each kernel one vote (its median): the grids of many blocks would
-	 * outvote the others, and their contention is not modelled. */
-	uint64_t fail =
-	    fit->clc_fail_kernel.n ? median(&fit->clc_fail_kernel) : median(&fit->clc_succ);
+	 * outvote the others. The request is the uncrowded one; a kernel's
+	 * failures take crowd(its requesters) times as long. */
+	uint64_t fail = 0;
+	out->clc_crowd_units = 0;
+	if (fit->clc_fail_kernel.n)
+		out->clc_crowd_units = fit_crowd(fit, &fail);
+	else
+		fail = median(&fit->clc_succ);
 	out->clc_request_ns = clamp_add((double)fail);
 	out->clc_claim_turn_ns = clamp_add((double)mean(&fit->clc_turn));
 	/* Without back-to-back requests in the traces, the tail is taken as
@@ -641,6 +732,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_exit.v);
 	free(f->clc_far.v);
 	free(f->clc_fail_kernel.v);
+	free(f->clc_fail_units.v);
 	free(f->call_d.v);
 	free(f->call_ns.v);
 	free(f->call_n.v);

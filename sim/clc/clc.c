@@ -594,6 +594,20 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
 	return 0;
 }
 
+/* Emulated CLC: ns (a request's atomics) as they take with the launch's
+ * resident units all requesting: the emulation's context and claim
+ * bitmap are single words that every requester's atomics go to, and their
+ * round trip grows with the square of the requesters (clc_crowd_units,
+ * docs/FIDELITY.md). Read at resolution, by the engine. */
+static uint64_t emu_crowd(const struct cta_sim *s, const struct cta__kernel *k, uint64_t ns)
+{
+	unsigned r0 = s->dev.clc_crowd_units;
+	if (!r0)
+		return ns;
+	double r = (double)(k->ctas_running / (k->csize ? k->csize : 1)) / r0;
+	return (uint64_t)((double)ns * (1 + r * r) + 0.5);
+}
+
 /* Emulated CLC (docs/FIDELITY.md): a request completes clc_request_ns
  * after its issue; a success then claims its unit with a compare-and-swap
  * on the 32-bit word of the claim bitmap that holds the unit's two bits
@@ -604,8 +618,10 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
  * the claim completes clc_claim_ns after the request and that work, or
  * clc_claim_turn_ns after the word's previous claim, whichever is later.
  * Units are handed out in order: the word's previous claim is the
- * launch's last one. */
-static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r)
+ * launch's last one. With many requesters (emu_crowd) the issuer was in
+ * its atomics `crowd` longer than its issue charged it. */
+static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r,
+                     uint64_t crowd)
 {
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
@@ -617,7 +633,7 @@ static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__reque
 		k->claim_word = word;
 		k->claim_done = done;
 	}
-	r->wait = done - r->done_t;
+	r->wait = done - r->done_t + crowd;
 	r->done_t = done;
 }
 
@@ -643,6 +659,12 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	r->outcome = outcome;
 	uint64_t lat =
 	    s->dev.clc_emulated ? emu_cost_r(s, r, EMU_REQUEST) : s->dev.cancel_latency_ns;
+	uint64_t crowd = 0;
+	if (s->dev.clc_emulated && s->dev.clc_crowd_units) {
+		uint64_t rq = lat;
+		lat = emu_crowd(s, k, lat);
+		crowd = lat - rq;
+	}
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;
 		int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
@@ -659,7 +681,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		k->st.cancel_fail[outcome]++;
 	}
 	if (s->dev.clc_emulated)
-		emulated(s, k, r);
+		emulated(s, k, r, crowd);
 	unsigned t0 = r->multicast ? 0 : r->cta, t1 = r->multicast ? u->nctas : r->cta + 1;
 	for (unsigned t = t0; t < t1; t++) {
 		struct cta__cta *tc = &u->ctas[t];
@@ -782,10 +804,12 @@ static inline bool read_canceled(struct cta__lane_x *x, const struct cta__rslot 
 	const struct cta_device_model *dev = &x->l.unit->sim->dev;
 	if (!ok) {
 		observed_failure(x, file, line);
-		/* The emulation's way out, once a thread: for the failure of its
-		 * block's latest request (a block that issued two and sees both
-		 * fail leaves once). */
-		if (dev->clc_emulated && x->l.unit->ctas[sl->r->cta].reqs == sl->r)
+		/* The emulation's way out, at every decode of a failure as at
+		 * every decode of a success (EMU_STEAL): the backend's decode
+		 * has every thread of the block record the result through the
+		 * same shared-memory atomics (cta__cuda_note_result), so a block
+		 * that issued two requests and sees both fail pays it twice. */
+		if (dev->clc_emulated)
 			x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_EXIT);
 	} else if (dev->clc_emulated) { /* the rest of an emulated steal */
 		x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_STEAL);

@@ -153,6 +153,9 @@ struct sweep_fit {
 	/* ... paid times clc_far_ppm / 1e6 by blocks of the GPCs in
 	 * clc_far_gpcs (the far side of the L2 from the emulation's atomics). */
 	uint32_t clc_far_gpcs, clc_far_ppm;
+	/* ... and 1 + (R / clc_crowd_units)^2 times the request with R units
+	 * of the launch resident. */
+	uint32_t clc_crowd_units;
 	const char *fitted_on;
 };
 
@@ -172,7 +175,7 @@ static const struct sweep_fit sweep_h100 = {
     .block_add_ns = 1017,
     .gate_threads = 1024,
     .regs_free = 1,
-    .clc_request_ns = 864,
+    .clc_request_ns = 835,
     .clc_steal_ns = 758,
     .clc_request_tail_ns = 736,
     .clc_claim_ns = 485,
@@ -180,6 +183,7 @@ static const struct sweep_fit sweep_h100 = {
     .clc_exit_ns = 548,
     .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
     .clc_far_ppm = 1310345,
+    .clc_crowd_units = 611,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
@@ -203,7 +207,7 @@ static const struct sweep_fit sweep_h200 = {
     .block_add_ns = 854,
     .gate_threads = 1024,
     .regs_free = 1,
-    .clc_request_ns = 928,
+    .clc_request_ns = 846,
     .clc_steal_ns = 1067,
     .clc_request_tail_ns = 736,
     .clc_claim_ns = 553,
@@ -211,6 +215,7 @@ static const struct sweep_fit sweep_h200 = {
     .clc_exit_ns = 655,
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
     .clc_far_ppm = 1256098,
+    .clc_crowd_units = 587,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",
 };
 
@@ -520,6 +525,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_exit_ns = f->clc_exit_ns;
 		m->clc_far_gpcs = f->clc_far_gpcs;
 		m->clc_far_ppm = f->clc_far_ppm;
+		m->clc_crowd_units = f->clc_crowd_units;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

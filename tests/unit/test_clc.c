@@ -367,6 +367,7 @@ static void emulated_clc(struct cta_device_model *d)
 	d->clc_exit_ns = 400;
 	d->clc_far_gpcs = 0;
 	d->clc_far_ppm = 0;
+	d->clc_crowd_units = 0;
 }
 
 static int trace_emulated; /* trace_of: model the sm_90 emulation */
@@ -627,6 +628,101 @@ static void emulated_requests_from_far_gpcs_take_longer(void **state)
 	}
 }
 
+/* The emulation's round trip grows with the requesters
+ * (clc_crowd_units): with 16 blocks of spin_clc resident on 8 SMs and
+ * clc_crowd_units 8, the first failed request, issued while all 16 are
+ * resident, completes 1000 x (1 + (16 / 8)^2) = 5000 ns after its issue,
+ * and every later one 1000 x (1 + (r / 8)^2) with r the blocks still
+ * resident; with clc_crowd_units 0 every one takes 1000. */
+static void emulated_requests_take_longer_with_more_requesters(void **state)
+{
+	(void)state;
+	for (int crowd = 0; crowd < 2; crowd++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "crowd.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 8; /* 1024-thread blocks, 2 an SM: 16 requesters */
+		o.timing_only = 1;
+		o.trace_path = path;
+		emulated_clc(&o.device);
+		o.device.clc_crowd_units = crowd ? 8 : 0;
+		const char *args[] = {"grid=64", "ns=2000", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		uint64_t issue[64] = {0}, first_issue = UINT64_MAX, first_lat = 0;
+		unsigned nfail = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			assert_true(r->phys == CTA_TRACE_NONE || r->phys < 64);
+			if (r->ev == CTA_TEV_CANCEL) {
+				issue[r->phys] = r->t_ns;
+			} else if (r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS) {
+				uint64_t lat = r->t_ns - issue[r->phys];
+				int ok = !crowd && lat == 1000;
+				for (unsigned n = 1; n <= 16 && crowd && !ok; n++)
+					ok = lat == (uint64_t)(1000 * (1 + n * n / 64.0) + 0.5);
+				if (!ok)
+					fail_msg("a failure took %llu ns", (unsigned long long)lat);
+				if (issue[r->phys] < first_issue) {
+					first_issue = issue[r->phys];
+					first_lat = lat;
+				}
+				nfail++;
+			}
+		}
+		assert_int_equal(nfail, 16);
+		assert_int_equal(first_lat, crowd ? 5000 : 1000);
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
+/* Every decode of a failed result pays the emulation's way out
+ * (clc_exit_ns), as every decode of a success pays clc_steal_ns: the 40
+ * blocks of clc_two_requests, all resident on 8 SMs, see both of their
+ * requests fail and end 2 x 400 ns later with clc_exit_ns 400 than with 0. */
+static void emulated_each_failed_result_decoded_pays_the_way_out(void **state)
+{
+	(void)state;
+	uint64_t end[2][40] = {{0}};
+	for (int exit_cost = 0; exit_cost < 2; exit_cost++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "exit.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 8;
+		o.trace_path = path;
+		emulated_clc(&o.device);
+		o.device.clc_exit_ns = exit_cost ? 400 : 0;
+		const char *args[] = {"n=10240", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "clc_two_requests", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		unsigned nfail = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			if (r->ev == CTA_TEV_CANCEL_DONE)
+				assert_int_not_equal(r->code, CTA_CANCEL_SUCCESS);
+			nfail += r->ev == CTA_TEV_CANCEL_DONE;
+			if (r->ev == CTA_TEV_END) {
+				assert_true(r->phys < 40);
+				end[exit_cost][r->phys] = r->t_ns;
+			}
+		}
+		assert_int_equal(nfail, 80);
+		cta_trace_free(&t);
+		remove(path);
+	}
+	for (unsigned b = 0; b < 40; b++)
+		assert_int_equal(end[1][b] - end[0][b], 800);
+}
+
 /* Past cta__fiber_share_after stacks a host thread's fibers share them,
  * each switch to a fiber whose stack another holds copying bytes out and
  * in (sim/exec/fiber.c): nothing a run shows may change. With three stacks
@@ -738,6 +834,8 @@ int main(void)
 	    cmocka_unit_test(emulated_clc_trace_does_not_depend_on_the_number_of_host_threads),
 	    cmocka_unit_test(emulated_claims_of_one_word_complete_a_turn_apart),
 	    cmocka_unit_test(emulated_requests_from_far_gpcs_take_longer),
+	    cmocka_unit_test(emulated_requests_take_longer_with_more_requesters),
+	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),

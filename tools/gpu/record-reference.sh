@@ -160,8 +160,8 @@ if [ "$set_" = clc-holdout ]; then
 	exit 0
 fi
 if [ "$set_" = clc-holdout2 ]; then
-	# The emulated CLC request queue's hold-out (docs/FIDELITY.md): shapes
-	# recorded before the queue was fitted, never part of a fit: spin_clc
+	# The emulated CLC request crowd's hold-out (docs/FIDELITY.md): shapes
+	# recorded before the crowd rule was fitted, never part of a fit: spin_clc
 	# at 512, 1024 and 192 threads (528, 264 and 1320 requesters), the two
 	# requests of 1056 blocks (660 resident) and of 132, vecscale_clc and
 	# its cluster form over twice the elements, try_cancel_blocks that
