@@ -105,21 +105,9 @@ void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t)
 	s->batch[s->nready++] = u;
 }
 
-void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p)
+/* The growth of the batch for cta__base_ready_placed_from (base.h). */
+void cta__base_ready_grow(struct cta_sim *s)
 {
-	cta__base_ready_placed_from(s, p, p->start_t);
-}
-
-void cta__base_ready_placed_from(struct cta_sim *s, const struct cta__placed *p, uint64_t t)
-{
-	if (s->nready == s->nsealed || t < s->ready_min)
-		s->ready_min = t;
-	if (s->nready == s->batch_cap || s->nready == s->placed_cap) {
-		s->batch =
-		    cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
-		s->placed =
-		    cta__base_grow(s->placed, &s->placed_cap, s->nready + 1, sizeof(*s->placed));
-	}
-	s->placed[s->nready] = *p;
-	s->batch[s->nready++] = NULL;
+	s->batch = cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
+	s->placed = cta__base_grow(s->placed, &s->placed_cap, s->nready + 1, sizeof(*s->placed));
 }

@@ -41,11 +41,26 @@ void cta__base_ready(struct cta_sim *s, struct cta__unit *u);
 /* The same for a unit whose body can do nothing before virtual time t
  * (a block the issue gate let go: its first instruction). */
 void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t);
+void cta__base_ready_grow(struct cta_sim *s);
 /* A block of one CTA placed as p, queued as ready without a unit yet
- * (struct cta__placed). */
-void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p);
-/* The same, whose body can do nothing before virtual time t. */
-void cta__base_ready_placed_from(struct cta_sim *s, const struct cta__placed *p, uint64_t t);
+ * (struct cta__placed), whose body can do nothing before virtual time t.
+ * Inline: a held block of a timing-only grid is queued twice (placed, then
+ * let go), and the call cost more than the copy. */
+static inline void cta__base_ready_placed_from(struct cta_sim *s, const struct cta__placed *p,
+                                               uint64_t t)
+{
+	if (s->nready == s->nsealed || t < s->ready_min)
+		s->ready_min = t;
+	if (s->nready == s->batch_cap || s->nready == s->placed_cap)
+		cta__base_ready_grow(s);
+	s->placed[s->nready] = *p;
+	s->batch[s->nready++] = NULL;
+}
+/* The same, from its start time. */
+static inline void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p)
+{
+	cta__base_ready_placed_from(s, p, p->start_t);
+}
 
 /* Linear block index of blockIdx b, and back; inline, as every new block
  * and every successful cancel asks. */
