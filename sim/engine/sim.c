@@ -602,7 +602,7 @@ static struct cta__retiring *retiring_new(struct cta_sim *s)
 static inline int retire_early(struct cta_sim *s, struct cta__unit *u, const struct cta__cta *c)
 {
 	if (u->nctas != 1 || u->clc_objs || u->live_lanes || u->lanes_abandoned || u->watchdog ||
-	    s->any_spin || s->san)
+	    s->any_spin)
 		return 0;
 	struct cta__retiring *r = retiring_new(s);
 	if (!r)
@@ -1599,9 +1599,11 @@ int cta_sim_run(cta_sim *s)
 	if (rc < 0)
 		return rc;
 	cta__engine_running_sim = s;
-	/* Under --sanitize a unit marks its shared memory as it is made:
-	 * at its placement, as always. */
-	s->lazy_units = !s->san;
+	/* (Under --sanitize a unit marks its shared memory as it is made,
+	 * before any of its threads runs, wherever it is made; the
+	 * sanitizer's state names units by their index and start, so a
+	 * unit made again on freed memory is a new block to it.) */
+	s->lazy_units = 1;
 	for (unsigned i = 0; i < s->nkernels; i++) {
 		cta__exec_unit_template(s, s->kernels[i]);
 		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
