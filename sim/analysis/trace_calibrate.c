@@ -1132,6 +1132,21 @@ static int cmp_call_pt(const void *pa, const void *pb)
 	return a->y < b->y ? -1 : a->y > b->y;
 }
 
+/* Call sample i's y = D - L x factor (below) into *y; 0 where it is no
+ * sample: its index's factor is 1.1 or more or, with a thread count, half
+ * the SM's threads or more were taken before it (the SM crowded). */
+static int beyond_spin(const struct cta_device_model *out, const struct fit *fit, size_t i,
+                       double *y)
+{
+	uint32_t ppm = cta_device_spin_scale_ppm(out, (unsigned)fit->call_r.v[i]);
+	double f = ppm ? ppm / 1e6 : 1;
+	unsigned maxthr = out->spin_by_threads ? out->max_threads_per_sm : 0;
+	if (maxthr ? 2 * fit->call_tb.v[i] >= maxthr : f >= 1.1)
+		return 0;
+	*y = (double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f;
+	return 1;
+}
+
 /* The per-call add against the per-block one. The one-call blocks of the
  * spin fit give their sum A, the add at index 1. A block of c >= 2 calls
  * that asked for L ns in all and lasted D at an index whose factor is
@@ -1158,15 +1173,9 @@ static int split_add(struct cta_device_model *out, struct cta_calib_report *rep,
 		return CTA_ENOMEM;
 	size_t m = 0;
 	for (size_t i = 0; i < fit->call_d.n; i++) {
-		unsigned r = (unsigned)fit->call_r.v[i];
-		uint32_t ppm = cta_device_spin_scale_ppm(out, r);
-		double f = ppm ? ppm / 1e6 : 1;
-		unsigned maxthr = out->spin_by_threads ? out->max_threads_per_sm : 0;
-		if (maxthr ? 2 * fit->call_tb.v[i] >= maxthr : f >= 1.1)
-			continue;
-		pt[m++] =
-		    (struct call_pt){fit->call_n.v[i], fit->call_ns.v[i],
-		                     (double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f};
+		double y;
+		if (beyond_spin(out, fit, i, &y))
+			pt[m++] = (struct call_pt){fit->call_n.v[i], fit->call_ns.v[i], y};
 	}
 	rep->n_call_split = m;
 	if (!m) {
@@ -1203,14 +1212,9 @@ static int split_add(struct cta_device_model *out, struct cta_calib_report *rep,
 		/* pt was reduced to its medians: the samples again. */
 		size_t k = 0;
 		for (size_t i = 0; i < fit->call_d.n; i++) {
-			unsigned r = (unsigned)fit->call_r.v[i];
-			uint32_t ppm = cta_device_spin_scale_ppm(out, r);
-			double f = ppm ? ppm / 1e6 : 1;
-			unsigned maxthr = out->spin_by_threads ? out->max_threads_per_sm : 0;
-			if (maxthr ? 2 * fit->call_tb.v[i] >= maxthr : f >= 1.1)
-				continue;
-			est[k++] = ((double)fit->call_d.v[i] - (double)fit->call_ns.v[i] * f - a) /
-			           (double)(fit->call_n.v[i] - 1);
+			double y;
+			if (beyond_spin(out, fit, i, &y))
+				est[k++] = (y - a) / (double)(fit->call_n.v[i] - 1);
 		}
 		qsort(est, k, sizeof(*est), cmp_dbl);
 		c = est[(size_t)floor(q * (double)(k - 1))];
