@@ -359,6 +359,50 @@ CTA_KERNEL(cal_spin, struct cal_spin_args, p)
 	cta_spin_ns(p->ns);
 }
 
+/* h100 with its spin model zeroed: a block lasts what it asks for. */
+static struct cta_device_model spin_only(const struct cta_device_model *h100)
+{
+	struct cta_device_model d = *h100;
+	memset(d.spin_scale_ppm, 0, sizeof(d.spin_scale_ppm));
+	memset(d.spin_add_ns, 0, sizeof(d.spin_add_ns));
+	d.spin_add_mask = 0;
+	d.spin_block_add_ns = 0;
+	return d;
+}
+
+/* The trace of `grid` cal_spin blocks of 256 threads (regs registers a
+ * thread, 0 for none given), 20 us each, simulated on four SMs of d. */
+static void spin_trace(struct cta_trace *t, const struct cta_device_model *d, const char *tag,
+                       unsigned grid, unsigned regs)
+{
+	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
+	so.device = *d;
+	so.sm_limit = 4;
+	so.threads = 1;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/ctasim-test-%ld-%s.trace",
+	         getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(),
+	         tag);
+	so.trace_path = path;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &so), 0);
+	struct cal_spin_args a = {20000};
+	struct cta_launch l = {0};
+	l.kernel = &cal_spin;
+	l.grid[0] = grid;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 256;
+	l.block[1] = l.block[2] = 1;
+	l.regs_per_thread = regs;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	cta_sim_free(s);
+	char err[256] = "";
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+}
+
 /* The issue gate comes back from a trace the simulator made with it: 768
  * threads (not the preset's 1024) on four SMs of eight 256-thread blocks,
  * whose last four wait; a trace made without it gives none. The factors
@@ -368,37 +412,11 @@ static void issue_gate_is_recovered_from_a_simulated_trace(void **state)
 	(void)state;
 	const struct cta_device_model *h100 = cta_device_find("H100");
 	for (unsigned gate = 0; gate <= 768; gate += 768) {
-		struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
-		so.device = *h100;
-		memset(so.device.spin_scale_ppm, 0, sizeof(so.device.spin_scale_ppm));
-		memset(so.device.spin_add_ns, 0, sizeof(so.device.spin_add_ns));
-		so.device.spin_add_mask = 0;
-		so.device.spin_block_add_ns = 0;
-		so.device.spin_gate_threads = gate;
-		so.sm_limit = 4;
-		so.threads = 1;
-		char path[256];
-		snprintf(path, sizeof(path), "%s/ctasim-test-%ld-gate.trace",
-		         getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-		         (long)getpid());
-		so.trace_path = path;
-		cta_sim *s;
-		assert_int_equal(cta_sim_new(&s, &so), 0);
-		struct cal_spin_args a = {20000};
-		struct cta_launch l = {0};
-		l.kernel = &cal_spin;
-		l.grid[0] = 32;
-		l.grid[1] = l.grid[2] = 1;
-		l.block[0] = 256;
-		l.block[1] = l.block[2] = 1;
-		l.args = &a;
-		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
-		assert_int_equal(cta_sim_run(s), 0);
-		cta_sim_free(s);
+		struct cta_device_model d = spin_only(h100);
+		d.spin_gate_threads = gate;
 		struct cta_trace t;
 		char err[256] = "";
-		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
-		remove(path);
+		spin_trace(&t, &d, "gate", 32, 0);
 		const struct cta_trace *ts[1] = {&t};
 		struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
 		o.block_ns = 20000;
@@ -426,38 +444,11 @@ static void register_gate_is_recovered_from_a_simulated_trace(void **state)
 	(void)state;
 	const struct cta_device_model *h100 = cta_device_find("H100");
 	for (unsigned gate = 0; gate <= 2; gate++) {
-		struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
-		so.device = *h100;
-		memset(so.device.spin_scale_ppm, 0, sizeof(so.device.spin_scale_ppm));
-		memset(so.device.spin_add_ns, 0, sizeof(so.device.spin_add_ns));
-		so.device.spin_add_mask = 0;
-		so.device.spin_block_add_ns = 0;
-		so.device.spin_regs_free = gate == 1;
-		so.sm_limit = 4;
-		so.threads = 1;
-		char path[256];
-		snprintf(path, sizeof(path), "%s/ctasim-test-%ld-regs.trace",
-		         getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-		         (long)getpid());
-		so.trace_path = path;
-		cta_sim *s;
-		assert_int_equal(cta_sim_new(&s, &so), 0);
-		struct cal_spin_args a = {20000};
-		struct cta_launch l = {0};
-		l.kernel = &cal_spin;
-		l.grid[0] = 40;
-		l.grid[1] = l.grid[2] = 1;
-		l.block[0] = 256;
-		l.block[1] = l.block[2] = 1;
-		l.regs_per_thread = gate == 2 ? 0 : 108;
-		l.args = &a;
-		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
-		assert_int_equal(cta_sim_run(s), 0);
-		cta_sim_free(s);
+		struct cta_device_model d = spin_only(h100);
+		d.spin_regs_free = gate == 1;
 		struct cta_trace t;
 		char err[256] = "";
-		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
-		remove(path);
+		spin_trace(&t, &d, "regs", 40, gate == 2 ? 0 : 108);
 		const struct cta_trace *ts[1] = {&t};
 		struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
 		o.block_ns = 20000;
