@@ -183,13 +183,14 @@ struct cta_device_model {
 	/* The register file's gate: a block of a kernel whose occupancy
 	 * registers limit, placed once a block of its kernel has ended, waits
 	 * (resident, as at the issue gate) while its warps and the running
-	 * warps of its SM, each counted per sub-partition (a quarter, rounded
-	 * up), would leave fewer than spin_regs_free warps' registers free in
-	 * a sub-partition; running blocks let it go as they end. First-wave
-	 * blocks, which come together, never wait. On an H100 a second-wave
-	 * block of the register-heavy spin that fills its sub-partitions'
-	 * registers ran only once the blocks before it ended (docs/FIDELITY.md).
-	 * 0: no such gate. */
+	 * warps of its SM, dealt evenly over the four sub-partitions (a
+	 * quarter of them together, rounded up), would leave fewer than
+	 * spin_regs_free warps' registers free in a sub-partition; running
+	 * blocks let it go as they end. First-wave blocks, which come
+	 * together, never wait. On an H100 a second-wave block of the
+	 * register-heavy spin that fills its sub-partitions' registers ran
+	 * only once the blocks before it ended (docs/FIDELITY.md). 0: no such
+	 * gate. */
 	unsigned spin_regs_free;
 	/* Emulated CLC: the round trip of the emulation's atomics grows with
 	 * the requesters. A request's atomics (clc_request_ns, the issuer

@@ -952,8 +952,10 @@ static uint64_t one_call_ns(const uint64_t *kns, const struct cta_calib_work *w,
  * warps at that occupancy, a quarter rounded up. For each block that
  * started after the kernel's first end and found blocks running on its SM
  * (that had begun their work and ran on past GATE_FAST_NS after its
- * start), the level is part less its warps and theirs, each a quarter
- * rounded up; it waited when it outlasted its time by GATE_FAST_NS. */
+ * start), the level is part less a quarter of its warps and theirs
+ * together, rounded up (dealt evenly over the four sub-partitions, as
+ * the simulator's gate counts them); it waited when it outlasted its
+ * time by GATE_FAST_NS. */
 static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
                         const uint64_t *kns, const struct cta_calib_work *w,
                         const struct cta_device_model *base, const struct blk *bs, size_t nb)
@@ -978,7 +980,7 @@ static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct
 	struct cta_block_resources r = {threads, 0, (size_t)tk->smem_bytes, 0};
 	if (!occ || grid <= (uint64_t)occ * sms || cta_occupancy_max_blocks(base, &r, NULL) <= occ)
 		return 0;
-	unsigned part = (occ * warps + 3) / 4, own = (warps + 3) / 4;
+	unsigned part = (occ * warps + 3) / 4;
 	fit->regs_seen = 1;
 	for (size_t i = 0; i < nb;) {
 		size_t j = i;
@@ -998,7 +1000,7 @@ static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct
 			}
 			if (!old)
 				continue;
-			unsigned used = (old + 3) / 4 + own;
+			unsigned used = (old + warps + 3) / 4;
 			unsigned level = used < part ? part - used : 0;
 			if (level >= REGS_LEVELS)
 				continue;

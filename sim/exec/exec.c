@@ -179,15 +179,18 @@ static unsigned spin_index(const struct cta_sim *s, const struct cta__kernel *k,
 }
 
 /* The register file's gate (spin_regs_free): whether a block of k waits
- * with `running` warps of other blocks running on its SM. Each count is
- * taken per sub-partition, a quarter rounded up (a block's warps are
- * dealt over the four); a block alone on its SM never waits, nor does one
- * of its kernel's first wave (its blocks come together). */
+ * with `running` warps of other blocks running on its SM. The SM's warps,
+ * its own with the others, are dealt evenly over the four sub-partitions,
+ * so the fullest holds a quarter of them rounded up: a 2-warp block that
+ * finds 10 warps running fills no quarter (3 of 4 warps each), one that
+ * finds 12 does (as admission pools them: regs_usable). A block alone on
+ * its SM never waits, nor does one of its kernel's first wave (its blocks
+ * come together). */
 int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running)
 {
 	if (!s->dev.spin_regs_free || !k->part_warps || !k->units_done || !running)
 		return 0;
-	return (running + 3) / 4 + (k->warps + 3) / 4 + s->dev.spin_regs_free > k->part_warps;
+	return (running + k->warps + 3) / 4 + s->dev.spin_regs_free > k->part_warps;
 }
 
 /* The issue gate (spin_gate_threads): a block of one CTA that finds more

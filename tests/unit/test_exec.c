@@ -477,6 +477,42 @@ static void register_gate_holds_later_blocks_that_fill_their_sub_partitions(void
 	}
 }
 
+/* The register file's gate counts the SM's warps together, dealt evenly
+ * over the four sub-partitions (four warps each at 108 registers a
+ * thread), not each block's rounded up apart: fifteen 64-thread (2-warp)
+ * blocks on one SM with no duration factors, block 0 80 us and the others
+ * 20 us. Blocks 1-7 end together and blocks 8-14 come at once beside
+ * block 0: with spin_regs_free 1, blocks 8-12 begin at once (block 12
+ * finds 10 warps running: 12 with its own, three a sub-partition, one
+ * warp's registers free in each), 13 and 14 (14 and 16 warps: a quarter
+ * full) wait for the first of them to end. Counting a block's 2 warps as
+ * one in every sub-partition would hold block 12 too. */
+static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **state)
+{
+	(void)state;
+	enum { NS = 20000, G = 15 };
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	o.device.spin_regs_free = 1;
+	memset(o.device.spin_scale_ppm, 0, sizeof(o.device.spin_scale_ppm));
+	memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
+	o.device.spin_add_mask = 0;
+	unsigned long long t0[G], t1[G];
+	struct ex_gate_args a = {t0, t1, NS};
+	int rc;
+	cta_sim *s = run_regs(&o, &a, G, 64, &rc);
+	assert_int_equal(rc, 0);
+	cta_sim_free(s);
+	for (unsigned b = 2; b < 8; b++)
+		assert_int_equal(t1[b], t1[1]);
+	for (unsigned b = 8; b < 13; b++)
+		assert_true(t0[b] >= t1[1] && t0[b] < t1[1] + 1000);
+	for (unsigned b = 13; b < G; b++) {
+		assert_true(t0[b] >= t1[8] && t0[b] < t1[8] + 1000);
+		assert_int_equal(t1[b] - t0[b], NS);
+	}
+}
+
 /* What a run of early_mix produced. */
 struct early_out {
 	int rc;
@@ -1367,6 +1403,7 @@ int main(void)
 	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
+	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(sealed_batches_change_nothing),
 	    cmocka_unit_test(kernel_that_may_spin_is_never_sealed),
