@@ -11,6 +11,7 @@ _Thread_local struct cta__worker *cta__base_seg_worker __attribute__((tls_model(
 _Thread_local struct cta__unit *cta__base_seg_unit __attribute__((tls_model("initial-exec")));
 
 int cta__base_exact_threads;
+int cta__base_held_apart = 1;
 
 void cta__base_errf(struct cta_sim *s, const char *fmt, ...)
 {
@@ -99,7 +100,7 @@ void cta__base_ready(struct cta_sim *s, struct cta__unit *u)
 
 void cta__base_ready_from(struct cta_sim *s, struct cta__unit *u, uint64_t t)
 {
-	if (s->nready == s->nsealed || t < s->ready_min)
+	if ((s->nready == s->nsealed && !s->open_apart) || t < s->ready_min)
 		s->ready_min = t;
 	s->batch = cta__base_grow(s->batch, &s->batch_cap, s->nready + 1, sizeof(*s->batch));
 	s->batch[s->nready++] = u;

@@ -49,7 +49,7 @@ void cta__base_ready_grow(struct cta_sim *s);
 static inline void cta__base_ready_placed_from(struct cta_sim *s, const struct cta__placed *p,
                                                uint64_t t)
 {
-	if (s->nready == s->nsealed || t < s->ready_min)
+	if ((s->nready == s->nsealed && !s->open_apart) || t < s->ready_min)
 		s->ready_min = t;
 	if (s->nready == s->batch_cap || s->nready == s->placed_cap)
 		cta__base_ready_grow(s);
@@ -60,6 +60,48 @@ static inline void cta__base_ready_placed_from(struct cta_sim *s, const struct c
 static inline void cta__base_ready_placed(struct cta_sim *s, const struct cta__placed *p)
 {
 	cta__base_ready_placed_from(s, p, p->start_t);
+}
+
+/* A block of k starts on SM sm at t: its start record and counts, and
+ * its coverage on full runs. */
+static inline void cta__base_started(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
+                                     unsigned sm, uint64_t t)
+{
+	cta__base_out_trace(s, t, CTA_TEV_START, k->id, index, index, sm, CTA_TRACE_NONE, 0, NULL);
+	if (k->st.launched == 0)
+		k->st.first_start_ns = t;
+	k->st.launched++;
+	k->per_sm[sm]++;
+	/* Coverage is checked on full runs only (finish_stats). */
+	if (!s->o.timing_only)
+		cta__cover_add(&k->cover, index);
+}
+
+/* A block held apart from time t on counts as an entry of the open batch
+ * (struct cta_sim's open_apart). */
+static inline void cta__base_ready_apart(struct cta_sim *s, uint64_t t)
+{
+	if ((s->nready == s->nsealed && !s->open_apart) || t < s->ready_min)
+		s->ready_min = t;
+	s->open_apart++;
+}
+
+/* Whether a block of k that the issue gate holds as a record may stay out
+ * of the ready batch until it is let go, its start counted at once
+ * (struct cta__held): all the batch would do with it is set it aside and
+ * count its start, and nothing reads those counts before the batch runs
+ * when no trace orders start records among the engine's, no stop at the
+ * first UB or with the sanitizer can end the run before that batch, the
+ * kernel's first start is counted (its time is that of the first start in
+ * dispatch order) and its body makes no CLC call (whose coverage marks
+ * interleave with the starts). A run that stops otherwise before the
+ * batch (out of memory, --max-events) counts the starts of the blocks
+ * held then. */
+extern int cta__base_held_apart; /* 0: never (tests compare the two) */
+static inline int cta__base_hold_apart(const struct cta_sim *s, const struct cta__kernel *k)
+{
+	return cta__base_held_apart && !s->tw && !s->san && s->o.ub_mode != CTA_UB_ABORT &&
+	       k->never_waits && k->st.launched;
 }
 
 /* Linear block index of blockIdx b, and back; inline, as every new block

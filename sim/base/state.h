@@ -442,12 +442,20 @@ struct cta__placed {
  * duration index (p.spin, p.add), which make_placed (sim/engine/sim.c)
  * gives its unit. state as struct cta__unit's gate: 1 waits, its batch not
  * yet run; 2 waits, set aside (its start counted); 3 let go after 2, in a
- * batch again; 0 let go before its batch ran, where it runs. */
+ * batch again; 0 let go before its batch ran, where it runs. A block held
+ * apart (never in a batch until let go: cta__base_hold_apart) is 2 from
+ * its placement, and keeps where it would have stood in the open batch:
+ * `gen` (struct cta_sim's open_gen then), `pos` (the entries of the open
+ * batch before it, less those let go into it as below) and `ord` (the
+ * order of such blocks), so that one let
+ * go before that batch is sealed or run takes its place there (`ins`). */
 struct cta__held {
 	struct cta__placed p;
 	struct cta__held *next; /* the next held on its SM, or free */
 	uint64_t rel_t;
 	int state;
+	uint32_t gen, pos, ord;
+	int ins;
 };
 
 /* A batch whose time to run came and that the engine left to run later
@@ -562,6 +570,14 @@ struct cta_sim {
 	uint64_t seal_h, seal_seq;
 	int sealed_run, seal_push, seal_off;
 	uint64_t batches_sealed;
+	/* The open batch's generation (one more each time it is sealed or
+	 * run), the blocks held apart placed so far, those of them let go
+	 * into the open batch at their place, and those that would stand in
+	 * it still waiting (struct cta__held): they count as its entries
+	 * (ready_min, its time to run, and GATE_BATCH), so that batches are
+	 * sealed and run when they would be with them in it. */
+	uint32_t open_gen, held_ord, open_ins, open_apart;
+	uint64_t held_inserted; /* blocks held apart let go into their place */
 	/* SMs by resident-block count: bit i of bucket b (bwords words each)
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */
 	uint64_t *bucket;

@@ -783,17 +783,9 @@ static void make_units(struct cta_sim *s, size_t from, size_t to)
  * set aside). */
 static void placed_started(struct cta_sim *s, const struct cta__placed *p)
 {
-	struct cta__kernel *k = p->k;
 	if (p->h && p->h->state == 3)
 		return;
-	cta__base_out_trace(s, p->start_t, CTA_TEV_START, k->id, p->index, p->index, p->sm,
-	                    CTA_TRACE_NONE, 0, NULL);
-	if (k->st.launched == 0)
-		k->st.first_start_ns = p->start_t;
-	k->st.launched++;
-	k->per_sm[p->sm]++;
-	if (!s->o.timing_only)
-		cta__cover_add(&k->cover, p->index);
+	cta__base_started(s, p->k, p->index, p->sm, p->start_t);
 }
 
 /* The kernel of batch[i], made or not. */
@@ -940,6 +932,47 @@ static size_t gate_set_aside(struct cta_sim *s, size_t from, size_t n, int lazy)
  * 128, barrier_regions 10% slower; at 64, as before). */
 #define GATE_BATCH 64
 
+/* Queues h, a block held apart (struct cta__held) let go while the open
+ * batch is the one it would have joined when placed, where it would stand
+ * there: after the pos entries that were in the open batch then, and
+ * after the blocks held apart placed before it that were let go into it
+ * meanwhile, before those placed after it. As such an entry it runs from
+ * its start time. */
+static void ready_insert_held(struct cta_sim *s, struct cta__held *h)
+{
+	size_t j = s->nsealed + h->pos;
+	if (s->open_ins) {
+		/* Entries inserted so before it shift it on; those after it
+		 * stop it. */
+		size_t seen = 0;
+		for (j = s->nsealed; j < s->nready; j++) {
+			const struct cta__held *o = s->batch[j] ? NULL : s->placed[j].h;
+			if (o && o->ins == 2 && o->gen == s->open_gen) {
+				if (o->pos > h->pos || (o->pos == h->pos && o->ord > h->ord))
+					break;
+				continue;
+			}
+			if (seen == h->pos)
+				break;
+			seen++;
+		}
+	}
+	struct cta__placed p = h->p;
+	p.h = h;
+	cta__base_ready_placed_from(s, &p, p.start_t);
+	size_t last = s->nready - 1;
+	if (j < last) {
+		memmove(&s->batch[j + 1], &s->batch[j], (last - j) * sizeof(*s->batch));
+		memmove(&s->placed[j + 1], &s->placed[j], (last - j) * sizeof(*s->placed));
+		s->batch[j] = NULL;
+		s->placed[j] = p;
+	}
+	h->ins = 2;
+	s->open_ins++;
+	s->open_apart--;
+	s->held_inserted++;
+}
+
 /* Whether the gates let a held block of k begin with `running` threads
  * and `warps` warps running on its SM. */
 static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, unsigned running,
@@ -984,8 +1017,8 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 			 * once too: the start records of the batch it joins
 			 * keep their place among the end records. */
 			u->gate = 3;
-			int now =
-			    all || s->any_spin || s->tw || s->nready - s->nsealed >= GATE_BATCH;
+			int now = all || s->any_spin || s->tw ||
+			          s->nready - s->nsealed + s->open_apart >= GATE_BATCH;
 			cta__base_ready_from(s, u, now ? u->start_t : u->cursor.t0);
 		}
 	}
@@ -1003,10 +1036,17 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		warps += h->p.k->warps;
 		if (h->state == 1) {
 			h->state = 0;
+		} else if (h->ins == 1 && h->gen == s->open_gen) {
+			/* Held apart, let go before the batch it would have
+			 * joined at its placement was sealed or run: it runs
+			 * there, where it would have stood (state 0), its
+			 * start counted already (3). */
+			h->state = 3;
+			ready_insert_held(s, h);
 		} else {
 			h->state = 3;
-			int now =
-			    all || s->any_spin || s->tw || s->nready - s->nsealed >= GATE_BATCH;
+			int now = all || s->any_spin || s->tw ||
+			          s->nready - s->nsealed + s->open_apart >= GATE_BATCH;
 			uint64_t t0 = h->p.start_t + s->dev.spin_block_add_ns;
 			t0 = s->now > t0 ? s->now : t0;
 			struct cta__placed p = h->p;
@@ -1090,6 +1130,9 @@ static void seal_ready(struct cta_sim *s)
 	s->q.seq += w - from;
 	s->nsealed = w;
 	s->batches_sealed++;
+	s->open_gen++;
+	s->open_ins = 0;
+	s->open_apart = 0;
 }
 
 static void run_ready(struct cta_sim *s)
@@ -1098,8 +1141,12 @@ static void run_ready(struct cta_sim *s)
 	 * come yet. */
 	int sealed = s->nsealed != 0;
 	size_t n = sealed ? s->nsealed : s->nready;
-	if (!sealed)
+	if (!sealed) {
 		s->nready = 0;
+		s->open_gen++;
+		s->open_ins = 0;
+		s->open_apart = 0;
+	}
 	uint64_t b = s->batches++;
 	s->commit_next = 0;
 	s->early_commit = cta__engine_early_commits;
@@ -1461,7 +1508,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		next_t = s->fe_free;
 	if (s->nsealed && next_t >= s->seal_h)
 		return CTA__STEP_READY;
-	if (s->nready > s->nsealed && next_t >= s->ready_min) {
+	if ((s->nready > s->nsealed || s->open_apart) && next_t >= s->ready_min) {
 		if (!can_seal(s))
 			return CTA__STEP_READY;
 		seal_ready(s);

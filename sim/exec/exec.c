@@ -250,6 +250,7 @@ void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h)
 	h->state = 1;
 	h->rel_t = 0;
 	h->next = NULL;
+	h->ins = 0;
 	if (m->held_tail)
 		m->held_tail->next = h;
 	else

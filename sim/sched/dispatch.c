@@ -578,6 +578,21 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 			p.h->p = p;
 			p.h->p.h = NULL;
 			cta__exec_gate_hold_placed(s, p.h);
+			if (cta__base_hold_apart(s, k)) {
+				/* Out of the batch until let go (gate_release). */
+				struct cta__held *h = p.h;
+				h->state = 2;
+				h->gen = s->open_gen;
+				h->pos = (uint32_t)(s->nready - s->nsealed - s->open_ins);
+				h->ord = s->held_ord++;
+				h->ins = 1;
+				cta__base_ready_apart(s, start);
+				k->ctas_running++;
+				cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit,
+				                    sms[0], CTA_TRACE_NONE, 0, NULL);
+				cta__base_started(s, k, unit, sms[0], start);
+				return 1;
+			}
 		}
 		k->ctas_running++;
 		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],

@@ -849,6 +849,121 @@ static void sealed_batches_change_nothing(void **state)
 	free(r[1].t_end);
 }
 
+/* A block the issue gate holds as a record stays out of the ready batch
+ * until it is let go, its start counted when placed (cta__base_hold_apart,
+ * struct cta__held); one let go before the batch it would have joined was
+ * sealed or run takes its place there. Nothing may change: every thread's
+ * end time, the statistics, the makespan and the number of events, with
+ * and without sealing, on the runs of sealed_batches_change_nothing (the
+ * preset; blocks shorter than the retire latency with a dispatch latency,
+ * where a block may be let go before the batch it would have joined
+ * ran), with jittered latencies on one SM, where some are, and on three
+ * kernels in three streams on two SMs. */
+static void blocks_held_apart_change_nothing(void **state)
+{
+	(void)state;
+	static int claimed;
+	if (!claimed) {
+		claim_never_waits(&ex_when);
+		claim_never_waits(&ex_rev);
+		claimed = 1;
+	}
+	enum { G = 3000, T = 256 };
+	const unsigned grid[3] = {G, 1, 1}, block[3] = {T, 1, 1};
+	uint64_t inserted = 0;
+	for (int variant = 0; variant < 6; variant++) {
+		unsigned long long *t[2];
+		unsigned *hits[2];
+		uint64_t events[2], makespan[2], held[2], batches[2], sealed[2];
+		struct cta_kernel_stats st[2];
+		for (int run = 0; run < 2; run++) {
+			struct cta_sim_opts o = st_opts("H100-SXM");
+			o.device = *cta_device_find("H100-SXM");
+			if (variant & 1) {
+				memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
+				o.device.spin_add_mask = 0;
+				o.device.spin_block_add_ns = 0;
+				o.device.dispatch_latency_ns = 1;
+				o.device.block_retire_ns = 5000;
+			}
+			t[run] = calloc(G * T, sizeof(*t[run]));
+			hits[run] = calloc(G * T, sizeof(*hits[run]));
+			assert_non_null(t[run]);
+			assert_non_null(hits[run]);
+			if (variant >= 4) {
+				/* Latencies jittered on one SM: blocks let go
+				 * before the batch they would have joined ran. */
+				o.jitter_ns = 300;
+				o.sm_limit = 1;
+			}
+			struct ex_when_args a = {t[run], hits[run],
+			                         variant >= 4    ? 1
+			                         : (variant & 1) ? 11
+			                                         : 1000};
+			cta__base_held_apart = run;
+			cta__engine_seal = variant < 2 || variant == 4;
+			int rc;
+			cta_sim *s = run_launch(&o, &ex_when, &a, grid, block, 0, &rc);
+			cta__base_held_apart = 1;
+			cta__engine_seal = 1;
+			assert_int_equal(rc, 0);
+			events[run] = cta_sim_event_count(s);
+			makespan[run] = cta_sim_makespan_ns(s);
+			st[run] = *cta_sim_kernel_stats(s, 0);
+			held[run] = s->held_ord;
+			inserted += s->held_inserted;
+			batches[run] = s->batches;
+			sealed[run] = s->batches_sealed;
+			cta_sim_free(s);
+		}
+		assert_int_equal(held[0], 0);
+		assert_true(held[1] > G / 4);
+		/* Batches are sealed and run when they were. */
+		assert_int_equal(batches[1], batches[0]);
+		assert_int_equal(sealed[1], sealed[0]);
+		assert_int_equal(events[1], events[0]);
+		assert_int_equal(makespan[1], makespan[0]);
+		assert_int_equal(st[1].launched, G);
+		assert_int_equal(st[0].launched, G);
+		assert_int_equal(st[1].first_start_ns, st[0].first_start_ns);
+		assert_int_equal(st[1].last_end_ns, st[0].last_end_ns);
+		assert_int_equal(st[1].busy_ns, st[0].busy_ns);
+		assert_int_equal(st[1].per_sm_min, st[0].per_sm_min);
+		assert_int_equal(st[1].per_sm_max, st[0].per_sm_max);
+		for (unsigned i = 0; i < G * T; i++) {
+			assert_int_equal(hits[0][i], 1);
+			assert_int_equal(hits[1][i], 1);
+		}
+		assert_memory_equal(t[1], t[0], G * T * sizeof(*t[0]));
+		for (int run = 0; run < 2; run++) {
+			free(t[run]);
+			free(hits[run]);
+		}
+	}
+	assert_true(inserted > 0);
+
+	enum { G3 = 24, T3 = 64 };
+	struct early_out r[2];
+	for (int run = 0; run < 2; run++) {
+		cta__base_held_apart = run;
+		early_mix(0, 0, &r[run]);
+		cta__base_held_apart = 1;
+	}
+	assert_int_equal(r[0].rc, 0);
+	assert_int_equal(r[1].rc, 0);
+	assert_int_equal(r[1].makespan, r[0].makespan);
+	assert_int_equal(r[1].nubs, r[0].nubs);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
+		assert_int_equal(r[1].st[k].first_start_ns, r[0].st[k].first_start_ns);
+		assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
+		assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
+	}
+	assert_memory_equal(r[1].t_end, r[0].t_end, 2 * G3 * T3 * sizeof(*r[0].t_end));
+	free(r[0].t_end);
+	free(r[1].t_end);
+}
+
 static void timing_only_runs_one_thread_per_block(void **state)
 {
 	(void)state;
@@ -1406,6 +1521,7 @@ int main(void)
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(sealed_batches_change_nothing),
+	    cmocka_unit_test(blocks_held_apart_change_nothing),
 	    cmocka_unit_test(kernel_that_may_spin_is_never_sealed),
 	    cmocka_unit_test(shipped_kernels_carry_what_their_bodies_can_do),
 	    cmocka_unit_test(threads_get_their_own_lane_only_once_they_wait),
