@@ -21,6 +21,12 @@ void cta__evq_init(struct cta__evq *q)
 	q->nspares = 0;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
 		q->r[i] = (struct cta__ring){0};
+	q->cal = NULL;
+	q->cal_head = NULL;
+	q->cal_cap = q->cal_n = 0;
+	q->cal_free = q->cal_min = CTA__EVQ_NIL;
+	q->cal_floor = 0;
+	memset(q->cal_bits, 0, sizeof(q->cal_bits));
 }
 
 void cta__evq_free(struct cta__evq *q)
@@ -28,6 +34,8 @@ void cta__evq_free(struct cta__evq *q)
 	free(q->h);
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
 		free(q->r[i].e);
+	free(q->cal);
+	free(q->cal_head);
 	cta__evq_init(q);
 }
 
@@ -60,6 +68,11 @@ static void set_other(struct cta__evq *q)
 	if (q->nspares) {
 		const struct cta__ring *r = &q->r[q->order[0]];
 		const struct cta__event *h = &r->e[r->head];
+		if (!o || before(h, o))
+			o = h;
+	}
+	if (q->cal_n) {
+		const struct cta__event *h = &q->cal[q->cal_min].e;
 		if (!o || before(h, o))
 			o = h;
 	}
@@ -199,6 +212,101 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
 	return rc;
 }
 
+/* Room for one more calendar node, and the bucket heads once. */
+static __attribute__((noinline, cold)) int cal_grow(struct cta__evq *q)
+{
+	if (!q->cal_head) {
+		q->cal_head = malloc(CTA__EVQ_CAL_BUCKETS * sizeof(*q->cal_head));
+		if (!q->cal_head)
+			return CTA_ENOMEM;
+		for (unsigned b = 0; b < CTA__EVQ_CAL_BUCKETS; b++)
+			q->cal_head[b] = CTA__EVQ_NIL;
+	}
+	uint32_t cap = q->cal_cap ? q->cal_cap * 2 : 1024;
+	if (cap <= q->cal_cap || cap == CTA__EVQ_NIL)
+		return CTA_ENOMEM;
+	struct cta__evq_node *v = realloc(q->cal, cap * sizeof(*v));
+	if (!v)
+		return CTA_ENOMEM;
+	for (uint32_t i = q->cal_cap; i < cap; i++)
+		v[i].next = i + 1 < cap ? i + 1 : CTA__EVQ_NIL;
+	q->cal_free = q->cal_cap;
+	q->cal = v;
+	q->cal_cap = cap;
+	if (q->cal_n)
+		set_other(q); /* it may have been a node's */
+	return 0;
+}
+
+int cta__evq_push_near(struct cta__evq *q, uint64_t now, uint64_t t, int type, void *p, uint64_t a)
+{
+	/* The span starts at now's bucket when no queued event is earlier
+	 * (none is: the engine pops in order; the test keeps the order
+	 * exact should one be). */
+	uint64_t nb = now >> CTA__EVQ_CAL_SHIFT;
+	if (nb > q->cal_floor && (!q->cal_n || q->cal[q->cal_min].e.t >> CTA__EVQ_CAL_SHIFT >= nb))
+		q->cal_floor = nb;
+	uint64_t bt = t >> CTA__EVQ_CAL_SHIFT;
+	if (bt < q->cal_floor || bt - q->cal_floor >= CTA__EVQ_CAL_BUCKETS)
+		return cta__evq_push(q, t, type, p, a);
+	if (q->cal_free == CTA__EVQ_NIL && cal_grow(q) < 0)
+		return CTA_ENOMEM;
+	uint32_t i = q->cal_free;
+	struct cta__evq_node *nd = &q->cal[i];
+	q->cal_free = nd->next;
+	nd->e = (struct cta__event){t, q->seq++, p, (uint32_t)a, type};
+	/* Into its bucket after every event not later (sequence numbers
+	 * only grow): most buckets are empty. */
+	unsigned b = (unsigned)(bt % CTA__EVQ_CAL_BUCKETS);
+	uint32_t *pp = &q->cal_head[b];
+	if (*pp == CTA__EVQ_NIL)
+		q->cal_bits[b / 64] |= 1ull << (b % 64);
+	while (*pp != CTA__EVQ_NIL && q->cal[*pp].e.t <= t)
+		pp = &q->cal[*pp].next;
+	nd->next = *pp;
+	*pp = i;
+	if (!q->cal_n++ || t < q->cal[q->cal_min].e.t) {
+		q->cal_min = i;
+		if (!q->other || before(&nd->e, q->other))
+			q->other = &nd->e;
+	}
+	/* (A later event leaves q->other as it was: cal_min's, the heap's
+	 * or a spare's, none of which moved.) */
+	return 0;
+}
+
+/* Pops the calendar's earliest event into *out and finds the next. */
+static void cal_pop(struct cta__evq *q, struct cta__event *out)
+{
+	uint32_t i = q->cal_min;
+	struct cta__evq_node *nd = &q->cal[i];
+	*out = nd->e;
+	uint64_t bt = nd->e.t >> CTA__EVQ_CAL_SHIFT;
+	unsigned b = (unsigned)(bt % CTA__EVQ_CAL_BUCKETS);
+	/* The earliest is its bucket's first. */
+	q->cal_head[b] = nd->next;
+	nd->next = q->cal_free;
+	q->cal_free = i;
+	q->cal_floor = bt;
+	if (!--q->cal_n) {
+		q->cal_bits[b / 64] &= ~(1ull << (b % 64));
+		return;
+	}
+	if (q->cal_head[b] != CTA__EVQ_NIL) {
+		q->cal_min = q->cal_head[b];
+		return;
+	}
+	q->cal_bits[b / 64] &= ~(1ull << (b % 64));
+	/* The next non-empty bucket after b, round the calendar. */
+	unsigned w = b / 64;
+	uint64_t m = q->cal_bits[w] & (~1ull << (b % 64));
+	while (!m) {
+		w = (w + 1) % (CTA__EVQ_CAL_BUCKETS / 64);
+		m = q->cal_bits[w];
+	}
+	q->cal_min = q->cal_head[w * 64 + (unsigned)__builtin_ctzll(m)];
+}
+
 int cta__evq_push_seq_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, uint64_t seq,
                            int type, void *p, uint64_t a)
 {
@@ -244,6 +352,8 @@ void cta__evq_pop_other(struct cta__evq *q, struct cta__event *out)
 {
 	if (q->other == &q->h[0]) {
 		pop_heap(q, out);
+	} else if (q->cal_n && q->other == &q->cal[q->cal_min].e) {
+		cal_pop(q, out);
 	} else {
 		struct cta__ring *r = &q->r[q->order[0]];
 		*out = r->e[r->head];

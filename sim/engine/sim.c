@@ -622,8 +622,16 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 {
 	flush_outbox(s, u);
 	/* New cancel requests are resolved at their issue time, in issue order. */
-	for (struct cta__request *r = u->new_reqs; r; r = r->next_new)
-		cta__engine_push(s, r->issue_t < s->now ? s->now : r->issue_t, EV_CANCEL, r, 0);
+	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
+		uint64_t t = r->issue_t < s->now ? s->now : r->issue_t;
+		/* (A sealed batch's commit numbers its events apart.) */
+		if (__builtin_expect(s->seal_push != 0, 0))
+			cta__engine_push(s, t, EV_CANCEL, r, 0);
+		else if (cta__evq_push_near(&s->q, s->now, t, EV_CANCEL, r, 0) < 0) {
+			cta__base_errf(s, "out of memory for events");
+			s->hung = 1;
+		}
+	}
 	u->new_reqs = u->new_reqs_tail = NULL;
 	if (__builtin_expect(s->any_spin, 0))
 		commit_spin(s, u);

@@ -1,7 +1,7 @@
 /* Tests of the event queue (sim/base/event_queue.c): events pop in (time,
- * insertion sequence) order, ties stay first-in first-out, the rings and
- * heap together match a reference queue driven like the engine, and events
- * pushed with sequence numbers kept earlier pop in their place. */
+ * insertion sequence) order, ties stay first-in first-out, the rings, heap
+ * and calendar together match a reference queue driven like the engine, and
+ * events pushed with sequence numbers kept earlier pop in their place. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,6 +172,65 @@ static void event_queue_interleaved_streams_use_the_spare_rings(void **state)
 	cta__evq_free(&q);
 }
 
+/* Interleaved events pushed near the engine's time (cta__evq_push_near,
+ * as emulated CLC's cancels are) go to the calendar: ties at one time,
+ * several in a bucket, times past its span (which go where
+ * cta__evq_push puts them), plain pushes between them and more than its
+ * first 1,024 nodes in flight. Every pop matches a plain scan for the
+ * least (time, insertion) pair. */
+static void event_queue_near_events_pop_in_order_from_the_calendar(void **state)
+{
+	(void)state;
+	enum { N = 40000 };
+	struct cta__evq q;
+	cta__evq_init(&q);
+	struct ref {
+		uint64_t t, a;
+	} *pend = calloc(N, sizeof(*pend));
+	assert_non_null(pend);
+	uint64_t x = 3, now = 5;
+	size_t npend = 0, pushed = 0, popped = 0, most_cal = 0, beyond = 0;
+	const uint64_t span = (uint64_t)CTA__EVQ_CAL_BUCKETS << CTA__EVQ_CAL_SHIFT;
+	while (popped < N) {
+		size_t want = popped < N / 2 ? 1500 : 200;
+		while (pushed < N && npend < want) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			unsigned kind = (unsigned)(x >> 59) % 16;
+			uint64_t t = kind == 0   ? now                          /* a tie at now */
+			             : kind == 1 ? now + span + (x >> 30) % 999 /* past the span */
+			             : kind == 2 ? now + (x >> 30) % 40 /* crowded buckets */
+			                         : now + (x >> 30) % (span - 16);
+			beyond += t - now >= span - (1u << CTA__EVQ_CAL_SHIFT);
+			int rc = kind == 3 ? cta__evq_push(&q, t, 1, NULL, pushed)
+			                   : cta__evq_push_near(&q, now, t, 1, NULL, pushed);
+			assert_int_equal(rc, 0);
+			pend[npend].t = t;
+			pend[npend++].a = pushed++;
+		}
+		most_cal = q.cal_n > most_cal ? q.cal_n : most_cal;
+		assert_int_equal(cta__evq_size(&q), npend);
+		size_t best = 0;
+		for (size_t i = 1; i < npend; i++)
+			if (pend[i].t < pend[best].t ||
+			    (pend[i].t == pend[best].t && pend[i].a < pend[best].a))
+				best = i;
+		assert_int_equal(cta__evq_next_t(&q), pend[best].t);
+		struct cta__event e;
+		assert_true(cta__evq_pop(&q, &e));
+		assert_int_equal(e.t, pend[best].t);
+		assert_int_equal(e.a, pend[best].a);
+		now = e.t;
+		pend[best] = pend[--npend];
+		popped++;
+	}
+	assert_true(most_cal > 1024); /* the calendar's nodes grew */
+	assert_true(beyond > 1000);   /* and events past its span went elsewhere */
+	assert_int_equal(q.cal_n, 0);
+	assert_int_equal(cta__evq_size(&q), 0);
+	free(pend);
+	cta__evq_free(&q);
+}
+
 /* A sealed batch's events take sequence numbers kept when it was sealed
  * (cta__evq_push_seq), pushed later, after events pushed meanwhile with
  * larger ones: they still pop in (time, sequence) order. Kept numbers at
@@ -246,6 +305,7 @@ int main(void)
 	    cmocka_unit_test(event_queue_matches_a_reference_when_driven_like_the_engine),
 	    cmocka_unit_test(event_queue_interleaved_streams_use_the_spare_rings),
 	    cmocka_unit_test(event_queue_kept_sequence_numbers_pop_in_their_place),
+	    cmocka_unit_test(event_queue_near_events_pop_in_order_from_the_calendar),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
