@@ -582,6 +582,13 @@ struct cta_sim {
 	 * (ready_min, its time to run, and GATE_BATCH), so that batches are
 	 * sealed and run when they would be with them in it. */
 	uint32_t open_gen, held_ord, open_ins, open_apart;
+	/* Entries of the open batch the issue gate holds (state 1 records,
+	 * gate 1 units): without any, sealing it sets nothing aside. */
+	size_t open_held;
+	/* can_seal's conditions fixed for the run (no trace, abort mode or
+	 * sanitizer), and whether a kernel may make CLC calls (one not known
+	 * never to wait). */
+	int seal_static, seal_clc;
 	uint64_t held_inserted; /* blocks held apart let go into their place */
 	/* SMs by resident-block count: bit i of bucket b (bwords words each)
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */

@@ -1015,6 +1015,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		warps += u->k->warps;
 		if (u->gate == 1) {
 			u->gate = 0; /* its batch has not run yet: it runs there */
+			s->open_held--;
 		} else {
 			/* Its body begins at cursor.t0: the ends and releases
 			 * before then do not depend on it, so the blocks let go
@@ -1044,6 +1045,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		warps += h->p.k->warps;
 		if (h->state == 1) {
 			h->state = 0;
+			s->open_held--;
 		} else if (h->ins == 1 && h->gen == s->open_gen) {
 			/* Held apart, let go before the batch it would have
 			 * joined at its placement was sealed or run: it runs
@@ -1088,16 +1090,22 @@ int cta__engine_seal = 1;
 
 static int can_seal(const struct cta_sim *s)
 {
-	if (!cta__engine_seal || s->tw || s->o.ub_mode == CTA_UB_ABORT || s->san || s->seal_off ||
-	    !cta__engine_early_commits || __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
+	/* (What cannot change during the run is seal_static, set by
+	 * cta_sim_run; only the bodies of kernels not known never to wait
+	 * can make a CLC call, seal_clc.) */
+	if (!s->seal_static || s->seal_off || __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
 		return 0;
-	for (unsigned i = 0; i < s->nkernels; i++)
+	for (unsigned i = 0; s->seal_clc && i < s->nkernels; i++)
 		if (__atomic_load_n(&s->kernels[i]->uses_clc, __ATOMIC_RELAXED))
 			return 0;
+	const struct cta__kernel *ok = NULL;
 	for (size_t i = s->nsealed; i < s->nready; i++) {
 		const struct cta__kernel *k = batch_kernel(s, i);
+		if (k == ok)
+			continue;
 		if (!k->never_waits || !k->ran_batch || k->csize != 1 || k->l.cooperative)
 			return 0;
+		ok = k;
 	}
 	return 1;
 }
@@ -1113,7 +1121,7 @@ static int can_seal(const struct cta_sim *s)
 static void seal_ready(struct cta_sim *s)
 {
 	size_t from = s->nsealed;
-	size_t w = gate_set_aside(s, from, s->nready, 1);
+	size_t w = s->open_held ? gate_set_aside(s, from, s->nready, 1) : s->nready;
 	s->nready = w;
 	uint64_t h = from ? s->seal_h : UINT64_MAX;
 	for (size_t i = from; i < w; i++) {
@@ -1124,10 +1132,15 @@ static void seal_ready(struct cta_sim *s)
 			e = u->ctas[0].end_t;
 		} else {
 			const struct cta__placed *p = &s->placed[i];
-			placed_started(s, p);
 			e = p->start_t;
-			if (p->h && p->h->rel_t > e) /* let go (state 0 or 3) */
-				e = p->h->rel_t;
+			if (!p->h) {
+				placed_started(s, p);
+			} else {
+				if (p->h->state != 3)
+					placed_started(s, p);
+				if (p->h->rel_t > e) /* let go (state 0 or 3) */
+					e = p->h->rel_t;
+			}
 		}
 		e = (e > s->now ? e : s->now) + s->dev.block_retire_ns;
 		h = e < h ? e : h;
@@ -1141,6 +1154,7 @@ static void seal_ready(struct cta_sim *s)
 	s->open_gen++;
 	s->open_ins = 0;
 	s->open_apart = 0;
+	s->open_held = 0;
 }
 
 static void run_ready(struct cta_sim *s)
@@ -1154,6 +1168,7 @@ static void run_ready(struct cta_sim *s)
 		s->open_gen++;
 		s->open_ins = 0;
 		s->open_apart = 0;
+		s->open_held = 0;
 	}
 	uint64_t b = s->batches++;
 	s->commit_next = 0;
@@ -1662,7 +1677,10 @@ int cta_sim_run(cta_sim *s)
 	for (unsigned i = 0; i < s->nkernels; i++) {
 		cta__exec_unit_template(s, s->kernels[i]);
 		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
+		s->seal_clc |= !s->kernels[i]->never_waits;
 	}
+	s->seal_static = cta__engine_seal && !s->tw && s->o.ub_mode != CTA_UB_ABORT && !s->san &&
+	                 cta__engine_early_commits;
 	uint64_t progress_at = CTA_SIM_PROGRESS_EVENTS;
 	for (;;) {
 		struct cta__unit *u;

@@ -593,6 +593,7 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 				cta__base_started(s, k, unit, sms[0], start);
 				return 1;
 			}
+			s->open_held++;
 		}
 		k->ctas_running++;
 		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, unit, unit, sms[0],
@@ -611,8 +612,10 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 		cta__base_out_trace(s, s->now, CTA_TEV_DISPATCH, k->id, u->ctas[r].logical,
 		                    u->ctas[r].logical, sms[r], CTA_TRACE_NONE, 0, NULL);
 	}
-	if (hold)
+	if (hold) {
 		cta__exec_gate_hold(s, u);
+		s->open_held++;
+	}
 	cta__base_ready(s, u);
 	return 1;
 }
