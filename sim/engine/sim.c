@@ -122,11 +122,13 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		cta_sim_free(s);
 		return CTA_ENOMEM;
 	}
-	for (unsigned i = 0; i < s->nworkers; i++)
+	for (unsigned i = 0; i < s->nworkers; i++) {
 		if (cta__fiber_pool_new(&s->workers[i].fpool, CTA__LANE_STACK) < 0) {
 			cta_sim_free(s);
 			return CTA_ENOMEM;
 		}
+		cta__fiber_pool_share(s->workers[i].fpool, s->nworkers);
+	}
 	*out = s;
 	return 0;
 }

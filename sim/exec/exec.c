@@ -1652,6 +1652,11 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 				continue;
 		}
 		unit_settle(s, u);
+		/* Its lanes back to this host thread's spare list now, not at
+		 * the commit: a parallel batch commits after its last unit, and
+		 * a wave's units on fibers held a lane per thread until then
+		 * (70 MB for block_reduce on fibers at two host threads). */
+		lanes_recycle(u);
 		seg_leave(s);
 	}
 	seg_v = NULL;

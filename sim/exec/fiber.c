@@ -154,6 +154,9 @@ struct cta__fiber_pool {
 	/* Stacks (slots) and the fiber resident on each. */
 	struct slot {
 		char *lo;
+		/* The word an overflow of the stack would reach first (new_stack
+		 * says where). */
+		uint64_t *canary;
 		unsigned color;
 		struct cta__fiber *resident;
 	} * slots;
@@ -167,6 +170,10 @@ struct cta__fiber_pool {
 	char *tramp_map;
 	size_t tramp_len;
 	size_t nparked;
+	/* Stacks this pool makes before its fibers share them (SIZE_MAX: no
+	 * limit): cta__fiber_share_after split over the pools that work
+	 * together (cta__fiber_pool_share). */
+	size_t share;
 	/* Evictions' reference images (struct ref), by length, and the
 	 * buffer an eviction encodes into. */
 	struct ref *refs[NREFS];
@@ -618,6 +625,8 @@ size_t cta__fiber_stack_left(const struct cta__fiber *f)
 
 int cta__fiber_overflowed(const struct cta__fiber *f)
 {
+	if (f->slot != NO_SLOT)
+		return *f->pool->slots[f->slot].canary != CANARY;
 	size_t sz;
 	unsigned color;
 	const char *lo = stack_lo(f, &sz, &color);
@@ -638,6 +647,7 @@ int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)
 	p->stack_sz = ((stack_bytes + p->page - 1) & ~(p->page - 1)) + p->page;
 	p->host.pool = p;
 	p->host.slot = NO_SLOT;
+	cta__fiber_pool_share(p, 1);
 	*out = p;
 	return 0;
 }
@@ -714,10 +724,22 @@ static struct cta__fiber *shared_stack(struct cta__fiber_pool *p)
 	return f;
 }
 
+void cta__fiber_pool_share(struct cta__fiber_pool *p, unsigned npools)
+{
+	if (cta__fiber_share_after < 0) {
+		p->share = SIZE_MAX;
+		return;
+	}
+	size_t all = (size_t)cta__fiber_share_after, floor = CTA__FIBER_SHARE_FLOOR;
+	if (floor > all)
+		floor = all;
+	size_t each = all / (npools ? npools : 1);
+	p->share = each > floor ? each : floor;
+}
+
 static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 {
-	if (cta__fiber_share_after >= 0 && p->nslots >= (size_t)cta__fiber_share_after &&
-	    p->nslots >= 2)
+	if (p->nslots >= p->share && p->nslots >= 2)
 		return shared_stack(p);
 	if (p->nslots == p->slots_cap) {
 		size_t cap = p->slots_cap ? p->slots_cap * 2 : 64;
@@ -760,12 +782,18 @@ static struct cta__fiber *new_stack(struct cta__fiber_pool *p)
 	 * all stacks, where a switch saves and restores registers, would
 	 * fall in the same cache sets: hundreds of waiting threads would
 	 * then evict each other's lines on every switch. Each stack starts
-	 * a different number of cache lines below its top. */
-	sl->color = (unsigned)(p->nstacks++ % 64) * 64;
+	 * a different number of cache lines below its top, at least one. */
+	sl->color = (unsigned)(p->nstacks++ % 63 + 1) * 64;
+	/* The canary sits just below the stack: in the colour of the stack
+	 * beneath, which its fibers never write and whose top page they
+	 * touch anyway, or, for a slab's first stack, in its lowest word.
+	 * A canary in each stack's own lowest page cost that page: a third
+	 * of what a stack a thread waited on keeps resident. */
+	sl->canary = (uint64_t *)(void *)sl->lo - (p->slab_left < SLAB_STACKS ? 1 : 0);
 	sl->resident = f;
 	p->slab_next += p->stack_sz;
 	p->slab_left--;
-	*(uint64_t *)(void *)sl->lo = CANARY;
+	*sl->canary = CANARY;
 	f->slot = (uint32_t)p->nslots++;
 	return f;
 }
@@ -883,8 +911,7 @@ void cta__fiber_park(struct cta__fiber *f)
 {
 	struct cta__fiber_pool *p = f->pool;
 	assert(f != &p->host && !f->finished && !f->in_pool);
-	if (p->nparked >= PARK_KEEP && cta__fiber_share_after >= 0 &&
-	    p->nslots >= (size_t)cta__fiber_share_after) {
+	if (p->nparked >= PARK_KEEP && p->nslots >= p->share) {
 		/* Enough runners wait for work: the last one parked goes to
 		 * the free list instead, abandoned as cta__fiber_release
 		 * abandons a fiber (nothing on its stack owns anything), with
@@ -939,6 +966,11 @@ void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret)
 struct cta__fiber_pool *cta__fiber_pool_of(const struct cta__fiber *f)
 {
 	return f->pool;
+}
+
+size_t cta__fiber_pool_stacks(const struct cta__fiber_pool *p)
+{
+	return p->nslots;
 }
 
 size_t cta__fiber_pool_held(const struct cta__fiber_pool *p)

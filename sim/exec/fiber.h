@@ -73,9 +73,10 @@ void cta__fiber_defer(struct cta__fiber **list, struct cta__fiber *f);
 void cta__fiber_return_all(struct cta__fiber **list);
 struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p);
 
-/* Shared stacks: a pool makes at most this many stacks (-1: no limit,
- * the sanitizer builds and the ucontext fallback); further fibers take
- * turns on them. A fiber switched to while another is resident on its
+/* Shared stacks: the pools of one simulation make at most this many
+ * stacks together (-1: no limit, the sanitizer builds and the ucontext
+ * fallback), each pool its share (cta__fiber_pool_share); further fibers
+ * take turns on them. A fiber switched to while another is resident on its
  * stack first copies that one's used part (from its saved stack pointer
  * to its first frame, under a kilobyte) out and its own back in. What is
  * kept of the used part is its difference from a reference image of the
@@ -84,8 +85,26 @@ struct cta__fiber *cta__fiber_unpark(struct cta__fiber_pool *p);
  * of the shipped kernels, in the fiber's own 128 bytes when it fits.
  * Suspended threads so cost bytes, not pages, and nothing is copied
  * while a host thread's fibers fit. Tests set it low to exercise the
- * copies. Set before pools are made; read when stacks are made. */
+ * copies. Set before pools are made; read when they are made. */
 extern int cta__fiber_share_after;
+
+/* The least share of a pool, when cta__fiber_share_after is not smaller:
+ * the threads of a 256-thread block, each waiting at a barrier, keep a
+ * stack each on one host thread. A switch to a fiber whose stack another
+ * holds copies its used part in and out (about 1 KiB), 9x the time of a
+ * barrier-heavy block whose threads all fit (block_reduce on fibers). */
+#define CTA__FIBER_SHARE_FLOOR 256
+
+/* p is one of npools pools that work together (a simulation's host
+ * threads): it makes cta__fiber_share_after / npools stacks, at least
+ * CTA__FIBER_SHARE_FLOOR (or cta__fiber_share_after, when smaller). Each
+ * stack a fiber waited on keeps 2-3 touched pages: 1,024 stacks a host
+ * thread were 76 MB at 8 host threads, against 10 MB at one. A new pool
+ * counts as one of one; reads cta__fiber_share_after now. */
+void cta__fiber_pool_share(struct cta__fiber_pool *p, unsigned npools);
+
+/* Stacks the pool has made (what its share bounds). */
+size_t cta__fiber_pool_stacks(const struct cta__fiber_pool *p);
 
 /* Bytes the pool holds beyond its stacks: its fibers, the stashes of
  * suspended ones that did not fit in them, and reference images. */

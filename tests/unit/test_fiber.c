@@ -12,6 +12,7 @@
 #include <fenv.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctasim/errors.h"
 #include "exec/fiber.h"
@@ -583,6 +584,133 @@ static void fiber_shared_stacks_keep_deep_and_unlike_frames(void **state)
 	cta__fiber_share_after = saved;
 }
 
+/* The pools of a simulation's host threads split the stacks between
+ * them (cta__fiber_pool_share): a pool that is one of four makes a
+ * quarter of cta__fiber_share_after, never less than the floor, and its
+ * further fibers take turns on those, every frame kept. */
+#define SPLIT_FIBERS 300
+static void split_body(void *arg)
+{
+	struct compact_arg *a = arg;
+	volatile uint64_t v[8];
+	for (unsigned k = 0; k < 8; k++)
+		v[k] = a->i * 100u + k;
+	cta__fiber_switch(a->c->f[a->i], a->c->host);
+	for (unsigned k = 0; k < 8; k++)
+		a->c->bad += v[k] != a->i * 100u + k;
+	a->c->done++;
+}
+
+static size_t split_run(unsigned npools, int *bad)
+{
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 64 * 1024), 0);
+	cta__fiber_pool_share(p, npools);
+	struct compact *c = calloc(1, sizeof(*c));
+	struct compact_arg *args = calloc(SPLIT_FIBERS, sizeof(*args));
+	assert_non_null(c);
+	assert_non_null(args);
+	c->host = cta__fiber_host(p);
+	for (unsigned i = 0; i < SPLIT_FIBERS; i++) {
+		args[i] = (struct compact_arg){c, i};
+		c->f[i] = cta__fiber_start(p, split_body, &args[i], c->host);
+		assert_non_null(c->f[i]);
+		cta__fiber_switch(c->host, c->f[i]);
+	}
+	for (unsigned i = 0; i < SPLIT_FIBERS; i++) {
+		cta__fiber_switch(c->host, c->f[i]);
+		assert_true(cta__fiber_finished(c->f[i]));
+	}
+	assert_int_equal(c->done, SPLIT_FIBERS);
+	*bad = c->bad;
+	size_t stacks = cta__fiber_pool_stacks(p);
+	cta__fiber_pool_free(p);
+	free(args);
+	free(c);
+	return stacks;
+}
+
+static void fiber_pools_split_the_stacks_of_a_simulation(void **state)
+{
+	(void)state;
+	if (cta__fiber_share_after < 0)
+		skip();
+	int saved = cta__fiber_share_after, bad = 0;
+	cta__fiber_share_after = 1024;
+	assert_int_equal(split_run(1, &bad), SPLIT_FIBERS);
+	assert_int_equal(bad, 0);
+	assert_int_equal(split_run(4, &bad), 256);
+	assert_int_equal(bad, 0);
+	assert_int_equal(split_run(16, &bad), CTA__FIBER_SHARE_FLOOR);
+	assert_int_equal(bad, 0);
+	cta__fiber_share_after = 512;
+	assert_int_equal(split_run(2, &bad), 256);
+	assert_int_equal(bad, 0);
+	cta__fiber_share_after = saved;
+}
+
+/* A stack's canary lies just below it (in the colour of the stack
+ * beneath, or in its own lowest word for a slab's first stack): a body
+ * that runs past the bottom of its stack overwrites it, and only its own
+ * fiber is reported. */
+struct overrun {
+	struct cta__fiber *host, *f[2];
+	int smash;
+	size_t left;
+};
+
+static void overrun_body(void *arg)
+{
+	struct overrun *o = arg;
+	struct cta__fiber *self = o->f[o->smash >= 0 ? o->smash : 0];
+	o->left = cta__fiber_stack_left(self);
+	if (o->smash >= 0 && o->left) {
+		/* What a frame too large for the stack would write last. The
+		 * stack starts on a page (its bottom is a little below what
+		 * the callee's frame address gives). */
+		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+		char *lo = (char *)(((uintptr_t)__builtin_frame_address(0) - o->left) & ~(pg - 1));
+		memset(lo - 8, 0, 8);
+	}
+}
+
+static void fiber_overrun_below_the_stack_is_reported(void **state)
+{
+	(void)state;
+	if (cta__fiber_share_after < 0)
+		skip(); /* ASan's frames may lie off the stack */
+	struct cta__fiber_pool *p;
+	assert_int_equal(cta__fiber_pool_new(&p, 64 * 1024), 0);
+	struct overrun o = {.smash = -1};
+	o.host = cta__fiber_host(p);
+	/* Three stacks alive at once: the second and third lie above another
+	 * (the first, a slab's lowest, has its guard page below it). */
+	struct cta__fiber *keep[3];
+	for (int i = 0; i < 3; i++) {
+		keep[i] = cta__fiber_start(p, overrun_body, &o, o.host);
+		assert_non_null(keep[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		cta__fiber_release(p, keep[i]);
+	/* Reused last released first: f[0] on the third stack, f[1] on the
+	 * second. */
+	for (int i = 0; i < 2; i++) {
+		o.f[i] = cta__fiber_start(p, overrun_body, &o, o.host);
+		assert_non_null(o.f[i]);
+	}
+	cta__fiber_switch(o.host, o.f[0]);
+	assert_true(cta__fiber_finished(o.f[0]));
+	assert_false(cta__fiber_overflowed(o.f[0]));
+	assert_true(o.left > 0);
+	o.smash = 1;
+	cta__fiber_switch(o.host, o.f[1]);
+	assert_true(cta__fiber_finished(o.f[1]));
+	assert_true(o.left > 0);
+	assert_true(cta__fiber_overflowed(o.f[1]));
+	assert_false(cta__fiber_overflowed(o.f[0]));
+	cta__fiber_pool_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,6 +726,8 @@ int main(void)
 	    cmocka_unit_test(fiber_shared_stacks_keep_every_fibers_frames),
 	    cmocka_unit_test(fiber_suspended_on_shared_stacks_cost_bytes_not_pages),
 	    cmocka_unit_test(fiber_shared_stacks_keep_deep_and_unlike_frames),
+	    cmocka_unit_test(fiber_pools_split_the_stacks_of_a_simulation),
+	    cmocka_unit_test(fiber_overrun_below_the_stack_is_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

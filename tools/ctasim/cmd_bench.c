@@ -507,12 +507,13 @@ static const struct {
 /* In the child: the harness's setup, then the run; writes the two peaks
  * (KiB) to fd. */
 static void rss_child(const struct cta_kernel_info *ki, const char *const *args, size_t nargs,
-                      int fd)
+                      unsigned threads, int fd)
 {
 	struct cta_harness_opts o;
 	memset(&o, 0, sizeof(o));
 	o.version = CTA_HARNESS_OPTS_VERSION;
 	o.sim = base_opts();
+	o.sim.threads = threads;
 	o.args = args;
 	o.nargs = nargs;
 	struct cta_harness *h;
@@ -540,8 +541,10 @@ static void rss_child(const struct cta_kernel_info *ki, const char *const *args,
 	_exit(0);
 }
 
-/* Peaks after setup and after the run of one kernel, in a child. */
-static int rss_of(const char *kernel, const char *const *args, size_t nargs, long kib[2])
+/* Peaks after setup and after the run of one kernel on `threads` host
+ * threads, in a child. */
+static int rss_of(const char *kernel, const char *const *args, size_t nargs, unsigned threads,
+                  long kib[2])
 {
 	const struct cta_kernel_info *ki = cta_harness_find(kernel);
 	if (!ki)
@@ -564,7 +567,7 @@ static int rss_of(const char *kernel, const char *const *args, size_t nargs, lon
 		int null = open("/dev/null", O_WRONLY);
 		if (null >= 0)
 			dup2(null, 2);
-		rss_child(ki, args, nargs, fds[1]);
+		rss_child(ki, args, nargs, threads, fds[1]);
 	}
 	close(fds[1]);
 	ssize_t got = read(fds[0], kib, 2 * sizeof(long));
@@ -577,12 +580,17 @@ static int rss_of(const char *kernel, const char *const *args, size_t nargs, lon
 }
 
 /* (e) peak RSS per shipped kernel: a row each (peak, and beyond the
- * arrays), then the largest of each against its bound, its kernel named. */
-static void bench_rss(void)
+ * arrays), then the largest of each against its bound, its kernel named.
+ * With --threads N (N > 1) every kernel runs again on N host threads (a
+ * row each, `_Nt`): each host thread has its own stacks and lanes, and the
+ * bounds hold at any thread count. */
+static void bench_rss(unsigned threads)
 {
 	double worst_peak = -1, worst_over = -1;
-	char peak_k[64] = "", over_k[64] = "";
-	for (size_t i = 0; i < cta_harness_count(); i++) {
+	char peak_k[80] = "", over_k[80] = "";
+	for (size_t r = 0; r < (threads > 1 ? 2 * cta_harness_count() : cta_harness_count()); r++) {
+		size_t i = r % cta_harness_count();
+		unsigned nt = r < cta_harness_count() ? 1 : threads;
 		const struct cta_kernel_info *ki = cta_harness_at(i);
 		/* The crash demonstration ends its process by design. */
 		if (ki->expect_ub && !strncmp(ki->expect_ub, "crash", 5))
@@ -596,9 +604,11 @@ static void bench_rss(void)
 					nargs++;
 			}
 		long kib[2];
-		char name[96];
-		snprintf(name, sizeof(name), "peak_rss_%s", ki->name);
-		if (rss_of(ki->name, args, nargs, kib) < 0) {
+		char name[96], tag[16] = "";
+		if (nt > 1)
+			snprintf(tag, sizeof(tag), "_%ut", nt);
+		snprintf(name, sizeof(name), "peak_rss_%s%s", ki->name, tag);
+		if (rss_of(ki->name, args, nargs, nt, kib) < 0) {
 			printf("%-34s %14s %-16s %s\n", name, "n/a", "MB", "(the run failed)");
 			misses++;
 			continue;
@@ -610,11 +620,11 @@ static void bench_rss(void)
 		fflush(stdout);
 		if (peak > worst_peak) {
 			worst_peak = peak;
-			snprintf(peak_k, sizeof(peak_k), "%s", ki->name);
+			snprintf(peak_k, sizeof(peak_k), "%s%s", ki->name, tag);
 		}
 		if (over > worst_over) {
 			worst_over = over;
-			snprintf(over_k, sizeof(over_k), "%s", ki->name);
+			snprintf(over_k, sizeof(over_k), "%s%s", ki->name, tag);
 		}
 	}
 	char name[128];
@@ -766,8 +776,8 @@ int cta_cmd_bench(int argc, char **argv)
 			    "  --full       include the 2^31-1-block timing-only launch\n"
 			    "  --only NAME  saxpy, barriers, timing, clc, rss, sched, sanitize or "
 			    "threads\n"
-			    "  --threads N  also measure N host threads against 1, N in [1, "
-			    "1024]\n");
+			    "  --threads N  also measure N host threads against 1 (and peak RSS "
+			    "on N), N in\n               [1, 1024]\n");
 			return CTA_EXIT_OK;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
@@ -811,7 +821,7 @@ int cta_cmd_bench(int argc, char **argv)
 	RUN("barriers", bench_barriers());
 	RUN("timing", bench_timing(full));
 	RUN("clc", bench_clc());
-	RUN("rss", bench_rss());
+	RUN("rss", bench_rss(threads));
 	RUN("sched", bench_sched());
 	RUN("sanitize", bench_sanitize());
 	if (threads)
