@@ -19,6 +19,8 @@
 // runs get cap 0: every access takes that test.
 
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Transforms/Scalar/LICM.h"
+#include "llvm/Transforms/Scalar/LoopPassManager.h"
 
 namespace
 {
@@ -419,11 +421,55 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		sw->addCase(b.getInt32(kToolRacecheck), bb[kToolRacecheck]);
 	}
 
-	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
+	// The kernel-address pass gives each report call its access's place,
+	// and the verifier rejects a call without one to a function with debug
+	// information (clang_entry.h's report builtins have it): the module's
+	// debug information would then be dropped whole, and every report
+	// lose its line. Accesses the optimisations made without a place (a
+	// load hoisted or merged by them) take the nearest place before them in
+	// their block, else after, else the function's own line.
+	static bool placeAccesses(Function &F)
+	{
+		DISubprogram *SP = F.getSubprogram();
+		if (!SP)
+			return false;
+		bool changed = false;
+		for (BasicBlock &BB : F) {
+			DebugLoc prev;
+			std::vector<Instruction *> wait;
+			for (Instruction &I : BB) {
+				if (I.getDebugLoc() && !isa<DbgInfoIntrinsic>(I)) {
+					prev = I.getDebugLoc();
+					for (Instruction *W : wait)
+						W->setDebugLoc(prev);
+					wait.clear();
+					continue;
+				}
+				if (!isa<LoadInst>(I) && !isa<StoreInst>(I) &&
+				    !isa<AtomicRMWInst>(I) && !isa<AtomicCmpXchgInst>(I) &&
+				    !isa<MemIntrinsic>(I))
+					continue;
+				changed = true;
+				if (prev)
+					I.setDebugLoc(prev);
+				else
+					wait.push_back(&I);
+			}
+			for (Instruction *W : wait)
+				W->setDebugLoc(
+				    DILocation::get(F.getContext(), SP->getLine(), 0, SP));
+		}
+		return changed;
+	}
+
+	PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM)
 	{
 		if (!M.getNamedGlobal("cta__kc_sanitized"))
 			return PreservedAnalyses::all();
 		bool changed = false;
+		for (Function &F : M)
+			if (!F.isDeclaration())
+				changed = placeAccesses(F) || changed;
 		// The fences between threads (Fission's publish) did their work:
 		// the optimisations are over, and each access below is tested
 		// where it is.
@@ -441,10 +487,26 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			if (!F.isDeclaration() && F.getName().endswith("__kc_fis") &&
 			    F.arg_size() >= 2)
 				fis.push_back(&F);
+		auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+		static const char *const tools[3] = {".memcheck", ".racecheck", ".initcheck"};
 		for (Function *F : fis) {
 			hoistInvariant(*F);
 			specialise(*F);
 			changed = true;
+			// The optimisations ran before the tests were placed (the fences
+			// kept each thread's accesses its own); the tests' own
+			// loop-invariant work, and what the fences kept in the thread
+			// loops (cta_spin_ns's cost from the argument copy), leave the
+			// loops now. The tests' calls keep every store a thread makes
+			// to the lane in its loop.
+			for (const char *t : tools)
+				if (Function *G = M.getFunction((F->getName() + t).str())) {
+					FAM.invalidate(*G, PreservedAnalyses::none());
+					FunctionPassManager FPM;
+					FPM.addPass(createFunctionToLoopPassAdaptor(
+					    LICMPass(LICMOptions()), /*UseMemorySSA=*/true));
+					FPM.run(*G, FAM);
+				}
 		}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
