@@ -38,6 +38,7 @@
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Scalar/Reassociate.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -2205,6 +2206,21 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 	{
 		auto &FAM = MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
 		const bool verbose = std::getenv("CTA_KC_VERBOSE") != nullptr;
+		// No loop-strength reduction in the code generator: in a thread
+		// loop it turns the thread index and each address derived from it
+		// into induction variables of their own (block_reduce's first
+		// region: i, &in[i] and the rank, each stepped per thread), and
+		// the loop, which also keeps its clock, its end-time maximum and
+		// the grid stride in registers, spills; with none, the addresses
+		// are indexed loads from the rank (27 -> 21 instructions a thread,
+		// block_reduce__kc_fis 46.5 M -> 39.0 M, callgrind, `ctasim run
+		// block_reduce --arg n=1048576 --threads 1`; the sanitized
+		// copies' loops too, once their tests are placed and LICM ran
+		// again, san_pass.h). As `-mllvm -disable-lsr` would, for this
+		// translation unit: the code generator reads it after this
+		// pipeline.
+		if (cl::Option *o = cl::getRegisteredOptions().lookup("disable-lsr"))
+			o->addOccurrence(0, "disable-lsr", "true");
 		SmallVector<Function *, 16> bodies;
 		for (Function &F : M)
 			if (!F.isDeclaration() && F.getName().endswith(kSuffix))

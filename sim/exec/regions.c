@@ -795,6 +795,38 @@ static void hot_left(struct kc_block *b, const struct cta__kc_def *d, const stru
  * then the thread whose arrival completed the barrier first and the other
  * waiters in arrival order: while no thread ended early, a rotation by
  * one, run as two ascending loops. */
+/* The common end of a rotation's round: every thread reached one
+ * __syncthreads (no end, no wait, no divergence), and the release of
+ * run_block_fis's general path has nothing to report; done with only what
+ * it changes. 1 and the threads' next start in *T, or 0 (the general path,
+ * with nothing changed). */
+static inline int release_fast(struct kc_block *b, const struct cta__kc_run *r, uint64_t *T)
+{
+	struct cta__cta *c = b->c;
+	struct cta__unit *u = b->u;
+	struct cta_sim *s = u->sim;
+	if (r->arrived != b->n || r->exited || b->nw || b->mixed || b->d->bars[r->want].kind != 0)
+		return 0;
+	uint64_t idle = 0;
+	if (r->bar_max == c->bar_rel_t) {
+		idle = c->bar_idle_ns + s->dev.barrier_ns;
+		if (idle > s->watchdog_ns)
+			return 0; /* (the watchdog's report) */
+	}
+	c->bar_idle_ns = idle;
+	u->out.crossings += r->arrived;
+	c->cold_dirty = 1;
+	*T = r->bar_max + s->dev.barrier_ns;
+	c->bar_rel_t = *T;
+	b->x->bar_gen = ++c->bar_gen;
+	b->x->l.vtime = *T;
+	c->bar_arrived = 0;
+	c->bar_max_t = 0;
+	c->bar_file = NULL;
+	c->bar_divergent_reported = 0;
+	return 1;
+}
+
 static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
                          struct cta__kc_park *pk)
 {
@@ -976,6 +1008,15 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		if (__builtin_expect(zero_later != 0, 0)) {
 			zero_hot(b, d, c, 1);
 			zero_later = 0;
+		}
+		/* The common round (release_fast): block_reduce's ten a
+		 * block. */
+		if (rotating && release_fast(b, &r, &T)) {
+			rot = rot ? rot - 1 : n - 1;
+			uin = b->ubuf + ucur * stride + r.want * ub;
+			ucur ^= 1;
+			region = (unsigned)r.want + 1;
+			continue;
 		}
 		/* What the fiber path counts at each end and arrival. */
 		c->exited += r.exited;
