@@ -22,7 +22,7 @@ void cta__evq_init(struct cta__evq *q)
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
 		q->r[i] = (struct cta__ring){0};
 	q->cal = NULL;
-	q->cal_head = NULL;
+	q->cal_b = NULL;
 	q->cal_cap = q->cal_n = 0;
 	q->cal_free = q->cal_min = CTA__EVQ_NIL;
 	q->cal_floor = 0;
@@ -35,7 +35,7 @@ void cta__evq_free(struct cta__evq *q)
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
 		free(q->r[i].e);
 	free(q->cal);
-	free(q->cal_head);
+	free(q->cal_b);
 	cta__evq_init(q);
 }
 
@@ -215,12 +215,12 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
 /* Room for one more calendar node, and the bucket heads once. */
 static __attribute__((noinline, cold)) int cal_grow(struct cta__evq *q)
 {
-	if (!q->cal_head) {
-		q->cal_head = malloc(CTA__EVQ_CAL_BUCKETS * sizeof(*q->cal_head));
-		if (!q->cal_head)
+	if (!q->cal_b) {
+		q->cal_b = malloc(CTA__EVQ_CAL_BUCKETS * sizeof(*q->cal_b));
+		if (!q->cal_b)
 			return CTA_ENOMEM;
 		for (unsigned b = 0; b < CTA__EVQ_CAL_BUCKETS; b++)
-			q->cal_head[b] = CTA__EVQ_NIL;
+			q->cal_b[b].head = CTA__EVQ_NIL;
 	}
 	uint32_t cap = q->cal_cap ? q->cal_cap * 2 : 1024;
 	if (cap <= q->cal_cap || cap == CTA__EVQ_NIL)
@@ -256,15 +256,25 @@ int cta__evq_push_near(struct cta__evq *q, uint64_t now, uint64_t t, int type, v
 	q->cal_free = nd->next;
 	nd->e = (struct cta__event){t, q->seq++, p, (uint32_t)a, type};
 	/* Into its bucket after every event not later (sequence numbers
-	 * only grow): most buckets are empty. */
+	 * only grow): most buckets are empty, and events at one time (every
+	 * cancel of a wave, with a fixed latency) append. */
 	unsigned b = (unsigned)(bt % CTA__EVQ_CAL_BUCKETS);
-	uint32_t *pp = &q->cal_head[b];
-	if (*pp == CTA__EVQ_NIL)
+	struct cta__evq_bucket *bk = &q->cal_b[b];
+	if (bk->head == CTA__EVQ_NIL) {
 		q->cal_bits[b / 64] |= 1ull << (b % 64);
-	while (*pp != CTA__EVQ_NIL && q->cal[*pp].e.t <= t)
-		pp = &q->cal[*pp].next;
-	nd->next = *pp;
-	*pp = i;
+		nd->next = CTA__EVQ_NIL;
+		bk->head = bk->tail = i;
+	} else if (q->cal[bk->tail].e.t <= t) {
+		nd->next = CTA__EVQ_NIL;
+		q->cal[bk->tail].next = i;
+		bk->tail = i;
+	} else {
+		uint32_t *pp = &bk->head;
+		while (q->cal[*pp].e.t <= t)
+			pp = &q->cal[*pp].next;
+		nd->next = *pp;
+		*pp = i;
+	}
 	if (!q->cal_n++ || t < q->cal[q->cal_min].e.t) {
 		q->cal_min = i;
 		if (!q->other || before(&nd->e, q->other))
@@ -284,7 +294,7 @@ static void cal_pop(struct cta__evq *q, struct cta__event *out)
 	uint64_t bt = nd->e.t >> CTA__EVQ_CAL_SHIFT;
 	unsigned b = (unsigned)(bt % CTA__EVQ_CAL_BUCKETS);
 	/* The earliest is its bucket's first. */
-	q->cal_head[b] = nd->next;
+	q->cal_b[b].head = nd->next;
 	nd->next = q->cal_free;
 	q->cal_free = i;
 	q->cal_floor = bt;
@@ -292,8 +302,8 @@ static void cal_pop(struct cta__evq *q, struct cta__event *out)
 		q->cal_bits[b / 64] &= ~(1ull << (b % 64));
 		return;
 	}
-	if (q->cal_head[b] != CTA__EVQ_NIL) {
-		q->cal_min = q->cal_head[b];
+	if (q->cal_b[b].head != CTA__EVQ_NIL) {
+		q->cal_min = q->cal_b[b].head;
 		return;
 	}
 	q->cal_bits[b / 64] &= ~(1ull << (b % 64));
@@ -304,7 +314,7 @@ static void cal_pop(struct cta__evq *q, struct cta__event *out)
 		w = (w + 1) % (CTA__EVQ_CAL_BUCKETS / 64);
 		m = q->cal_bits[w];
 	}
-	q->cal_min = q->cal_head[w * 64 + (unsigned)__builtin_ctzll(m)];
+	q->cal_min = q->cal_b[w * 64 + (unsigned)__builtin_ctzll(m)].head;
 }
 
 int cta__evq_push_seq_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, uint64_t seq,

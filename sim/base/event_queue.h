@@ -81,12 +81,14 @@ struct cta__evq {
 	unsigned char by_last[CTA__EVQ_RINGS - CTA__EVQ_FAST];
 	struct cta__ring r[CTA__EVQ_RINGS];
 	/* The calendar: cal_n events in nodes of cal (cal_cap of them, the
-	 * unused ones from cal_free on), bucket b's first in cal_head[b %
-	 * CTA__EVQ_CAL_BUCKETS], every one in buckets [cal_floor, cal_floor
+	 * unused ones from cal_free on), bucket b's first and last in
+	 * cal_b[b % CTA__EVQ_CAL_BUCKETS], every one in buckets [cal_floor, cal_floor
 	 * + CTA__EVQ_CAL_BUCKETS) (bucket = time >> CTA__EVQ_CAL_SHIFT);
 	 * cal_min is the earliest's node while cal_n > 0. */
 	struct cta__evq_node *cal;
-	uint32_t *cal_head;
+	struct cta__evq_bucket {
+		uint32_t head, tail; /* tail: while head is not CTA__EVQ_NIL */
+	} * cal_b;
 	uint32_t cal_cap, cal_free, cal_n, cal_min;
 	uint64_t cal_floor;
 	uint64_t cal_bits[CTA__EVQ_CAL_BUCKETS / 64];

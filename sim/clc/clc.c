@@ -333,9 +333,8 @@ uint64_t cta__mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes, const cha
 	return arrive(x, b);
 }
 
-static void observe(struct cta__lane_x *x, struct cta__mbar *b)
+static void observe(struct cta__lane_x *x, struct cta__mbar *b, unsigned rank)
 {
-	unsigned rank = lane_rank(x);
 	uint64_t key = thread_key_of(x, rank);
 	struct cta__obs *o = NULL;
 	for (unsigned i = 0; i < CTA__OBS_MAX && !o; i++) {
@@ -366,10 +365,10 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b)
  * in its atomics `wait` longer than the issue charged it (see emulated()),
  * so what it did after the request, until it waited (`before`), comes that
  * much later. */
-static void issuer_waited(struct cta__lane_x *x, const struct cta__mbar *b, uint64_t before)
+static void issuer_waited(struct cta__lane_x *x, const struct cta__mbar *b, uint64_t before,
+                          unsigned rank)
 {
 	struct cta__cta *c = lane_cta(x);
-	unsigned rank = lane_rank(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		const struct cta__request *r = c->rslots[b->done_slots[i]].r;
 		if (r && r->wait && r->thread == rank && r->cta == x->l.cta_rank &&
@@ -395,10 +394,14 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 	}
 	if (b->completed_t > x->l.vtime)
 		x->l.vtime = b->completed_t;
-	if (x->l.unit->sim->dev.clc_emulated)
-		issuer_waited(x, b, before);
-	if (x->l.unit->sim->checks)
-		observe(x, b);
+	const struct cta_sim *s = x->l.unit->sim;
+	if (s->dev.clc_emulated | s->checks) {
+		unsigned rank = lane_rank(x); /* (once for both) */
+		if (s->dev.clc_emulated)
+			issuer_waited(x, b, before, rank);
+		if (s->checks)
+			observe(x, b, rank);
+	}
 	return true;
 }
 
@@ -466,7 +469,10 @@ check_request(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c, struct
 			        "cluster first)");
 	}
 	for (unsigned t = first; t < last; t++) {
-		struct cta__rslot *sl = &u->ctas[t] == c ? own : slot_find(&u->ctas[t], roff);
+		/* (The issuer's own slot without a search: the one target of
+		 * a request that is not multicast.) */
+		struct cta__rslot *sl =
+		    !multicast || &u->ctas[t] == c ? own : slot_find(&u->ctas[t], roff);
 		if (sl && sl->r && (!sl->r->resolved || sl->r->done_t > x->l.vtime)) {
 			cta__ub(s, UB_RESULT_BUFFER_IN_FLIGHT, u, x, file, line,
 			        "the request issued at %s:%d (t=%" PRIu64
@@ -474,6 +480,29 @@ check_request(struct cta_sim *s, struct cta__unit *u, struct cta__cta *c, struct
 			        sl->r->file, sl->r->line, sl->r->issue_t);
 			break;
 		}
+	}
+}
+
+/* New request r takes CTA t's slot for its result buffer and counts as
+ * unresolved on t's mbarrier; own and ownb are t's slot and mbarrier when
+ * the caller found them (the issuer's, NULL otherwise). (Inline: a loop
+ * over one target cost a request 10 instructions.) */
+static inline __attribute__((always_inline)) void target(struct cta__unit *u,
+                                                         struct cta__request *r, unsigned t,
+                                                         struct cta__rslot *own,
+                                                         struct cta__mbar *ownb)
+{
+	struct cta__cta *tc = &u->ctas[t];
+	struct cta__rslot *sl = own ? own : slot_get(tc, r->result_off);
+	if (sl) {
+		memset(sl, 0, sizeof(*sl));
+		sl->off = r->result_off;
+		sl->r = r;
+	}
+	struct cta__mbar *b = ownb ? ownb : mbar_find(tc, r->bar_off);
+	if (b) {
+		b->unresolved++;
+		r->counted |= 1u << (t & 31);
 	}
 }
 
@@ -530,20 +559,12 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	else
 		u->new_reqs = r;
 	u->new_reqs_tail = r;
-	for (unsigned t = first; t < last; t++) {
-		struct cta__cta *tc = &u->ctas[t];
-		struct cta__rslot *sl = tc == c && own ? own : slot_get(tc, roff);
-		if (sl) {
-			memset(sl, 0, sizeof(*sl));
-			sl->off = roff;
-			sl->r = r;
-		}
-		struct cta__mbar *b = tc == c ? ownb : mbar_find(tc, boff);
-		if (b) {
-			b->unresolved++;
-			r->counted |= 1u << (t & 31);
-		}
-	}
+	if (multicast)
+		for (unsigned t = first; t < last; t++)
+			target(u, r, t, &u->ctas[t] == c ? own : NULL,
+			       &u->ctas[t] == c ? ownb : NULL);
+	else
+		target(u, r, first, own, ownb);
 	/* Checked here too: a call per request is a noticeable part of its
 	 * cost in runs without a trace. */
 	if (s->tw)
@@ -637,6 +658,32 @@ static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__reque
 	r->done_t = done;
 }
 
+/* Resolved request r writes its result into CTA t's buffer, if that
+ * slot is still r's, and completes its transaction on t's mbarrier.
+ * (Inline: a loop over one target cost a request 16 instructions.) */
+static inline __attribute__((always_inline)) void
+deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome)
+{
+	struct cta__cta *tc = &u->ctas[t];
+	struct cta__rslot *sl = slot_find(tc, r->result_off);
+	if (sl && sl->r == r) {
+		cta__exec_smem_handed_out(u, tc);
+		encode((cta_clc_result *)(tc->smem + r->result_off), outcome == CTA_CANCEL_SUCCESS,
+		       r->first);
+	}
+	struct cta__mbar *b = mbar_find(tc, r->bar_off);
+	if (!b)
+		return;
+	if ((r->counted & (1u << (t & 31))) && b->unresolved)
+		b->unresolved--;
+	b->tx -= RESULT_BYTES;
+	if (r->done_t > b->tx_t)
+		b->tx_t = r->done_t;
+	if (sl && sl->r == r && b->npend < sizeof(b->pend_slots))
+		b->pend_slots[b->npend++] = (unsigned char)(sl - tc->rslots);
+	mbar_check(u, tc, b);
+}
+
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 {
 	struct cta__kernel *k = r->k;
@@ -689,27 +736,11 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	}
 	if (s->dev.clc_emulated)
 		emulated(s, k, r, crowd);
-	unsigned t0 = r->multicast ? 0 : r->cta, t1 = r->multicast ? u->nctas : r->cta + 1;
-	for (unsigned t = t0; t < t1; t++) {
-		struct cta__cta *tc = &u->ctas[t];
-		struct cta__rslot *sl = slot_find(tc, r->result_off);
-		if (sl && sl->r == r) {
-			cta__exec_smem_handed_out(u, tc);
-			encode((cta_clc_result *)(tc->smem + r->result_off),
-			       outcome == CTA_CANCEL_SUCCESS, r->first);
-		}
-		struct cta__mbar *b = mbar_find(tc, r->bar_off);
-		if (!b)
-			continue;
-		if ((r->counted & (1u << (t & 31))) && b->unresolved)
-			b->unresolved--;
-		b->tx -= RESULT_BYTES;
-		if (r->done_t > b->tx_t)
-			b->tx_t = r->done_t;
-		if (sl && sl->r == r && b->npend < sizeof(b->pend_slots))
-			b->pend_slots[b->npend++] = (unsigned char)(sl - tc->rslots);
-		mbar_check(u, tc, b);
-	}
+	if (r->multicast)
+		for (unsigned t = 0; t < u->nctas; t++)
+			deliver(u, r, t, outcome);
+	else
+		deliver(u, r, r->cta, outcome);
 	struct cta__cta *c = &u->ctas[r->cta];
 	if (s->tw)
 		cta__base_out_trace(
@@ -1151,7 +1182,7 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 			/* The issuer's atomics, as cta__mbarrier_try_wait_parity
 			 * charges them on fibers. */
 			if (mb && s->dev.clc_emulated && t == w->leader) {
-				issuer_waited(x, mb, ws_vt(w, t));
+				issuer_waited(x, mb, ws_vt(w, t), lane_rank(x));
 				vt = x->l.vtime;
 			}
 			if (sl && sl->r->done_t <= vt) {
@@ -1164,7 +1195,7 @@ int cta__clc_ws_run(struct cta__kc_ws *w)
 				}
 			} else {
 				if (mb && s->checks)
-					observe(x, mb);
+					observe(x, mb, lane_rank(x));
 				ok = cta__clc_is_canceled(&st->result, file, line);
 				if (ok) {
 					w->bx = (unsigned)cta__clc_first_ctaid(&st->result, 0, file,

@@ -626,8 +626,12 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 	/* New cancel requests are resolved at their issue time, in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
 		uint64_t t = r->issue_t < s->now ? s->now : r->issue_t;
-		/* (A sealed batch's commit numbers its events apart.) */
-		if (__builtin_expect(s->seal_push != 0, 0))
+		/* Emulated CLC's cancels interleave (each claim waits for the
+		 * claims before it on its bitmap word): the calendar. With a
+		 * fixed latency they come in time order, which a ring takes
+		 * for less. (A sealed batch's commit numbers its events
+		 * apart.) */
+		if (!s->dev.clc_emulated || __builtin_expect(s->seal_push != 0, 0))
 			cta__engine_push(s, t, EV_CANCEL, r, 0);
 		else if (cta__evq_push_near(&s->q, s->now, t, EV_CANCEL, r, 0) < 0) {
 			cta__base_errf(s, "out of memory for events");
