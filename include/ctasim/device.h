@@ -113,18 +113,26 @@ struct cta_device_model {
 	 * first wave is dealt in passes of at most one block per SM: the SMs
 	 * sweep_first[] take the first blocks of a pass, in that order; the
 	 * other TPCs get one block each, lowest TPC id first, then a second
-	 * on their other SM, and are visited GPC by GPC (GPC 0 first, TPC id
-	 * order inside one). After the first pass, sweep_first takes its k-th
-	 * turn after sweep_gap_first * k GPC steps of the sweep (one less
-	 * when the grid has at most sweep_small_waves times sm_count
-	 * blocks), and after
-	 * sweep_gap_switch turns every sweep_gap_later steps. Grids of at
-	 * least sweep_rotate_grid blocks (0: never) take sweep_first starting
-	 * at its second half. */
+	 * on their other SM, and are visited GPC by GPC (TPC id order inside
+	 * one). After the first pass, sweep_first takes its k-th turn after
+	 * sweep_gap_first * k GPC steps of the sweep, and after
+	 * sweep_gap_switch turns every sweep_gap_later steps.
+	 *
+	 * Where the sweep starts is left by the launch before: the CUDA
+	 * backend clears its per-block record slots before every launch it
+	 * records, a launch of M = grid / sweep_prior_unit blocks (0: none).
+	 * Its blocks take sweep_first's turn and then one GPC each,
+	 * sweep_first_len + gpc_count to a cycle, so the sweep starts at GPC
+	 * (M mod cycle) - sweep_first_len where that is positive, else GPC 0;
+	 * M below sweep_small_prior leaves every turn of sweep_first one GPC
+	 * step earlier (two after the switch); M of at least
+	 * sweep_rotate_prior (0: never) starts sweep_first at its second
+	 * half. */
 	unsigned sweep_first_len;
 	uint16_t sweep_first[CTA_DEVICE_MAX_SWEEP_FIRST];
-	unsigned sweep_gap_first, sweep_gap_later, sweep_gap_switch, sweep_small_waves;
-	uint64_t sweep_rotate_grid;
+	unsigned sweep_gap_first, sweep_gap_later, sweep_gap_switch;
+	unsigned sweep_small_prior, sweep_rotate_prior;
+	uint64_t sweep_prior_unit;
 
 	/* What the model's placement and durations were fitted on (traces,
 	 * GPU); empty when they were not fitted. `ctasim list` shows it and a

@@ -176,52 +176,47 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 			c.sweep_first[j] = (uint16_t)one->sm[j];
 	}
 	/* 2. The gaps between turns of the first SMs in waves of several
-	 * passes, and 3. the grid size from which their turns start at the
-	 * second half: each candidate scored on those waves. */
-	uint64_t best = 0;
+	 * passes, and 3. the launch before (docs/FIDELITY.md: the CUDA
+	 * backend's record-slot clear), judged on every wave: how many grid
+	 * blocks make one of its blocks (none, or 16 to 1024 by 16), below
+	 * how many of them the turns come early and from how many the first
+	 * SMs start at their second half, searched together (without waves
+	 * where the start moves, only the two thresholds tell the unit).
+	 * Each candidate replaces the base's values only where it places
+	 * strictly more blocks. */
 	struct cta_device_model b = c;
 	for (int round = 0; round < 2; round++) {
+		uint64_t best = score(&b, &ws, nsms, buf, nsms + 1, UINT32_MAX, NULL);
 		for (unsigned g1 = 1; g1 <= 6; g1++)
 			for (unsigned g2 = 1; g2 <= 8; g2++)
-				for (unsigned sw = 0; sw <= 5; sw++)
-					for (unsigned sm = 0; sm <= 3; sm++) {
-						c = b;
-						c.sweep_gap_first = g1;
-						c.sweep_gap_later = g2;
-						c.sweep_gap_switch = sw;
-						c.sweep_small_waves = sm;
-						uint64_t s = score(&c, &ws, nsms, buf, nsms + 1,
-						                   UINT32_MAX, NULL);
-						if (s > best) {
-							best = s;
-							b = c;
-						}
+				for (unsigned sw = 0; sw <= 5; sw++) {
+					c = b;
+					c.sweep_gap_first = g1;
+					c.sweep_gap_later = g2;
+					c.sweep_gap_switch = sw;
+					uint64_t s =
+					    score(&c, &ws, nsms, buf, nsms + 1, UINT32_MAX, NULL);
+					if (s > best) {
+						best = s;
+						b = c;
 					}
-		/* Candidates for the rotation: none, or just above each
-		 * measured grid size. */
-		c = b;
-		c.sweep_rotate_grid = 0;
-		best = score(&c, &ws, nsms, buf, nsms + 1, UINT32_MAX, NULL);
-		b = c;
-		for (size_t i = 0; i < ws.n; i++) {
-			c = b;
-			c.sweep_rotate_grid = ws.w[i].grid + 1;
-			uint64_t s = score(&c, &ws, nsms, buf, nsms + 1, UINT32_MAX, NULL);
-			if (s > best) {
-				best = s;
-				b = c;
-			}
-		}
-		c = b;
-		for (size_t i = 0; i < ws.n; i++) {
-			c = b;
-			c.sweep_rotate_grid = ws.w[i].grid;
-			uint64_t s = score(&c, &ws, nsms, buf, nsms + 1, UINT32_MAX, NULL);
-			if (s > best) {
-				best = s;
-				b = c;
-			}
-		}
+				}
+		best = score(&b, &ws, nsms, buf, 1, UINT32_MAX, NULL);
+		c = b; /* only the three fields change: no model copied a try */
+		for (unsigned u = 0; u <= 1024; u += 16)
+			for (unsigned sp = 0; sp <= 4; sp++)
+				for (unsigned rp = 0; rp <= 8; rp++) {
+					c.sweep_prior_unit = u;
+					c.sweep_small_prior = sp;
+					c.sweep_rotate_prior = rp;
+					uint64_t s = score(&c, &ws, nsms, buf, 1, UINT32_MAX, NULL);
+					if (s > best) {
+						best = s;
+						b.sweep_prior_unit = u;
+						b.sweep_small_prior = sp;
+						b.sweep_rotate_prior = rp;
+					}
+				}
 	}
 	*placed = score(&b, &ws, nsms, buf, 1, UINT32_MAX, total);
 	memcpy(m->sweep_first, b.sweep_first, sizeof(m->sweep_first));
@@ -229,8 +224,9 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 	m->sweep_gap_first = b.sweep_gap_first;
 	m->sweep_gap_later = b.sweep_gap_later;
 	m->sweep_gap_switch = b.sweep_gap_switch;
-	m->sweep_small_waves = b.sweep_small_waves;
-	m->sweep_rotate_grid = b.sweep_rotate_grid;
+	m->sweep_small_prior = b.sweep_small_prior;
+	m->sweep_rotate_prior = b.sweep_rotate_prior;
+	m->sweep_prior_unit = b.sweep_prior_unit;
 	m->placement = CTA_PLACE_SWEEP;
 	free(buf);
 	waves_free(&ws);

@@ -134,8 +134,9 @@ static const struct latencies lat_a100 = {
  * `ctasim calibrate` fits them from the reference traces of one GPU. */
 struct sweep_fit {
 	unsigned first_lo, first_hi; /* SMs first_lo..first_hi go first */
-	unsigned gap_first, gap_later, gap_switch, small_waves;
-	uint64_t rotate_grid;
+	unsigned gap_first, gap_later, gap_switch;
+	unsigned small_prior, rotate_prior; /* the launch before: its blocks */
+	uint64_t prior_unit;                /* grid blocks to one of its blocks */
 	/* The duration model (spin_by_threads 2): factor in ppm by 1 + the
 	 * eighths of the SM's threads taken before the block, rounded up;
 	 * the add per cta_spin_ns call and per block. */
@@ -160,16 +161,18 @@ struct sweep_fit {
 };
 
 /* Fitted on the 77 configurations of traces/reference/h100/ (H100 80GB
- * HBM3, 2-3 runs each): `ctasim fidelity traces/reference/h100 -o MODEL`
- * writes these values (docs/FIDELITY.md). */
+ * HBM3, 2-3 runs each) and its 14 placement probes (prior_*, one run
+ * each, the launch before): `ctasim fidelity traces/reference/h100 -o
+ * MODEL` writes these values (docs/FIDELITY.md). */
 static const struct sweep_fit sweep_h100 = {
     .first_lo = 124,
     .first_hi = 131,
     .gap_first = 3,
     .gap_later = 6,
     .gap_switch = 3,
-    .small_waves = 3,
-    .rotate_grid = 701,
+    .small_prior = 2,
+    .rotate_prior = 3,
+    .prior_unit = 256,
     .spin_scale_ppm = {0, 994564, 994687, 980635, 980259, 995694},
     .spin_add_ns = 309,
     .block_add_ns = 1017,
@@ -200,8 +203,9 @@ static const struct sweep_fit sweep_h200 = {
     .gap_first = 3,
     .gap_later = 6,
     .gap_switch = 3,
-    .small_waves = 3,
-    .rotate_grid = 701,
+    .small_prior = 2,
+    .rotate_prior = 3,
+    .prior_unit = 256,
     .spin_scale_ppm = {0, 995980, 996344, 983743, 986486, 1004162},
     .spin_add_ns = 303,
     .block_add_ns = 854,
@@ -510,8 +514,9 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_gap_first = f->gap_first;
 		m->sweep_gap_later = f->gap_later;
 		m->sweep_gap_switch = f->gap_switch;
-		m->sweep_small_waves = f->small_waves;
-		m->sweep_rotate_grid = f->rotate_grid;
+		m->sweep_small_prior = f->small_prior;
+		m->sweep_rotate_prior = f->rotate_prior;
+		m->sweep_prior_unit = f->prior_unit;
 		m->spin_by_threads = 2;
 		m->spin_block_add_ns = f->block_add_ns;
 		m->spin_gate_threads = f->gate_threads;

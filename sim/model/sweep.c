@@ -8,9 +8,9 @@
 
 /* The step (GPC visits of the sweep, gpc_count per pass) after which the
  * first SMs take their k-th turn (k >= 1) in a first wave of `passes`
- * whole passes; `small`: the grid holds at most sweep_small_waves times
- * the SMs, which takes every turn one visit earlier (docs/FIDELITY.md,
- * "placement"). */
+ * whole passes; `small`: the launch before left the turns early, one
+ * visit until the switch to sweep_gap_later and two after it (an idle
+ * dispatcher's, docs/FIDELITY.md, "placement"). */
 static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, uint64_t passes,
                                 int small)
 {
@@ -20,8 +20,10 @@ static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, ui
 	                 ? (uint64_t)d->sweep_gap_first * k
 	                 : (uint64_t)d->sweep_gap_first * d->sweep_gap_switch +
 	                       (uint64_t)d->sweep_gap_later * (k - d->sweep_gap_switch);
-	if (small && r > 1)
-		r--;
+	if (small) {
+		uint64_t early = k > d->sweep_gap_switch ? 2 : 1;
+		r = r > early ? r - early : 1;
+	}
 	return r;
 }
 
@@ -67,11 +69,19 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 	turn = malloc(((size_t)turns + 1) * sizeof *turn);
 	if (!turn)
 		goto done;
-	int rotated = d->sweep_rotate_grid && grid >= d->sweep_rotate_grid;
-	/* By the grid, not the wave: a 264-block wave (two blocks per SM) of
-	 * a 400- or 500-block grid takes its turn one visit early, of a 528-
-	 * or 1024-block grid not (traces/reference/h100). */
-	int small = !rotated && grid / nsms <= d->sweep_small_waves;
+	/* The launch before this one (the CUDA backend's record-slot clear,
+	 * one block per sweep_prior_unit of this grid) leaves the sweep's
+	 * state: its blocks took the first SMs' turn and then one GPC each,
+	 * so this sweep starts at the GPC after its last; a short one leaves
+	 * the turns early, a longer one the first SMs at their second half
+	 * (traces/reference/h100: prior_* and the grid classes). The clear
+	 * runs on the whole device: its cycle counts the model's first SMs
+	 * even where fewer SMs are used (--sm-limit). */
+	uint64_t prior = d->sweep_prior_unit ? grid / d->sweep_prior_unit : 0;
+	int rotated = d->sweep_rotate_prior && prior >= d->sweep_rotate_prior;
+	int small = !rotated && prior < d->sweep_small_prior;
+	uint64_t cyc = prior % ((uint64_t)d->sweep_first_len + d->gpc_count);
+	unsigned gpc0 = cyc > d->sweep_first_len ? (unsigned)(cyc - d->sweep_first_len) : 0;
 	/* Blocks of each turn of the first SMs; the rest go to the sweep. */
 	uint64_t left = wave, main_left;
 	for (unsigned t = 0; t < turns; t++) {
@@ -111,8 +121,9 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 				EMIT_TURN(next_turn);
 				next_turn++;
 			}
+			unsigned gg = (g + gpc0) % d->gpc_count;
 			for (unsigned t = 0; t < ntpc; t++)
-				if (d->gpc_of_sm[msm[tstart[t]]] == g)
+				if (d->gpc_of_sm[msm[tstart[t]]] == gg)
 					for (unsigned j = 0; j < cnt[t]; j++)
 						out[n++] = msm[tstart[t] + j];
 		}

@@ -177,7 +177,8 @@ static void fitted_presets_are_fitted_on_their_own_gpu(void **state)
 	assert_int_equal(h200->sweep_first_len, h100->sweep_first_len);
 	assert_memory_equal(h200->sweep_first, h100->sweep_first,
 	                    h100->sweep_first_len * sizeof(h100->sweep_first[0]));
-	assert_int_equal(h200->sweep_rotate_grid, h100->sweep_rotate_grid);
+	assert_int_equal(h200->sweep_prior_unit, h100->sweep_prior_unit);
+	assert_int_equal(h200->sweep_rotate_prior, h100->sweep_rotate_prior);
 	assert_int_equal(h200->spin_gate_threads, h100->spin_gate_threads);
 	assert_int_equal(h100->clc_far_gpcs, 0x8e);
 	assert_int_equal(h200->clc_far_gpcs, 0x9a);
@@ -752,7 +753,8 @@ static void resolve_reports_a_broken_file(void **state)
  * (traces/reference/h100/, every run alike): SMs 124-131 first, one block
  * per TPC on the lowest TPC ids, visited GPC by GPC; both SMs of a TPC
  * once the pass has more blocks than TPCs; SMs 124-131 again after 2
- * (small waves) or 3 GPC steps; from 701 blocks on they start at 128. */
+ * (grids below 512 blocks) or 3 GPC steps; from 768 blocks on they start
+ * at 128. */
 static void sweep_rule_gives_the_recorded_h100_first_waves(void **state)
 {
 	(void)state;
@@ -808,6 +810,67 @@ static void sweep_rule_gives_the_recorded_h100_first_waves(void **state)
 	assert_int_equal(cta_device_sweep_order(m, 133, 1, 1, out, &len), CTA_EINVAL);
 }
 
+/* Where the sweep starts is left by the launch before (the CUDA
+ * backend's record-slot clear, one block per 256 of the grid on the H100,
+ * traces/reference/h100/prior_*): its blocks past SMs 124-131 took one GPC
+ * each, so a 2500-block grid (9 of them) starts at GPC 1 and deals GPC 0
+ * last, as the H100 did (traces/reference/h100-occupancy-holdout); a
+ * model with no launch before starts at GPC 0 with the turns early. */
+static void sweep_starts_where_the_launch_before_left_it(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	static unsigned out[1320];
+	unsigned len = 0;
+	assert_int_equal(cta_device_sweep_order(h100, 132, 2500, 1056, out, &len), 0);
+	assert_int_equal(len, 1056);
+	assert_int_equal(out[0], 128);
+	assert_int_equal(out[8], 2);     /* GPC 1's TPC 1 */
+	assert_int_equal(out[24], 4);    /* then GPC 2's TPC 2 */
+	assert_int_equal(out[140], 0);   /* GPC 0 last in the first pass */
+	assert_int_equal(out[1055], 49); /* and last of the wave */
+	/* 2640 blocks (10): GPC 2 first; 2112 (8) and 5000 (19, one cycle of
+	 * 16 and three on SMs 124-131): GPC 0. */
+	assert_int_equal(cta_device_sweep_order(h100, 132, 2640, 1320, out, &len), 0);
+	assert_int_equal(out[8], 4);
+	assert_int_equal(cta_device_sweep_order(h100, 132, 2112, 1056, out, &len), 0);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(cta_device_sweep_order(h100, 132, 5000, 1056, out, &len), 0);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(out[0], 128);
+	/* 500 blocks (one): the turn after two GPC steps, from SM 124; 512
+	 * (two): after three (traces/reference/h100-clc-holdout's g512). */
+	assert_int_equal(cta_device_sweep_order(h100, 132, 500, 264, out, &len), 0);
+	assert_int_equal(out[0], 124);
+	assert_int_equal(out[32], 124);
+	assert_int_equal(cta_device_sweep_order(h100, 132, 512, 512, out, &len), 0);
+	assert_int_equal(out[32], 4);
+	assert_int_equal(out[48], 124);
+	/* No launch before: GPC 0 first, SM 124 first, turns early (after 2,
+	 * 5, 8 and 13 GPC steps, as a launch recorded without the clear). */
+	struct cta_device_model idle = *h100;
+	idle.sweep_prior_unit = 0;
+	assert_int_equal(cta_device_sweep_order(&idle, 132, 2500, 1056, out, &len), 0);
+	assert_int_equal(out[0], 124);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(out[32], 124);
+	unsigned turns = 0, steps = 0, last = 0;
+	for (unsigned i = 8; i < len && turns < 4; i++) {
+		int first = out[i] >= 124;
+		if (first && !last)
+			turns++;
+		if (!first && (!i || out[i - 1] >= 124 ||
+		               h100->gpc_of_sm[out[i]] != h100->gpc_of_sm[out[i - 1]]))
+			steps++;
+		if (turns == 4) {
+			assert_int_equal(steps, 13);
+			break;
+		}
+		last = first;
+	}
+	assert_int_equal(turns, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -815,6 +878,7 @@ int main(void)
 	    cmocka_unit_test(presets_have_the_published_sm_counts),
 	    cmocka_unit_test(fitted_presets_are_fitted_on_their_own_gpu),
 	    cmocka_unit_test(sweep_rule_gives_the_recorded_h100_first_waves),
+	    cmocka_unit_test(sweep_starts_where_the_launch_before_left_it),
 	    cmocka_unit_test(h100_gpcs_hold_16_or_18_sms),
 	    cmocka_unit_test(h100_sm_ids_interleave_gpcs_as_measured),
 	    cmocka_unit_test(b200_tpcs_are_numbered_round_robin_over_gpcs),

@@ -13,7 +13,9 @@
 # register-heavy kernel's later waves and the grid-stride loop's memory
 # traffic on shapes outside the fit), `gridstride` (the grid-stride
 # loop's per-element spin and length, which its memory floor is fitted on)
-# or `clc-holdout2` (the request crowd rule's hold-out shapes). Writes
+# or `clc-holdout2` (the request crowd rule's hold-out shapes) or `prior`
+# (where the launch before leaves the sweep: the fit's grids, its hold-out,
+# and the same grids recorded without the record-slot clear). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -156,6 +158,36 @@ if [ "$set_" = clc-holdout ]; then
 	run vecscale_clc_n4m vecscale_clc --arg n=4194304 --arg ns=2 --arg prologue_ns=2000
 	run clc_vecscale_clc_cluster_n4m vecscale_clc_cluster --arg n=4194304
 	run clc_vec_add_clc_2d_ns1000 vec_add_clc_2d --arg ns=1000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = prior ]; then
+	# The launch before (docs/FIDELITY.md, placement rule 5): the CUDA
+	# backend clears 32 bytes a block of record slots before each launch
+	# it records. Fit (traces/reference/h100, fit=placement): the
+	# register-heavy spin at 64 threads over grids of 2200 to 6000 blocks.
+	for g in 2200 2300 2400 2450 2550 2600 2700 2800 3000 3300 3600 4224 5000 6000; do
+		run prior_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000
+	done
+	# Hold-out (traces/reference/h100-prior-holdout).
+	for g in 2112 2500 2640 8448; do
+		run prior_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000
+	done
+	run prior_b256_g2500 spin --arg grid=2500 --arg ns=20000
+	run prior_b256_g2640 spin --arg grid=2640 --arg ns=20000
+	run prior_b192_g2640 spin --block 192 --arg grid=2640 --arg ns=5000
+	run prior_b128_g8448 spin --block 128 --arg grid=8448 --arg ns=2000
+	run prior_clc_spin_clc_b192_g2640 spin_clc --block 192 --arg grid=2640 --arg ns=5000
+	run prior_clc_spin_clc_b128_g8448 spin_clc --block 128 --arg grid=8448 --arg ns=2000
+	# Without the clear (records through the overflow path instead): every
+	# grid's wave is the idle dispatcher's (SM 124 first, GPC 0 first, the
+	# turns early). Evidence only: the simulator models the recorded
+	# launch, which has the clear.
+	export CTASIM_CUDA_RECORD_CAP=100000
+	for g in 2112 2500 2640 3000 8448; do
+		run noclear_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000
+	done
+	unset CTASIM_CUDA_RECORD_CAP
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
