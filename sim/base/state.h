@@ -589,7 +589,9 @@ struct cta_sim {
 	 * sanitizer), and whether a kernel may make CLC calls (one not known
 	 * never to wait). */
 	int seal_static, seal_clc;
-	uint64_t held_inserted; /* blocks held apart let go into their place */
+	int seal_known;                   /* can_seal's run-wide part in this engine call */
+	const struct cta__kernel *seal_k; /* ... and a kernel that passed it */
+	uint64_t held_inserted;           /* blocks held apart let go into their place */
 	/* SMs by resident-block count: bit i of bucket b (bwords words each)
 	 * is set when SM i holds b blocks. Spread placement scans upwards. */
 	uint64_t *bucket;

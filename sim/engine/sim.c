@@ -1094,24 +1094,31 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
  * run where a run without sealing stops. */
 int cta__engine_seal = 1;
 
-static int can_seal(const struct cta_sim *s)
+static int can_seal(struct cta_sim *s)
 {
 	/* (What cannot change during the run is seal_static, set by
 	 * cta_sim_run; only the bodies of kernels not known never to wait
-	 * can make a CLC call, seal_clc.) */
-	if (!s->seal_static || s->seal_off || __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
+	 * can make a CLC call, seal_clc. No body runs during one call of
+	 * cta__engine_step, so what the bodies and run_ready can change is
+	 * read once a call: seal_known, and seal_k, a kernel found to pass.) */
+	if (!s->seal_known) {
+		int ok = s->seal_static && !s->seal_off &&
+		         !__atomic_load_n(&s->any_spin, __ATOMIC_RELAXED);
+		for (unsigned i = 0; ok && s->seal_clc && i < s->nkernels; i++)
+			if (__atomic_load_n(&s->kernels[i]->uses_clc, __ATOMIC_RELAXED))
+				ok = 0;
+		s->seal_known = ok ? 1 : -1;
+		s->seal_k = NULL;
+	}
+	if (s->seal_known < 0)
 		return 0;
-	for (unsigned i = 0; s->seal_clc && i < s->nkernels; i++)
-		if (__atomic_load_n(&s->kernels[i]->uses_clc, __ATOMIC_RELAXED))
-			return 0;
-	const struct cta__kernel *ok = NULL;
 	for (size_t i = s->nsealed; i < s->nready; i++) {
 		const struct cta__kernel *k = batch_kernel(s, i);
-		if (k == ok)
+		if (k == s->seal_k)
 			continue;
 		if (!k->never_waits || !k->ran_batch || k->csize != 1 || k->l.cooperative)
 			return 0;
-		ok = k;
+		s->seal_k = k;
 	}
 	return 1;
 }
@@ -1643,6 +1650,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
 {
 	int st;
+	s->seal_known = 0; /* (bodies may have run since the last call) */
 	do
 		st = engine_step(s, resume);
 	while (st == CTA__STEP_NEXT);
