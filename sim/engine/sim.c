@@ -1439,7 +1439,7 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 		return 0;
 	struct cta__lane_x *x = u->spinners;
 	for (struct cta__lane_x *y = x; y; y = y->next_wait)
-		if (y->spin_since < x->spin_since)
+		if (y->spin->spin_since < x->spin->spin_since)
 			x = y;
 	if (!x)
 		return 0;
@@ -1460,8 +1460,8 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 	             " ns (%" PRIu64 " ns of virtual time with nothing but spinning: the "
 	             "watchdog is %" PRIu64 " ns, --watchdog); %" PRIu64 " resident block%s spin%s",
 	             x->l.tid.x + x->l.bdim.x * (x->l.tid.y + x->l.bdim.y * x->l.tid.z), c->bid.x,
-	             c->bid.y, c->bid.z, x->spin_since, s->now - since, s->watchdog_ns, nspinning,
-	             nspinning == 1 ? "" : "s", nspinning == 1 ? "s" : "");
+	             c->bid.y, c->bid.z, x->spin->spin_since, s->now - since, s->watchdog_ns,
+	             nspinning, nspinning == 1 ? "" : "s", nspinning == 1 ? "s" : "");
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		n = (int)strlen(msg);
 	int rule = UB_WATCHDOG;
@@ -1504,7 +1504,7 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 		         "; adversarial scheduling starved the other spinning blocks: the kernel "
 		         "relies on fair scheduling among resident blocks");
 	}
-	cta__exec_watchdog_stop(s, u, x, rule, x->spin_file, x->spin_line, msg);
+	cta__exec_watchdog_stop(s, u, x, rule, x->spin->spin_file, x->spin->spin_line, msg);
 	commit_unit(s, u);
 	/* Also name each other spinning block once, where it spins. */
 	for (size_t i = 0; rule == UB_FORWARD_PROGRESS && i < s->nunits_made; i++) {
@@ -1512,7 +1512,7 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 		if (v == u || !v->live || !v->spinners)
 			continue;
 		struct cta__lane_x *y = v->spinners;
-		cta__ub(s, UB_FORWARD_PROGRESS, v, y, y->spin_file, y->spin_line,
+		cta__ub(s, UB_FORWARD_PROGRESS, v, y, y->spin->spin_file, y->spin->spin_line,
 		        "block (%u,%u,%u) of kernel %s spins here too, waiting like block "
 		        "(%u,%u,%u)",
 		        y->cta->bid.x, y->cta->bid.y, y->cta->bid.z, v->k->label, c->bid.x,

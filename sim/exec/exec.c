@@ -73,11 +73,37 @@ static struct cta__lane_x *lane_alloc(struct cta__worker *w)
 	                                      w->lane_slab_used++ * LANE_STRIDE);
 }
 
+/* A lane's spinning state, SPIN_SLAB to a slab of the host thread's that
+ * first needs one for it; kept with the lane, freed with the sim. */
+#define SPIN_SLAB 64
+struct cta__spin_slab {
+	struct cta__spin_slab *next;
+	struct cta__lane_spin s[SPIN_SLAB];
+};
+
+static struct cta__lane_spin *spin_alloc(struct cta__worker *w)
+{
+	if (!w->spin_slabs || w->spin_slab_used == SPIN_SLAB) {
+		struct cta__spin_slab *sl = calloc(1, sizeof(*sl));
+		if (!sl)
+			abort(); /* 4 KiB, once per 64 lanes that poll */
+		sl->next = w->spin_slabs;
+		w->spin_slabs = sl;
+		w->spin_slab_used = 0;
+	}
+	return &w->spin_slabs->s[w->spin_slab_used++];
+}
+
 void cta__exec_lanes_free(struct cta__worker *w)
 {
 	for (struct cta__lane_x *x = w->free_lanes; x; x = x->next_all)
 		free(x->obs_more);
 	w->free_lanes = NULL;
+	while (w->spin_slabs) {
+		struct cta__spin_slab *sl = w->spin_slabs;
+		w->spin_slabs = sl->next;
+		free(sl);
+	}
 	while (w->lane_slabs) {
 		struct cta__lane_slab *sl = w->lane_slabs;
 		w->lane_slabs = *slab_next(sl);
@@ -1215,10 +1241,12 @@ void cta__spin_poll(const char *file, int line)
 	struct cta__unit *u = l->unit;
 	struct cta_sim *s = u->sim;
 	l->polls = 0;
+	struct cta__lane_spin *sp = x->spin;
 	if (l->comm & 2) {
 		/* A write another thread may wait for: progress. */
 		l->comm = 1;
-		x->spin_since = l->vtime;
+		if (sp)
+			sp->spin_since = l->vtime;
 		if (l->vtime > __atomic_load_n(&s->progress_t, __ATOMIC_RELAXED))
 			__atomic_store_n(&s->progress_t, l->vtime, __ATOMIC_RELAXED);
 	}
@@ -1227,26 +1255,28 @@ void cta__spin_poll(const char *file, int line)
 	 * a thread there never spins. */
 	if (u->k->kc)
 		return;
-	if (x->poll_unit != u || x->poll_tid.x != l->tid.x || x->poll_tid.y != l->tid.y ||
-	    x->poll_tid.z != l->tid.z || x->poll_bid.x != l->bid.x || x->poll_bid.y != l->bid.y ||
-	    x->poll_bid.z != l->bid.z) {
-		x->poll_unit = u;
-		x->poll_tid = l->tid;
-		x->poll_bid = l->bid;
-		x->spin_since = l->vtime;
-		x->spin_rounds = 0;
+	if (!sp)
+		sp = x->spin = spin_alloc(cta__base_seg_worker);
+	if (sp->poll_unit != u || sp->poll_tid.x != l->tid.x || sp->poll_tid.y != l->tid.y ||
+	    sp->poll_tid.z != l->tid.z || sp->poll_bid.x != l->bid.x ||
+	    sp->poll_bid.y != l->bid.y || sp->poll_bid.z != l->bid.z) {
+		sp->poll_unit = u;
+		sp->poll_tid = l->tid;
+		sp->poll_bid = l->bid;
+		sp->spin_since = l->vtime;
+		sp->spin_rounds = 0;
 		return;
 	}
 	/* (Anything more than a round's polls since it resumed is work.) */
 	const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
-	if (l->vtime - x->spin_resume_t > round || l->vtime < x->spin_resume_t)
-		x->spin_rounds = 0;
-	x->spin_rounds++;
-	uint64_t mult = x->spin_rounds / CTA__SPIN_RAMP;
+	if (l->vtime - sp->spin_resume_t > round || l->vtime < sp->spin_resume_t)
+		sp->spin_rounds = 0;
+	sp->spin_rounds++;
+	uint64_t mult = sp->spin_rounds / CTA__SPIN_RAMP;
 	mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
 	l->vtime += round * mult;
-	x->spin_file = file;
-	x->spin_line = line;
+	sp->spin_file = file;
+	sp->spin_line = line;
 	x->wait_file = file;
 	x->wait_line = line;
 	flush_progress(l);
@@ -1311,7 +1341,7 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now)
 		struct cta__lane_x *n = x->next_wait;
 		if (x->l.vtime < now)
 			x->l.vtime = now;
-		x->spin_resume_t = x->l.vtime;
+		x->spin->spin_resume_t = x->l.vtime;
 		lane_wake(u, x);
 		x = n;
 	}
