@@ -1943,10 +1943,17 @@ struct Fission {
 				b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, ixl, 4));
 				b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, ixl, 8));
 				if (touch) {
-					b.CreateStore(x, gLane);
-					b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4));
-					b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8));
-					b.CreateStore(T, b.CreateConstInBoundsGEP1_64(i8, gLane, kLaneVtime));
+					// (In a sanitized copy, published: NarrowPass lets a
+					// thread that makes no call skip them.)
+					StoreInst *st[4] = {
+					    b.CreateStore(x, gLane),
+					    b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4)),
+					    b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8)),
+					    b.CreateStore(T, b.CreateConstInBoundsGEP1_64(i8, gLane,
+					                                                  kLaneVtime))};
+					if (publish)
+						for (StoreInst *S : st)
+							nosan(S);
 				} else if (publish) {
 					// (A one-row block's y and z stay 0 in the lane.)
 					nosan(b.CreateStore(x, gLane));
@@ -2800,6 +2807,7 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		}
 		if (skip != Lt)
 			return false;
+		forwardPublished(H, Lt);
 		// A skipped thread runs the header and the latch: nothing there may
 		// write memory or call (but for what a sanitized copy publishes of
 		// each thread, which a thread that makes no access never needs).
@@ -2925,6 +2933,61 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		return true;
 	}
 
+	// In a sanitized copy the header publishes the thread's clock in the
+	// lane (Fission's publish), and the latch, where a thread that ends
+	// joins it, reads it back for the end-time maximum: the load keeps
+	// the loop from narrowing (block_reduce's tid == 0 tail ran all 256
+	// threads). On the header's edge the latch reads what the header
+	// stored: a phi of that value and the load on every other edge.
+	static void forwardPublished(BasicBlock *H, BasicBlock *Lt)
+	{
+		if (!is_contained(predecessors(Lt), H))
+			return;
+		for (Instruction &I : make_early_inc_range(*Lt)) {
+			if (I.mayWriteToMemory())
+				break;
+			auto *Ld = dyn_cast<LoadInst>(&I);
+			if (!Ld || !Ld->isSimple())
+				continue;
+			Value *ptr = Ld->getPointerOperand();
+			if (auto *PI = dyn_cast<Instruction>(ptr))
+				if (PI->getParent() == Lt)
+					continue;
+			StoreInst *S = nullptr;
+			bool bad = false;
+			for (Instruction &J : *H) {
+				if (!J.mayWriteToMemory())
+					continue;
+				if (!published(J)) {
+					bad = true;
+					break;
+				}
+				auto *St = dyn_cast<StoreInst>(&J);
+				if (St && St->getPointerOperand() == ptr)
+					S = St;
+			}
+			if (bad || !S || S->getValueOperand()->getType() != Ld->getType())
+				continue;
+			PHINode *phi = PHINode::Create(Ld->getType(), 0, "published", &*Lt->begin());
+			std::map<BasicBlock *, Value *> at;
+			for (BasicBlock *Pd : predecessors(Lt)) {
+				Value *&v = at[Pd];
+				if (!v) {
+					if (Pd == H) {
+						v = S->getValueOperand();
+					} else {
+						auto *c = cast<LoadInst>(Ld->clone());
+						c->insertBefore(Pd->getTerminator());
+						v = c;
+					}
+				}
+				phi->addIncoming(v, Pd);
+			}
+			Ld->replaceAllUsesWith(phi);
+			Ld->eraseFromParent();
+		}
+	}
+
 	// The sanitized copy's store of the running thread in the lane, and
 	// the fence after it (Fission's publish).
 	static bool published(Instruction &I)
@@ -2949,8 +3012,13 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		auto &LI = FAM.getResult<LoopAnalysis>(F);
 		bool changed = false;
 		for (Loop *L : LI.getLoopsInPreorder())
-			if (L->isInnermost())
+			if (L->isInnermost()) {
+				// (The values used after the loop as phis of its exit
+				// block: a sanitized copy's loops reach here without.)
+				DominatorTree DT(F);
+				changed |= formLCSSA(*L, DT, &LI, nullptr);
 				changed |= narrow(L, LI);
+			}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
 	static bool isRequired() { return true; }
