@@ -121,18 +121,19 @@ struct cta_device_model {
 	 * Where the sweep starts is left by the launch before: the CUDA
 	 * backend clears its per-block record slots before every launch it
 	 * records, a launch of M = grid / sweep_prior_unit blocks (0: none).
-	 * Its blocks take sweep_first's turn and then one GPC each,
-	 * sweep_first_len + gpc_count to a cycle, so the sweep starts at GPC
-	 * (M mod cycle) - sweep_first_len where that is positive, else GPC 0;
-	 * M below sweep_small_prior leaves every turn of sweep_first one GPC
-	 * step earlier (two after the switch); M of at least
-	 * sweep_rotate_prior (0: never) starts sweep_first at its second
-	 * half. */
+	 * Its first blocks take sweep_first's turn and then one GPC each, at
+	 * most sweep_first_len + gpc_count of them, so the sweep starts at
+	 * GPC M - sweep_first_len where that is positive and M below that
+	 * sum, else GPC 0; M below sweep_small_prior leaves every turn of
+	 * sweep_first one GPC step earlier (two after the switch); M of at
+	 * least sweep_rotate_prior (0: never) starts sweep_first at its
+	 * second half; M of at least sweep_late_prior (0: never) leaves every
+	 * turn one GPC step later. */
 	unsigned sweep_first_len;
 	uint16_t sweep_first[CTA_DEVICE_MAX_SWEEP_FIRST];
 	unsigned sweep_gap_first, sweep_gap_later, sweep_gap_switch;
-	unsigned sweep_small_prior, sweep_rotate_prior;
-	uint64_t sweep_prior_unit;
+	unsigned sweep_small_prior, sweep_rotate_prior, sweep_late_prior;
+	unsigned sweep_prior_unit;
 
 	/* What the model's placement and durations were fitted on (traces,
 	 * GPU); empty when they were not fitted. `ctasim list` shows it and a

@@ -217,6 +217,17 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 						b.sweep_rotate_prior = rp;
 					}
 				}
+		/* From how many of its blocks the turns come late: never, or
+		 * the lowest count that places the most. */
+		c = b;
+		for (unsigned lp = 0; lp <= 128; lp++) {
+			c.sweep_late_prior = lp;
+			uint64_t s = score(&c, &ws, nsms, buf, 1, UINT32_MAX, NULL);
+			if (s > best) {
+				best = s;
+				b.sweep_late_prior = lp;
+			}
+		}
 	}
 	*placed = score(&b, &ws, nsms, buf, 1, UINT32_MAX, total);
 	memcpy(m->sweep_first, b.sweep_first, sizeof(m->sweep_first));
@@ -226,6 +237,7 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 	m->sweep_gap_switch = b.sweep_gap_switch;
 	m->sweep_small_prior = b.sweep_small_prior;
 	m->sweep_rotate_prior = b.sweep_rotate_prior;
+	m->sweep_late_prior = b.sweep_late_prior;
 	m->sweep_prior_unit = b.sweep_prior_unit;
 	m->placement = CTA_PLACE_SWEEP;
 	free(buf);

@@ -135,8 +135,8 @@ static const struct latencies lat_a100 = {
 struct sweep_fit {
 	unsigned first_lo, first_hi; /* SMs first_lo..first_hi go first */
 	unsigned gap_first, gap_later, gap_switch;
-	unsigned small_prior, rotate_prior; /* the launch before: its blocks */
-	uint64_t prior_unit;                /* grid blocks to one of its blocks */
+	unsigned small_prior, rotate_prior, late_prior; /* the launch before: its blocks */
+	unsigned prior_unit;                            /* grid blocks to one of its blocks */
 	/* The duration model (spin_by_threads 2): factor in ppm by 1 + the
 	 * eighths of the SM's threads taken before the block, rounded up;
 	 * the add per cta_spin_ns call and per block. */
@@ -172,6 +172,7 @@ static const struct sweep_fit sweep_h100 = {
     .gap_switch = 3,
     .small_prior = 2,
     .rotate_prior = 3,
+    .late_prior = 33,
     .prior_unit = 256,
     .spin_scale_ppm = {0, 994564, 994687, 980635, 980259, 995694},
     .spin_add_ns = 309,
@@ -205,6 +206,7 @@ static const struct sweep_fit sweep_h200 = {
     .gap_switch = 3,
     .small_prior = 2,
     .rotate_prior = 3,
+    .late_prior = 33,
     .prior_unit = 256,
     .spin_scale_ppm = {0, 995980, 996344, 983743, 986486, 1004162},
     .spin_add_ns = 303,
@@ -516,6 +518,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_gap_switch = f->gap_switch;
 		m->sweep_small_prior = f->small_prior;
 		m->sweep_rotate_prior = f->rotate_prior;
+		m->sweep_late_prior = f->late_prior;
 		m->sweep_prior_unit = f->prior_unit;
 		m->spin_by_threads = 2;
 		m->spin_block_add_ns = f->block_add_ns;

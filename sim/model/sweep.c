@@ -10,9 +10,10 @@
  * first SMs take their k-th turn (k >= 1) in a first wave of `passes`
  * whole passes; `small`: the launch before left the turns early, one
  * visit until the switch to sweep_gap_later and two after it (an idle
- * dispatcher's, docs/FIDELITY.md, "placement"). */
+ * dispatcher's, docs/FIDELITY.md, "placement"); `late`: a long launch
+ * before left them one visit late. */
 static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, uint64_t passes,
-                                int small)
+                                int small, int late)
 {
 	if (k == passes) /* the turn of the last, partial pass: at its start */
 		return passes * d->gpc_count;
@@ -24,7 +25,7 @@ static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, ui
 		uint64_t early = k > d->sweep_gap_switch ? 2 : 1;
 		r = r > early ? r - early : 1;
 	}
-	return r;
+	return r + (late ? 1 : 0);
 }
 
 int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint64_t grid,
@@ -74,14 +75,18 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 	 * state: its blocks took the first SMs' turn and then one GPC each,
 	 * so this sweep starts at the GPC after its last; a short one leaves
 	 * the turns early, a longer one the first SMs at their second half
-	 * (traces/reference/h100: prior_* and the grid classes). The clear
-	 * runs on the whole device: its cycle counts the model's first SMs
-	 * even where fewer SMs are used (--sm-limit). */
+	 * (traces/reference/h100: prior_* and the grid classes). One of at
+	 * least a block per first SM and GPC ends where it began (grids of
+	 * 4096 to 16500 blocks start at GPC 0), and a still longer one leaves
+	 * the turns late. The clear runs on the whole device: the count is
+	 * the model's first SMs even where fewer SMs are used (--sm-limit). */
 	uint64_t prior = d->sweep_prior_unit ? grid / d->sweep_prior_unit : 0;
 	int rotated = d->sweep_rotate_prior && prior >= d->sweep_rotate_prior;
 	int small = !rotated && prior < d->sweep_small_prior;
-	uint64_t cyc = prior % ((uint64_t)d->sweep_first_len + d->gpc_count);
-	unsigned gpc0 = cyc > d->sweep_first_len ? (unsigned)(cyc - d->sweep_first_len) : 0;
+	int late = d->sweep_late_prior && prior >= d->sweep_late_prior;
+	uint64_t full = (uint64_t)d->sweep_first_len + d->gpc_count;
+	unsigned gpc0 =
+	    prior > d->sweep_first_len && prior < full ? (unsigned)(prior - d->sweep_first_len) : 0;
 	/* Blocks of each turn of the first SMs; the rest go to the sweep. */
 	uint64_t left = wave, main_left;
 	for (unsigned t = 0; t < turns; t++) {
@@ -114,10 +119,10 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 					given++;
 				}
 		for (unsigned g = 0; g < d->gpc_count; g++, step++) {
-			while (
-			    next_turn < turns &&
-			    (next_turn == 0 ? 0 : first_turn_step(d, next_turn, passes, small)) <=
-			        step) {
+			while (next_turn < turns &&
+			       (next_turn == 0
+			            ? 0
+			            : first_turn_step(d, next_turn, passes, small, late)) <= step) {
 				EMIT_TURN(next_turn);
 				next_turn++;
 			}

@@ -814,8 +814,9 @@ static void sweep_rule_gives_the_recorded_h100_first_waves(void **state)
  * backend's record-slot clear, one block per 256 of the grid on the H100,
  * traces/reference/h100/prior_*): its blocks past SMs 124-131 took one GPC
  * each, so a 2500-block grid (9 of them) starts at GPC 1 and deals GPC 0
- * last, as the H100 did (traces/reference/h100-occupancy-holdout); a
- * model with no launch before starts at GPC 0 with the turns early. */
+ * last, as the H100 did (traces/reference/h100-occupancy-holdout); from
+ * 33 of them the turns come late; a model with no launch before starts at
+ * GPC 0 with the turns early. */
 static void sweep_starts_where_the_launch_before_left_it(void **state)
 {
 	(void)state;
@@ -829,8 +830,8 @@ static void sweep_starts_where_the_launch_before_left_it(void **state)
 	assert_int_equal(out[24], 4);    /* then GPC 2's TPC 2 */
 	assert_int_equal(out[140], 0);   /* GPC 0 last in the first pass */
 	assert_int_equal(out[1055], 49); /* and last of the wave */
-	/* 2640 blocks (10): GPC 2 first; 2112 (8) and 5000 (19, one cycle of
-	 * 16 and three on SMs 124-131): GPC 0. */
+	/* 2640 blocks (10): GPC 2 first; 2112 (8), 5000 (19) and 6450 (25: a
+	 * clear of 16 blocks or more ends where it began): GPC 0. */
 	assert_int_equal(cta_device_sweep_order(h100, 132, 2640, 1320, out, &len), 0);
 	assert_int_equal(out[8], 4);
 	assert_int_equal(cta_device_sweep_order(h100, 132, 2112, 1056, out, &len), 0);
@@ -838,6 +839,14 @@ static void sweep_starts_where_the_launch_before_left_it(void **state)
 	assert_int_equal(cta_device_sweep_order(h100, 132, 5000, 1056, out, &len), 0);
 	assert_int_equal(out[8], 0);
 	assert_int_equal(out[0], 128);
+	assert_int_equal(cta_device_sweep_order(h100, 132, 6450, 1056, out, &len), 0);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(out[48], 128); /* turn after 3 GPC steps */
+	/* 8448 blocks (33): the turns one GPC step late, after 4. */
+	assert_int_equal(cta_device_sweep_order(h100, 132, 8448, 1056, out, &len), 0);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(out[48], 6);
+	assert_int_equal(out[64], 128);
 	/* 500 blocks (one): the turn after two GPC steps, from SM 124; 512
 	 * (two): after three (traces/reference/h100-clc-holdout's g512). */
 	assert_int_equal(cta_device_sweep_order(h100, 132, 500, 264, out, &len), 0);

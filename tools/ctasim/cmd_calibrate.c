@@ -208,12 +208,13 @@ int cta_cmd_calibrate(int argc, char **argv)
 	printf("  sm_count             %u\n", m->sm_count);
 	if (m->placement == CTA_PLACE_SWEEP && rep.sweep_total)
 		printf("  placement            sweep: %u SMs first, gaps %u/%u after %u turns, "
-		       "launch before: a block per %" PRIu64 ", early below %u, rotated from %u; "
+		       "launch before: a block per %u, early below %u, rotated from %u, "
+		       "late from %u; "
 		       "places %" PRIu64 " of %" PRIu64 " first-wave blocks (%.2f%%)\n",
 		       m->sweep_first_len, m->sweep_gap_first, m->sweep_gap_later,
 		       m->sweep_gap_switch, m->sweep_prior_unit, m->sweep_small_prior,
-		       m->sweep_rotate_prior, rep.sweep_placed, rep.sweep_total,
-		       100.0 * rep.sweep_placed / rep.sweep_total);
+		       m->sweep_rotate_prior, m->sweep_late_prior, rep.sweep_placed,
+		       rep.sweep_total, 100.0 * rep.sweep_placed / rep.sweep_total);
 	else
 		printf("  placement order      from %u kernel(s) on an idle device%s\n",
 		       rep.kernels_used, rep.kernels_used ? "" : " (kept from the base)");

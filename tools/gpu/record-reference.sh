@@ -165,10 +165,14 @@ if [ "$set_" = prior ]; then
 	# The launch before (docs/FIDELITY.md, placement rule 5): the CUDA
 	# backend clears 32 bytes a block of record slots before each launch
 	# it records. Fit (traces/reference/h100, fit=placement): the
-	# register-heavy spin at 64 threads over grids of 2200 to 6000 blocks.
-	for g in 2200 2300 2400 2450 2550 2600 2700 2800 3000 3300 3600 4224 5000 6000; do
+	# register-heavy spin at 64 threads over grids of 2200 to 16500
+	# blocks, and the plain spin at 128 threads on two of them.
+	for g in 2200 2300 2400 2450 2550 2600 2700 2800 3000 3300 3600 4224 5000 6000 \
+		4452 4700 6200 6450 7200 8000 8250 8800 9300 10550 12400 12600 16500; do
 		run prior_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000
 	done
+	run prior_b128_g8800 spin --block 128 --arg grid=8800 --arg ns=2000
+	run prior_b128_g10550 spin --block 128 --arg grid=10550 --arg ns=2000
 	# Hold-out (traces/reference/h100-prior-holdout).
 	for g in 2112 2500 2640 8448; do
 		run prior_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000
