@@ -292,7 +292,10 @@ static int load_configs(struct configs *cs, const char *dir, char *const *only, 
 }
 
 /* Fits a model on every run of every configuration but `skip` (SIZE_MAX:
- * none). */
+ * none). Placement probes (fit=placement) enter the sweep rule's fit
+ * only: the model is fitted on the other runs, and its sweep_* values
+ * taken from a second fit on all of them (a probe's latencies and
+ * retire gaps would move the others). */
 static double quantile = 0.99; /* --duration-quantile */
 
 static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip, char *err,
@@ -313,13 +316,20 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 		goto out;
 	}
 	n = 0;
-	for (size_t i = 0; i < cs->n; i++)
-		for (unsigned r = 0; i != skip && r < cs->c[i].nruns; r++) {
-			ns[n] = cs->c[i].spin_ns;
-			work[n] = cs->c[i].work;
-			cns[n] = cs->c[i].clc_ns;
-			tp[n++] = &cs->c[i].runs[r];
-		}
+	size_t nmain = 0;
+	for (int probes = 0; probes < 2; probes++) {
+		for (size_t i = 0; i < cs->n; i++)
+			for (unsigned r = 0;
+			     i != skip && cs->c[i].placement_only == probes && r < cs->c[i].nruns;
+			     r++) {
+				ns[n] = cs->c[i].spin_ns;
+				work[n] = cs->c[i].work;
+				cns[n] = cs->c[i].clc_ns;
+				tp[n++] = &cs->c[i].runs[r];
+			}
+		if (!probes)
+			nmain = n;
+	}
 	if (cta_device_resolve(base, tp[0]->header.device, err, elen))
 		goto out;
 	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
@@ -328,7 +338,27 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 	o.clc_ns = cns;
 	o.quantile = quantile;
 	struct cta_calib_report rep;
-	rc = cta_trace_calibrate_opts(m, &rep, base, tp, n, &o, err, elen);
+	rc = cta_trace_calibrate_opts(m, &rep, base, tp, nmain && nmain < n ? nmain : n, &o, err,
+	                              elen);
+	if (!rc && nmain && nmain < n) {
+		struct cta_device_model *all = malloc(sizeof(*all));
+		rc = all ? cta_trace_calibrate_opts(all, &rep, base, tp, n, &o, err, elen) : -1;
+		if (!rc) {
+			m->placement = all->placement;
+			m->sweep_first_len = all->sweep_first_len;
+			memcpy(m->sweep_first, all->sweep_first, sizeof(m->sweep_first));
+			m->sweep_gap_first = all->sweep_gap_first;
+			m->sweep_gap_later = all->sweep_gap_later;
+			m->sweep_gap_switch = all->sweep_gap_switch;
+			m->sweep_small_prior = all->sweep_small_prior;
+			m->sweep_rotate_prior = all->sweep_rotate_prior;
+			m->sweep_late_prior = all->sweep_late_prior;
+			m->sweep_prior_unit = all->sweep_prior_unit;
+		} else if (!all) {
+			msgf(err, elen, "out of memory");
+		}
+		free(all);
+	}
 	if (!rc)
 		msgf(m->fitted_on, sizeof(m->fitted_on), "%s (%s)", cs->c[0].dir,
 		     tp[0]->header.device);
