@@ -16,6 +16,27 @@
  * cap. Integer arithmetic only, so the simulator and a GPU agree exactly. */
 #define KWORK_TAIL_CAP 32u
 
+/* The SASS instructions a warp issues in kwork_cost_ns beyond what `none`
+ * issues, for the launch's issue_ops (ctasim/sim.h), by whether the index
+ * is a full 64-bit value (`wide`: vecscale_fixed_blocks' tile) or a 32-bit
+ * one widened (blockIdx.x), whose high half the compiler knows is 0:
+ * nvcc -arch=sm_90 of one kernel per pattern that stores
+ * kwork_cost_ns(pattern, idx, ns), the non-NOP instructions of each
+ * kernel's .text against `none`'s (9). A 64-bit `idx % 7` is a
+ * multiply-high and a multiply emulated by 32-bit multiply-adds (36); of
+ * a widened index, a 32-bit multiply-high (21); the hash, three 64-bit
+ * multiplies and a division (54 either way). tools/gpu/kwork-sass-count.sh
+ * counts them. */
+#define KWORK_ISSUE_ONE_IN_SEVEN    27u
+#define KWORK_ISSUE_ONE_IN_SEVEN_32 12u
+#define KWORK_ISSUE_HEAVY_TAIL      45u
+static inline unsigned kwork_issue_ops(int pattern, int wide)
+{
+	if (pattern == KWORK_ONE_IN_SEVEN)
+		return wide ? KWORK_ISSUE_ONE_IN_SEVEN : KWORK_ISSUE_ONE_IN_SEVEN_32;
+	return pattern == KWORK_HEAVY_TAIL ? KWORK_ISSUE_HEAVY_TAIL : 0u;
+}
+
 /* Virtual cost of logical block `idx` for a base cost of `ns`. The heavy
  * tail draws from a hash of the index alone, so a block costs the same
  * whichever physical block (or stealing block) processes it. */

@@ -75,7 +75,9 @@ static int fixed_work_setup(struct cta_harness *h)
 	int rc = vecscale_prepare(h, &a, 0);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1}, .block = {VECSCALE_BLOCK, 1, 1}};
+	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1},
+	                             .block = {VECSCALE_BLOCK, 1, 1},
+	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
 	return cta_harness_launch(h, &vecscale_fixed_work, &cfg, &a, sizeof a);
 }
 
@@ -87,7 +89,8 @@ static int fixed_blocks_setup(struct cta_harness *h)
 		return rc;
 	/* kernel_fixed_blocks: SM_COUNT blocks of 1024 threads. */
 	struct cta_launch_cfg cfg = {.grid = {cta_harness_device(h)->sm_count, 1, 1},
-	                             .block = {VECSCALE_BLOCK, 1, 1}};
+	                             .block = {VECSCALE_BLOCK, 1, 1},
+	                             .issue_ops = kwork_issue_ops(a.imbalance, 1)};
 	return cta_harness_launch(h, &vecscale_fixed_blocks, &cfg, &a, sizeof a);
 }
 
@@ -103,7 +106,8 @@ static int clc_setup(struct cta_harness *h)
 		return rc;
 	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
-	                             .smem_static = VECSCALE_CLC_SMEM};
+	                             .smem_static = VECSCALE_CLC_SMEM,
+	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
 	return cta_harness_launch(h, &vecscale_clc, &cfg, &a, sizeof a);
 }
 
@@ -119,7 +123,8 @@ static int clc_cluster_setup(struct cta_harness *h)
 	struct cta_launch_cfg cfg = {.grid = {grid, 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .cluster = {2, 1, 1},
-	                             .smem_static = VECSCALE_CLC_SMEM};
+	                             .smem_static = VECSCALE_CLC_SMEM,
+	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
 	return cta_harness_launch(h, &vecscale_clc_cluster, &cfg, &a, sizeof a);
 }
 

@@ -38,6 +38,9 @@ struct cta_calib_report {
 	/* Blocks of several calls that separated the per-call add from the
 	 * per-block add (cta_calib_opts.work); 0: not separated. */
 	uint64_t n_call_split;
+	/* Blocks whose launch declared issue_ops behind spin_issue_ps; 0: the
+	 * base's value was kept. */
+	uint64_t n_issue;
 };
 
 /* The time each block of the kernels named `name` (trace header) asked for
@@ -49,12 +52,16 @@ struct cta_calib_spin {
 
 /* What each block of a trace's kernel 0 asked for, indexed by linear
  * block id (n entries): the cta_spin_ns calls on its longest path and the
- * ns they asked for in all (calls 0: unknown). `ctasim fidelity` gets it
- * by simulating the traced configuration. */
+ * ns they asked for in all (calls 0: unknown), and (issue, or NULL) the
+ * issue time its calls after the first charge at one ns per declared
+ * instruction of each warp sharing its scheduler (the launch's issue_ops,
+ * 0 where none was declared). `ctasim fidelity` gets it by simulating the
+ * traced configuration. */
 struct cta_calib_work {
 	uint64_t n;
 	const uint32_t *calls;
 	const uint64_t *ns;
+	const uint64_t *issue;
 };
 
 /* Options of cta_trace_calibrate_opts. */

@@ -207,6 +207,15 @@ struct cta_device_model {
 	 * the launch's resident units (blocks, or clusters) when it is
 	 * resolved (0: no growth). */
 	unsigned clc_crowd_units;
+	/* Issue time: a launch that declares issue_ops (the instructions each
+	 * warp issues beside every cta_spin_ns call, sim.h) adds issue_ops x
+	 * the warps that share the block's scheduler (a quarter of the SM's
+	 * warps at its start, its own included, rounded up) x spin_issue_ps
+	 * / 1000 ns to each of its calls but a block's first (whose
+	 * arithmetic, before it, is the block's entry): a scheduler issues
+	 * one instruction of one warp at a time (docs/FIDELITY.md). 0: not
+	 * charged. */
+	unsigned spin_issue_ps;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

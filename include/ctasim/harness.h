@@ -93,7 +93,8 @@ struct cta_launch_cfg {
 	unsigned regs_per_thread;
 	int stream_priority; /* 0: default stream */
 	uint64_t release_ns;
-	int cooperative; /* cudaLaunchCooperativeKernel: the grid must be co-resident */
+	int cooperative;    /* cudaLaunchCooperativeKernel: the grid must be co-resident */
+	unsigned issue_ops; /* cta_launch's: SASS instructions a warp issues per cta_spin_ns call */
 };
 /* Records a launch. The CLI's --grid/--block override the first launch's
  * shape. args is copied. */
@@ -138,7 +139,7 @@ typedef enum cta_clc_mode {
 	CTA_CLC_EMULATE = 2,
 } cta_clc_mode;
 
-#define CTA_HARNESS_OPTS_VERSION 3
+#define CTA_HARNESS_OPTS_VERSION 4
 struct cta_harness_opts {
 	unsigned version;
 	cta_backend backend;

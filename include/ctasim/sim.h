@@ -41,7 +41,7 @@ typedef enum cta_spin_sched {
 	                           * while the others are starved until it stops spinning */
 } cta_spin_sched;
 
-#define CTA_SIM_OPTS_VERSION 3
+#define CTA_SIM_OPTS_VERSION 4
 /* The most host threads a simulator takes (cta_sim_opts.threads). */
 #define CTA_SIM_MAX_THREADS 1024
 
@@ -99,6 +99,12 @@ struct cta_launch {
 	 * (else cta_sim_launch fails with CTA_ERESOURCES); cta_grid_sync is
 	 * allowed. */
 	int cooperative;
+	/* Instructions each warp issues beside every cta_spin_ns call: the
+	 * body's arithmetic between its calls that the simulator does not
+	 * see, as the GPU's SASS counts it (0: none declared). The duration
+	 * model charges them by the warps that share a scheduler
+	 * (spin_issue_ps, device.h). */
+	unsigned issue_ops;
 };
 
 /* UB reports. */

@@ -73,7 +73,7 @@ struct fit {
 	struct samples spin_len[CTA_DEVICE_MAX_RESIDENT + 1]; /* the time each asked for */
 	/* First-wave blocks of known work (cta_calib_opts.work) with two or
 	 * more calls: duration, requested ns, calls, index. */
-	struct samples call_d, call_ns, call_n, call_r, call_tb;
+	struct samples call_d, call_ns, call_n, call_r, call_tb, call_u;
 	/* First-wave blocks of one call: duration, requested ns, the blocks
 	 * resident before them (itself included) and their threads; sorted
 	 * into spin / spin_len once the issue gate is fitted (fit_gate). */
@@ -738,6 +738,7 @@ static void free_fit(struct fit *f)
 	free(f->call_n.v);
 	free(f->call_r.v);
 	free(f->call_tb.v);
+	free(f->call_u.v);
 	free(f->one_d.v);
 	free(f->one_ns.v);
 	free(f->one_res.v);
@@ -914,6 +915,8 @@ static int spin_samples(struct fit *fit, const struct cta_trace *t, const struct
 					rc = push(&fit->call_r, spin_res(res, tb, maxthr));
 				if (!rc)
 					rc = push(&fit->call_tb, tb);
+				if (!rc)
+					rc = push(&fit->call_u, w->issue ? w->issue[x->block] : 0);
 				continue;
 			}
 			rc = push(&fit->one_d, x->e - x->s);
@@ -1149,6 +1152,63 @@ static int beyond_spin(const struct cta_device_model *out, const struct fit *fit
 	return 1;
 }
 
+/* The issue time (spin_issue_ps), from the blocks whose launch declared
+ * issue_ops (the body's arithmetic between calls that the simulator does
+ * not see; work->issue: what their calls after the first charge at 1 ns
+ * an instruction of each warp sharing the scheduler, u). Each such
+ * sample of the per-call add's (beyond_spin) leaves r for its arithmetic:
+ * its y less the median y of the samples of as many calls without
+ * declared arithmetic (the same loop without it: on an H100 the
+ * grid-stride loop with one tile in seven 4x longer takes about 115 ns
+ * more a tile than the balanced one, the 27 SASS instructions of its
+ * `idx % 7` for each of a scheduler's 8 warps), or where there are none,
+ * less the adds (a + c x (calls - 1)). The issue time is the sum of r
+ * over the sum of u (in ps an instruction of a warp), so that a block
+ * weighs by its declared issue: a grid-stride loop's 8 calls of 27
+ * instructions for 8 warps say more than one call of 12. With none, the
+ * base's stays. Those blocks stay samples of the per-call add's slope
+ * (split_add), as before the issue time: on the reference traces they
+ * move it by 2 ns a call, and the CLC costs fitted less it with it. */
+static int fit_issue(struct cta_device_model *out, struct cta_calib_report *rep,
+                     const struct fit *fit, double a, double c)
+{
+	size_t n = fit->call_d.n, k = 0;
+	struct call_pt *plain = malloc((n ? n : 1) * sizeof(*plain));
+	if (!plain)
+		return CTA_ENOMEM;
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++) {
+		double y;
+		if (!fit->call_u.v[i] && beyond_spin(out, fit, i, &y))
+			plain[np++] = (struct call_pt){fit->call_n.v[i], 0, y};
+	}
+	qsort(plain, np, sizeof(*plain), cmp_call_pt);
+	double sr = 0, su = 0;
+	for (size_t i = 0; i < n; i++) {
+		double y;
+		if (!fit->call_u.v[i] || !beyond_spin(out, fit, i, &y))
+			continue;
+		/* The median of the plain samples of this call count. */
+		size_t lo = 0, hi;
+		while (lo < np && plain[lo].calls < fit->call_n.v[i])
+			lo++;
+		for (hi = lo; hi < np && plain[hi].calls == fit->call_n.v[i];)
+			hi++;
+		double base = hi > lo ? plain[lo + (hi - lo - 1) / 2].y
+		                      : a + c * (double)(fit->call_n.v[i] - 1);
+		sr += y - base;
+		su += (double)fit->call_u.v[i];
+		k++;
+	}
+	free(plain);
+	rep->n_issue = k;
+	if (k) {
+		double ps = floor(sr / su * 1000 + 0.5);
+		out->spin_issue_ps = ps > 0 ? (ps < 1e6 ? (unsigned)ps : 1000000u) : 0;
+	}
+	return 0;
+}
+
 /* The per-call add against the per-block one. The one-call blocks of the
  * spin fit give their sum A, the add at index 1. A block of c >= 2 calls
  * that asked for L ns in all and lasted D at an index whose factor is
@@ -1232,7 +1292,7 @@ static int split_add(struct cta_device_model *out, struct cta_calib_report *rep,
 		if (out->spin_add_mask >> (r - 1) & 1)
 			out->spin_add_ns[r] = (uint32_t)c;
 	out->spin_block_add_ns = (unsigned)(a - c);
-	return 0;
+	return fit_issue(out, rep, fit, a, c);
 }
 
 /* The duration model. Per resident count r, each distinct requested time

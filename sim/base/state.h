@@ -450,6 +450,7 @@ struct cta__placed {
 	uint64_t index, start_t;
 	unsigned sm;
 	uint32_t spin, add;
+	uint32_t first;      /* cta__exec_unit_spin's: the issue time its first call skips */
 	struct cta__held *h; /* the issue gate holds or held it, or NULL */
 };
 

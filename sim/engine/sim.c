@@ -66,6 +66,7 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		s->spin_add[r] = r ? cta_device_spin_add_ns(&s->dev, r) : 0;
 		s->has_spin_scale |= s->spin_ppm[r] != 0 || s->spin_add[r] != 0;
 	}
+	s->has_spin_scale |= s->dev.spin_issue_ps != 0;
 	s->rng = opts->seed * 0x2545f4914f6cdd1dull + 1;
 	s->watchdog_ns = opts->watchdog_ns ? opts->watchdog_ns : CTA_WATCHDOG_DEFAULT_NS;
 	s->deterministic = 1;
@@ -750,8 +751,10 @@ static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
 	struct cta__unit *u;
 	if (__builtin_expect(h != NULL, 0)) {
 		/* A block the issue gate let go: what cta__exec_gate_open gives
-		 * a held unit, from the duration index it was let go at. */
-		u = cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, h->p.spin, h->p.add);
+		 * a held unit, from the duration index it was let go at (its
+		 * entry was done while it waited: its first call pays in full). */
+		u = cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, h->p.spin, h->p.add,
+		                        0);
 		if (u) {
 			u->cursor.t0 = h->rel_t > u->cursor.t0 ? h->rel_t : u->cursor.t0;
 			u->ctas[0].end_t = h->rel_t > u->start_t ? h->rel_t : u->start_t;
@@ -762,7 +765,8 @@ static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
 			cta__exec_held_free(s, h);
 		}
 	} else {
-		u = cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, p->spin, p->add);
+		u = cta__exec_unit_make(s, p->k, p->index, &p->sm, p->start_t, p->spin, p->add,
+		                        p->first);
 	}
 	if (!u) {
 		cta__base_errf(s, "out of memory for blocks");
@@ -1016,7 +1020,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		m->gate_threads -= u->k->threads;
 		m->gate_warps -= u->k->warps;
 		s->gate_waiting--;
-		cta__exec_gate_open(s, u, running, s->now);
+		cta__exec_gate_open(s, u, running, warps, s->now);
 		running += u->k->threads;
 		warps += u->k->warps;
 		if (u->gate == 1) {
@@ -1046,7 +1050,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		m->gate_threads -= h->p.k->threads;
 		m->gate_warps -= h->p.k->warps;
 		s->gate_waiting--;
-		cta__exec_gate_open_placed(s, h, running, s->now);
+		cta__exec_gate_open_placed(s, h, running, warps, s->now);
 		running += h->p.k->threads;
 		warps += h->p.k->warps;
 		if (h->state == 1) {

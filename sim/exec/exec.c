@@ -190,6 +190,27 @@ static unsigned spin_index_of(const struct cta_sim *s, unsigned blocks, unsigned
 	                      s->dev.max_threads_per_sm);
 }
 
+/* The issue time of one call of a block of k with `warps` warps running
+ * on its SM, its own included: the instructions its launch declares
+ * beside each call (issue_ops), which each warp sharing its scheduler (a
+ * quarter of the SM's, rounded up) issues in turn, spin_issue_ps each. */
+static uint32_t issue_ns(const struct cta_sim *s, const struct cta__kernel *k, unsigned warps)
+{
+	if (!k->l.issue_ops || !s->dev.spin_issue_ps)
+		return 0;
+	uint64_t ns = (uint64_t)k->l.issue_ops * ((warps + 3) / 4) * s->dev.spin_issue_ps / 1000;
+	return ns < UINT32_MAX / 2 ? (uint32_t)ns : UINT32_MAX / 2;
+}
+
+/* The per-call add of such a block at the duration model's index res:
+ * the model's spin_add there and the issue time. */
+static uint32_t call_add(const struct cta_sim *s, const struct cta__kernel *k, unsigned res,
+                         unsigned warps)
+{
+	uint64_t add = (uint64_t)s->spin_add[res] + issue_ns(s, k, warps);
+	return add < UINT32_MAX ? (uint32_t)add : UINT32_MAX;
+}
+
 /* Threads of the blocks running on m before one of k placed there (its
  * room taken): blocks the issue gate holds do not count. */
 static unsigned running_before(const struct cta__sm *m, const struct cta__kernel *k)
@@ -302,7 +323,8 @@ void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u)
 	s->gate_waiting++;
 }
 
-void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, uint64_t t)
+void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, unsigned bwarps,
+                         uint64_t t)
 {
 	/* Its entry (the per-block add) was done while it waited: it goes on
 	 * with its calls (on an H100, a 20 us block let go ended 20.3 to
@@ -313,11 +335,12 @@ void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before
 		unsigned res = spin_index_of(s, s->sms[u->ctas[0].sm].blocks, before);
 		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
 		u->cursor.spin = s->spin_ppm[res];
-		u->cursor.add = s->spin_add[res];
+		u->cursor.add = call_add(s, u->k, res, bwarps + u->k->warps);
 	}
 }
 
-void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned before, uint64_t t)
+void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned before,
+                                unsigned bwarps, uint64_t t)
 {
 	/* As cta__exec_gate_open, applied when its unit is made. */
 	h->rel_t = t;
@@ -325,37 +348,43 @@ void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned
 		unsigned res = spin_index_of(s, s->sms[h->p.sm].blocks, before);
 		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
 		h->p.spin = s->spin_ppm[res];
-		h->p.add = s->spin_add[res];
+		h->p.add = call_add(s, h->p.k, res, bwarps + h->p.k->warps);
 	}
 }
 
 void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, const unsigned *sms,
-                         uint32_t *spin, uint32_t *add)
+                         uint32_t *spin, uint32_t *add, uint32_t *first)
 {
-	*spin = *add = 0;
+	*spin = *add = *first = 0;
 	if (!s->has_spin_scale)
 		return;
-	/* The duration model's index: of the unit's most loaded SM. */
-	unsigned res = 0;
+	/* The duration model's index and the warps sharing a scheduler: of
+	 * the unit's most loaded SM. */
+	unsigned res = 0, warps = 0;
 	for (unsigned r = 0; r < k->csize; r++) {
+		const struct cta__sm *m = &s->sms[sms[r]];
 		unsigned ri = spin_index(s, k, sms[r]);
+		unsigned wi = m->warps > m->gate_warps ? m->warps - m->gate_warps : 0;
 		res = ri > res ? ri : res;
+		warps = wi > warps ? wi : warps;
 	}
 	res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;
 	*spin = s->spin_ppm[res];
-	*add = s->spin_add[res];
+	*add = call_add(s, k, res, warps);
+	*first = issue_ns(s, k, warps);
 }
 
 struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                      const unsigned *sms, uint64_t t)
 {
-	uint32_t spin, add;
-	cta__exec_unit_spin(s, k, sms, &spin, &add);
-	return cta__exec_unit_make(s, k, index, sms, t, spin, add);
+	uint32_t spin, add, first;
+	cta__exec_unit_spin(s, k, sms, &spin, &add, &first);
+	return cta__exec_unit_make(s, k, index, sms, t, spin, add, first);
 }
 
 struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-                                      const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add)
+                                      const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add,
+                                      uint32_t first)
 {
 	struct cta__unit *u = s->free_units;
 	if (u) {
@@ -443,7 +472,8 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 	 * duration model's per-block cost delays the block's first
 	 * instruction. */
 	u->cursor = k->cursor0;
-	u->cursor.t0 = t + s->dev.spin_block_add_ns;
+	u->cursor.t0 = t + s->dev.spin_block_add_ns -
+	               (first < s->dev.spin_block_add_ns ? first : s->dev.spin_block_add_ns);
 	u->cursor.spin = spin;
 	u->cursor.add = add;
 	if (k->csize == 1) {

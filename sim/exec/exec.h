@@ -19,11 +19,15 @@ struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, u
                                      const unsigned *sms, uint64_t t);
 /* cta__exec_unit_new in two steps: the duration model's scale and add for a
  * unit of k just placed on sms[] (their room taken), and later the unit
- * with them (struct cta__placed). */
+ * with them (struct cta__placed). first: the issue time (spin_issue_ps) of
+ * one call, which the block's first call does not pay: the arithmetic a
+ * launch declares comes between calls, and the entry before the first is
+ * the per-block add's. */
 void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, const unsigned *sms,
-                         uint32_t *spin, uint32_t *add);
+                         uint32_t *spin, uint32_t *add, uint32_t *first);
 struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
-                                      const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add);
+                                      const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add,
+                                      uint32_t first);
 /* The issue gate (spin_gate_threads) and the register file's gate
  * (spin_regs_free; cta__exec_regs_waits: whether a block of k waits with
  * that many warps running on its SM besides it): whether a block of k
@@ -36,14 +40,16 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm);
 int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);
 void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u);
-void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, uint64_t t);
+/* before, bwarps: the threads and warps running on its SM before it. */
+void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, unsigned bwarps,
+                         uint64_t t);
 /* The same for a block left to be made (struct cta__held): a record from
  * the run's free list, NULL when memory ran out; held on its SM; let go. */
 struct cta__held *cta__exec_held_new(struct cta_sim *s);
 void cta__exec_held_free(struct cta_sim *s, struct cta__held *h);
 void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h);
 void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned before,
-                                uint64_t t);
+                                unsigned bwarps, uint64_t t);
 /* Runs the units' segments in order, each until every lane is done or
  * waits for the engine (cta__base_seg_worker set, cta__base_seg_unit the one
  * running). */

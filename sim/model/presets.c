@@ -144,6 +144,7 @@ struct sweep_fit {
 	uint32_t spin_add_ns, block_add_ns;
 	unsigned gate_threads; /* spin_gate_threads: the issue gate */
 	unsigned regs_free;    /* spin_regs_free: the register file's gate */
+	unsigned issue_ps;     /* spin_issue_ps: a declared instruction, per warp */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
 	 * request, the issuer's time after it, the claim of a success and its
 	 * turn on a shared claim word, a decoded steal and the way out after
@@ -179,6 +180,7 @@ static const struct sweep_fit sweep_h100 = {
     .block_add_ns = 1017,
     .gate_threads = 1024,
     .regs_free = 1,
+    .issue_ps = 587,
     .clc_request_ns = 835,
     .clc_steal_ns = 758,
     .clc_request_tail_ns = 736,
@@ -213,6 +215,7 @@ static const struct sweep_fit sweep_h200 = {
     .block_add_ns = 854,
     .gate_threads = 1024,
     .regs_free = 1,
+    .issue_ps = 588,
     .clc_request_ns = 846,
     .clc_steal_ns = 1067,
     .clc_request_tail_ns = 736,
@@ -524,6 +527,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->spin_block_add_ns = f->block_add_ns;
 		m->spin_gate_threads = f->gate_threads;
 		m->spin_regs_free = f->regs_free;
+		m->spin_issue_ps = f->issue_ps;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;
 		m->clc_steal_ns = f->clc_steal_ns;

@@ -563,11 +563,11 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	if (k->csize == 1 && s->lazy_units) {
 		/* Its unit is made when its batch comes to it; one the gate
 		 * holds waits as a record too (struct cta__held). */
-		struct cta__placed p = {k, unit, start, sms[0], 0, 0, NULL};
+		struct cta__placed p = {k, unit, start, sms[0], 0, 0, 0, NULL};
 		/* A held block's duration index is the one it is let go at
 		 * (cta__exec_gate_open_placed): none is taken now. */
 		if (!hold) {
-			cta__exec_unit_spin(s, k, sms, &p.spin, &p.add);
+			cta__exec_unit_spin(s, k, sms, &p.spin, &p.add, &p.first);
 		} else {
 			p.h = cta__exec_held_new(s);
 			if (!p.h) {

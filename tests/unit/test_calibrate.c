@@ -297,8 +297,10 @@ static void per_call_add_is_the_slope_over_call_counts(void **state)
 	struct cta_calib_spin named[] = {{"short", 1000}, {"long", 4000}};
 	uint32_t calls2[4] = {2, 2, 2, 2}, calls9[4] = {9, 9, 9, 9};
 	uint64_t ns2[4] = {2000, 2000, 2000, 2000}, ns9[4] = {2016, 2016, 2016, 2016};
-	struct cta_calib_work work[4] = {
-	    {0, NULL, NULL}, {0, NULL, NULL}, {4, calls2, ns2}, {4, calls9, ns9}};
+	struct cta_calib_work work[4] = {{0, NULL, NULL, NULL},
+	                                 {0, NULL, NULL, NULL},
+	                                 {4, calls2, ns2, NULL},
+	                                 {4, calls9, ns9, NULL}};
 	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
 	o.named = named;
 	o.n_named = 2;
@@ -463,6 +465,61 @@ static void register_gate_is_recovered_from_a_simulated_trace(void **state)
 	}
 }
 
+/* The issue time comes from the blocks whose launch declared issue_ops
+ * (work.issue: what their calls after the first charge at 1 ns an
+ * instruction of a warp), against the blocks of as many calls without:
+ * blocks of 2 calls (2000 ns asked) whose arithmetic would take 1000 ns
+ * at 1 ns an instruction lasted 3700 where those without lasted 3100,
+ * which leaves 600 ns for it: 600 ps an instruction. They are samples of
+ * the per-call add too, whose (calls, ns) point is its blocks' median
+ * (still 300: the slope over the 2- and 9-call blocks); without them the
+ * base's issue time stays. */
+static void issue_time_is_fitted_from_declared_arithmetic(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct synth sy[5] = {{.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 2000, .name = "short"},
+	                      {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 5000, .name = "long"},
+	                      {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 3100, .name = "two"},
+	                      {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 5216, .name = "nine"},
+	                      {.sms = 4, .slots = 1, .blocks = 4, .dur_ns = 3700, .name = "issue"}};
+	struct cta_trace t[5];
+	const struct cta_trace *ts[5];
+	for (int i = 0; i < 5; i++) {
+		synth_make(&t[i], &sy[i]);
+		ts[i] = &t[i];
+	}
+	struct cta_calib_spin named[] = {{"short", 1000}, {"long", 4000}};
+	uint32_t calls2[4] = {2, 2, 2, 2}, calls9[4] = {9, 9, 9, 9};
+	uint64_t ns2[4] = {2000, 2000, 2000, 2000}, ns9[4] = {2016, 2016, 2016, 2016};
+	uint64_t issue[4] = {1000, 1000, 1000, 1000};
+	struct cta_calib_work work[5] = {{0, NULL, NULL, NULL},
+	                                 {0, NULL, NULL, NULL},
+	                                 {4, calls2, ns2, NULL},
+	                                 {4, calls9, ns9, NULL},
+	                                 {4, calls2, ns2, issue}};
+	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+	o.named = named;
+	o.n_named = 2;
+	o.work = work;
+	struct cta_device_model base = *h100, m;
+	base.spin_issue_ps = 7;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, &base, ts, 5, &o, err, sizeof(err)), 0);
+	assert_int_equal(rep.n_call_split, 12);
+	assert_int_equal(m.spin_add_ns[1], 300);
+	assert_int_equal(m.spin_block_add_ns, 700);
+	assert_int_equal(rep.n_issue, 4);
+	assert_int_equal(m.spin_issue_ps, 600);
+	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, &base, ts, 4, &o, err, sizeof(err)), 0);
+	assert_int_equal(rep.n_issue, 0);
+	assert_int_equal(m.spin_issue_ps, 7);
+	for (int i = 0; i < 5; i++)
+		synth_free(&t[i]);
+}
+
 static void small_kernel_keeps_the_base_sm_count(void **state)
 {
 	/* 40 blocks, one per SM, no second wave: the other 92 SMs were idle,
@@ -534,6 +591,7 @@ int main(void)
 	    cmocka_unit_test(duration_model_is_fitted_per_resident_count),
 	    cmocka_unit_test(affine_duration_model_is_fitted),
 	    cmocka_unit_test(per_call_add_is_the_slope_over_call_counts),
+	    cmocka_unit_test(issue_time_is_fitted_from_declared_arithmetic),
 	    cmocka_unit_test(issue_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(register_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),

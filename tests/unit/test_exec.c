@@ -477,6 +477,57 @@ static void register_gate_holds_later_blocks_that_fill_their_sub_partitions(void
 	}
 }
 
+/* Four calls of ns each; thread 0 records its block's end of work. */
+struct ex_calls_args {
+	unsigned long long *t1;
+	unsigned long long ns;
+};
+CTA_KERNEL(ex_calls, struct ex_calls_args, p)
+{
+	for (int i = 0; i < 4; i++)
+		cta_spin_ns(p->ns);
+	if (cta_thread_rank() == 0)
+		p->t1[blockIdx.x] = cta_globaltimer_ns();
+}
+
+/* A launch's declared issue_ops cost issue_ops x the warps sharing the
+ * block's scheduler (a quarter of its SM's warps at its start, rounded up)
+ * x spin_issue_ps on every call but the block's first: two 256-thread
+ * blocks on one SM of the H100-SXM preset with spin_issue_ps 1500 and 10
+ * instructions declared end 3 x 10 x 2 x 1.5 = 90 ns (block 0: 8 warps,
+ * 2 a scheduler) and 3 x 10 x 4 x 1.5 = 180 ns (block 1: 16 warps) later
+ * than with none declared; a model without spin_issue_ps charges nothing. */
+static void declared_issue_ops_cost_each_call_after_the_first_by_warps_per_scheduler(void **state)
+{
+	(void)state;
+	enum { NS = 5000 };
+	unsigned long long end[3][2];
+	for (int run = 0; run < 3; run++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_issue_ps = run == 2 ? 0 : 1500;
+		o.device.spin_block_add_ns = 1000; /* the first call's issue comes off it */
+		struct ex_calls_args a = {end[run], NS};
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = {0};
+		l.kernel = &ex_calls;
+		l.grid[0] = 2;
+		l.grid[1] = l.grid[2] = 1;
+		l.block[0] = 256;
+		l.block[1] = l.block[2] = 1;
+		l.issue_ops = run == 0 ? 0 : 10;
+		l.args = &a;
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		assert_int_equal(cta_sim_run(s), 0);
+		cta_sim_free(s);
+	}
+	assert_int_equal(end[1][0] - end[0][0], 90);
+	assert_int_equal(end[1][1] - end[0][1], 180);
+	assert_int_equal(end[2][0], end[0][0]);
+	assert_int_equal(end[2][1], end[0][1]);
+}
+
 /* The register file's gate counts the SM's warps together, dealt evenly
  * over the four sub-partitions (four warps each at 108 registers a
  * thread), not each block's rounded up apart: fifteen 64-thread (2-warp)
@@ -494,9 +545,6 @@ static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.sm_limit = 1;
 	o.device.spin_regs_free = 1;
-	memset(o.device.spin_scale_ppm, 0, sizeof(o.device.spin_scale_ppm));
-	memset(o.device.spin_add_ns, 0, sizeof(o.device.spin_add_ns));
-	o.device.spin_add_mask = 0;
 	unsigned long long t0[G], t1[G];
 	struct ex_gate_args a = {t0, t1, NS};
 	int rc;
@@ -1519,6 +1567,8 @@ int main(void)
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
+	    cmocka_unit_test(
+	        declared_issue_ops_cost_each_call_after_the_first_by_warps_per_scheduler),
 	    cmocka_unit_test(early_commits_change_nothing),
 	    cmocka_unit_test(sealed_batches_change_nothing),
 	    cmocka_unit_test(blocks_held_apart_change_nothing),

@@ -248,6 +248,9 @@ int cta_cmd_calibrate(int argc, char **argv)
 		printf("  spin_regs_free       %u (later blocks that would leave fewer warps' "
 		       "registers free wait)\n",
 		       m->spin_regs_free);
+	if (rep.n_issue)
+		printf("  spin_issue_ps        %u (%" PRIu64 " blocks of declared arithmetic)\n",
+		       m->spin_issue_ps, rep.n_issue);
 	if (rep.note[0])
 		printf("  note: %s\n", rep.note);
 	ret = CTA_EXIT_OK;

@@ -91,7 +91,7 @@ struct config {
 	 * of per-call and per-block cost; n 0 when not known. */
 	struct cta_calib_work work;
 	uint32_t *calls;
-	uint64_t *wns;
+	uint64_t *wns, *issue;
 };
 
 struct configs {
@@ -109,6 +109,7 @@ static void configs_free(struct configs *cs)
 		free(cs->c[i].argv);
 		free(cs->c[i].calls);
 		free(cs->c[i].wns);
+		free(cs->c[i].issue);
 	}
 	free(cs->c);
 	cs->c = NULL;
@@ -450,10 +451,19 @@ static uint64_t *block_durations(const struct cta_trace *t, uint64_t nb)
 
 /* What each block of a single-kernel configuration asks for: the
  * simulator runs it on the recorded GPU's preset with every factor 1 and
- * no adds, then with 1000 ns added to every cta_spin_ns call; the first
- * gives each block's requested time, the difference its calls. Kernels
+ * no adds, then with 1000 ns added to every cta_spin_ns call, then with
+ * an issue time of 1 ns (spin_issue_ps 1000) and a per-block add of
+ * ISSUE_PROBE_NS that its first call's issue time comes off; the first
+ * gives each block's requested time, the difference to the second its
+ * calls, to the third (less ISSUE_PROBE_NS) the issue time its calls
+ * after the first charge at 1 ns an instruction of a warp (0 where the
+ * launch declares no issue_ops). Kernels
  * that steal work (CLC) are left out: how much a block does depends on
  * the timing. */
+/* The issue probe's per-block add: more than any first call's issue time
+ * at 1 ns an instruction of a warp. */
+#define ISSUE_PROBE_NS 1000000u
+
 static int probe_work(struct config *c, const char *tmpdir, char *err, size_t elen)
 {
 	const struct cta_trace_header *h = &c->runs[0].header;
@@ -462,7 +472,7 @@ static int probe_work(struct config *c, const char *tmpdir, char *err, size_t el
 	const unsigned *g = h->kernels[0].grid;
 	uint64_t nb = (uint64_t)g[0] * g[1] * g[2];
 	struct cta_device_model *m = malloc(sizeof(*m));
-	uint64_t *d[2] = {NULL, NULL};
+	uint64_t *d[2] = {NULL, NULL}, *d2 = NULL;
 	char model[1200], simt[1200];
 	msgf(model, sizeof(model), "%s/probe.model", tmpdir);
 	msgf(simt, sizeof(simt), "%s/probe.trace", tmpdir);
@@ -479,34 +489,46 @@ static int probe_work(struct config *c, const char *tmpdir, char *err, size_t el
 		m->spin_scale_ppm[r] = 1000000;
 		m->spin_add_mask |= 1ull << (r - 1);
 	}
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < 3; p++) {
 		for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
-			m->spin_add_ns[r] = p ? 1000 : 0;
+			m->spin_add_ns[r] = p == 1 ? 1000 : 0;
+		m->spin_issue_ps = p == 2 ? 1000 : 0;
+		m->spin_block_add_ns = p == 2 ? ISSUE_PROBE_NS : 0;
 		struct cta_trace t;
 		if (cta_device_save(m, model, err, elen) || simulate(c, model, simt, err, elen) ||
 		    cta_trace_read(&t, simt, err, elen))
 			goto out;
-		d[p] = block_durations(&t, nb);
+		uint64_t *dp = block_durations(&t, nb);
 		cta_trace_free(&t);
-		if (!d[p])
+		if (!dp)
 			goto out;
+		if (p < 2)
+			d[p] = dp;
+		else
+			d2 = dp;
 	}
 	c->calls = malloc(nb * sizeof(*c->calls));
 	c->wns = malloc(nb * sizeof(*c->wns));
-	if (!c->calls || !c->wns)
+	c->issue = malloc(nb * sizeof(*c->issue));
+	if (!c->calls || !c->wns || !c->issue)
 		goto out;
 	for (uint64_t b = 0; b < nb; b++) {
 		int ok = d[0][b] != UINT64_MAX && d[1][b] != UINT64_MAX && d[1][b] >= d[0][b];
 		c->calls[b] = ok ? (uint32_t)((d[1][b] - d[0][b] + 500) / 1000) : 0;
 		c->wns[b] = ok ? d[0][b] : 0;
+		c->issue[b] = ok && d2[b] != UINT64_MAX && d2[b] >= d[0][b] + ISSUE_PROBE_NS
+		                  ? d2[b] - d[0][b] - ISSUE_PROBE_NS
+		                  : 0;
 	}
-	c->work = (struct cta_calib_work){.n = nb, .calls = c->calls, .ns = c->wns};
+	c->work =
+	    (struct cta_calib_work){.n = nb, .calls = c->calls, .ns = c->wns, .issue = c->issue};
 	rc = 0;
 out:
 	unlink(model);
 	unlink(simt);
 	free(d[0]);
 	free(d[1]);
+	free(d2);
 	free(m);
 	return rc;
 }
