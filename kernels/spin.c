@@ -67,6 +67,9 @@ CTA_HARNESS(spin_info)
 static const struct cta_param_desc spin_clc_params[] = {
     {"ns", "1000", "virtual nanoseconds per block index processed (before imbalance)"},
     {"grid", "65536", "blocks (x) and the counters verify checks (a larger --grid fails verify)"},
+    {"cluster", "1",
+     "2: clusters of 2 CTAs, one cancelling for both (the guide's cluster loop, "
+     "spin_clc_cluster); grid must be even"},
     KPARAM_IMBALANCE,
     {NULL, NULL, NULL},
 };
@@ -82,10 +85,17 @@ struct spin_clc_state {
 
 static int spin_clc_setup(struct cta_harness *h)
 {
-	int64_t ns = 0, grid = 0;
+	int64_t ns = 0, grid = 0, cluster = 1;
 	int rc = cta__kparam_range(h, "ns", 0, INT64_MAX, &ns);
 	if (!rc)
 		rc = cta__kparam_range(h, "grid", 1, 0x7fffffff, &grid);
+	if (!rc)
+		rc = cta__kparam_range(h, "cluster", 1, 2, &cluster);
+	if (!rc && grid % cluster)
+		return cta_harness_error(h, CTA_EINVAL,
+		                         "--arg grid=%lld: clusters of %lld need a grid that is "
+		                         "a multiple of %lld",
+		                         (long long)grid, (long long)cluster, (long long)cluster);
 	struct spin_clc_args a = {.ns = (unsigned long long)ns};
 	if (!rc)
 		rc = cta__kparam_imbalance(h, &a.imbalance);
@@ -106,6 +116,11 @@ static int spin_clc_setup(struct cta_harness *h)
 	    .block = {1024, 1, 1}, /* the guide's launch, as vecscale_clc */
 	    .smem_static = SPIN_CLC_SMEM,
 	};
+	if (cluster > 1) {
+		cfg.cluster[0] = (unsigned)cluster;
+		cfg.cluster[1] = cfg.cluster[2] = 1;
+		return cta_harness_launch(h, &spin_clc_cluster, &cfg, &a, sizeof a);
+	}
 	return cta_harness_launch(h, &spin_clc, &cfg, &a, sizeof a);
 }
 

@@ -111,4 +111,44 @@ CTA_KERNEL(spin_clc, struct spin_clc_args, p)
 	}
 }
 
+/* spin_clc in clusters (`--arg cluster=2`): the guide's cluster loop
+ * (vecscale_clc_cluster's, 4.12.2.2) with spin_clc's work, so that what a
+ * cluster barrier costs an iteration is measured without the vector-scalar
+ * body's global loads and stores. One cluster thread cancels a whole
+ * cluster, the result is multicast to every CTA, each adds its rank. */
+CTA_KERNEL(spin_clc_cluster, struct spin_clc_args, p)
+{
+	CTA_SHARED(cta_clc_result, result);
+	CTA_SHARED(uint64_t, bar);
+	int phase = 0;
+
+	if (cta_thread_rank() == 0) {
+		cta_mbarrier_init(bar, 1);
+		cta_fence_mbarrier_init_release_cluster();
+	}
+
+	int bx = blockIdx.x;
+	while (true) {
+		cta_cluster_sync();
+		if (cta_cluster_thread_rank() == 0) {
+			cta_fence_proxy_async_generic_acquire();
+			cta_clc_try_cancel_multicast(result, bar);
+		}
+		if (cta_thread_rank() == 0) {
+			cta_mbarrier_arrive_expect_tx(bar, sizeof(cta_clc_result));
+			if ((unsigned long long)bx < p->ndone)
+				p->done[bx] += 1;
+		}
+		cta_spin_ns(kwork_cost_ns(p->imbalance, (unsigned)bx, p->ns));
+		while (!cta_mbarrier_try_wait_parity(bar, phase)) {
+		}
+		phase ^= 1;
+		bool success = cta_clc_query_cancel_is_canceled(result);
+		if (!success)
+			break;
+		bx = cta_clc_query_cancel_get_first_ctaid_x(result) + cta_cluster_block_index().x;
+		cta_fence_proxy_async_generic_release();
+	}
+}
+
 #endif

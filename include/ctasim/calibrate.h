@@ -95,9 +95,12 @@ struct cta_calib_opts {
 	/* Per trace (NULL: none): for a CLC kernel recorded under emulation,
 	 * the ns of the one cta_spin_ns call of each iteration of its steal
 	 * loop, or 0; with it the emulated steal's cost is fitted per
-	 * iteration (clc_steal_ns). */
+	 * iteration (clc_steal_ns); CTA_CALIB_CLC_NS_ZERO for a call of 0 ns. */
 	const uint64_t *clc_ns;
 };
+/* A clc_ns entry for a steal loop whose one call asks for 0 ns (0 itself
+ * says the loop's work is not known). */
+#define CTA_CALIB_CLC_NS_ZERO UINT64_MAX
 #define CTA_CALIB_OPTS_INIT                                                                        \
 	{                                                                                          \
 		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \

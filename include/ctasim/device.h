@@ -216,6 +216,12 @@ struct cta_device_model {
 	 * one instruction of one warp at a time (docs/FIDELITY.md). 0: not
 	 * charged. */
 	unsigned spin_issue_ps;
+	/* One cta_cluster_sync crossing: the barrier across a cluster's CTAs,
+	 * released this long after its last thread arrived (0: barrier_ns, as
+	 * a block's). On an H100 the guide's cluster CLC loop takes about half
+	 * a microsecond an iteration more than its one-CTA twin
+	 * (docs/FIDELITY.md); `ctasim calibrate` fits it from such loops. */
+	unsigned cluster_barrier_ns;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

@@ -90,6 +90,11 @@ struct fit {
 	 * issuer's time after a completion, and from a known loop's success
 	 * to its next request and from its last failure to the block's end. */
 	struct samples clc_solo, clc_turn, clc_tail, clc_post, clc_exit;
+	/* ... beside each clc_post kernel, its block's threads; and the
+	 * clustered kernels' (time, ns, threads; push3), whose iteration
+	 * crosses a cluster barrier where the others cross a block barrier
+	 * (cluster_barrier_ns). */
+	struct samples clc_post_threads, clc_post_cluster;
 	struct samples clc_fail_kernel; /* per kernel: its median failure */
 	/* ... and beside each, the kernel's requesters: its units resident at
 	 * once (clc_units_resident). */
@@ -283,7 +288,7 @@ static double median_less_call(const struct samples *s, double f, double add, do
  * kernel's median failure and the loop's work, is the uncontended claim),
  * and the median of its failures. */
 static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct samples *fails,
-                      uint64_t iter_ns, uint64_t units)
+                      int known, uint64_t iter_ns, uint64_t units)
 {
 	int rc = 0;
 	uint64_t fail = 0;
@@ -300,7 +305,7 @@ static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct
 			rc = push(
 			    &fit->clc_turn,
 			    (uint64_t)((double)(c[i].done - c[i - 1].done) * c[i].scale + 0.5));
-		else if (iter_ns && fails->n &&
+		else if (known && fails->n &&
 		         (double)(c[i].done - c[i].issue) * c[i].scale > (double)fail)
 			rc = push(&solo, (uint64_t)((double)(c[i].done - c[i].issue) * c[i].scale -
 			                            (double)fail + 0.5));
@@ -418,9 +423,30 @@ static uint64_t near_scale(uint64_t v, uint64_t ns, double scale)
 	return ns + (uint64_t)((double)(v - ns) * scale + 0.5);
 }
 
-static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter_ns,
+/* The threads of a block of kernel kh (0: not known). */
+static uint64_t block_threads(const struct cta_trace_kernel *kh)
+{
+	uint64_t n = 1;
+	for (int d = 0; kh && d < 3; d++)
+		n *= kh->block[d] ? kh->block[d] : 1;
+	return kh ? n : 0;
+}
+
+/* Whether kernel kh launches clusters of two CTAs or more. */
+static int clustered(const struct cta_trace_kernel *kh)
+{
+	uint64_t c = 1;
+	for (int d = 0; kh && d < 3; d++)
+		c *= kh->cluster[d] ? kh->cluster[d] : 1;
+	return c > 1;
+}
+
+static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop_ns,
                        const struct cta_device_model *base)
 {
+	/* The loop's call (cta_calib_opts.clc_ns): 0 not known. */
+	int known = loop_ns != 0;
+	uint64_t iter_ns = loop_ns == CTA_CALIB_CLC_NS_ZERO ? 0 : loop_ns;
 	struct cta__rec_key *ks;
 	size_t n;
 	if (cta__analysis_rec_keys(&ks, &n, t, clc_keep, NULL))
@@ -442,6 +468,12 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 			j++;
 		const struct cta_trace_kernel *kh =
 		    ks[i].a < t->header.kernel_count ? &t->header.kernels[ks[i].a] : NULL;
+		/* A clustered kernel's request also stores its result into every
+		 * CTA of the cluster before it completes (the multicast), and its
+		 * claims and way out reach them too: only its time from a success
+		 * to the next request is used, for the cluster barrier; its far
+		 * GPCs bring that to the near GPCs' scale. */
+		int multi = clustered(kh);
 		/* A kernel's first block: its far GPCs, from all of its blocks. */
 		if (!i || ks[i - 1].a != ks[i].a) {
 			size_t e = i;
@@ -449,7 +481,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 				e++;
 			rc = clc_far_kernel(t, ks, i, e, base, far, &ratio);
 			units = clc_units_resident(t, ks[i].a, kh);
-			if (!rc && ratio > 1) {
+			if (!rc && ratio > 1 && !multi) {
 				rc = push(&fit->clc_far, (uint64_t)(ratio * 1e6 + 0.5));
 				for (int g = 0; g < 32; g++)
 					fit->clc_far_votes[g] += far[g];
@@ -466,9 +498,9 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 			const struct cta_trace_rec *r = &t->recs[ks[k].seq];
 			switch (r->ev) {
 			case CTA_TEV_CANCEL:
-				if (have_done && !stole)
+				if (have_done && !stole && !multi)
 					rc = push(&tails, near_scale(r->t_ns - done, 0, sc));
-				else if (have_done && ok && iter_ns && !rc)
+				else if (have_done && ok && known && !rc)
 					rc = push(&posts, near_scale(r->t_ns - done, iter_ns, sc));
 				issue = r->t_ns;
 				open = 1;
@@ -482,6 +514,8 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 				stole = 0;
 				done = r->t_ns;
 				ok = r->code == CTA_CANCEL_SUCCESS;
+				if (multi)
+					break;
 				rc = push(ok ? &fit->clc_succ : &fit->clc_fail,
 				          near_scale(done - issue, 0, sc));
 				if (!rc && !ok)
@@ -497,7 +531,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 				stole = 1;
 				break;
 			default: /* END */
-				if (have_done && !ok && iter_ns)
+				if (have_done && !ok && known && !multi)
 					rc = push(&exits, near_scale(r->t_ns - done, iter_ns, sc));
 				have_done = 0;
 				break;
@@ -506,11 +540,18 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t iter
 		/* One kernel's claims at a time: the next group is another
 		 * kernel's, or the same kernel's next block. */
 		if (!rc && (j == n || ks[j].a != ks[i].a)) {
-			rc = clc_kernel(fit, cl, ncl, &fails, iter_ns, units);
+			rc = clc_kernel(fit, cl, ncl, &fails, known && !multi, iter_ns, units);
 			if (!rc && tails.n)
 				rc = push(&fit->clc_tail, median(&tails));
-			if (!rc && posts.n)
+			if (!rc && posts.n && multi) {
+				rc = push2(&fit->clc_post_cluster, median(&posts), iter_ns);
+				if (!rc)
+					rc = push(&fit->clc_post_cluster, block_threads(kh));
+			} else if (!rc && posts.n) {
 				rc = push2(&fit->clc_post, median(&posts), iter_ns);
+				if (!rc)
+					rc = push(&fit->clc_post_threads, block_threads(kh));
+			}
 			if (!rc && exits.n)
 				rc = push2(&fit->clc_exit, median(&exits), iter_ns);
 			tails.n = posts.n = exits.n = 0;
@@ -595,6 +636,58 @@ out:
 	return best;
 }
 
+/* Whether a one-CTA steal loop of blocks of thr threads was recorded. */
+static int one_cta_loop_of(const struct fit *fit, uint64_t thr)
+{
+	for (size_t k = 0; k < fit->clc_post_threads.n; k++)
+		if (fit->clc_post_threads.v[k] == thr)
+			return 1;
+	return 0;
+}
+
+/* cluster_barrier_ns: a clustered steal loop's iteration is a one-CTA
+ * loop's with the cluster barrier in place of the block's (barrier_ns).
+ * Each clustered kernel votes its success-to-request time less its loop's
+ * work (ns x f) less the median of the same over the one-CTA kernels of
+ * its block size, plus the block's barrier: blocks of one size share their
+ * SM alike, where the loops of other sizes differ by their SM's crowd. Only
+ * where no clustered kernel has a one-CTA twin of its size do all one-CTA
+ * kernels stand in. The median vote; 0 (a block's barrier) where no
+ * clustered loop was recorded. */
+static unsigned fit_cluster_barrier(const struct fit *fit, double f, double barrier)
+{
+	const struct samples *c = &fit->clc_post_cluster, *o = &fit->clc_post;
+	struct samples votes = {0}, ref = {0};
+	unsigned r = 0;
+	int any_twin = 0;
+	for (size_t i = 0; i + 2 < c->n; i += 3)
+		any_twin |= one_cta_loop_of(fit, c->v[i + 2]);
+	for (size_t i = 0; i + 2 < c->n && o->n; i += 3) {
+		uint64_t thr = c->v[i + 2];
+		int same = one_cta_loop_of(fit, thr);
+		if (any_twin && !same)
+			continue;
+		ref.n = 0;
+		for (size_t k = 0; k + 1 < o->n; k += 2) {
+			if (same && fit->clc_post_threads.v[k / 2] != thr)
+				continue;
+			double y = (double)o->v[k] - (double)o->v[k + 1] * f;
+			if (push(&ref, y > 0 ? (uint64_t)y : 0))
+				goto out;
+		}
+		double x =
+		    (double)c->v[i] - (double)c->v[i + 1] * f - (double)median(&ref) + barrier;
+		if (push(&votes, x > 0 ? (uint64_t)(x + 0.5) : 0))
+			goto out;
+	}
+	if (votes.n)
+		r = clamp_add((double)median(&votes));
+out:
+	free(votes.v);
+	free(ref.v);
+	return r;
+}
+
 /* The emulated CLC's costs (clc_emulated, docs/FIDELITY.md):
  * clc_request_ns, the median cancel to cancel_done of failures (of every
  * request when none failed); clc_request_tail_ns, the median time from a
@@ -654,6 +747,7 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	out->clc_steal_ns =
 	    clamp_add(median_less_call(&fit->clc_post, f, add, tail + (double)out->barrier_ns));
 	out->clc_exit_ns = clamp_add(median_less_call(&fit->clc_exit, f, add, tail));
+	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
 }
 
 /* The starts and ends of a trace's known kernels that the fits pair up,
@@ -729,6 +823,8 @@ static void free_fit(struct fit *f)
 	free(f->clc_turn.v);
 	free(f->clc_tail.v);
 	free(f->clc_post.v);
+	free(f->clc_post_cluster.v);
+	free(f->clc_post_threads.v);
 	free(f->clc_exit.v);
 	free(f->clc_far.v);
 	free(f->clc_fail_kernel.v);

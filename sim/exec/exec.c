@@ -1493,7 +1493,8 @@ static uint64_t unit_exited(const struct cta__unit *u)
 
 static void cluster_release(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *self)
 {
-	uint64_t t = u->cbar_max_t + s->dev.barrier_ns;
+	uint64_t t = u->cbar_max_t +
+	             (s->dev.cluster_barrier_ns ? s->dev.cluster_barrier_ns : s->dev.barrier_ns);
 	u->cbar_gen++;
 	struct cta__lane_x *w = u->cbar_waiters;
 	u->cbar_waiters = u->cbar_waiters_tail = NULL;

@@ -101,6 +101,7 @@ static const struct key keys[] = {
     OPT_UINT(clc_far_gpcs, 0xffffffffu),
     OPT_UINT(clc_far_ppm, 100000000),
     OPT_UINT(clc_crowd_units, 1000000),
+    OPT_UINT(cluster_barrier_ns, CTA_DEVICE_SPIN_ADD_MAX),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -158,10 +158,12 @@ struct sweep_fit {
 	/* ... and 1 + (R / clc_crowd_units)^2 times the request with R units
 	 * of the launch resident. */
 	uint32_t clc_crowd_units;
+	/* One cluster barrier crossing (cluster_barrier_ns; 0: barrier). */
+	uint32_t cluster_barrier_ns;
 	const char *fitted_on;
 };
 
-/* Fitted on the 77 configurations of traces/reference/h100/ (H100 80GB
+/* Fitted on the 80 configurations of traces/reference/h100/ (H100 80GB
  * HBM3, 2-3 runs each) and its 14 placement probes (prior_*, one run
  * each, the launch before): `ctasim fidelity traces/reference/h100 -o
  * MODEL` writes these values (docs/FIDELITY.md). */
@@ -181,19 +183,20 @@ static const struct sweep_fit sweep_h100 = {
     .gate_threads = 1024,
     .regs_free = 1,
     .issue_ps = 587,
-    .clc_request_ns = 835,
+    .clc_request_ns = 825,
     .clc_steal_ns = 758,
     .clc_request_tail_ns = 736,
     .clc_claim_ns = 485,
-    .clc_claim_turn_ns = 423,
+    .clc_claim_turn_ns = 422,
     .clc_exit_ns = 548,
     .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
-    .clc_far_ppm = 1310345,
-    .clc_crowd_units = 611,
+    .clc_far_ppm = 1312500,
+    .clc_crowd_units = 599,
+    .cluster_barrier_ns = 499,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
-/* Fitted on the 81 configurations of traces/reference/h200/ (NVIDIA H200,
+/* Fitted on the 84 configurations of traces/reference/h200/ (NVIDIA H200,
  * 2 runs each): `ctasim fidelity traces/reference/h200 -o MODEL`. The
  * same GH100 die: the fit finds the H100's sweep (first SMs, gaps,
  * rotation) and gate; the H200's own are the duration factors and adds
@@ -216,7 +219,7 @@ static const struct sweep_fit sweep_h200 = {
     .gate_threads = 1024,
     .regs_free = 1,
     .issue_ps = 588,
-    .clc_request_ns = 846,
+    .clc_request_ns = 826,
     .clc_steal_ns = 1067,
     .clc_request_tail_ns = 736,
     .clc_claim_ns = 553,
@@ -224,7 +227,8 @@ static const struct sweep_fit sweep_h200 = {
     .clc_exit_ns = 655,
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
     .clc_far_ppm = 1256098,
-    .clc_crowd_units = 587,
+    .clc_crowd_units = 576,
+    .cluster_barrier_ns = 292,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",
 };
 
@@ -538,6 +542,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_far_gpcs = f->clc_far_gpcs;
 		m->clc_far_ppm = f->clc_far_ppm;
 		m->clc_crowd_units = f->clc_crowd_units;
+		m->cluster_barrier_ns = f->cluster_barrier_ns;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

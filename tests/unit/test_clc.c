@@ -15,6 +15,7 @@
 #include "base/base.h"
 #include "base/upcalls.h"
 #include "clc/clc.h"
+#include "ctasim/calibrate.h"
 #include "ctasim/trace.h"
 #include "engine/engine.h"
 #include "exec/exec.h"
@@ -681,6 +682,67 @@ static void emulated_requests_take_longer_with_more_requesters(void **state)
 	}
 }
 
+/* Simulates spin_clc (64 blocks of 1024 threads, 2 us an index) under the
+ * emulation, in clusters of `cluster` CTAs, with the given cluster barrier
+ * cost, into *t, marked as a GPU's emulated trace. */
+static void cluster_loop_trace(struct cta_trace *t, unsigned cluster, unsigned cost)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "cbar.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 8;
+	o.timing_only = 1;
+	o.trace_path = path;
+	emulated_clc(&o.device);
+	/* A steal above the claim turn, which stands in for the issuer's
+	 * tail where no trace has two requests back to back (fit_clc). */
+	o.device.clc_steal_ns = 1500;
+	o.device.cluster_barrier_ns = cost;
+	const char *args[] = {"grid=256", "ns=2000", cluster > 1 ? "cluster=2" : NULL, NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+	cta_harness_free(h);
+	char err[256];
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+	strcpy(t->header.clc, "emulated");
+}
+
+/* The cluster barrier (cluster_barrier_ns) comes back from traces the
+ * simulator made with it: a clustered steal loop's time from a success to
+ * its next request is the one-CTA loop's with the cluster barrier in place
+ * of the block's; the one-CTA loop gives the steal (with the tail, which
+ * these traces cannot tell apart), the clustered one the barrier. Without
+ * a clustered loop none is fitted (0: a block's). */
+static void cluster_barrier_is_recovered_from_simulated_steal_loops(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	for (unsigned cost = 600; cost <= 1800; cost += 1200) {
+		struct cta_trace t[2];
+		cluster_loop_trace(&t[0], 1, cost);
+		cluster_loop_trace(&t[1], 2, cost);
+		const struct cta_trace *ts[2] = {&t[0], &t[1]};
+		uint64_t loop_ns[2] = {2000, 2000};
+		struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+		co.clc_ns = loop_ns;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		char err[256] = "";
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		if (m.cluster_barrier_ns < cost * 9 / 10 || m.cluster_barrier_ns > cost * 11 / 10)
+			fail_msg("cluster barrier %u, simulated with %u", m.cluster_barrier_ns,
+			         cost);
+		/* The one-CTA loop alone: nothing to fit it on. */
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &co, err, sizeof(err)), 0);
+		assert_int_equal(m.cluster_barrier_ns, 0);
+		cta_trace_free(&t[0]);
+		cta_trace_free(&t[1]);
+	}
+}
+
 /* Every decode of a failed result pays the emulation's way out
  * (clc_exit_ns), as every decode of a success pays clc_steal_ns: the 40
  * blocks of clc_two_requests, all resident on 8 SMs, see both of their
@@ -835,6 +897,7 @@ int main(void)
 	    cmocka_unit_test(emulated_claims_of_one_word_complete_a_turn_apart),
 	    cmocka_unit_test(emulated_requests_from_far_gpcs_take_longer),
 	    cmocka_unit_test(emulated_requests_take_longer_with_more_requesters),
+	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),

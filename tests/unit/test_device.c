@@ -183,6 +183,10 @@ static void fitted_presets_are_fitted_on_their_own_gpu(void **state)
 	assert_int_equal(h100->clc_far_gpcs, 0x8e);
 	assert_int_equal(h200->clc_far_gpcs, 0x9a);
 	assert_int_not_equal(h200->spin_block_add_ns, h100->spin_block_add_ns);
+	/* Both fits recorded clustered steal loops: a cluster barrier costs
+	 * hundreds of ns where a block's costs 15 (docs/FIDELITY.md). */
+	assert_true(h100->cluster_barrier_ns > 10 * h100->barrier_ns);
+	assert_true(h200->cluster_barrier_ns > 10 * h200->barrier_ns);
 }
 
 /* A published H100 SXM SM-to-GPC query found 6 GPCs of 16 SMs and 2 of 18. */

@@ -1515,10 +1515,15 @@ static void blocks_may_declare_many_shared_variables(void **state)
 	cta_sim_free(s);
 }
 
-static void cluster_sync_releases_every_thread_of_the_cluster_together(void **state)
+/* Runs ex_cluster_sync (8 blocks of 32 threads in clusters of 4, block r
+ * of a cluster arriving 1000 ns x r late) with the given cluster barrier
+ * cost and checks that every thread of a cluster leaves the barrier when
+ * the last arrives plus `cost`. */
+static void cluster_sync_with(unsigned cluster_barrier_ns, uint64_t cost_if_zero)
 {
-	(void)state;
 	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.device.cluster_barrier_ns = cluster_barrier_ns;
+	uint64_t cost = cluster_barrier_ns ? cluster_barrier_ns : cost_if_zero;
 	enum { B = 8, T = 32, C = 4 };
 	unsigned long long t_after[B * T], t_start[B];
 	unsigned rank[B];
@@ -1543,9 +1548,26 @@ static void cluster_sync_releases_every_thread_of_the_cluster_together(void **st
 		assert_int_equal(t_start[b], t_start[first]); /* co-scheduled */
 		for (unsigned t = 0; t < T; t++)
 			assert_int_equal(t_after[b * T + t],
-			                 t_start[first] + 1000 * (C - 1) + o.device.barrier_ns);
+			                 t_start[first] + 1000 * (C - 1) + cost);
 	}
 	cta_sim_free(s);
+}
+
+static void cluster_sync_releases_every_thread_of_the_cluster_together(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	/* Unfitted (0): a cluster barrier costs what a block's does. */
+	cluster_sync_with(0, o.device.barrier_ns);
+}
+
+/* The fitted cluster barrier (cluster_barrier_ns, docs/FIDELITY.md)
+ * replaces barrier_ns at a cluster barrier, for every CTA of it. */
+static void cluster_sync_costs_the_fitted_cluster_barrier(void **state)
+{
+	(void)state;
+	cluster_sync_with(700, 0);
+	cluster_sync_with(1, 0);
 }
 
 int main(void)
@@ -1562,6 +1584,7 @@ int main(void)
 	    cmocka_unit_test(block_reduce_kernel_sums_correctly),
 	    cmocka_unit_test(mbarrier_waiters_continue_at_the_phase_completion_time),
 	    cmocka_unit_test(cluster_sync_releases_every_thread_of_the_cluster_together),
+	    cmocka_unit_test(cluster_sync_costs_the_fitted_cluster_barrier),
 	    cmocka_unit_test(barrier_free_blocks_run_on_one_lane_each),
 	    cmocka_unit_test(lane_moving_on_keeps_each_block_its_own_duration),
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),

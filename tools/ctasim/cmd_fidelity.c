@@ -223,13 +223,16 @@ static int parse_line(struct config *c, char *line, const char *path, unsigned l
 				imbalanced = 1;
 		}
 	}
-	/* The steal loops of spin_clc, vecscale_clc and vec_add_clc make one
-	 * cta_spin_ns(ns) call an iteration (vecscale_clc's ns per element;
-	 * its prologue comes before the first request). */
+	/* The steal loops of spin_clc, vecscale_clc, its cluster form and
+	 * vec_add_clc make one cta_spin_ns(ns) call an iteration (the
+	 * vector-scalar kernels' ns per element, 0 unless given; their
+	 * prologue comes before the first request). */
 	if (!c->scenario && !imbalanced &&
-	    (!strcmp(w[2], "spin_clc") || !strcmp(w[2], "vecscale_clc") ||
-	     !strcmp(w[2], "vec_add_clc")))
+	    (!strcmp(w[2], "spin_clc") || !strcmp(w[2], "vec_add_clc")))
 		c->clc_ns = c->spin_ns;
+	if (!c->scenario && !imbalanced &&
+	    (!strcmp(w[2], "vecscale_clc") || !strcmp(w[2], "vecscale_clc_cluster")))
+		c->clc_ns = c->spin_ns ? c->spin_ns : CTA_CALIB_CLC_NS_ZERO;
 	if (c->scenario || strcmp(w[2], "spin") || imbalanced)
 		c->spin_ns = 0;
 	if (c->placement_only)

@@ -13,9 +13,11 @@
 # register-heavy kernel's later waves and the grid-stride loop's memory
 # traffic on shapes outside the fit), `gridstride` (the grid-stride
 # loop's per-element spin and length, which its memory floor is fitted on)
-# or `clc-holdout2` (the request crowd rule's hold-out shapes) or `prior`
+# `clc-holdout2` (the request crowd rule's hold-out shapes), `prior`
 # (where the launch before leaves the sweep: the fit's grids, its hold-out,
-# and the same grids recorded without the record-slot clear). Writes
+# and the same grids recorded without the record-slot clear), `cluster`
+# (spin_clc in 2-CTA clusters: the cluster barrier's fit) or
+# `cluster-holdout` (its hold-out shapes). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -111,6 +113,30 @@ if [ "$set_" = gridstride ]; then
 		run "gs_fixed_work_ns$ns" vecscale_fixed_work --arg n=1048576 --arg ns=$ns \
 			--arg prologue_ns=2000 --arg imbalance=none
 	done
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster ]; then
+	# spin_clc in 2-CTA clusters (the guide's cluster loop with spin_clc's
+	# work: no global loads or stores in the loop) at 1024 and 512 threads
+	# and 2 and 10 us of work: what the cluster barrier costs an
+	# iteration (cluster_barrier_ns, docs/FIDELITY.md).
+	run clc_spin_clc_cluster_g1056 spin_clc --arg cluster=2 --arg grid=1056 --arg ns=2000
+	run clc_spin_clc_cluster_b512_g2112 spin_clc --block 512 --arg cluster=2 --arg grid=2112 \
+		--arg ns=2000
+	run clc_spin_clc_cluster_g1056_ns10000 spin_clc --arg cluster=2 --arg grid=1056 --arg ns=10000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster-holdout ]; then
+	# Held out of every fit (recorded before cluster_barrier_ns was
+	# fitted): the cluster loop at 256 threads (528 clusters resident),
+	# with 5 us of work, and the guide's vector-scalar cluster kernel at
+	# 512 K elements.
+	run clc_spin_clc_cluster_b256_g2112_ns5000 spin_clc --block 256 --arg cluster=2 \
+		--arg grid=2112 --arg ns=5000
+	run clc_spin_clc_cluster_g528_ns20000 spin_clc --arg cluster=2 --arg grid=528 --arg ns=20000
+	run clc_vecscale_clc_cluster_n512k vecscale_clc_cluster --arg n=524288
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
