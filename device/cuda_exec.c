@@ -287,8 +287,11 @@ static unsigned dim_or_1(unsigned v)
 /* Sizes the record buffer of a launch: start/end slots for every block
  * when the grid is at most 2^24 blocks (1.3 GB of records), plus counted
  * records: per stolen index a cancel, its result and a steal, and each
- * block's final failed cancel and its result. */
-static void record_sizes(unsigned long long blocks, int clc, unsigned long long *fixed,
+ * block's final failed cancel and its result. The slots are cleared on the
+ * GPU before the launch, which moves where its dispatcher starts
+ * (docs/FIDELITY.md, placement rule 5): idle (idle_before) counts every
+ * record instead, so nothing runs on the SMs before the launch. */
+static void record_sizes(unsigned long long blocks, int clc, int idle, unsigned long long *fixed,
                          unsigned long long *cap)
 {
 	const char *env = getenv("CTASIM_CUDA_RECORD_CAP"); /* test knob: force overflow */
@@ -297,7 +300,7 @@ static void record_sizes(unsigned long long blocks, int clc, unsigned long long 
 		*cap = strtoull(env, NULL, 10);
 		return;
 	}
-	*fixed = blocks <= (1ull << 24) ? blocks : 0;
+	*fixed = !idle && blocks <= (1ull << 24) ? blocks : 0;
 	unsigned long long c = (*fixed ? 0 : 2 * blocks) + (clc ? 5 * blocks : 0) + 4096;
 	*cap = c > (1ull << 25) ? (1ull << 25) : c;
 }
@@ -562,7 +565,7 @@ static int run_prepare_launches(struct run_state *st)
 			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
-			record_sizes(s->blocks, s->clc, &c->fixed, &c->cap);
+			record_sizes(s->blocks, s->clc, r->opts->idle_before, &c->fixed, &c->cap);
 			CKR(cudaMalloc((void **)&s->drecs,
 			               (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;

@@ -139,7 +139,7 @@ typedef enum cta_clc_mode {
 	CTA_CLC_EMULATE = 2,
 } cta_clc_mode;
 
-#define CTA_HARNESS_OPTS_VERSION 4
+#define CTA_HARNESS_OPTS_VERSION 5
 struct cta_harness_opts {
 	unsigned version;
 	cta_backend backend;
@@ -151,6 +151,12 @@ struct cta_harness_opts {
 	cta_clc_mode clc;
 	int cuda_device;         /* CUDA device ordinal */
 	int cuda_uninstrumented; /* CUDA: no per-block timestamps (overhead baseline) */
+	/* Nothing runs on the SMs before a launch: the simulator's sweep starts
+	 * where an idle GPU starts it (the device's sweep_prior_unit taken as 0),
+	 * and the CUDA backend counts its records instead of clearing per-block
+	 * slots, a clear the GPU runs on its SMs (docs/FIDELITY.md, placement
+	 * rule 5). 0: every launch follows that clear, as the presets model. */
+	int idle_before;
 };
 
 typedef enum cta_verdict {

@@ -507,7 +507,9 @@ int cta_harness_new(struct cta_harness **out, const struct cta_kernel_info *ki,
 		return CTA_ENOMEM;
 	h->ki = ki;
 	h->opts = *opts;
-	h->device = opts->sim.device;
+	if (opts->idle_before)
+		h->opts.sim.device.sweep_prior_unit = 0;
+	h->device = h->opts.sim.device;
 	*out = h;
 	for (size_t i = 0; i < opts->nargs; i++) {
 		const char *a = opts->args[i];

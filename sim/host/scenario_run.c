@@ -170,6 +170,8 @@ int cta_scenario_exec(cta_scenario_run **out, const struct cta_scenario *sc,
 			return rc;
 		}
 	}
+	if (o.idle_before)
+		o.sim.device.sweep_prior_unit = 0; /* as cta_harness_new */
 	x->device = o.sim.device;
 	if (sc->has_seed)
 		o.sim.seed = sc->seed;

@@ -274,6 +274,25 @@ else
 	not_ok "different seeds with injected failures, different traces"
 fi
 
+# ---- the launch before ---------------------------------------------------------------------
+# --launch-before none is the preset with sweep_prior_unit 0 (the idle
+# dispatcher, traces/reference/h100-noclear); the default follows the
+# CUDA backend's record-slot clear, which moves a 2500-block grid's sweep.
+printf 'base = H100-SXM\nsweep_prior_unit = 0\n' >"$TMP/idle.model"
+if "$CTASIM" run spin --grid 2500 --timing-only --launch-before none --trace "$TMP/n.trace" \
+	--quiet >"$TMP/out" 2>"$TMP/err" &&
+	"$CTASIM" run spin --grid 2500 --timing-only --device "$TMP/idle.model" \
+		--trace "$TMP/i.trace" --quiet >"$TMP/out" 2>"$TMP/err" &&
+	"$CTASIM" run spin --grid 2500 --timing-only --trace "$TMP/c.trace" --quiet \
+		>"$TMP/out" 2>"$TMP/err" &&
+	cmp -s "$TMP/n.trace" "$TMP/i.trace" && ! cmp -s "$TMP/n.trace" "$TMP/c.trace"; then
+	ok "--launch-before none places as sweep_prior_unit 0, unlike the default"
+else
+	not_ok "--launch-before none places as sweep_prior_unit 0, unlike the default"
+fi
+expect 2 err "--launch-before 'idle': expected clear or none" "--launch-before: bad keyword" -- \
+	run spin --launch-before idle
+
 echo "1..$n"
 echo "# $((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

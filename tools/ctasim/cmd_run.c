@@ -46,6 +46,10 @@ static void usage(FILE *f)
 	           "                         N in [0, 2^63-1]\n"
 	           "  --timing-only          run one thread per block: timing, no results\n"
 	           "  --placement spread|round_robin|order   override the model's policy\n"
+	           "  --launch-before clear|none   what runs on the SMs before each launch:\n"
+	           "                         the CUDA backend's record-slot clear (default,\n"
+	           "                         as in the reference traces) or nothing (an idle\n"
+	           "                         GPU; the CUDA backend then counts its records)\n"
 	           "  --jitter NS            +-NS random jitter on every latency, [0, 10^9]\n"
 	           "  --random-tiebreak      break placement ties by the seed\n"
 	           "  --sm-limit N           use only the first N SMs, [1, the device's SMs]\n"
@@ -113,6 +117,7 @@ struct run_parse {
 	struct cta_sim_opts so;
 	const char *device; /* --device, resolved by finish_options */
 	int placement;      /* --placement, or -1 for the model's */
+	int launch_before;  /* --launch-before: 1 clear (the model's), 0 none */
 	const char *args[256];
 };
 
@@ -279,6 +284,8 @@ static int schedule_option(struct run_parse *p, const char *a)
 	static const char *const places[] = {"spread", "round_robin", "order"};
 	static const int place_v[] = {CTA_PLACE_SPREAD, CTA_PLACE_ROUND_ROBIN, CTA_PLACE_ORDER};
 	static const char *const spins[] = {"fair", "adversarial"};
+	static const char *const befores[] = {"clear", "none"};
+	static const int before_v[] = {1, 0};
 	static const int spin_v[] = {CTA_SPIN_FAIR, CTA_SPIN_ADVERSARIAL};
 	struct cta_sim_opts *so = &p->so;
 	const char *v;
@@ -291,6 +298,10 @@ static int schedule_option(struct run_parse *p, const char *a)
 	} else if (cli_is(a, "--placement")) {
 		if (!(v = opt_value(p, "--placement")) ||
 		    keyword(p, "--placement", v, 3, places, place_v, &p->placement) < 0)
+			return -1;
+	} else if (cli_is(a, "--launch-before")) {
+		if (!(v = opt_value(p, "--launch-before")) ||
+		    keyword(p, "--launch-before", v, 2, befores, before_v, &p->launch_before) < 0)
 			return -1;
 	} else if (cli_is(a, "--jitter")) {
 		if (!(v = opt_value(p, "--jitter")) ||
@@ -345,6 +356,7 @@ static int finish_options(struct run_parse *p, const char *kernel)
 		return -1;
 	if (p->placement >= 0)
 		so->device.placement = (cta_placement)p->placement;
+	p->o->idle_before = !p->launch_before;
 	/* A scenario file may still name a device that has an order: it checks
 	 * once the file's device is resolved. */
 	if (p->placement >= 0 && (p->device || strcmp(cmd, "scenario")) &&
@@ -370,7 +382,8 @@ int cli_run_options(const char *cmd, int argc, char **argv, struct cta_harness_o
                     const char **kernel, const char ***args, int *quiet)
 {
 	static struct run_parse p;
-	p = (struct run_parse){.cmd = cmd, .argc = argc, .argv = argv, .o = o, .placement = -1};
+	p = (struct run_parse){
+	    .cmd = cmd, .argc = argc, .argv = argv, .o = o, .placement = -1, .launch_before = 1};
 	p.so = (struct cta_sim_opts)CTA_SIM_OPTS_INIT;
 	memset(o, 0, sizeof(*o));
 	o->version = CTA_HARNESS_OPTS_VERSION;

@@ -28,7 +28,8 @@ static void usage(FILE *f)
 	           "  --timing-only          run one thread per block: timing, no results\n"
 	           "  --backend sim|cuda     simulator (default) or the GPU\n"
 	           "  --ub report|abort|off, --cancel-fail-rate P, --cancel-fail-after N,\n"
-	           "  --placement P, --jitter NS, --random-tiebreak, --sm-limit N,\n"
+	           "  --placement P, --launch-before clear|none, --jitter NS, --random-tiebreak,\n"
+	           "  --sm-limit N,\n"
 	           "  --threads N, --max-events N, --load LIB.so, --quiet: as for 'ctasim run'\n"
 	           "\n"
 	           "exit: 0 success, 1 wrong result or rule violation, 2 usage or bad input\n");

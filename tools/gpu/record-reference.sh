@@ -209,15 +209,15 @@ if [ "$set_" = prior ]; then
 	run prior_b128_g8448 spin --block 128 --arg grid=8448 --arg ns=2000
 	run prior_clc_spin_clc_b192_g2640 spin_clc --block 192 --arg grid=2640 --arg ns=5000
 	run prior_clc_spin_clc_b128_g8448 spin_clc --block 128 --arg grid=8448 --arg ns=2000
-	# Without the clear (records through the overflow path instead): every
-	# grid's wave is the idle dispatcher's (SM 124 first, GPC 0 first, the
-	# turns early). Evidence only: the simulator models the recorded
-	# launch, which has the clear.
-	export CTASIM_CUDA_RECORD_CAP=100000
+	# Without the clear (--launch-before none: records counted instead of
+	# slots cleared): every grid's wave is the idle dispatcher's (SM 124
+	# first, GPC 0 first, the turns early). Evidence only: the presets model
+	# the recorded launch, which has the clear, and `ctasim run
+	# --launch-before none` the idle GPU (traces/reference/h100-noclear).
 	for g in 2112 2500 2640 3000 8448; do
-		run noclear_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000
+		run noclear_regs_b64_g$g spin --arg regs=1 --block 64 --arg grid=$g --arg ns=20000 \
+			--launch-before none
 	done
-	unset CTASIM_CUDA_RECORD_CAP
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
