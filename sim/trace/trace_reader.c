@@ -748,6 +748,26 @@ int cta_trace_read(struct cta_trace *out, const char *path, char *errbuf, size_t
 	return cta_trace_read_progress(out, path, errbuf, errlen, NULL, NULL);
 }
 
+/* Opens path ("-": standard input, named so in messages) and parses it
+ * into out, each record also given to fn when there is one. */
+static int read_path(struct rd *r, struct cta_trace *out, const char *path, cta_trace_record_fn fn,
+                     void *ctx)
+{
+	if (path && !strcmp(path, "-"))
+		r->path = "<stdin>";
+	memset(out, 0, sizeof(*out));
+	if (r->errbuf && r->errlen)
+		r->errbuf[0] = 0;
+	char msg[256];
+	struct src in = {0};
+	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
+	if (rc)
+		return err(r, rc, "%s", msg);
+	rc = parse(r, out, &in, fn, ctx);
+	cta__zin_close(in.z);
+	return rc;
+}
+
 int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbuf, size_t errlen,
                             cta_trace_progress_fn progress, void *ctx)
 {
@@ -756,19 +776,7 @@ int cta_trace_read_progress(struct cta_trace *out, const char *path, char *errbu
 	               .errlen = errlen,
 	               .progress = progress,
 	               .progress_ctx = ctx};
-	/* "-" is standard input; messages name it so. */
-	if (path && !strcmp(path, "-"))
-		r.path = "<stdin>";
-	memset(out, 0, sizeof(*out));
-	if (errbuf && errlen)
-		errbuf[0] = 0;
-	char msg[256];
-	struct src in = {0};
-	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
-	if (rc)
-		return err(&r, rc, "%s", msg);
-	rc = parse(&r, out, &in, NULL, NULL);
-	cta__zin_close(in.z);
+	int rc = read_path(&r, out, path, NULL, NULL);
 	if (rc)
 		cta_trace_free(out);
 	return rc;
@@ -778,19 +786,7 @@ int cta_trace_stream(struct cta_trace *out, const char *path, cta_trace_record_f
                      char *errbuf, size_t errlen)
 {
 	struct rd r = {.path = path, .errbuf = errbuf, .errlen = errlen};
-	if (path && !strcmp(path, "-"))
-		r.path = "<stdin>";
-	memset(out, 0, sizeof(*out));
-	if (errbuf && errlen)
-		errbuf[0] = 0;
-	char msg[256];
-	struct src in = {0};
-	int rc = cta__zin_open(&in.z, path, msg, sizeof(msg));
-	if (rc)
-		return err(&r, rc, "%s", msg);
-	rc = parse(&r, out, &in, fn, ctx);
-	cta__zin_close(in.z);
-	return rc;
+	return read_path(&r, out, path, fn, ctx);
 }
 
 /* cta_trace_read_lean's collector: every record feeds the layout; the

@@ -561,6 +561,9 @@ static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **
 	}
 }
 
+/* early_mix's grid and block. */
+enum { EARLY_G = 24, EARLY_T = 64 };
+
 /* What a run of early_mix produced. */
 struct early_out {
 	int rc;
@@ -579,7 +582,7 @@ struct early_out {
  * divergent barrier, in abort mode. */
 static void early_mix(int ub, int trace, struct early_out *out)
 {
-	enum { G = 24, T = 64 };
+	enum { G = EARLY_G, T = EARLY_T };
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.sm_limit = 2;
 	o.ub_mode = ub ? CTA_UB_ABORT : CTA_UB_REPORT;
@@ -631,6 +634,35 @@ static void early_mix(int ub, int trace, struct early_out *out)
 	free(t_after);
 }
 
+/* Asserts that two runs of early_mix agree (exit code want_rc, makespan,
+ * reports, each kernel's statistics, every barrier-free thread's end and
+ * the trace when written), then frees them. */
+static void early_mix_same(struct early_out r[2], int want_rc)
+{
+	assert_int_equal(r[0].rc, want_rc);
+	assert_int_equal(r[1].rc, want_rc);
+	assert_int_equal(r[1].makespan, r[0].makespan);
+	assert_int_equal(r[1].nubs, r[0].nubs);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
+		assert_int_equal(r[1].st[k].first_start_ns, r[0].st[k].first_start_ns);
+		assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
+		assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
+		assert_int_equal(r[1].st[k].per_sm_max, r[0].st[k].per_sm_max);
+	}
+	assert_memory_equal(r[1].t_end, r[0].t_end, 2 * EARLY_G * EARLY_T * sizeof(*r[0].t_end));
+	assert_int_equal(r[1].trace != NULL, r[0].trace != NULL);
+	if (r[0].trace) {
+		assert_true(r[0].trace_len > 1000);
+		assert_int_equal(r[1].trace_len, r[0].trace_len);
+		assert_memory_equal(r[1].trace, r[0].trace, r[0].trace_len);
+	}
+	for (int run = 0; run < 2; run++) {
+		free(r[run].t_end);
+		free(r[run].trace);
+	}
+}
+
 /* A batch run on the engine's thread commits each unit as soon as its
  * body is done, in dispatch order, unless its outbox holds trace records,
  * UB reports or an error, and without a trace counts each block's start
@@ -640,7 +672,6 @@ static void early_mix(int ub, int trace, struct early_out *out)
 static void early_commits_change_nothing(void **state)
 {
 	(void)state;
-	enum { G = 24, T = 64 };
 	for (int ub = 0; ub < 2; ub++) {
 		for (int trace = 0; trace < 2; trace++) {
 			struct early_out r[2];
@@ -649,33 +680,11 @@ static void early_commits_change_nothing(void **state)
 				early_mix(ub, trace, &r[run]);
 				cta__engine_early_commits = 1;
 			}
-			assert_int_equal(r[0].rc, ub ? CTA_EUB : 0);
-			assert_int_equal(r[1].rc, r[0].rc);
-			assert_int_equal(r[1].makespan, r[0].makespan);
-			assert_int_equal(r[1].nubs, r[0].nubs);
+			if (trace)
+				assert_non_null(r[0].trace);
+			early_mix_same(r, ub ? CTA_EUB : 0);
 			if (ub)
 				assert_int_equal(r[0].nubs, 1);
-			for (unsigned k = 0; k < 3; k++) {
-				assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
-				assert_int_equal(r[1].st[k].first_start_ns,
-				                 r[0].st[k].first_start_ns);
-				assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
-				assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
-				assert_int_equal(r[1].st[k].per_sm_max, r[0].st[k].per_sm_max);
-			}
-			assert_memory_equal(r[1].t_end, r[0].t_end,
-			                    2 * G * T * sizeof(*r[0].t_end));
-			if (trace) {
-				assert_non_null(r[0].trace);
-				assert_non_null(r[1].trace);
-				assert_true(r[0].trace_len > 1000);
-				assert_int_equal(r[1].trace_len, r[0].trace_len);
-				assert_memory_equal(r[1].trace, r[0].trace, r[0].trace_len);
-			}
-			for (int run = 0; run < 2; run++) {
-				free(r[run].t_end);
-				free(r[run].trace);
-			}
 		}
 	}
 }
@@ -875,26 +884,13 @@ static void sealed_batches_change_nothing(void **state)
 		}
 	}
 
-	enum { G3 = 24, T3 = 64 };
 	struct early_out r[2];
 	for (int run = 0; run < 2; run++) {
 		cta__engine_seal = run;
 		early_mix(0, 0, &r[run]);
 		cta__engine_seal = 1;
 	}
-	assert_int_equal(r[0].rc, 0);
-	assert_int_equal(r[1].rc, 0);
-	assert_int_equal(r[1].makespan, r[0].makespan);
-	assert_int_equal(r[1].nubs, r[0].nubs);
-	for (unsigned k = 0; k < 3; k++) {
-		assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
-		assert_int_equal(r[1].st[k].first_start_ns, r[0].st[k].first_start_ns);
-		assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
-		assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
-	}
-	assert_memory_equal(r[1].t_end, r[0].t_end, 2 * G3 * T3 * sizeof(*r[0].t_end));
-	free(r[0].t_end);
-	free(r[1].t_end);
+	early_mix_same(r, 0);
 }
 
 /* A block the issue gate holds as a record stays out of the ready batch
@@ -990,26 +986,13 @@ static void blocks_held_apart_change_nothing(void **state)
 	}
 	assert_true(inserted > 0);
 
-	enum { G3 = 24, T3 = 64 };
 	struct early_out r[2];
 	for (int run = 0; run < 2; run++) {
 		cta__base_held_apart = run;
 		early_mix(0, 0, &r[run]);
 		cta__base_held_apart = 1;
 	}
-	assert_int_equal(r[0].rc, 0);
-	assert_int_equal(r[1].rc, 0);
-	assert_int_equal(r[1].makespan, r[0].makespan);
-	assert_int_equal(r[1].nubs, r[0].nubs);
-	for (unsigned k = 0; k < 3; k++) {
-		assert_int_equal(r[1].st[k].launched, r[0].st[k].launched);
-		assert_int_equal(r[1].st[k].first_start_ns, r[0].st[k].first_start_ns);
-		assert_int_equal(r[1].st[k].last_end_ns, r[0].st[k].last_end_ns);
-		assert_int_equal(r[1].st[k].busy_ns, r[0].st[k].busy_ns);
-	}
-	assert_memory_equal(r[1].t_end, r[0].t_end, 2 * G3 * T3 * sizeof(*r[0].t_end));
-	free(r[0].t_end);
-	free(r[1].t_end);
+	early_mix_same(r, 0);
 }
 
 static void timing_only_runs_one_thread_per_block(void **state)
