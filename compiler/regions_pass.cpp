@@ -568,10 +568,8 @@ struct Fission {
 		}
 		if (wsEnter.size() > 1)
 			return "more than one work-stealing loop in the body";
-		// One lane keeps the observations of the thread it runs: a second
-		// wait would have to keep every thread's first one meanwhile.
-		if (waitAt.size() > 1)
-			return "more than one mbarrier wait in the body";
+		// Several waits: the engine keeps each thread's observations of
+		// the mbarriers apart (CTA__KC_OBS), where one lane runs them all.
 		if (bars.size() > kMaxBarriers)
 			return "more than " + std::to_string(kMaxBarriers) + " barriers";
 		for (CallInst *CI : bars)
@@ -2362,7 +2360,10 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 						local = local && (n == "cta__shared" || n == "cta__shared_dynamic" ||
 						                  n == "cta__spin_poll" || n == kBarrier);
 					}
-				setDescField(D, 11, ConstantInt::get(i32, (local ? 1 : 0) | noWait));
+				// CTA__KC_OBS: more than one mbarrier wait, so a thread's
+				// observation of one must outlive the others' threads.
+				const unsigned obs = fz.waitAt.size() > 1 ? 8 : 0;
+				setDescField(D, 11, ConstantInt::get(i32, (local ? 1 : 0) | noWait | obs));
 				if (local) {
 					Type *i64 = Type::getInt64Ty(Cx);
 					StructType *CT = StructType::get(Cx, {PointerType::getUnqual(Cx), i64});

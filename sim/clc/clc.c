@@ -337,6 +337,10 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b, unsigned rank)
 {
 	uint64_t key = thread_key_of(x, rank);
 	struct cta__obs *o = NULL;
+	/* (A compiled block with several waits keeps them per thread.) */
+	if (__builtin_expect(x->l.unit->k->kc != NULL, 0) &&
+	    cta__regions_observe(x, b, b->phase, rank))
+		goto slots;
 	for (unsigned i = 0; i < CTA__OBS_MAX && !o; i++) {
 		o = cta__base_lane_obs(x, i);
 		if (!o)
@@ -350,6 +354,8 @@ static void observe(struct cta__lane_x *x, struct cta__mbar *b, unsigned rank)
 	o->bar = b;
 	o->phase = b->phase;
 	o->tseq = key;
+	slots:
+	;
 	struct cta__cta *c = lane_cta(x);
 	for (unsigned i = 0; i < b->ndone; i++) {
 		struct cta__rslot *sl = &c->rslots[b->done_slots[i]];
@@ -757,6 +763,11 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 /* This thread itself observed the phase that completed sl's request. */
 static int observed_by(const struct cta__lane_x *x, const struct cta__rslot *sl, uint64_t key)
 {
+	if (x->l.unit->k->kc) {
+		int kept = cta__regions_observed(x, sl->bar, sl->done_phase, (unsigned)key);
+		if (kept >= 0)
+			return kept;
+	}
 	for (unsigned i = 0; i < CTA__OBS_MAX; i++) {
 		const struct cta__obs *o = cta__base_lane_obs((struct cta__lane_x *)x, i);
 		if (!o)

@@ -117,6 +117,13 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
 typedef void *(*kc_ramp_fn)(const void *args, struct cta__lane *l, const struct cta__idx *ix);
 typedef void (*kc_resume_fn)(void *frame);
 
+/* An observation of an mbarrier's phase by a thread (struct cta__obs of the
+ * lane, less the thread: one list per thread). */
+struct kc_obs {
+	const void *bar;
+	uint64_t phase;
+};
+
 /* The block being run on this host thread, and its slots (kept from block
  * to block: a block of 1024 threads needs a few tens of KiB). */
 struct kc_block {
@@ -168,6 +175,13 @@ struct kc_block {
 	uint64_t *wbar;
 	unsigned wpar;
 	int wmixed; /* not all on one mbarrier and phase */
+	/* Each thread's observations of mbarrier phases, for a CTA__KC_OBS
+	 * body (cta__regions_observe): obs_n[t] entries at obs_e + t *
+	 * CTA__OBS_MAX, while obs_on. */
+	int obs_on;
+	unsigned char *obs_n;
+	struct kc_obs *obs_e;
+	unsigned obs_cap;
 };
 static _Thread_local struct kc_block kcb;
 
@@ -529,12 +543,26 @@ struct cta__kc_park {
 	 * a value every thread holds alike, as the CLC loop's phase and block
 	 * index, costs a run, not a slot per thread. */
 	size_t nsr, nwr;
+	/* Then, for a CTA__KC_OBS body, the threads' observations as nor runs
+	 * of threads that hold the same (struct orun, its entries). */
+	size_t nor;
 	unsigned char data[];
 };
 struct wrun {
 	uint32_t rank, count;
 	uint64_t vt;
 };
+struct orun {
+	uint32_t count, nobs;
+};
+
+/* Threads t and t - 1 observed the same (a parked block keeps runs). */
+static int obs_same(const struct kc_block *b, unsigned t)
+{
+	return b->obs_n[t] == b->obs_n[t - 1] && !memcmp(b->obs_e + (size_t)t * CTA__OBS_MAX,
+	                                                 b->obs_e + (size_t)(t - 1) * CTA__OBS_MAX,
+	                                                 b->obs_n[t] * sizeof(struct kc_obs));
+}
 
 /* The park of b's block (n threads, uniform values uin), with its waiting
  * threads when `waits`; NULL when out of memory. */
@@ -552,7 +580,13 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 	}
 	for (unsigned i = 0; waits && i < b->nw; i++)
 		nwr += i == 0 || b->wrank[i] != b->wrank[i - 1] + 1 || b->wvt[i] != b->wvt[i - 1];
-	size_t need = ubp + sbytes + nwr * sizeof(struct wrun);
+	size_t nor = 0, obytes = 0;
+	for (unsigned t = 0; b->obs_on && t < n; t++)
+		if (t == 0 || !obs_same(b, t)) {
+			nor++;
+			obytes += sizeof(struct orun) + b->obs_n[t] * sizeof(struct kc_obs);
+		}
+	size_t need = ubp + sbytes + nwr * sizeof(struct wrun) + obytes;
 	struct cta__kc_park *pk = b->spare_park;
 	b->spare_park = NULL;
 	if (!pk || pk->cap < need) {
@@ -564,6 +598,7 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 	}
 	pk->nsr = nsr;
 	pk->nwr = nwr;
+	pk->nor = nor;
 	memcpy(pk->data, uin, ub);
 	unsigned char *o = pk->data + ubp;
 	if (nsr == SIZE_MAX) {
@@ -593,8 +628,20 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 		}
 		r = (struct wrun){b->wrank[i], 1, b->wvt[i]};
 	}
-	if (r.count)
+	if (r.count) {
 		memcpy(o, &r, sizeof(r));
+		o += sizeof(r);
+	}
+	for (unsigned t = 0; b->obs_on && t < n;) {
+		struct orun q = {1, b->obs_n[t]};
+		while (t + q.count < n && obs_same(b, t + q.count))
+			q.count++;
+		memcpy(o, &q, sizeof(q));
+		memcpy(o + sizeof(q), b->obs_e + (size_t)t * CTA__OBS_MAX,
+		       q.nobs * sizeof(struct kc_obs));
+		o += sizeof(q) + q.nobs * sizeof(struct kc_obs);
+		t += q.count;
+	}
 	return pk;
 }
 
@@ -624,6 +671,17 @@ static void park_restore(struct kc_block *b, const struct cta__kc_park *pk, unsi
 			b->wrank[b->nw] = r.rank + i;
 			b->wvt[b->nw++] = r.vt;
 		}
+	}
+	unsigned t = 0;
+	for (size_t k = 0; k < pk->nor; k++) {
+		struct orun q;
+		memcpy(&q, in, sizeof(q));
+		for (uint32_t i = 0; i < q.count; i++, t++) {
+			b->obs_n[t] = (unsigned char)q.nobs;
+			memcpy(b->obs_e + (size_t)t * CTA__OBS_MAX, in + sizeof(q),
+			       q.nobs * sizeof(struct kc_obs));
+		}
+		in += sizeof(q) + q.nobs * sizeof(struct kc_obs);
 	}
 }
 
@@ -696,6 +754,39 @@ int cta__kc_wait_blocks(uint64_t *bar, unsigned parity)
 	b->wrank[b->nw] = l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 	b->wvt[b->nw++] = l->vtime;
 	return 1;
+}
+
+int cta__regions_observe(struct cta__lane_x *x, const void *bar, unsigned phase, unsigned rank)
+{
+	struct kc_block *b = &kcb;
+	if (!b->obs_on || b->x != x || rank >= b->n)
+		return 0;
+	/* observe() of sim/clc/clc.c on a lane: a thread's own observations
+	 * are the first of the lane's (another thread's are free to take). */
+	struct kc_obs *e = b->obs_e + (size_t)rank * CTA__OBS_MAX;
+	unsigned m = b->obs_n[rank], i = 0;
+	while (i < m && e[i].bar != bar)
+		i++;
+	if (i == CTA__OBS_MAX)
+		i = 0;
+	else if (i == m)
+		b->obs_n[rank] = (unsigned char)(m + 1);
+	e[i].bar = bar;
+	e[i].phase = phase;
+	return 1;
+}
+
+int cta__regions_observed(const struct cta__lane_x *x, const void *bar, unsigned phase,
+                          unsigned rank)
+{
+	const struct kc_block *b = &kcb;
+	if (!b->obs_on || b->x != x || rank >= b->n)
+		return -1;
+	const struct kc_obs *e = b->obs_e + (size_t)rank * CTA__OBS_MAX;
+	for (unsigned i = 0; i < b->obs_n[rank]; i++)
+		if (e[i].bar == bar && e[i].phase >= phase)
+			return 1;
+	return 0;
 }
 
 void cta__regions_park_free(struct cta__lane_x *x)
@@ -839,6 +930,16 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	if (grow(b, n) || !grow_buf(&b->slots, &b->slots_cap, (size_t)n * d->slot_bytes + 64) ||
 	    !grow_buf(&b->ubuf, &b->ubuf_cap, 2 * stride + ub + 64))
 		return -1;
+	b->obs_on = 0;
+	if ((d->flags & CTA__KC_OBS) && n > b->obs_cap) {
+		free(b->obs_n);
+		free(b->obs_e);
+		b->obs_n = malloc(n);
+		b->obs_e = malloc((size_t)n * CTA__OBS_MAX * sizeof(*b->obs_e));
+		b->obs_cap = b->obs_n && b->obs_e ? n : 0;
+		if (!b->obs_cap)
+			return -1;
+	}
 	struct cta__cursor *cur = l->cursor;
 	if (!pk) {
 		cur->left = 0;
@@ -856,6 +957,11 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
 	b->nw = 0;
 	b->wmixed = 0;
+	if (d->flags & CTA__KC_OBS) {
+		b->obs_on = 1;
+		if (!pk)
+			memset(b->obs_n, 0, n); /* (a parked block's come back below) */
+	}
 	/* A block that runs to its end here and keeps no address of its shared
 	 * memory past it uses the host thread's arena, in cache from block to
 	 * block, not its CTA's: the CTAs of a device's resident blocks are
@@ -1066,6 +1172,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				pk->wbar = b->wbar;
 				pk->wpar = b->wpar;
 				x->kc_park = pk;
+				b->obs_on = 0;
 				return CTA__KC_PARKED;
 			}
 		wait_resume:
@@ -1219,6 +1326,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			pk->ws = ws;
 			pk->nw = 0;
 			x->kc_park = pk;
+			b->obs_on = 0;
 			return CTA__KC_PARKED;
 		}
 		free(ws.vt);
@@ -1251,6 +1359,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		c->smem_dirty = cta_dirty;
 	}
 	l->active = 0;
+	b->obs_on = 0;
 	return 0;
 }
 

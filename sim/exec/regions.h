@@ -74,6 +74,11 @@ struct cta__kc_cover {
  * accesses): its blocks may be sealed where they run in region form, in
  * which a yield point never spins (cta__spin_poll in sim/exec/exec.c). */
 #define CTA__KC_POLLS_ONLY 4u
+/* The body has more than one mbarrier wait: the engine keeps each thread's
+ * observations of mbarrier phases (the UB checker's read_before_complete)
+ * per thread while the block runs and while it waits as a whole, where the
+ * fiber path keeps them in each thread's lane (cta__regions_observe). */
+#define CTA__KC_OBS 8u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -189,6 +194,16 @@ unsigned cta__regions_park_waiting(const struct cta__lane_x *x);
  * from (*vt, returning 1), or 0 if that thread does not wait there (the
  * emulated CLC's claim reads its issuer's, sim/clc/clc.c). */
 int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint64_t *vt);
+/* The UB checker's observation by thread `rank` of the lane's block of
+ * mbarrier `bar` at phase `phase` (sim/clc/clc.c's observe), kept per
+ * thread when a CTA__KC_OBS body runs on lane x in region form: 1 when kept
+ * so, 0 when the lane keeps it (the fiber path). Its entries are replaced as
+ * the lane's are: the first that is on `bar` or free, else the first. */
+int cta__regions_observe(struct cta__lane_x *x, const void *bar, unsigned phase, unsigned rank);
+/* Whether thread `rank` observed `bar` at phase `phase` or later: 0 or 1
+ * where the observations are kept per thread, -1 where the lane keeps them. */
+int cta__regions_observed(const struct cta__lane_x *x, const void *bar, unsigned phase,
+                          unsigned rank);
 /* Registered descriptors, for `ctasim kernels`-style listings and tests. */
 size_t cta__regions_count(void);
 const struct cta__kc_def *cta__regions_at(size_t i);

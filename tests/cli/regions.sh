@@ -32,7 +32,8 @@ fi
 if [ "$HAVE_KC" = 1 ]; then
 	for k in block_reduce ub_divergent_barrier ub_watchdog vec_add_clc vec_add_clc_3d \
 		vec_add_try_cancel_blocks ub_builtin_blockidx_in_body ub_leader_count spin_clc \
-		vecscale_clc ub_read_before_complete ub_read_failed_index; do
+		vecscale_clc ub_read_before_complete ub_read_failed_index clc_two_requests \
+		ub_request_after_observed_failure ub_result_buffer_in_flight; do
 		if grep -E "^  $k .*\[regions\]" "$tmp/list" >/dev/null; then
 			ok "$k is compiled to regions"
 		else
@@ -138,6 +139,15 @@ both spin_clc --arg grid=2000 --block 96 --arg ns=300 --threads 2
 both spin_clc --arg grid=700 --block 8,4,2 --arg imbalance=1 --cancel-fail-rate 0.2 --seed 3
 both vecscale_clc --arg n=50000 --block 200 --device B200
 both vecscale_clc --arg n=40000 --cancel-fail-after 30 --ub off
+# Two waits in one body: each thread's observation of the first mbarrier
+# outlives the other threads' runs and the block's wait at the second
+# (CTA__KC_OBS); a lost one would be reported as a read before completion.
+both clc_two_requests --arg n=30000 --arg ns=7 --cancel-fail-rate 0.3 --seed 5 --threads 2
+both clc_two_requests --arg n=50000 --cancel-fail-after 40 --device B200
+both clc_two_requests --arg n=20000 --device A100-SXM --random-tiebreak --seed 9
+both clc_two_requests --arg n=40000 --ub off
+both ub_request_after_observed_failure --block 100 --threads 2
+both ub_result_buffer_in_flight --block 7,3,1
 
 echo "1..$n"
 [ "$fail" -eq 0 ]
