@@ -16,8 +16,9 @@
 # `clc-holdout2` (the request crowd rule's hold-out shapes), `prior`
 # (where the launch before leaves the sweep: the fit's grids, its hold-out,
 # and the same grids recorded without the record-slot clear), `cluster`
-# (spin_clc in 2-CTA clusters: the cluster barrier's fit) or
-# `cluster-holdout` (its hold-out shapes). Writes
+# (spin_clc in 2-CTA clusters: the cluster barrier's fit),
+# `cluster-holdout` (its hold-out shapes) or `waves-holdout` (later waves
+# and the fixed-work kernel on shapes outside every fit). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -137,6 +138,29 @@ if [ "$set_" = cluster-holdout ]; then
 		--arg grid=2112 --arg ns=5000
 	run clc_spin_clc_cluster_g528_ns20000 spin_clc --arg cluster=2 --arg grid=528 --arg ns=20000
 	run clc_vecscale_clc_cluster_n512k vecscale_clc_cluster --arg n=524288
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = waves-holdout ]; then
+	# Held out of every fit: later waves, which go where the blocks of the
+	# wave before ended (the register-heavy spin at 64, 128 and 256
+	# threads, mixed costs, short blocks over many waves), and the guide's
+	# fixed-work kernel on other sizes and prologues (the time from a
+	# block's end to the next start on its SM).
+	run wav_regs_b64_g4000 spin --arg regs=1 --block 64 --arg grid=4000 --arg ns=20000
+	run wav_regs_b128_g1500 spin --arg regs=1 --block 128 --arg grid=1500 --arg ns=20000
+	run wav_regs_g800_ns10000 spin --arg regs=1 --arg grid=800 --arg ns=10000
+	run wav_regs_mixed_b64_g3000 spin --arg regs=1 --block 64 --arg grid=3000 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run wav_regs_mixed_b128_g1500 spin --arg regs=1 --block 128 --arg grid=1500 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run wav_mixed_g2000 spin --arg grid=2000 --arg ns=20000 --arg imbalance=one_in_seven
+	run wav_b128_g6000_ns5000 spin --block 128 --arg grid=6000 --arg ns=5000
+	run wav_regs_b64_g5000_ns5000 spin --arg regs=1 --block 64 --arg grid=5000 --arg ns=5000
+	run wav_vecscale_fixed_work_n4m vecscale_fixed_work --arg n=4194304 --arg ns=2 \
+		--arg prologue_ns=2000 --arg imbalance=none
+	run wav_vecscale_fixed_work_p500 vecscale_fixed_work --arg n=1048576 --arg ns=2 \
+		--arg prologue_ns=500 --arg imbalance=none
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
