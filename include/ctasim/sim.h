@@ -179,6 +179,9 @@ CTA_EXPORT uint64_t cta_sim_barrier_crossings(const cta_sim *s);
 CTA_EXPORT int cta_sim_deterministic(const cta_sim *s);
 /* Events the engine processed (for benchmarks and tests). */
 CTA_EXPORT uint64_t cta_sim_event_count(const cta_sim *s);
+/* Blocks whose bodies ran while the engine skipped periods of a schedule
+ * that repeats (cta_sim_set_period_skip); 0 when none did. */
+CTA_EXPORT uint64_t cta_sim_blocks_skipped(const cta_sim *s);
 /* SMs the run uses (the model's, or fewer with sm_limit). */
 CTA_EXPORT unsigned cta_sim_sm_count(const cta_sim *s);
 
@@ -215,6 +218,12 @@ CTA_EXPORT void cta_sim_set_exact_threads(int on);
  * a region form of its body; 1 (the default) uses that form. Results,
  * traces and UB reports are the same either way. */
 CTA_EXPORT void cta_sim_set_regions(int on);
+/* Process-wide, for runs started afterwards: 0 simulates every block
+ * through the engine; 1 (the default) lets a run whose schedule repeats
+ * run the bodies of later periods without the engine and shift its state
+ * past them (docs/PERFORMANCE.md, "The period skip"). Results, statistics
+ * and every printed line are the same either way. */
+CTA_EXPORT void cta_sim_set_period_skip(int on);
 /* Whether kernel `name` runs as compiled region loops (1), was left on
  * fibers by the kernel compiler (0; *why, when why is not NULL, says why),
  * or is unknown to it (-1: a build without the kernel compiler, or a kernel

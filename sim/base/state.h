@@ -18,6 +18,7 @@
 
 struct cta__fiber;
 struct cta__fiber_pool;
+struct cta__period;
 
 /* mbarriers a thread remembers observing (struct cta__lane_x). */
 #define CTA__OBS_MAX 8
@@ -637,6 +638,11 @@ struct cta_sim {
 	void *retiring_slabs;
 	struct cta__held *free_held; /* and their slabs (cta__exec_held_new) */
 	void *held_slabs;
+	/* The period skip (sim/engine/period.h): its state, NULL when the run
+	 * cannot skip; per_hook while it logs bodies or hands blocks back,
+	 * skip_run while the bodies of skipped periods run. */
+	struct cta__period *per;
+	int per_hook, skip_run;
 };
 
 #endif

@@ -32,6 +32,12 @@ void cta__engine_unit_started(struct cta_sim *s, struct cta__unit *u);
  * to it, on the memory the block before it freed at its commit: unit i of
  * the segment, or NULL when memory ran out (the run then stops as hung). */
 struct cta__unit *cta__engine_unit_at(struct cta_sim *s, size_t i);
+/* exec -> engine. While the bodies of skipped periods run (s->skip_run,
+ * sim/engine/period.h): the block of unit u, batch entry i, is done and
+ * its lane alone: 1 when u became the block of entry i + 1 (checked,
+ * committed and made again in place: cta__exec_unit_retarget), 0 when the
+ * lane stops there. */
+int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i);
 
 /* exec -> clc. A CTA that ends settles its CLC state (outstanding
  * requests, the for_each rules checked at the CTA's end) where it ends,

@@ -12,6 +12,7 @@
 #include "base/upcalls.h"
 #include "clc/clc.h"
 #include "engine/engine.h"
+#include "engine/period.h"
 #include "exec/exec.h"
 #include "exec/fiber.h"
 #include "sanitize/sanitize.h"
@@ -189,6 +190,7 @@ void cta_sim_free(cta_sim *s)
 		free(u);
 	}
 	free(s->units);
+	cta__engine_period_free(s);
 	while (s->retiring_slabs) {
 		struct cta__retiring *v = s->retiring_slabs;
 		s->retiring_slabs = v[0].next;
@@ -429,6 +431,10 @@ static void stream_append(struct cta_sim *s, struct cta__kernel *k)
 void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 {
 	k->state = K_DONE;
+	/* Blocks of skipped periods were not counted one by one into the
+	 * coverage set: every block of the grid started, once. */
+	if (s->per && s->per->skipped && !s->o.timing_only)
+		cta__engine_period_cover_all(k);
 	/* last_end_ns is the last block's end (traces/FORMAT.md's makespan), not
 	 * this moment, which is later by the retire latency; a kernel that ran
 	 * no block ends here. */
@@ -744,7 +750,8 @@ int cta__engine_early_commits = 1;
 
 /* Makes the unit of batch[i], a block left to be made (struct
  * cta__placed); NULL, the run stopped as hung, when memory ran out. */
-static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
+static inline __attribute__((always_inline)) struct cta__unit *make_placed_plain(struct cta_sim *s,
+                                                                                 size_t i)
 {
 	const struct cta__placed *p = &s->placed[i];
 	struct cta__held *h = p->h;
@@ -773,6 +780,15 @@ static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
 		s->hung = 1;
 	}
 	return s->batch[i] = u;
+}
+
+static struct cta__unit *make_placed_per(struct cta_sim *s, size_t i);
+
+static struct cta__unit *make_placed(struct cta_sim *s, size_t i)
+{
+	if (__builtin_expect(s->per_hook, 0))
+		return make_placed_per(s, i);
+	return make_placed_plain(s, i);
 }
 
 struct cta__unit *cta__engine_unit_at(struct cta_sim *s, size_t i)
@@ -832,9 +848,15 @@ static __attribute__((noinline)) void commit_sealed(struct cta_sim *s, size_t i,
 	s->now = now;
 }
 
+static void commit_per(struct cta_sim *s, size_t i, struct cta__unit *u);
+
 static inline __attribute__((always_inline)) void commit_batch_unit(struct cta_sim *s, size_t i,
                                                                     struct cta__unit *u)
 {
+	if (__builtin_expect(s->per_hook, 0)) {
+		commit_per(s, i, u);
+		return;
+	}
 	if (__builtin_expect(!s->sealed_run, 1))
 		commit_unit_inline(s, u);
 	else
@@ -1363,6 +1385,270 @@ static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struc
 	cta__sched_request(s);
 }
 
+/* ---- the period skip (period.h; docs/PERFORMANCE.md) --------------------
+ * Once the state after a batch equals, shifted, the state after an
+ * earlier one (cta__engine_period_cut), the engine would do again what it
+ * did between the two, one period later, as long as each body ends where
+ * its counterpart did, shifted. The bodies of the following periods then
+ * run here, in the order the engine would run them, each block made with
+ * its counterpart's SM, start, first instruction and duration index
+ * shifted (what the engine would give it: they follow from the ends
+ * before it), and each checked to end where predicted before the next one
+ * is made. Then the state is shifted by the periods that ran as predicted.
+ * A body off its prediction ran with what the engine would have given it,
+ * so its end is right; the state goes back to the start of its period and
+ * the blocks of that period that ran (pre) are handed to the engine as it
+ * comes to them, as done, instead of running again. */
+
+/* Run j of the period being skipped (runs made at batch[nready + j]). */
+static const struct cta__period_run *skip_run_of(const struct cta__period *p, size_t j)
+{
+	return &p->runs[p->r0 - p->base + j];
+}
+
+/* Whether skipped unit u, run j, ended as predicted with nothing in its
+ * outbox but counts; checked once. */
+static int skip_check(struct cta_sim *s, size_t j, const struct cta__unit *u)
+{
+	struct cta__period *p = s->per;
+	const struct cta__cta *c = &u->ctas[0];
+	const struct cta__outbox *o = &u->out;
+	uint64_t end = skip_run_of(p, j)->end + p->kk * p->D;
+	return c->end_t == end && c->exited >= c->nthreads &&
+	       !(o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error);
+}
+
+static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
+{
+	struct cta__period *p = s->per;
+	size_t from = s->nready, j = i - from;
+	if (p->bad != SIZE_MAX)
+		return s->batch[i] = NULL;
+	/* The block before ran (its lane moved on, or it settled): a block
+	 * made after one off its prediction would run with the wrong SM or
+	 * times. */
+	if (j > 0 && s->batch[i - 1] && !skip_check(s, j - 1, s->batch[i - 1])) {
+		p->bad = j - 1;
+		return s->batch[i] = NULL;
+	}
+	const struct cta__period_run *r = skip_run_of(p, j);
+	uint64_t dt = p->kk * p->D;
+	struct cta__unit *u = cta__exec_unit_make(s, p->k, r->index + p->kk * p->P, &r->sm,
+	                                          r->start_t + dt, r->spin, r->add, 0);
+	if (!u) {
+		cta__base_errf(s, "out of memory for blocks");
+		s->hung = 1;
+		p->bad = j;
+		p->failed = 1;
+		return s->batch[i] = NULL;
+	}
+	u->cursor.t0 = r->t0 + dt;
+	u->ctas[0].end_t = r->end0 + dt;
+	return s->batch[i] = u;
+}
+
+static void skip_commit(struct cta_sim *s, size_t i, struct cta__unit *u)
+{
+	struct cta__period *p = s->per;
+	size_t j = i - s->nready;
+	if (p->bad == SIZE_MAX && !skip_check(s, j, u))
+		p->bad = j;
+	if (p->bad == j) {
+		/* Off its prediction: kept as it is for the engine (pre). */
+		p->pre_cap = p->bad + 1;
+		struct cta__period_run *v = realloc(p->pre, p->pre_cap * sizeof(*v));
+		if (!v) {
+			cta__base_errf(s, "out of memory for blocks");
+			s->hung = 1;
+			p->failed = 1;
+			return;
+		}
+		p->pre = v;
+		v[j] = (struct cta__period_run){.index = u->index, .unit = u};
+		return;
+	}
+	if (u->nctas != 1 || u->clc_objs || u->live_lanes || u->lanes_abandoned || u->watchdog) {
+		cta__base_errf(s, "period skip: block %" PRIu64 " of kernel %s left state behind",
+		               u->index, u->k->label);
+		s->hung = 1;
+		p->failed = 1;
+		return;
+	}
+	flush_outbox(s, u);
+	cta__exec_unit_free(s, u);
+	s->batch[i] = NULL;
+}
+
+int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
+{
+	struct cta__period *p = s->per;
+	size_t j = i - s->nready;
+	if (p->bad != SIZE_MAX || j + 1 >= p->nr)
+		return 0;
+	const struct cta__period_run *r = skip_run_of(p, j);
+	const struct cta__cta *c = &u->ctas[0];
+	const struct cta__outbox *o = &u->out;
+	uint64_t dt = p->kk * p->D;
+	if (c->end_t != r->end + dt || c->exited < c->nthreads ||
+	    (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error)) {
+		p->bad = j;
+		return 0;
+	}
+	/* Its commit: the counts of its outbox (nothing else is in it). */
+	if (__builtin_expect(o->comm, 0)) {
+		flush_outbox(s, u);
+	} else {
+		s->barrier_crossings += o->crossings;
+		s->lanes_started += o->lanes;
+	}
+	s->batch[i] = NULL;
+	s->commit_next = i + 1;
+	r++;
+	cta__exec_unit_retarget(s, u, r->index + p->kk * p->P, r->sm, r->start_t + dt, r->spin,
+	                        r->add);
+	u->cursor.t0 = r->t0 + dt;
+	u->ctas[0].end_t = r->end0 + dt;
+	s->batch[i + 1] = u;
+	return 1;
+}
+
+/* A block the engine comes to that ran while periods were skipped. */
+static struct cta__unit *pre_make(struct cta_sim *s, size_t i)
+{
+	struct cta__period *p = s->per;
+	const struct cta__placed *pl = &s->placed[i];
+	struct cta__period_run *e = &p->pre[p->pre_pos];
+	if (pl->k != p->k || pl->index != e->index) {
+		cta__base_errf(s,
+		               "period skip: the engine came to block %" PRIu64
+		               " where block %" PRIu64 " ran",
+		               pl->index, e->index);
+		s->hung = 1;
+		return s->batch[i] = NULL;
+	}
+	p->pre_pos++;
+	s->per_hook = p->pre_pos < p->npre;
+	struct cta__unit *u = e->unit;
+	if (u) {
+		/* As make_placed_plain gives a block the gate let go. */
+		struct cta__held *h = pl->h;
+		u->gate = h && h->state == 3 && !s->sealed_run ? 3 : 0;
+		if (h)
+			cta__exec_held_free(s, h);
+		return s->batch[i] = u;
+	}
+	u = make_placed_plain(s, i);
+	if (u) {
+		/* Its threads ran: none are left, its end is known. */
+		u->cursor.left = 0;
+		u->ctas[0].exited = u->ctas[0].nthreads;
+		u->ctas[0].end_t = e->end;
+	}
+	return u;
+}
+
+static struct cta__unit *make_placed_per(struct cta_sim *s, size_t i)
+{
+	struct cta__period *p = s->per;
+	if (s->skip_run)
+		return skip_make(s, i);
+	if (p->pre_pos < p->npre)
+		return pre_make(s, i);
+	struct cta__unit *u = make_placed_plain(s, i);
+	if (u && !p->off && u->k == p->k)
+		cta__engine_period_made(s, u);
+	return u;
+}
+
+static void commit_per(struct cta_sim *s, size_t i, struct cta__unit *u)
+{
+	if (s->skip_run) {
+		skip_commit(s, i, u);
+		return;
+	}
+	if (!s->per->off && u->k == s->per->k)
+		cta__engine_period_committed(s, u);
+	if (!s->sealed_run)
+		commit_unit_inline(s, u);
+	else
+		commit_sealed(s, i, u);
+}
+
+/* The period was found at this cut: runs the bodies of the periods that
+ * fit before the grid's end, then shifts the state past those that ran as
+ * predicted. */
+static void skip_periods(struct cta_sim *s)
+{
+	struct cta__period *p = s->per;
+	struct cta__kernel *k = p->k;
+	p->off = 1;
+	uint64_t left = k->nunits - k->next_unit;
+	/* Every period's placements leave blocks pending: the dispatcher's
+	 * candidates change when the last block is placed. */
+	uint64_t periods = left > p->P ? (left - 1) / p->P : 0;
+	if (!periods)
+		return;
+	size_t from = s->nready, n = (size_t)p->nr;
+	s->batch = cta__base_grow(s->batch, &s->batch_cap, from + n, sizeof(*s->batch));
+	if (!s->batch) {
+		cta__base_errf(s, "out of memory for blocks");
+		s->hung = 1;
+		return;
+	}
+	s->skip_run = 1;
+	uint64_t kk;
+	p->bad = SIZE_MAX;
+	for (kk = 1; kk <= periods; kk++) {
+		p->kk = kk;
+		/* Each block is made from its counterpart's run (skip_make,
+		 * cta__engine_skip_next), not from a placement record. */
+		memset(&s->batch[from], 0, n * sizeof(*s->batch));
+		s->commit_next = from;
+		s->early_commit = cta__engine_early_commits;
+		run_serial(s, from, from + n, 0);
+		s->early_commit = 0;
+		for (size_t i = s->commit_next; i < from + n; i++)
+			if (s->batch[i])
+				skip_commit(s, i, s->batch[i]);
+		if (p->bad != SIZE_MAX || p->failed)
+			break;
+	}
+	s->skip_run = 0;
+	if (p->failed)
+		return;
+	/* Periods 1 .. kk-1 ran as predicted. */
+	cta__engine_period_shift(s, kk - 1);
+	p->skipped = kk > 1;
+	p->blocks = (kk - 1) * p->nr + (p->bad != SIZE_MAX ? p->bad + 1 : 0);
+	if (p->bad != SIZE_MAX) {
+		/* Period kk's blocks up to the one off its prediction ran. */
+		struct cta__period_run *v = p->pre;
+		for (size_t j = 0; j < p->bad; j++) {
+			const struct cta__period_run *r = skip_run_of(p, j);
+			v[j] = (struct cta__period_run){.index = r->index + kk * p->P,
+			                                .end = r->end + kk * p->D};
+		}
+		p->npre = p->bad + 1;
+		p->pre_pos = 0;
+		p->skipped = 1;
+	}
+	s->per_hook = p->pre_pos < p->npre;
+}
+
+/* After a batch ran: a cut, and the skip when the period is found. Bodies
+ * the pool would run in parallel keep running there (the skip runs them on
+ * this thread): it skips only where batches run here. */
+static void period_step(struct cta_sim *s)
+{
+	if (!cta__engine_period_cut(s)) {
+		s->per_hook = !s->per->off;
+		return;
+	}
+	if (s->pool && !(s->seg_ns > 0 && s->seg_ns < 2000.0))
+		return;
+	skip_periods(s);
+}
+
 static void finish_stats(struct cta_sim *s)
 {
 	for (unsigned i = 0; i < s->nkernels; i++) {
@@ -1699,6 +1985,11 @@ int cta_sim_run(cta_sim *s)
 	}
 	s->seal_static = cta__engine_seal && !s->tw && s->o.ub_mode != CTA_UB_ABORT && !s->san &&
 	                 cta__engine_early_commits;
+	if (cta__engine_period_new(s) < 0) {
+		cta__base_errf(s, "out of memory");
+		return CTA_ENOMEM;
+	}
+	s->per_hook = s->per != NULL;
 	uint64_t progress_at = CTA_SIM_PROGRESS_EVENTS;
 	for (;;) {
 		struct cta__unit *u;
@@ -1709,9 +2000,11 @@ int cta_sim_run(cta_sim *s)
 			progress_at = s->events + CTA_SIM_PROGRESS_EVENTS;
 			report_progress(s);
 		}
-		if (st == CTA__STEP_READY)
+		if (st == CTA__STEP_READY) {
 			run_ready(s);
-		else if (st == CTA__STEP_RESUME)
+			if (s->per_hook && !s->per->off)
+				period_step(s);
+		} else if (st == CTA__STEP_RESUME)
 			run_unit(s, u);
 	}
 	if (s->o.progress)
@@ -1825,6 +2118,11 @@ uint64_t cta_sim_barrier_crossings(const cta_sim *s)
 int cta_sim_deterministic(const cta_sim *s)
 {
 	return s->deterministic;
+}
+
+uint64_t cta_sim_blocks_skipped(const cta_sim *s)
+{
+	return s->per ? s->per->blocks : 0;
 }
 
 uint64_t cta_sim_event_count(const cta_sim *s)

@@ -505,6 +505,42 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 	return u;
 }
 
+void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t index, unsigned sm,
+                             uint64_t t, uint32_t spin, uint32_t add)
+{
+	const struct cta__kernel *k = u->k;
+	struct cta__cta *c = &u->ctas[0];
+	/* As cta__exec_unit_make clears a CTA and the outbox. */
+	unsigned char *m = c->smem;
+	unsigned dirty = c->smem_dirty;
+	const size_t cold = offsetof(struct cta__cta, observed_failure_t),
+	             end = offsetof(struct cta__cta, rslots);
+	int cold_dirty = c->cold_dirty;
+	zero_header(c, cold);
+	if (cold_dirty)
+		zero_header((char *)c + cold, end - cold);
+	c->smem = m;
+	c->smem_dirty = dirty ? dirty | CTA__SMEM_STALE : 0;
+	struct cta__outbox *o = &u->out;
+	if (o->ubtotal)
+		memset(o->ubcount, 0, sizeof(o->ubcount));
+	zero_header(o, offsetof(struct cta__outbox, recs));
+	o->lanes = 1; /* its lane, as lane_bind counts it */
+	u->index = index;
+	u->start_t = t;
+	u->cursor = k->cursor0;
+	u->cursor.t0 = t;
+	u->cursor.spin = spin;
+	u->cursor.add = add;
+	c->bid = cta__base_bid_of_logical(k, index);
+	c->logical = index;
+	c->steal_current = index;
+	c->sm = sm;
+	c->nthreads = k->cursor0.left;
+	c->end_t = t;
+	c->smem_top = k->l.smem_dynamic;
+}
+
 void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 {
 	struct cta__cursor *cur = &k->cursor0;
@@ -1081,12 +1117,46 @@ int cta__claim_next(struct cta__lane *l)
 	return cta__exec_lane_move_next(l) && cta__claim(l);
 }
 
+/* cta__exec_lane_move_next while the bodies of skipped periods run: the
+ * lane stays on its unit, which the engine makes the next block's
+ * (cta__engine_skip_next) as it would have made a unit for it, where the
+ * lane would have moved. */
+__attribute__((noinline)) static int skip_move(struct cta__lane *l)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq || u->cursor.nret ||
+	    u->nctas != 1 || u->clc_objs || x->cta != &u->ctas[0]) {
+		l->active = 0;
+		return 0;
+	}
+	if (l->comm)
+		u->out.comm = 1;
+	check_stack(u, x->fiber);
+	struct cta__cta *c = x->cta;
+	if (!c->done && c->exited >= c->nthreads)
+		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
+	if (!cta__engine_skip_next(s, u, s->seg_base + seg_i)) {
+		l->active = 0;
+		return 0;
+	}
+	seg_i++;
+	/* enter_cta on the same CTA: only its index and barrier count moved. */
+	l->bid = c->bid;
+	l->steal_depth = 0;
+	x->bar_gen = c->bar_gen;
+	return 1;
+}
+
 /* cta__claim_next without the claim: 1 when the lane moved on. */
 int cta__exec_lane_move_next(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
 	struct cta__unit *v;
+	if (__builtin_expect(u->sim->skip_run, 0) && !u->k->kc)
+		return skip_move(l);
 	if (seg_i + 1 >= seg_n || !cta__exec_lane_moves || u->all != x || x->next_all || u->runq ||
 	    !(v = seg_unit(u->sim, seg_i + 1)) || v->k != u->k || v->all) {
 		l->active = 0;

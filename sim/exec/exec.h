@@ -28,6 +28,12 @@ void cta__exec_unit_spin(const struct cta_sim *s, const struct cta__kernel *k, c
 struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                       const unsigned *sms, uint64_t t, uint32_t spin, uint32_t add,
                                       uint32_t first);
+/* Unit u of one CTA, its block done and committed and its one lane still
+ * bound, becomes block `index` of its kernel on SM sm from t: what
+ * cta__exec_unit_make sets for a unit of one block, on the same memory,
+ * its first instruction at t (the period skip, sim/engine/period.h). */
+void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t index, unsigned sm,
+                             uint64_t t, uint32_t spin, uint32_t add);
 /* The issue gate (spin_gate_threads) and the register file's gate
  * (spin_regs_free; cta__exec_regs_waits: whether a block of k waits with
  * that many warps running on its SM besides it): whether a block of k

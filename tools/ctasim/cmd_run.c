@@ -608,6 +608,9 @@ int cli_report(const char *cmd, struct cta_harness *h, const struct cta_kernel_i
 	}
 	if (rc == CTA_EDEADLOCK || (rc < 0 && rc != CTA_EUB && rc != CTA_ECOVERAGE))
 		fprintf(stderr, "ctasim %s: %s\n", cmd, cta_harness_errmsg(h));
+	const char *period = getenv("CTASIM_PERIOD");
+	if (s && period && !strcmp(period, "report"))
+		fprintf(stderr, "period skip: %" PRIu64 " blocks\n", cta_sim_blocks_skipped(s));
 	if (cta_harness_verdict(h) == CTA_VERDICT_FAIL) {
 		printf("result      FAIL: %s\n", cta_harness_errmsg(h));
 	} else if (code == CTA_EXIT_FAIL) {

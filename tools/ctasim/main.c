@@ -314,6 +314,12 @@ static int run_main(int argc, char **argv)
 	const char *regions = getenv("CTASIM_REGIONS");
 	if (regions && !strcmp(regions, "0"))
 		cta_sim_set_regions(0);
+	/* CTASIM_PERIOD=0 simulates every block through the engine (tests
+	 * compare the two paths; CTASIM_PERIOD=report says on stderr how many
+	 * blocks a run skipped, cli_report). */
+	const char *period = getenv("CTASIM_PERIOD");
+	if (period && !strcmp(period, "0"))
+		cta_sim_set_period_skip(0);
 	if (argc < 2) {
 		usage(stderr);
 		return CTA_EXIT_USAGE;

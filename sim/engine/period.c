@@ -1,0 +1,498 @@
+/* The schedule's period (period.h): the canonical form of the engine's
+ * state after a batch ran, the log of the bodies that ran between two such
+ * cuts, and the shift of the live state by whole periods. What runs the
+ * skipped bodies and hands the state back is in sim.c (skip_periods). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctasim/errors.h"
+#include "engine/period.h"
+
+int cta__engine_period = 1;
+int cta__engine_period_fault = 0;
+
+void cta_sim_set_period_skip(int on)
+{
+	cta__engine_period = on != 0;
+}
+
+int cta__engine_period_new(struct cta_sim *s)
+{
+	if (!cta__engine_period || s->nkernels != 1 || s->tw || s->san || s->o.jitter_ns ||
+	    s->o.random_tiebreak || s->o.ub_mode == CTA_UB_ABORT || s->o.max_events ||
+	    s->o.spin_sched == CTA_SPIN_ADVERSARIAL)
+		return 0;
+	struct cta__kernel *k = s->kernels[0];
+	if (!k->never_waits || k->csize != 1 || k->l.cooperative || k->nunits < 4)
+		return 0;
+	struct cta__period *p = calloc(1, sizeof(*p));
+	if (!p)
+		return CTA_ENOMEM;
+	p->k = k;
+	s->per = p;
+	return 0;
+}
+
+void cta__engine_period_free(struct cta_sim *s)
+{
+	struct cta__period *p = s->per;
+	if (!p)
+		return;
+	for (unsigned i = 0; i < CTA__PERIOD_CUTS; i++) {
+		free(p->cuts[i].canon);
+		free(p->cuts[i].per_sm);
+	}
+	free(p->runs);
+	free(p->ev);
+	free(p->tmp);
+	free(p->pre);
+	free(p);
+	s->per = NULL;
+}
+
+void cta__engine_period_made(struct cta_sim *s, const struct cta__unit *u)
+{
+	struct cta__period *p = s->per;
+	if (p->n == p->cap) {
+		/* Runs before the oldest cut kept are no longer needed. */
+		uint64_t keep = UINT64_MAX;
+		for (unsigned i = 0; i < CTA__PERIOD_CUTS; i++)
+			if (p->cuts[i].valid && p->cuts[i].run < keep)
+				keep = p->cuts[i].run;
+		if (keep == UINT64_MAX || keep > p->committed)
+			keep = p->committed;
+		if (keep > p->base && keep - p->base >= p->n / 2) {
+			size_t drop = (size_t)(keep - p->base);
+			memmove(p->runs, p->runs + drop, (p->n - drop) * sizeof(*p->runs));
+			p->n -= drop;
+			p->base = keep;
+		} else {
+			size_t cap = p->cap ? p->cap * 2 : 4096;
+			struct cta__period_run *r = realloc(p->runs, cap * sizeof(*r));
+			if (!r) {
+				p->off = 1;
+				return;
+			}
+			p->runs = r;
+			p->cap = cap;
+		}
+	}
+	const struct cta__cta *c = &u->ctas[0];
+	p->runs[p->n++] = (struct cta__period_run){
+	    .index = u->index,
+	    .start_t = u->start_t,
+	    .t0 = u->cursor.t0,
+	    .end0 = c->end_t,
+	    .spin = u->cursor.spin,
+	    .add = u->cursor.add,
+	    .sm = c->sm,
+	};
+}
+
+void cta__engine_period_committed(struct cta_sim *s, const struct cta__unit *u)
+{
+	struct cta__period *p = s->per;
+	if (p->committed < p->base || p->committed - p->base >= p->n) {
+		p->off = 1;
+		return;
+	}
+	struct cta__period_run *r = &p->runs[p->committed - p->base];
+	const struct cta__outbox *o = &u->out;
+	if (r->index != u->index || u->k != p->k) {
+		p->off = 1; /* a unit made some other way: not followed */
+		return;
+	}
+	r->end = u->ctas[0].end_t;
+	r->ok = !(o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error) && u->ctas[0].done == 1;
+	p->committed++;
+}
+
+/* ---- the canonical form ------------------------------------------------ */
+
+struct canon {
+	uint64_t *v;
+	size_t n, cap;
+	int fail;
+};
+
+/* Room for n more words (c->fail when memory ran out). */
+static void reserve(struct canon *c, size_t n)
+{
+	if (c->n + n <= c->cap)
+		return;
+	size_t cap = c->cap ? c->cap : 4096;
+	while (cap < c->n + n)
+		cap *= 2;
+	uint64_t *v = realloc(c->v, cap * sizeof(*v));
+	if (!v) {
+		c->fail = 1;
+		c->n = 0;
+		return;
+	}
+	c->v = v;
+	c->cap = cap;
+}
+
+static inline void put(struct canon *c, uint64_t x)
+{
+	if (__builtin_expect(c->n == c->cap, 0)) {
+		reserve(c, 1);
+		if (c->fail)
+			return;
+	}
+	c->v[c->n++] = x;
+}
+
+/* A time relative to the engine's: the difference modulo 2^64 is the
+ * same for two states one shift apart, whatever its sign. */
+#define REL_T(x) ((uint64_t)(x)-s->now)
+#define REL_B(x) ((uint64_t)(x)-k->next_unit)
+#define REL_Q(x) ((uint64_t)(x)-s->q.seq)
+
+static void put_placed(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
+                       const struct cta__placed *pl)
+{
+	put(c, REL_B(pl->index));
+	put(c, REL_T(pl->start_t));
+	put(c, pl->sm);
+	put(c, (uint64_t)pl->spin << 32 | pl->add);
+	put(c, pl->first);
+}
+
+static void put_held(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
+                     const struct cta__held *h)
+{
+	put_placed(c, s, k, &h->p);
+	put(c, h->rel_t ? REL_T(h->rel_t) : UINT64_MAX);
+	put(c, (uint64_t)(uint32_t)h->state << 32 | (uint32_t)h->ins);
+	put(c, (uint64_t)(uint32_t)(h->gen - s->open_gen) << 32 | h->pos);
+	put(c, (uint32_t)(h->ord - s->held_ord));
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct cta__event *x = a, *y = b;
+	return cta__evq_before(x, y) ? -1 : cta__evq_before(y, x) ? 1 : 0;
+}
+
+/* Gathers every queued event, in (time, sequence) order: the rings are
+ * each in order, merged; the heap's events are sorted. -1 when the
+ * calendar holds some (emulated CLC, never here) or memory ran out. */
+static long gather_events(struct cta_sim *s)
+{
+	struct cta__period *p = s->per;
+	struct cta__evq *q = &s->q;
+	if (q->cal_n)
+		return -1;
+	size_t n = q->n;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++)
+		n += q->r[i].n;
+	if (2 * n > p->ev_cap) {
+		struct cta__event *v = realloc(p->ev, 2 * n * sizeof(*v));
+		if (!v)
+			return -1;
+		p->ev = v;
+		p->ev_cap = 2 * n;
+	}
+	struct cta__event *out = p->ev, *heap = p->ev + n;
+	memcpy(heap, q->h, q->n * sizeof(*heap));
+	qsort(heap, q->n, sizeof(*heap), ev_cmp);
+	size_t pos[CTA__EVQ_RINGS] = {0}, hp = 0;
+	int live[CTA__EVQ_RINGS], nlive = 0;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++)
+		if (q->r[i].n)
+			live[nlive++] = i;
+	for (size_t m = 0; m < n; m++) {
+		const struct cta__event *best = hp < q->n ? &heap[hp] : NULL;
+		int from = -1;
+		for (int li = 0; li < nlive; li++) {
+			int i = live[li];
+			const struct cta__ring *r = &q->r[i];
+			if (pos[i] == r->n)
+				continue;
+			const struct cta__event *e = &r->e[(r->head + pos[i]) & (r->cap - 1)];
+			if (!best || cta__evq_before(e, best)) {
+				best = e;
+				from = i;
+			}
+		}
+		out[m] = *best;
+		if (from < 0)
+			hp++;
+		else
+			pos[from]++;
+	}
+	return (long)n;
+}
+
+/* The state of a cut in canonical form; 0, or -1 when it holds something
+ * the form does not describe (then there is no cut). */
+static int canon_build(struct cta_sim *s, struct canon *c)
+{
+	struct cta__kernel *k = s->per->k;
+	if (k->state != K_ACTIVE || k->next_unit >= k->nunits || s->nsealed || s->any_spin ||
+	    s->npolls || s->favored || s->starved || s->hung || s->aborted || s->stopped ||
+	    s->io_error || s->in_dispatch || s->solo || k->uses_clc || k->steals ||
+	    k->sweep_pos < k->sweep_len)
+		return -1;
+	if (s->dev.placement == CTA_PLACE_ORDER) {
+		uint64_t len = s->dev.placement_order_len;
+		for (unsigned j = 0; j < s->dev.wave_order_count; j++)
+			len = s->dev.wave_order[j].len > len ? s->dev.wave_order[j].len : len;
+		if (k->next_unit < len)
+			return -1;
+	}
+	for (size_t i = 0; i < s->nunits_made; i++)
+		if (s->units[i]->live)
+			return -1;
+	c->n = 0;
+	c->fail = 0;
+	reserve(c, 32 + 8 * (size_t)s->nsms + 12 * s->gate_waiting + 14 * s->nready +
+	               6 * cta__evq_size(&s->q));
+	if (c->fail)
+		return -1;
+	put(c, (uint64_t)k->state << 32 | (uint32_t)k->comm_state);
+	put(c, k->ctas_running);
+	put(c, (uint64_t)k->ran_batch << 32 | (uint32_t)k->fit_valid);
+	put(c, (uint64_t)(k->units_done != 0) << 1 | (k->st.launched != 0));
+	put(c, REL_T(k->st.last_end_ns));
+	put(c, (uint64_t)s->cand_valid << 32 | s->ncand);
+	put(c, s->nofit_gen == s->room_gen);
+	put(c, s->dispatch_pending ? REL_Q(s->dispatch_seq) : UINT64_MAX);
+	put(c, s->fe_free > s->now ? s->fe_free - s->now : 0);
+	put(c, s->resv_valid ? REL_T(s->resv_t) : UINT64_MAX);
+	put(c, s->resv_valid ? REL_Q(s->resv_seq) : UINT64_MAX);
+	put(c, s->rr_next);
+	put(c, s->rng);
+	put(c, s->gate_waiting);
+	put(c, (uint64_t)s->seal_off << 32 | (uint32_t)s->deterministic);
+	put(c, (uint64_t)s->open_ins << 32 | s->open_apart);
+	put(c, s->open_held);
+	put(c, s->nready);
+	put(c, s->nready || s->open_apart ? REL_T(s->ready_min) : UINT64_MAX);
+	for (unsigned i = 0; i < s->nsms; i++) {
+		const struct cta__sm *m = &s->sms[i];
+		if (m->gate_head)
+			return -1;
+		put(c, (uint64_t)m->threads << 32 | m->warps);
+		put(c, (uint64_t)m->blocks << 32 | m->regs);
+		put(c, (uint64_t)m->smem << 32 | m->gate_threads);
+		put(c, m->gate_warps);
+		for (const struct cta__held *h = m->held_head; h; h = h->next)
+			put_held(c, s, k, h);
+		put(c, UINT64_MAX - 1);
+	}
+	for (size_t i = 0; i < s->nready; i++) {
+		if (s->batch[i])
+			return -1;
+		const struct cta__placed *pl = &s->placed[i];
+		if (pl->k != k)
+			return -1;
+		put_placed(c, s, k, pl);
+		if (pl->h)
+			put_held(c, s, k, pl->h);
+		else
+			put(c, UINT64_MAX - 2);
+	}
+	long n = gather_events(s);
+	if (n < 0)
+		return -1;
+	for (long i = 0; i < n; i++) {
+		const struct cta__event *e = &s->per->ev[i];
+		if (e->type != EV_RETIRE)
+			return -1;
+		const struct cta__retiring *r = e->p;
+		if (r->k != k)
+			return -1;
+		put(c, REL_T(e->t));
+		put(c, REL_Q(e->seq));
+		put(c, (uint64_t)e->a << 32 | r->sm);
+		put(c, REL_B(r->logical));
+		put(c, REL_T(r->start_t));
+		put(c, REL_T(r->end_t));
+	}
+	return c->fail ? -1 : 0;
+}
+
+static uint64_t hash_words(const uint64_t *v, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	for (size_t i = 0; i < n; i++) {
+		h ^= v[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+int cta__engine_period_cut(struct cta_sim *s)
+{
+	struct cta__period *p = s->per;
+	struct cta__kernel *k = p->k;
+	/* Every body made ran and committed (no open batch of made units). */
+	if (p->committed != p->base + p->n)
+		return 0;
+	/* A form costs about ten instructions a resident block: one every
+	 * eighth of the resident blocks (at least 64 runs) keeps it a few
+	 * percent of the engine's work between two. The rule reads only the
+	 * run log, so the forms built repeat with the schedule (a period
+	 * found may then be a multiple of the schedule's). A run whose
+	 * schedule has not repeated after CTA__PERIOD_TRIES forms gives up. */
+	uint64_t gap = k->ctas_running / 8 > 64 ? k->ctas_running / 8 : 64;
+	if (p->committed - p->last_form < gap)
+		return 0;
+	if (++p->forms > CTA__PERIOD_TRIES) {
+		p->off = 1;
+		return 0;
+	}
+	p->last_form = p->committed;
+	struct cta__period_cut *cut = &p->cuts[p->next_cut];
+	cut->valid = 0;
+	struct canon c = {cut->canon, 0, cut->cap, 0};
+	int rc = canon_build(s, &c);
+	cut->canon = c.v;
+	cut->cap = c.cap;
+	if (rc < 0)
+		return 0;
+	if (!cut->per_sm && !(cut->per_sm = malloc(s->nsms * sizeof(*cut->per_sm)))) {
+		p->off = 1;
+		return 0;
+	}
+	cut->valid = 1;
+	cut->len = c.n;
+	cut->hash = hash_words(c.v, c.n);
+	cut->run = p->committed;
+	cut->now = s->now;
+	cut->seq = s->q.seq;
+	cut->next_unit = k->next_unit;
+	cut->events = s->events;
+	cut->batches = s->batches;
+	cut->sealed = s->batches_sealed;
+	cut->held_inserted = s->held_inserted;
+	cut->launched = k->st.launched;
+	cut->units_done = k->units_done;
+	cut->busy = k->st.busy_ns;
+	memcpy(cut->per_sm, k->per_sm, s->nsms * sizeof(*cut->per_sm));
+	p->next_cut = (p->next_cut + 1) % CTA__PERIOD_CUTS;
+	/* The latest earlier cut of the same form: the shortest period. */
+	for (unsigned d = 1; d < CTA__PERIOD_CUTS; d++) {
+		const struct cta__period_cut *o =
+		    &p->cuts[(p->next_cut + CTA__PERIOD_CUTS - 1 - d) % CTA__PERIOD_CUTS];
+		if (!o->valid || o->hash != cut->hash || o->len != cut->len ||
+		    o->next_unit >= cut->next_unit || o->now >= cut->now || o->run >= cut->run ||
+		    o->run < p->base || memcmp(o->canon, cut->canon, c.n * sizeof(*c.v)))
+			continue;
+		int ok = 1;
+		for (uint64_t r = o->run; ok && r < cut->run; r++)
+			ok = p->runs[r - p->base].ok;
+		if (!ok)
+			continue;
+		p->from = o;
+		p->to = cut;
+		p->P = cut->next_unit - o->next_unit;
+		p->D = cut->now - o->now;
+		p->E = cut->seq - o->seq;
+		p->r0 = o->run;
+		p->nr = cut->run - o->run;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the shift --------------------------------------------------------- */
+
+static void shift_held(struct cta__held *h, uint64_t db, uint64_t dt)
+{
+	h->p.index += db;
+	h->p.start_t += dt;
+	if (h->rel_t)
+		h->rel_t += dt;
+}
+
+void cta__engine_period_shift(struct cta_sim *s, uint64_t n)
+{
+	struct cta__period *p = s->per;
+	struct cta__kernel *k = p->k;
+	const struct cta__period_cut *a = p->from, *b = p->to;
+	uint64_t db = n * p->P, dt = n * p->D, dq = n * p->E;
+	if (cta__engine_period_fault)
+		dt += 1;
+	s->now += dt;
+	s->q.seq += dq;
+	/* The queue: every ring's and the heap's events move alike, so each
+	 * stays in order (the calendar is empty: canon_build). */
+	struct cta__evq *q = &s->q;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
+		struct cta__ring *r = &q->r[i];
+		for (size_t j = 0; j < r->n; j++) {
+			struct cta__event *e = &r->e[(r->head + j) & (r->cap - 1)];
+			e->t += dt;
+			e->seq += dq;
+			struct cta__retiring *rt = e->p;
+			rt->logical += db;
+			rt->start_t += dt;
+			rt->end_t += dt;
+		}
+		if (r->n) {
+			r->last_t += dt;
+			r->head_t += dt;
+			r->head_seq += dq;
+		}
+	}
+	for (size_t j = 0; j < q->n; j++) {
+		struct cta__event *e = &q->h[j];
+		e->t += dt;
+		e->seq += dq;
+		struct cta__retiring *rt = e->p;
+		rt->logical += db;
+		rt->start_t += dt;
+		rt->end_t += dt;
+	}
+	s->fe_free += dt;
+	if (s->resv_valid) {
+		s->resv_t += dt;
+		s->resv_seq += dq;
+	}
+	if (s->dispatch_pending)
+		s->dispatch_seq += dq;
+	if (s->nready || s->open_apart)
+		s->ready_min += dt;
+	/* Held records: those on an SM's list (waiting, states 1 and 2), and
+	 * those the open batch refers to that were let go (0 and 3). */
+	for (unsigned i = 0; i < s->nsms; i++)
+		for (struct cta__held *h = s->sms[i].held_head; h; h = h->next)
+			shift_held(h, db, dt);
+	for (size_t i = 0; i < s->nready; i++) {
+		struct cta__placed *pl = &s->placed[i];
+		pl->index += db;
+		pl->start_t += dt;
+		if (pl->h && (pl->h->state == 0 || pl->h->state == 3))
+			shift_held(pl->h, db, dt);
+	}
+	k->next_unit += db;
+	k->units_done += n * (b->units_done - a->units_done);
+	k->st.launched += n * (b->launched - a->launched);
+	k->st.busy_ns += n * (b->busy - a->busy);
+	k->st.last_end_ns += dt;
+	for (unsigned i = 0; i < s->nsms; i++)
+		k->per_sm[i] += n * (b->per_sm[i] - a->per_sm[i]);
+	s->events += n * (b->events - a->events);
+	s->batches += n * (b->batches - a->batches);
+	s->batches_sealed += n * (b->sealed - a->sealed);
+	s->held_inserted += n * (b->held_inserted - a->held_inserted);
+}
+
+void cta__engine_period_cover_all(struct cta__kernel *k)
+{
+	struct cta__cover *c = &k->cover;
+	if (!c->cap) {
+		uint64_t(*iv)[2] = malloc(sizeof(*iv));
+		if (!iv)
+			return;
+		c->iv = iv;
+		c->cap = 1;
+	}
+	c->iv[0][0] = 0;
+	c->iv[0][1] = k->nblocks;
+	c->n = 1;
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Runs shipped kernels at several grid sizes, on several devices and host
+# thread counts, with the period skip (the default) and without it
+# (CTASIM_PERIOD=0), and checks that exit code, output and messages are
+# byte-identical; the runs marked `skips` must have skipped blocks
+# (CTASIM_PERIOD=report), so that the comparison is not between two runs
+# of the engine alone. Among them: costs that change after the period was
+# found (saxpy over a grid larger than its array: the blocks past it do no
+# work), placement overrides, an SM limit, shared memory and register
+# limits, and runs that must not skip (a trace, jitter, CLC).
+# Usage: period_skip.sh path/to/ctasim
+set -u
+CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+n=0
+fail=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+bad() {
+	n=$((n + 1))
+	fail=$((fail + 1))
+	echo "not ok $n - $*"
+}
+
+# both EXPECT ARGS...: EXPECT is skips (blocks must be skipped), none (no
+# block may be) or any.
+both() {
+	want=$1
+	shift
+	CTASIM_PERIOD=report "$CTASIM" run "$@" >"$tmp/a.out" 2>"$tmp/a.err"
+	ra=$?
+	CTASIM_PERIOD=0 "$CTASIM" run "$@" >"$tmp/b.out" 2>"$tmp/b.err"
+	rb=$?
+	skipped=$(sed -n 's/^period skip: \([0-9]*\) blocks$/\1/p' "$tmp/a.err")
+	grep -v '^period skip: ' "$tmp/a.err" >"$tmp/a2.err"
+	if [ "$ra" != "$rb" ]; then
+		bad "$* (exit $ra with the skip, $rb without)"
+	elif ! cmp -s "$tmp/a.out" "$tmp/b.out"; then
+		bad "$* (output differs)"
+		diff "$tmp/b.out" "$tmp/a.out" | sed 's/^/# /' | head -20
+	elif ! cmp -s "$tmp/a2.err" "$tmp/b.err"; then
+		bad "$* (messages differ)"
+	elif [ -z "$skipped" ]; then
+		bad "$* (no skip report)"
+	elif [ "$want" = skips ] && [ "$skipped" -eq 0 ]; then
+		bad "$* (nothing was skipped)"
+	elif [ "$want" = none ] && [ "$skipped" -ne 0 ]; then
+		bad "$* (skipped $skipped blocks)"
+	else
+		ok "$* (skipped $skipped blocks)"
+	fi
+}
+
+for dev in H100-SXM H200 H100-PCIe B200 A100-SXM; do
+	both skips saxpy --device "$dev" --arg n=8388608 --threads 1
+	both skips spin --device "$dev" --timing-only --arg grid=100000 --arg ns=300 --threads 1
+done
+for size in 4000000 4194304 16777216; do
+	both skips saxpy --arg n=$size --threads 1
+done
+both skips saxpy --arg n=4194304 --threads 4
+both skips saxpy --arg n=4194304 --grid 40000 --threads 1
+both skips saxpy --arg n=4194304 --grid 40000 --arg ns=100 --threads 1
+both skips saxpy --arg n=2000000 --grid 30000 --threads 2
+both skips saxpy_gridstride --arg n=16777216 --grid 50000 --threads 1
+both skips spin --timing-only --arg grid=65536 --arg ns=0 --threads 1
+both skips spin --arg grid=50000 --arg ns=1000 --threads 2
+both skips spin --timing-only --arg grid=70000 --arg ns=300 --placement round_robin --threads 1
+both skips spin --timing-only --arg grid=70000 --arg ns=300 --placement spread --threads 1
+both skips spin --timing-only --arg grid=70000 --arg ns=300 --sm-limit 7 --threads 1
+both skips spin --timing-only --arg grid=70000 --arg ns=300 --arg smem=40000 --threads 1
+both skips spin --timing-only --arg grid=70000 --arg ns=300 --arg regs=1 --threads 1
+both any spin --timing-only --arg grid=100000 --arg ns=500 --arg imbalance=one_in_seven
+both any spin --arg grid=30000 --arg ns=2000 --arg imbalance=heavy_tail
+both skips block_reduce --arg n=16777216 --threads 1
+both skips block_reduce --arg n=4194304 --threads 2
+both any compute_heavy --threads 1
+both any vecscale_fixed_work --arg n=16777216 --threads 1
+both any vecscale_fixed_blocks --threads 1
+both none spin --timing-only --arg grid=70000 --arg ns=300 --jitter 20 --threads 1
+both none spin --timing-only --arg grid=70000 --arg ns=300 --trace "$tmp/t.trace"
+both none vec_add_clc --threads 1
+both none saxpy --arg n=4194304 --ub abort --threads 1
+
+echo "1..$n"
+[ "$fail" -eq 0 ]
