@@ -533,6 +533,9 @@ struct cta_sim {
 	uint64_t cancels_total;
 	uint64_t barrier_crossings;
 	uint64_t lanes_started; /* lanes started: one per unit without waits (from outboxes) */
+	/* Waits of a resumed unit's lane that stepped the engine at once
+	 * (lane_leave_slow in sim/exec/exec.c): the unit tests' evidence. */
+	uint64_t quick_waits;
 	uint64_t events;
 	struct cta__pool *pool; /* NULL when running on one host thread */
 	struct cta__worker *workers;

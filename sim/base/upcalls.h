@@ -18,6 +18,10 @@ enum { CTA__STEP_NEXT, CTA__STEP_STOP, CTA__STEP_READY, CTA__STEP_RESUME };
 int cta__engine_step(struct cta_sim *s, struct cta__unit **resume);
 /* Applies a unit's segment: its outbox, new cancel requests, ended CTAs. */
 void cta__engine_commit(struct cta_sim *s, struct cta__unit *u);
+/* cta__engine_commit of u (unless NULL), then cta__engine_step: what a
+ * waiting lane of a resumed unit does at each cancel round trip, in one
+ * call. */
+int cta__engine_commit_step(struct cta_sim *s, struct cta__unit *u, struct cta__unit **resume);
 /* exec -> engine. A batch on the engine's thread commits each unit as the
  * segment moves past it, and counts untraced units' starts as it comes to
  * them, while the unit is in cache (one pass over a batch, not three). */

@@ -383,6 +383,9 @@ static void issuer_waited(struct cta__lane_x *x, const struct cta__mbar *b, uint
 	}
 }
 
+int cta__clc_quick_observe = 1;
+_Thread_local uint64_t cta__clc_quick_observes;
+
 bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
@@ -403,6 +406,27 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 	const struct cta_sim *s = x->l.unit->sim;
 	if (s->dev.clc_emulated | s->checks) {
 		unsigned rank = lane_rank(x); /* (once for both) */
+		if (s->dev.clc_emulated && s->checks && b->ndone == 1 && x->obs[0].bar == b &&
+		    x->obs[0].tseq == thread_key_of(x, rank) && cta__clc_quick_observe) {
+			cta__clc_quick_observes++;
+			/* The usual wait: one request completed the phase, and
+			 * this thread observed this mbarrier last time too
+			 * (observe's choice of entry is its first): issuer_waited
+			 * and observe for that one slot. */
+			struct cta__rslot *sl = &lane_cta(x)->rslots[b->done_slots[0]];
+			const struct cta__request *r = sl->r;
+			if (r && r->wait && r->thread == rank && r->cta == x->l.cta_rank &&
+			    before + r->wait > x->l.vtime)
+				x->l.vtime = before + r->wait;
+			x->obs_used = 1;
+			x->obs[0].phase = b->phase;
+			if (!sl->observed) {
+				sl->observed = 1;
+				sl->observer = rank;
+				sl->observed_gen = x->bar_gen;
+			}
+			return true;
+		}
 		if (s->dev.clc_emulated)
 			issuer_waited(x, b, before, rank);
 		if (s->checks)
@@ -597,12 +621,12 @@ static void encode(cta_clc_result *res, int success, uint3 b)
 /* Emulated CLC: the issuer's work since its request, if it already waits
  * for the request's completion (its lane is among the mbarrier's
  * waiters); 0 otherwise. */
-static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r)
+static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r,
+                            const struct cta__mbar *b)
 {
-	struct cta__cta *c = &r->unit->ctas[r->cta];
+	const struct cta__cta *c = &r->unit->ctas[r->cta];
 	if (c->reqs != r) /* it issued another since: that is what it did */
 		return 0;
-	struct cta__mbar *b = mbar_find(c, r->bar_off);
 	uint64_t since = r->issue_t + emu_cost_r(s, r, EMU_REQUEST_TAIL);
 	/* Waiting for its block's previous request (issued back to back, whose
 	 * result it waits for first) is not work: the claim of this one went
@@ -648,13 +672,13 @@ static uint64_t emu_crowd(const struct cta_sim *s, const struct cta__kernel *k, 
  * launch's last one. With many requesters (emu_crowd) the issuer was in
  * its atomics `crowd` longer than its issue charged it. */
 static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r,
-                     uint64_t crowd)
+                     uint64_t crowd, const struct cta__mbar *b)
 {
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
 		uint64_t word = r->unit_index / 16 + 1;
 		uint64_t turn = emu_cost_r(s, r, EMU_TURN);
-		done += issuer_work(s, r) + emu_cost_r(s, r, EMU_CLAIM);
+		done += issuer_work(s, r, b) + emu_cost_r(s, r, EMU_CLAIM);
 		if (k->claim_word == word && k->claim_done + turn > done)
 			done = k->claim_done + turn;
 		k->claim_word = word;
@@ -665,10 +689,11 @@ static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__reque
 }
 
 /* Resolved request r writes its result into CTA t's buffer, if that
- * slot is still r's, and completes its transaction on t's mbarrier.
+ * slot is still r's, and completes its transaction on t's mbarrier, b
+ * (mbar_find's, the caller's for the issuer's CTA).
  * (Inline: a loop over one target cost a request 16 instructions.) */
 static inline __attribute__((always_inline)) void
-deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome)
+deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome, struct cta__mbar *b)
 {
 	struct cta__cta *tc = &u->ctas[t];
 	struct cta__rslot *sl = slot_find(tc, r->result_off);
@@ -677,7 +702,6 @@ deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome)
 		encode((cta_clc_result *)(tc->smem + r->result_off), outcome == CTA_CANCEL_SUCCESS,
 		       r->first);
 	}
-	struct cta__mbar *b = mbar_find(tc, r->bar_off);
 	if (!b)
 		return;
 	if ((r->counted & (1u << (t & 31))) && b->unresolved)
@@ -740,14 +764,18 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	} else {
 		k->st.cancel_fail[outcome]++;
 	}
+	/* The issuer's mbarrier, found once for the emulation's costs and
+	 * the delivery. */
+	struct cta__cta *c = &u->ctas[r->cta];
+	struct cta__mbar *rb = mbar_find(c, r->bar_off);
 	if (s->dev.clc_emulated)
-		emulated(s, k, r, crowd);
+		emulated(s, k, r, crowd, rb);
 	if (r->multicast)
 		for (unsigned t = 0; t < u->nctas; t++)
-			deliver(u, r, t, outcome);
+			deliver(u, r, t, outcome,
+			        t == r->cta ? rb : mbar_find(&u->ctas[t], r->bar_off));
 	else
-		deliver(u, r, r->cta, outcome);
-	struct cta__cta *c = &u->ctas[r->cta];
+		deliver(u, r, r->cta, outcome, rb);
 	if (s->tw)
 		cta__base_out_trace(
 		    s, r->done_t, CTA_TEV_CANCEL_DONE, k->id, c->steal_current, c->logical, c->sm,

@@ -7,5 +7,11 @@
 #include "base/state.h"
 
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
+/* 0: a wait whose phase one request completed always takes the general
+ * issuer_waited and observe (the unit tests compare both ways); 1 by
+ * default. cta__clc_quick_observes counts, per host thread, the waits
+ * that took the short form. */
+extern int cta__clc_quick_observe;
+extern _Thread_local uint64_t cta__clc_quick_observes;
 
 #endif

@@ -1937,14 +1937,21 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
  * one loop. The host thread's loop calls it, and so does a lane that waits
  * for the engine in a resumed unit (lane_engine in sim/exec/exec.c), which
  * goes on in its own stack to whatever runs next. */
-int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
+int cta__engine_commit_step(struct cta_sim *s, struct cta__unit *u, struct cta__unit **resume)
 {
+	if (u)
+		commit_unit_inline(s, u);
 	int st;
 	s->seal_known = 0; /* (bodies may have run since the last call) */
 	do
 		st = engine_step(s, resume);
 	while (st == CTA__STEP_NEXT);
 	return st;
+}
+
+int cta__engine_step(struct cta_sim *s, struct cta__unit **resume)
+{
+	return cta__engine_commit_step(s, NULL, resume);
 }
 
 /* Blocks retired / launched, for opts.progress: a cluster unit counts

@@ -974,19 +974,24 @@ static void lanes_recycle(struct cta__unit *u)
  * engine meets (bodies to run, the end of the run) goes back to the
  * scheduler, with solo_done telling it that u is committed. Same steps in
  * the same order as the scheduler's: the results do not change. */
-static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__unit *u)
+static inline __attribute__((always_inline)) void
+lane_engine_settled(struct cta_sim *s, struct cta__lane_x *x, struct cta__unit *u)
 {
 	struct cta__fiber *host = u->host;
-	if (!seg_failed)
-		unit_settle(s, u);
 	seg_failed = 0;
 	seg_v = NULL;
 	seg_n = 0;
 	cta__base_seg_unit = NULL;
-	cta__engine_commit(s, u);
-	while (!x->abandoned) {
-		struct cta__unit *cu;
-		if (cta__engine_step(s, &cu) != CTA__STEP_RESUME)
+	for (struct cta__unit *cu = u;;) {
+		/* (Only unit_settle abandons lanes, never the commit: the test
+		 * may come first.) */
+		if (x->abandoned) {
+			cta__engine_commit(s, cu);
+			break;
+		}
+		/* The unit's commit and the engine's steps in one call: a call
+		 * and its saved registers less a request. */
+		if (cta__engine_commit_step(s, cu, &cu) != CTA__STEP_RESUME)
 			break;
 		cu->host = host;
 		s->solo_unit = cu;
@@ -1007,10 +1012,16 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 		seg_v = NULL;
 		seg_n = 0;
 		cta__base_seg_unit = NULL;
-		cta__engine_commit(s, cu);
 	}
 	s->solo_done = 1;
 	cta__fiber_switch(x->fiber, host);
+}
+
+static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__unit *u)
+{
+	if (!seg_failed)
+		unit_settle(s, u);
+	lane_engine_settled(s, x, u);
 }
 
 /* A lane of u that ran on runner f is done: its stack's canary must be
@@ -1029,6 +1040,21 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 {
 	struct cta__unit *u = x->l.unit;
 	struct cta__fiber *self = x->fiber;
+	/* A block of one CTA whose one running thread waits on its own cancel
+	 * request (x->state L_MBAR: lane_leave came here because nothing
+	 * else of the unit is ready) in a resumed unit: nothing is left to
+	 * start or settle (the general path's pick_next finds no lane, and
+	 * unit_settle finds the unit waiting for the engine and the CTA's
+	 * threads not all exited), so it steps the engine at once. */
+	if (x->state == L_MBAR && u->new_reqs && u->nctas == 1 && !u->cursor.left &&
+	    !u->cursor.nret && !u->cbar_arrived && !u->ctas[0].bar_arrived && !x->kc_park &&
+	    u->sim->solo && !seg_failed && cta__exec_quick_waits &&
+	    cta__fiber_stack_left(self) >= LANE_ENGINE_STACK) {
+		u->sim->quick_waits++;
+		cta__cur = NULL;
+		lane_engine_settled(u->sim, x, u);
+		return;
+	}
 	struct cta__fiber *spare = NULL;
 	if (x->state == L_DONE || x->kc_park) {
 		if (x->state == L_DONE) {
@@ -1102,6 +1128,7 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 }
 
 int cta__exec_lane_moves = 1;
+int cta__exec_quick_waits = 1;
 
 /* The calling lane's unit has no threads left to hand out. When that lane
  * is the unit's only one (so nothing of the unit waits) and the next unit

@@ -14,6 +14,10 @@ void cta__exec_return_runners(struct cta_sim *s);
 /* 0: cta__claim_next never moves a lane on to the next unit (the unit
  * tests compare both ways); 1 by default. */
 extern int cta__exec_lane_moves;
+/* 0: a waiting lane of a resumed unit never steps the engine before the
+ * general pick and settle (lane_leave_slow; the unit tests compare both
+ * ways); 1 by default. */
+extern int cta__exec_quick_waits;
 int cta__exec_lane_move_next(struct cta__lane *l);
 struct cta__unit *cta__exec_unit_new(struct cta_sim *s, struct cta__kernel *k, uint64_t index,
                                      const unsigned *sms, uint64_t t);

@@ -832,6 +832,86 @@ static void shared_stacks_change_no_trace(void **state)
 	}
 }
 
+/* The short forms of a cancel round trip (a resumed unit's waiting lane
+ * stepping the engine at once, lane_leave_slow in sim/exec/exec.c; a wait
+ * that one request completed observing it without the general search,
+ * cta__mbarrier_try_wait_parity) change nothing a run shows: the guide's
+ * loops on fibers and timing-only, emulated, with injected failures and
+ * --ub abort, give the same trace with them and without, and they do run. */
+static uint64_t quick_waits_seen;
+static char *short_form_trace(const char *kernel, const char *const *args, int timing_only,
+                              cta_ub_mode ub, size_t *len)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "short.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 2;
+	o.seed = 3;
+	o.cancel_fail_rate = 0.05;
+	o.trace_path = path;
+	o.timing_only = timing_only;
+	o.ub_mode = ub;
+	emulated_clc(&o.device);
+	struct cta_harness *h;
+	cta__clc_quick_observes = 0;
+	int rc = st_run_harness(&h, kernel, &o, args);
+	if (rc && ub != CTA_UB_ABORT && strncmp(kernel, "ub_", 3))
+		fail_msg("%s: rc %d: %s", kernel, rc, cta_harness_errmsg(h));
+	quick_waits_seen = cta_harness_sim(h)->quick_waits;
+	cta_harness_free(h);
+	char *text = st_slurp(path, len);
+	assert_non_null(text);
+	remove(path);
+	return text;
+}
+
+static void cancel_round_trip_short_forms_change_no_trace(void **state)
+{
+	(void)state;
+	const char *sargs[] = {"grid=2048", "ns=700", NULL};
+	const char *vargs[] = {ST_TSAN_SMALL("n=20000", "n=4096"), "ns=500", NULL};
+	struct {
+		const char *k;
+		const char *const *args;
+		int timing_only;
+		cta_ub_mode ub;
+	} runs[] = {{"spin_clc", sargs, 1, CTA_UB_REPORT},
+	            {"spin_clc", sargs, 0, CTA_UB_REPORT},
+	            {"spin_clc", sargs, 1, CTA_UB_ABORT},
+	            {"vecscale_clc", vargs, 0, CTA_UB_REPORT},
+	            {"ub_read_before_complete", NULL, 0, CTA_UB_REPORT}};
+	cta_sim_set_regions(0);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		size_t la, lb;
+		char *a =
+		    short_form_trace(runs[i].k, runs[i].args, runs[i].timing_only, runs[i].ub, &la);
+		uint64_t waits = quick_waits_seen, observes = cta__clc_quick_observes;
+		cta__exec_quick_waits = 0;
+		cta__clc_quick_observe = 0;
+		char *b =
+		    short_form_trace(runs[i].k, runs[i].args, runs[i].timing_only, runs[i].ub, &lb);
+		cta__exec_quick_waits = 1;
+		cta__clc_quick_observe = 1;
+		assert_int_equal(quick_waits_seen, 0);
+		assert_int_equal(cta__clc_quick_observes, 0);
+		/* Most round trips of the guide's loop take them: the short wait
+		 * where the block's last waiting thread steps the engine (not a
+		 * block whose lanes hand threads back, vecscale_clc's: 14 of
+		 * its waits), the short observation everywhere. */
+		if ((i < 3 && waits < 100) || (i < 4 && observes < 100))
+			fail_msg("%s (run %zu): %llu short waits, %llu short observations",
+			         runs[i].k, i, (unsigned long long)waits,
+			         (unsigned long long)observes);
+		assert_true(la > 600);
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: traces with and without the short forms differ", runs[i].k);
+		free(a);
+		free(b);
+	}
+	cta_sim_set_regions(1);
+}
+
 /* A kernel whose blocks use global atomics but never wait for one another
  * (block_reduce's total) keeps running on several host threads: the trace
  * says it is not reproducible, though its events (and result) are the same
@@ -900,6 +980,7 @@ int main(void)
 	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
+	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
 	};
