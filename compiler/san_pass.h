@@ -19,11 +19,15 @@
 // runs get cap 0: every access takes that test.
 
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/PatternMatch.h"
+#include "llvm/Support/KnownBits.h"
 #include "llvm/Transforms/Scalar/LICM.h"
 #include "llvm/Transforms/Scalar/LoopPassManager.h"
 
 namespace
 {
+
+using namespace llvm::PatternMatch;
 
 struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 	// Word layout of sim/sanitize/sanitize.c: per half, the epoch in 21
@@ -96,7 +100,11 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			last = T;
 		}
 		IRBuilder<> b(last->getNextNode());
-		if (!y || !z)
+		auto zero = [](Value *v) {
+			auto *c = dyn_cast<ConstantInt>(v);
+			return c && c->isZero();
+		};
+		if (!y || !z || (zero(y) && zero(z)))
 			return x; // (a one-row block's y and z stay 0 in the lane)
 		return b.CreateAdd(x, b.CreateMul(bx, b.CreateAdd(y, b.CreateMul(by, z))));
 	}
@@ -138,6 +146,481 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 			L->eraseFromParent();
 		}
 	}
+
+	// ---- racecheck: regions whose accesses cannot race ----------------
+	// racecheck's granule words decide only between accesses of one
+	// barrier interval: a later one finds any older epoch "fresh". So in a
+	// region whose shared accesses no two threads can make to the same
+	// byte with one of them writing, the words need no update at all, and
+	// what racecheck reports is the same with or without them. Such a
+	// region's accesses keep their range test (one outside the declared
+	// bytes still takes the shadow test and the runtime) and skip the rest.
+	// The proof, over each region of the loop form (the code a call runs
+	// for run->region):
+	//  - an access whose pointer is a kernel argument's (a field of the
+	//    argument copy: a harness buffer, never the block's shared memory,
+	//    which CUDA allocates after the launch) or the engine's (run->uin
+	//    and the other buffers of struct cta__kc_run) is not shared;
+	//  - every other access is at U + S*X + c, one base U and one slot size
+	//    S for the region, 0 <= c and c + size <= S, where X is the thread's
+	//    rank T or T + K, K and U the same for every thread of the block
+	//    (computed from the arguments, the block's indices, its uniform
+	//    values and its shared variables' addresses); a region with no
+	//    such write at all needs nothing more;
+	//  - two accesses at T and T (any two threads: different slots), or at
+	//    T + K and T + K, cannot meet; one at T and one at T + K cannot when
+	//    the first is made only under T < K and T + K does not wrap (64-bit
+	//    arithmetic, or a 32-bit K with its top bit clear and the second
+	//    also under T < K): the first's slot is below K, the second's not.
+	// One epoch runs one region of the block, except where threads wait at
+	// different barriers (the engine then runs each thread on its own: a
+	// call of one thread, which takes the full test) or at an mbarrier or a
+	// work-stealing loop (a function that calls the engine for those gets
+	// no skipped access). CTA_KC_VERBOSE=2 prints what each copy skips.
+	struct RaceFree {
+		Function &F;
+		const DataLayout &DL;
+		DominatorTree &DT;
+		const std::map<Instruction *, Value *> &rankOf;
+		const std::vector<StoreInst *> &pub; // the thread starts' lane stores
+		LoopInfo LI;
+		unsigned budget = 0;
+
+		RaceFree(Function &f, DominatorTree &dt, const std::map<Instruction *, Value *> &r,
+		         const std::vector<StoreInst *> &p)
+		    : F(f), DL(f.getParent()->getDataLayout()), DT(dt), rankOf(r), pub(p), LI(dt)
+		{
+		}
+
+		// Whether V is the same in every thread of the block in one epoch.
+		bool uniform(Value *V, std::set<Value *> &open)
+		{
+			if (++budget > 4096)
+				return false;
+			if (isa<Constant>(V))
+				return true;
+			if (auto *A = dyn_cast<Argument>(V))
+				return A->getArgNo() == 0 || A->getArgNo() == 2;
+			auto *I = dyn_cast<Instruction>(V);
+			if (!I)
+				return false;
+			if (open.count(I))
+				return true; // (a cycle: decided by its other inputs)
+			if (auto *L = dyn_cast<LoadInst>(I)) {
+				if (!L->isSimple())
+					return false;
+				APInt off(64, 0);
+				const Value *o =
+				    L->getPointerOperand()->stripAndAccumulateConstantOffsets(
+				        DL, off, true);
+				// (The index block's first 12 bytes are a thread's.)
+				if (auto *A = dyn_cast<Argument>(o))
+					return A->getArgNo() == 0 ||
+					       (A->getArgNo() == 2 && off.sge(12));
+				return isUin(getUnderlyingObject(L->getPointerOperand()));
+			}
+			if (auto *CI = dyn_cast<CallInst>(I)) {
+				Function *c = CI->getCalledFunction();
+				return c && (c->getName() == "cta__shared" ||
+				             c->getName() == "cta__shared_dynamic");
+			}
+			if (I->mayReadOrWriteMemory() || I->isTerminator())
+				return false;
+			// A phi is the same in every thread where what picks its
+			// input is: none in a thread loop, and every branch between
+			// its block and its immediate dominator on uniform values.
+			if (auto *P = dyn_cast<PHINode>(I)) {
+				for (Loop *L = LI.getLoopFor(P->getParent()); L;
+				     L = L->getParentLoop())
+					for (StoreInst *S : pub)
+						if (L->contains(S))
+							return false;
+				open.insert(I);
+				bool ok = picksUniform(P->getParent(), open);
+				open.erase(I);
+				if (!ok)
+					return false;
+			}
+			open.insert(I);
+			bool ok = true;
+			for (Value *op : I->operands())
+				if (!uniform(op, open)) {
+					ok = false;
+					break;
+				}
+			open.erase(I);
+			return ok;
+		}
+		bool picksUniform(BasicBlock *B, std::set<Value *> &open)
+		{
+			DomTreeNode *N = DT.getNode(B);
+			if (!N || !N->getIDom())
+				return true;
+			BasicBlock *D = N->getIDom()->getBlock();
+			std::set<BasicBlock *> seen;
+			std::vector<BasicBlock *> work{B, D};
+			while (!work.empty()) {
+				BasicBlock *X = work.back();
+				work.pop_back();
+				if (!seen.insert(X).second)
+					continue;
+				Instruction *t = X->getTerminator();
+				if (auto *Br = dyn_cast<BranchInst>(t)) {
+					if (Br->isConditional() &&
+					    !uniform(Br->getCondition(), open))
+						return false;
+				} else if (auto *Sw = dyn_cast<SwitchInst>(t)) {
+					if (!uniform(Sw->getCondition(), open))
+						return false;
+				} else if (!isa<ReturnInst>(t) && !isa<UnreachableInst>(t)) {
+					return false;
+				}
+				if (X != D)
+					for (BasicBlock *P : predecessors(X))
+						work.push_back(P);
+			}
+			return true;
+		}
+		bool uniform(Value *V)
+		{
+			std::set<Value *> open;
+			budget = 0;
+			return uniform(V, open);
+		}
+		// run->uin (struct cta__kc_run's second field): the block's
+		// uniform values, the same buffer for every call of an epoch.
+		static bool isUin(const Value *o)
+		{
+			auto *L = dyn_cast<LoadInst>(o);
+			if (!L)
+				return false;
+			APInt off(64, 0);
+			const Value *b = L->getPointerOperand()->stripAndAccumulateConstantOffsets(
+			    L->getModule()->getDataLayout(), off, true);
+			auto *A = dyn_cast<Argument>(b);
+			return A && A->getArgNo() == 3 && off == 8;
+		}
+		static Value *noZext(Value *V)
+		{
+			if (auto *Z = dyn_cast<ZExtInst>(V))
+				return Z->getOperand(0);
+			return V;
+		}
+		// V is the thread's rank T (or its zero extension, or the wider
+		// loop counter T is truncated from).
+		static bool isT(Value *V, Value *T)
+		{
+			if (V == T || noZext(V) == T)
+				return true;
+			auto *Tr = dyn_cast<TruncInst>(T);
+			return Tr && Tr->getOperand(0) == V;
+		}
+		// Whether I runs only where T < K holds (a branch on it dominates I).
+		bool under(Instruction *I, Value *T, Value *K)
+		{
+			DomTreeNode *N = DT.getNode(I->getParent());
+			for (DomTreeNode *D = N ? N->getIDom() : nullptr; D; D = D->getIDom()) {
+				auto *Br = dyn_cast<BranchInst>(D->getBlock()->getTerminator());
+				if (!Br || !Br->isConditional())
+					continue;
+				for (unsigned s = 0; s < 2; s++) {
+					BasicBlockEdge E(D->getBlock(), Br->getSuccessor(s));
+					if (Br->getSuccessor(0) == Br->getSuccessor(1) ||
+					    !DT.dominates(E, I->getParent()))
+						continue;
+					if (implies(Br->getCondition(), s == 0, T, K))
+						return true;
+				}
+			}
+			return false;
+		}
+		// Whether A and B never run in one epoch: a branch on a value the
+		// same in every thread, taken once a thread (in no loop but the
+		// thread loop), leads to A one way and to B the other.
+		bool exclusive(Instruction *A, Instruction *B)
+		{
+			if (A == B)
+				return false;
+			DomTreeNode *N = DT.getNode(A->getParent());
+			for (DomTreeNode *D = N ? N->getIDom() : nullptr; D; D = D->getIDom()) {
+				auto *Br = dyn_cast<BranchInst>(D->getBlock()->getTerminator());
+				if (!Br || !Br->isConditional() ||
+				    Br->getSuccessor(0) == Br->getSuccessor(1))
+					continue;
+				if (Loop *L = LI.getLoopFor(D->getBlock())) {
+					bool thr = false;
+					for (StoreInst *S : pub)
+						thr = thr || L->contains(S);
+					if (!thr)
+						continue;
+				}
+				for (unsigned s = 0; s < 2; s++)
+					if (DT.dominates(
+					        BasicBlockEdge(D->getBlock(), Br->getSuccessor(s)),
+					        A->getParent()) &&
+					    DT.dominates(BasicBlockEdge(D->getBlock(),
+					                                Br->getSuccessor(1 - s)),
+					                 B->getParent()) &&
+					    uniform(Br->getCondition()))
+						return true;
+			}
+			return false;
+		}
+		bool implies(Value *c, bool taken, Value *T, Value *K)
+		{
+			Value *a, *b;
+			if (taken && match(c, m_LogicalAnd(m_Value(a), m_Value(b))))
+				return implies(a, true, T, K) || implies(b, true, T, K);
+			if (!taken && match(c, m_LogicalOr(m_Value(a), m_Value(b))))
+				return implies(a, false, T, K) || implies(b, false, T, K);
+			auto *C = dyn_cast<ICmpInst>(c);
+			if (!C)
+				return false;
+			ICmpInst::Predicate p =
+			    taken ? C->getPredicate() : C->getInversePredicate();
+			Value *l = C->getOperand(0), *r = C->getOperand(1);
+			if (p == ICmpInst::ICMP_UGT) {
+				std::swap(l, r);
+				p = ICmpInst::ICMP_ULT;
+			}
+			auto *cr = dyn_cast<ConstantInt>(noZext(r)),
+			     *ck = dyn_cast<ConstantInt>(noZext(K));
+			bool same = noZext(r) == noZext(K) || (cr && ck &&
+			                                       cr->getValue().getZExtValue() ==
+			                                           ck->getValue().getZExtValue());
+			return p == ICmpInst::ICMP_ULT && isT(l, T) && same;
+		}
+
+		struct Acc {
+			Instruction *I;
+			bool write;
+			uint64_t size, S;
+			int64_t c;
+			bool known;   // at one of the places below
+			bool fixed;   // at U + c in every thread
+			Value *T, *K; // else slot T + K (K null: T)
+			bool noWrap;  // T + K computed without wrapping
+		};
+		// I's address as U + S*X + c, X the rank or rank + K; false if not.
+		bool slot(Instruction *I, Value *ptr, Value *U, Acc &a)
+		{
+			Value *X = nullptr;
+			a.c = 0;
+			a.S = 0;
+			for (Value *p = ptr; p != U;) {
+				auto *G = dyn_cast<GEPOperator>(p);
+				if (!G)
+					return false;
+				APInt off(DL.getIndexTypeSizeInBits(G->getType()), 0);
+				if (G->accumulateConstantOffset(DL, off)) {
+					a.c += off.getSExtValue();
+				} else {
+					if (X || G->getNumIndices() < 1 ||
+					    isa<Constant>(G->getOperand(1)))
+						return false;
+					SmallVector<Value *, 4> rest;
+					rest.push_back(
+					    ConstantInt::get(G->getOperand(1)->getType(), 0));
+					for (unsigned i = 2; i <= G->getNumIndices(); i++) {
+						if (!isa<ConstantInt>(G->getOperand(i)))
+							return false;
+						rest.push_back(G->getOperand(i));
+					}
+					a.c += DL.getIndexedOffsetInType(G->getSourceElementType(),
+					                                 rest);
+					a.S = DL.getTypeAllocSize(G->getSourceElementType());
+					X = G->getOperand(1);
+				}
+				p = G->getPointerOperand();
+			}
+			auto r = rankOf.find(I);
+			a.fixed = !X;
+			a.K = nullptr;
+			if (!X)
+				return true; // (one place for every thread)
+			if (!a.S || r == rankOf.end())
+				return false;
+			a.T = r->second;
+			a.noWrap = true;
+			if (isT(X, a.T))
+				return true;
+			// T + K. Ranks are below 2^11 (the runtime's limit, T_BITS):
+			// with K below half its width's range, T + K cannot wrap.
+			Value *v = noZext(X), *l, *rr;
+			if (!match(v, m_Add(m_Value(l), m_Value(rr))))
+				return false;
+			if (!isT(l, a.T))
+				std::swap(l, rr);
+			if (!isT(l, a.T) || !uniform(rr))
+				return false;
+			a.K = noZext(rr);
+			a.noWrap = computeKnownBits(rr, DL).isNonNegative();
+			return true;
+		}
+
+		static bool engineCallsOnly(Function &F)
+		{
+			for (Instruction &I : instructions(F))
+				if (auto *CB = dyn_cast<CallBase>(&I)) {
+					Function *c = CB->getCalledFunction();
+					if (!c)
+						return false;
+					if (c->isIntrinsic())
+						continue;
+					StringRef n = c->getName();
+					if (n != "cta__shared" && n != "cta__shared_dynamic" &&
+					    n != "cta__kc_fis_scan" &&
+					    n != "cta__kc_fis_mismatch" && n != "cta__spin_poll" &&
+					    n != "cta__kc_san_fence" && n != "memset" &&
+					    n != "memcpy")
+						return false;
+				}
+			return true;
+		}
+
+		// The accesses of acc whose granule words racecheck may skip.
+		std::set<Instruction *> find(const std::vector<Instruction *> &acc,
+		                             std::string &why)
+		{
+			std::set<Instruction *> out;
+			if (!engineCallsOnly(F)) {
+				why = "it calls the engine for waits";
+				return out;
+			}
+			// The regions: what each case of the switch on run->region
+			// reaches; what runs before the switch is in all of them.
+			SwitchInst *sw = nullptr;
+			for (Instruction &I : instructions(F))
+				if (auto *S = dyn_cast<SwitchInst>(&I))
+					if (auto *L = dyn_cast<LoadInst>(S->getCondition())) {
+						APInt off(64, 0);
+						const Value *b =
+						    L->getPointerOperand()
+						        ->stripAndAccumulateConstantOffsets(DL, off,
+						                                            true);
+						auto *A = dyn_cast<Argument>(b);
+						if (A && A->getArgNo() == 3 &&
+						    off == 80) // RF_REGION
+							sw = S;
+					}
+			std::map<BasicBlock *, std::set<unsigned>> in;
+			unsigned nreg = 1;
+			if (sw) {
+				nreg = sw->getNumSuccessors();
+				for (unsigned r = 0; r < nreg; r++) {
+					std::vector<BasicBlock *> work{sw->getSuccessor(r)};
+					while (!work.empty()) {
+						BasicBlock *B = work.back();
+						work.pop_back();
+						if (B == sw->getParent() || !in[B].insert(r).second)
+							continue;
+						for (BasicBlock *S : successors(B))
+							work.push_back(S);
+					}
+				}
+			}
+			auto regionsOf = [&](Instruction *I) {
+				auto it = in.find(I->getParent());
+				if (!sw || it == in.end()) {
+					std::set<unsigned> all;
+					for (unsigned r = 0; r < nreg; r++)
+						all.insert(r);
+					return all;
+				}
+				return it->second;
+			};
+			std::vector<std::vector<Instruction *>> shared(nreg);
+			for (Instruction *I : acc) {
+				Value *p;
+				Type *ty;
+				bool w;
+				wanted(*I, p, ty, w);
+				const Value *u = getUnderlyingObject(p, 0);
+				if (!simState(u))
+					for (unsigned r : regionsOf(I))
+						shared[r].push_back(I);
+			}
+			// Per region, each access against every other (and against
+			// itself in another thread): it skips the words when no pair
+			// with a write can meet, so every pair that can race keeps
+			// both its tests.
+			std::set<Instruction *> bad;
+			for (unsigned r = 0; r < nreg; r++) {
+				std::vector<Acc> as;
+				Value *U = nullptr;
+				for (Instruction *I : shared[r]) {
+					Value *p;
+					Type *ty;
+					Acc a;
+					a.I = I;
+					wanted(*I, p, ty, a.write);
+					a.size = DL.getTypeStoreSize(ty);
+					Value *u = const_cast<Value *>(getUnderlyingObject(p, 0));
+					if (!U && uniform(u))
+						U = u;
+					a.known = u == U && slot(I, p, U, a) &&
+					          (a.fixed || (a.c >= 0 && a.c + (int64_t)a.size <=
+					                                       (int64_t)a.S));
+					as.push_back(a);
+				}
+				uint64_t S = 0;
+				for (const Acc &a : as)
+					if (a.known && !a.fixed)
+						S = S ? S : a.S;
+				for (size_t i = 0; i < as.size(); i++)
+					for (size_t j = i; j < as.size(); j++)
+						if (!pairOk(as[i], as[j], S)) {
+							bad.insert(as[i].I);
+							bad.insert(as[j].I);
+						}
+			}
+			for (Instruction *I : acc)
+				if (!bad.count(I))
+					out.insert(I);
+			why = std::to_string(nreg) + " regions";
+			return out;
+		}
+
+		// Whether a and b (or a in two threads, when the same) can never
+		// touch one byte in one epoch with one of them writing.
+		bool pairOk(const Acc &a, const Acc &b, uint64_t S)
+		{
+			if (!a.write && !b.write)
+				return true;
+			if (exclusive(a.I, b.I))
+				return true;
+			if (!a.known || !b.known || a.fixed || b.fixed || a.S != S || b.S != S)
+				return false;
+			if (a.K == b.K)
+				return true; // (one slot per thread)
+			if (a.K && b.K)
+				return false;
+			const Acc &t = a.K ? b : a, &k = a.K ? a : b;
+			return k.noWrap && under(t.I, t.T, k.K);
+		}
+
+		// What points at the simulator's own memory, never shared memory:
+		// a field of the argument copy (a harness buffer: CUDA allocates
+		// shared memory after the launch), the engine's run buffers
+		// (struct cta__kc_run), the lane (cta__cur).
+		static bool simState(const Value *u)
+		{
+			if (auto *II = dyn_cast<IntrinsicInst>(u))
+				return II->getIntrinsicID() == Intrinsic::threadlocal_address;
+			auto *L = dyn_cast<LoadInst>(u);
+			if (!L)
+				return false;
+			const Value *o = getUnderlyingObject(L->getPointerOperand(), 0);
+			if (auto *A = dyn_cast<Argument>(o))
+				return A->getArgNo() == 0 || A->getArgNo() == 3;
+			if (auto *II = dyn_cast<IntrinsicInst>(o))
+				if (II->getIntrinsicID() == Intrinsic::threadlocal_address)
+					if (auto *G =
+					        dyn_cast<GlobalVariable>(II->getArgOperand(0)))
+						return G->getName() == "cta__cur";
+			return false;
+		}
+	};
 
 	// Instruments F, a copy of the loop form for one tool (1 memcheck, 2
 	// racecheck, 3 initcheck), whose last argument is what
@@ -202,6 +685,31 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 					best = r.first;
 					rankOf[I] = r.second;
 				}
+		}
+		// racecheck: the accesses of regions where no two threads meet
+		// (RaceFree) skip the granule words in a call of several threads.
+		std::set<Instruction *> skip;
+		Value *several = nullptr;
+		if (isRc) {
+			std::string why;
+			skip = RaceFree(F, DT, rankOf, pub).find(acc, why);
+			const char *v = std::getenv("CTA_KC_VERBOSE");
+			if (v && std::string(v) == "2")
+				errs() << "ctasim-kc: " << F.getName()
+				       << ": racecheck skips the words of " << skip.size() << " of "
+				       << acc.size() << " accesses (" << why << ")\n";
+			if (!skip.empty()) {
+				Value *run = F.getArg(3);
+				auto rf = [&](unsigned off) {
+					LoadInst *L = e.CreateLoad(
+					    i64, e.CreateConstInBoundsGEP1_64(i8, run, off));
+					nosan(L);
+					return L;
+				};
+				Value *n1 = e.CreateSub(rf(72), rf(64)),
+				      *n2 = e.CreateSub(rf(136), rf(128));
+				several = e.CreateICmpUGT(e.CreateAdd(n1, n2), e.getInt64(1));
+			}
 		}
 		Value *epMask = ConstantInt::get(i32, kEpMax);
 		Value *many = e.CreateOr(ep, e.getInt32(kMany << kEpBits));
@@ -270,6 +778,11 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 				    b.CreateICmpULE(b.CreateAdd(off, b.getInt64(n)), cap), cont,
 				    asan);
 				continue;
+			}
+			if (skip.count(I)) {
+				BasicBlock *words = block("san.words");
+				b.CreateCondBr(several, cont, words);
+				b.SetInsertPoint(words);
 			}
 			if (n != 8) {
 				b.CreateBr(slow);

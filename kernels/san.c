@@ -14,6 +14,7 @@ struct san_state {
 	int n;
 	int valid;
 	int neighbour; /* san_racecheck_rw: out[i] comes from the next thread's in */
+	int quarter;   /* san_racecheck_tree: the first quarter's from a quarter above */
 };
 
 static const struct cta_param_desc san_params[] = {
@@ -42,7 +43,7 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 		                         k->name, cta_sanitize_tool_name(tool),
 		                         cta_sanitize_tool_name(tool));
 	int oob = k == &san_memcheck_oob;
-	int wide = k == &san_racecheck_wide || k == &san_initcheck_wide;
+	int wide = k == &san_racecheck_wide || k == &san_initcheck_wide || k == &san_racecheck_tree;
 	if (!oob && n % SAN_TILE)
 		return cta_harness_param_error(h, "n", CTA_EINVAL,
 		                               "argument n=%lld: a multiple of %d expected",
@@ -62,6 +63,7 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 	S->n = (int)n;
 	S->valid = (int)valid;
 	S->neighbour = k == &san_racecheck_rw || k == &san_racecheck_wide;
+	S->quarter = k == &san_racecheck_tree;
 	struct san_args args = {.in = cta_harness_dev(h, in),
 	                        .out = cta_harness_dev(h, out),
 	                        .n = (int)n,
@@ -100,6 +102,8 @@ static int san_verify(struct cta_harness *h)
 		return 0;
 	for (int i = 0; i < S->n; i++) {
 		int j = S->neighbour ? i / SAN_TILE * SAN_TILE + (i + 1) % SAN_TILE : i;
+		if (S->quarter && i % SAN_TILE < SAN_TILE / 4)
+			j = i + SAN_TILE / 4;
 		if (S->out[i] != S->in[j] + 1)
 			return cta_harness_fail(h, "out[%d]: expected %d, got %d", i, S->in[j] + 1,
 			                        S->out[i]);
@@ -139,3 +143,6 @@ SAN_HARNESS(san_racecheck_wide, "racecheck_shared_rw", CTA_SANITIZE_RACECHECK, s
             "--sanitize racecheck's planted bug on 8-byte slots: a neighbour's slot, no barrier")
 SAN_HARNESS(san_initcheck_wide, "initcheck_shared", CTA_SANITIZE_INITCHECK, san_params,
             "--sanitize initcheck's planted bug on 8-byte slots: a slot no thread wrote")
+SAN_HARNESS(
+    san_racecheck_tree, "racecheck_shared_rw", CTA_SANITIZE_RACECHECK, san_params,
+    "--sanitize racecheck's planted bug in a tree step: its bound lets one thread too many write")

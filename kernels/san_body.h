@@ -108,4 +108,22 @@ CTA_KERNEL(san_initcheck_wide, struct san_args, p)
 	p->out[i] = (int)(tile[threadIdx.x] >> 32) + 1; // The bug: slot blockDim.x-1 unwritten
 }
 
+/* [racecheck_shared_rw] in a reduction's tree step: the lower quarter of
+ * the block copies the slots a quarter above, and the bound `t <= q` lets
+ * thread q write the slot thread 0 read. The valid twin (`t < q`) is a step
+ * the kernel compiler proves race-free, so racecheck skips its granule
+ * words (docs/SANITIZE.md); the planted bug must still be reported. */
+CTA_KERNEL(san_racecheck_tree, struct san_args, p)
+{
+	CTA_SHARED_ARRAY(unsigned long long, tile, SAN_TILE);
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	unsigned t = threadIdx.x, q = blockDim.x / 4;
+	tile[t] = (unsigned long long)p->in[i] << 32;
+	__syncthreads();
+	if (p->valid ? t < q : t <= q)
+		tile[t] = tile[t + q]; // The bug: thread q writes what thread 0 read
+	__syncthreads();
+	p->out[i] = (int)(tile[t] >> 32) + 1;
+}
+
 #endif

@@ -127,6 +127,14 @@ expect 1 "UB racecheck_shared_rw: .*san_body.h:96 .*thread 255 .*'tile' \+ 0 .* 
 expect 1 "UB initcheck_shared: .*san_body.h:108 .*thread 255 .*read of 8 bytes of shared variable 'tile' \+ 2040 .*no thread of this block has written" \
 	"initcheck on 8-byte slots" -- \
 	run san_initcheck_wide --sanitize initcheck
+# A tree step whose bound lets thread q write the slot thread 0 read: the
+# kernel compiler's racecheck copy skips the granule words only where it
+# proves that no two threads meet (t < q, docs/SANITIZE.md); a proof that
+# took `t <= q` for it would lose this report.
+expect 1 "UB racecheck_shared_rw: .*san_body.h:124 .*block 0 .*thread 64 .*'tile' \+ 512 .* races with the read by thread 0 at .*san_body.h:124" \
+	"racecheck: a tree step's bound one thread too far" -- \
+	run san_racecheck_tree --sanitize racecheck
+clean racecheck san_racecheck_tree --arg valid=1
 expect 1 "1 report: memcheck_use_after_free=1" "one report per instruction, not per thread" -- \
 	run san_memcheck_use_after_free --sanitize memcheck --arg n=4096
 # Each tool finds only its own kind.

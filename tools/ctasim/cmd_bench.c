@@ -502,6 +502,7 @@ static const struct {
     {"san_racecheck_ww", {"valid=1"}, {"valid=1"}},
     {"san_racecheck_wide", {"valid=1"}, {"valid=1"}},
     {"san_initcheck_wide", {"valid=1"}, {"valid=1"}},
+    {"san_racecheck_tree", {"valid=1"}, {"valid=1"}},
 };
 
 /* In the child: the harness's setup, then the run; writes the two peaks
