@@ -1621,10 +1621,16 @@ struct Fission {
 		Value *lo2 = B.CreateTrunc(ld(RF_LO2), i32);
 		Value *hi2 = B.CreateTrunc(ld(RF_HI2), i32);
 		Value *region = ld(RF_REGION);
-		B.CreateStore(ld(RF_ARRIVED), aArr);
-		B.CreateStore(ld(RF_EXITED), aExit);
-		B.CreateStore(ld(RF_BARMAX), aBar);
-		B.CreateStore(ld(RF_ENDMAX), aEnd);
+		// The counts and maxima start from nothing and are added to the
+		// run's at the end: their values in are then not live across the
+		// thread loops (block_reduce: 68.86 M -> 68.62 M instructions,
+		// callgrind, `ctasim run block_reduce --arg n=1048576 --threads
+		// 1`). The first arrival's barrier and time decide at each
+		// arrival, so they start from the run's.
+		B.CreateStore(B.getInt64(0), aArr);
+		B.CreateStore(B.getInt64(0), aExit);
+		B.CreateStore(B.getInt64(0), aBar);
+		B.CreateStore(B.getInt64(0), aEnd);
 		B.CreateStore(ld(RF_WANT), aWant);
 		B.CreateStore(ld(RF_FIRSTVT), aFirst);
 		B.CreateStore(ld(RF_LASTVT), aLast);
@@ -2170,10 +2176,18 @@ struct Fission {
 		auto st = [&](unsigned f, AllocaInst *a) {
 			B.CreateStore(B.CreateLoad(i64, a), field(B, f));
 		};
-		st(RF_ARRIVED, aArr);
-		st(RF_EXITED, aExit);
-		st(RF_BARMAX, aBar);
-		st(RF_ENDMAX, aEnd);
+		auto add = [&](unsigned f, AllocaInst *a) {
+			B.CreateStore(B.CreateAdd(B.CreateLoad(i64, field(B, f)), B.CreateLoad(i64, a)),
+			              field(B, f));
+		};
+		auto umax = [&](unsigned f, AllocaInst *a) {
+			Value *cur = B.CreateLoad(i64, field(B, f)), *v = B.CreateLoad(i64, a);
+			B.CreateStore(B.CreateSelect(B.CreateICmpUGT(v, cur), v, cur), field(B, f));
+		};
+		add(RF_ARRIVED, aArr);
+		add(RF_EXITED, aExit);
+		umax(RF_BARMAX, aBar);
+		umax(RF_ENDMAX, aEnd);
 		st(RF_WANT, aWant);
 		st(RF_FIRSTVT, aFirst);
 		st(RF_LASTVT, aLast);
