@@ -116,7 +116,7 @@ struct canon {
 };
 
 /* Room for n more words (c->fail when memory ran out). */
-static void reserve(struct canon *c, size_t n)
+static __attribute__((noinline)) void reserve(struct canon *c, size_t n)
 {
 	if (c->n + n <= c->cap)
 		return;
@@ -133,7 +133,7 @@ static void reserve(struct canon *c, size_t n)
 	c->cap = cap;
 }
 
-static inline void put(struct canon *c, uint64_t x)
+static inline __attribute__((always_inline)) void put(struct canon *c, uint64_t x)
 {
 	if (__builtin_expect(c->n == c->cap, 0)) {
 		reserve(c, 1);
@@ -149,8 +149,8 @@ static inline void put(struct canon *c, uint64_t x)
 #define REL_B(x) ((uint64_t)(x)-k->next_unit)
 #define REL_Q(x) ((uint64_t)(x)-s->q.seq)
 
-static void put_placed(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
-                       const struct cta__placed *pl)
+static inline void put_placed(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
+                              const struct cta__placed *pl)
 {
 	put(c, REL_B(pl->index));
 	put(c, REL_T(pl->start_t));
@@ -159,8 +159,8 @@ static void put_placed(struct canon *c, const struct cta_sim *s, const struct ct
 	put(c, pl->first);
 }
 
-static void put_held(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
-                     const struct cta__held *h)
+static inline void put_held(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
+                            const struct cta__held *h)
 {
 	put_placed(c, s, k, &h->p);
 	put(c, h->rel_t ? REL_T(h->rel_t) : UINT64_MAX);
@@ -225,9 +225,9 @@ static long gather_events(struct cta_sim *s)
 	return (long)n;
 }
 
-/* The state of a cut in canonical form; 0, or -1 when it holds something
- * the form does not describe (then there is no cut). */
-static int canon_build(struct cta_sim *s, struct canon *c)
+/* Whether the state of a cut holds only what the canonical form
+ * describes; 0, or -1 (then there is no cut). */
+static int cut_simple(struct cta_sim *s)
 {
 	struct cta__kernel *k = s->per->k;
 	if (k->state != K_ACTIVE || k->next_unit >= k->nunits || s->nsealed || s->any_spin ||
@@ -245,6 +245,14 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 	for (size_t i = 0; i < s->nunits_made; i++)
 		if (s->units[i]->live)
 			return -1;
+	return 0;
+}
+
+/* The state of a cut in canonical form; 0, or -1 when it holds something
+ * the form does not describe (then there is no cut). */
+static int canon_build(struct cta_sim *s, struct canon *c)
+{
+	struct cta__kernel *k = s->per->k;
 	c->n = 0;
 	c->fail = 0;
 	reserve(c, 32 + 8 * (size_t)s->nsms + 12 * s->gate_waiting + 14 * s->nready +
@@ -314,6 +322,45 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 	return c->fail ? -1 : 0;
 }
 
+/* A cheap summary of a cut's state, the same for two cuts whose forms are
+ * equal: the counts of the batch, the gate, the queue and the dispatcher,
+ * each SM's blocks and held threads, the queue's first time. */
+static uint64_t signature(struct cta_sim *s)
+{
+	const struct cta__kernel *k = s->per->k;
+	uint64_t h = s->nready ^ (uint64_t)s->gate_waiting << 20 ^ k->ctas_running << 40;
+	h = h * 0xff51afd7ed558ccdull ^ cta__evq_size(&s->q) ^ (uint64_t)s->open_apart << 32;
+	h = h * 0xff51afd7ed558ccdull ^ s->open_held ^ (uint64_t)s->open_ins << 32;
+	h = h * 0xff51afd7ed558ccdull ^ (uint64_t)s->dispatch_pending << 1 ^ s->resv_valid;
+	const struct cta__event *e = cta__evq_head(&s->q);
+	h = h * 0xff51afd7ed558ccdull ^ (e ? e->t - s->now : UINT64_MAX);
+	for (unsigned i = 0; i < s->nsms; i++) {
+		const struct cta__sm *m = &s->sms[i];
+		h ^= (uint64_t)m->blocks << 32 | m->gate_threads;
+		if (m->held_head)
+			h ^= (m->held_head->p.index - k->next_unit) << 20 ^
+			     (m->held_head->p.start_t - s->now);
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	/* The queued events' times and sequence numbers, in any order. */
+	uint64_t st = 0, sq = 0;
+	const struct cta__evq *q = &s->q;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
+		const struct cta__ring *r = &q->r[i];
+		for (size_t j = 0; j < r->n; j++) {
+			const struct cta__event *x = &r->e[(r->head + j) & (r->cap - 1)];
+			st += (x->t - s->now) * 0x9e3779b97f4a7c15ull ^ (x->t - s->now);
+			sq += x->seq - q->seq;
+		}
+	}
+	for (size_t j = 0; j < q->n; j++) {
+		st += (q->h[j].t - s->now) * 0x9e3779b97f4a7c15ull ^ (q->h[j].t - s->now);
+		sq += q->h[j].seq - q->seq;
+	}
+	return (h ^ st) * 0xff51afd7ed558ccdull ^ sq;
+}
+
 static uint64_t hash_words(const uint64_t *v, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
@@ -332,20 +379,28 @@ int cta__engine_period_cut(struct cta_sim *s)
 	/* Every body made ran and committed (no open batch of made units). */
 	if (p->committed != p->base + p->n)
 		return 0;
-	/* A form costs about ten instructions a resident block: one every
-	 * eighth of the resident blocks (at least 64 runs) keeps it a few
-	 * percent of the engine's work between two. The rule reads only the
-	 * run log, so the forms built repeat with the schedule (a period
-	 * found may then be a multiple of the schedule's). A run whose
-	 * schedule has not repeated after CTA__PERIOD_TRIES forms gives up. */
-	uint64_t gap = k->ctas_running / 8 > 64 ? k->ctas_running / 8 : 64;
-	if (p->committed - p->last_form < gap)
+	if (cut_simple(s) < 0)
+		return 0;
+	/* A form costs about 60 instructions a resident block, a cut comes
+	 * every few hundred blocks: a form at every cut would cost more than
+	 * the engine. Each cut leaves its signature; a form is built at a cut
+	 * whose signature an earlier cut had (at the second of two cuts one
+	 * period apart, and at the third, whose form then equals the
+	 * second's). A run whose schedule has not repeated after
+	 * CTA__PERIOD_TRIES forms gives up. */
+	uint64_t sig = signature(s);
+	int seen = 0;
+	for (unsigned i = 0; i < CTA__PERIOD_SIGS && !seen; i++)
+		seen = p->sigs[i] == sig && p->sig_unit[i] < k->next_unit;
+	p->sigs[p->next_sig] = sig;
+	p->sig_unit[p->next_sig] = k->next_unit;
+	p->next_sig = (p->next_sig + 1) % CTA__PERIOD_SIGS;
+	if (!seen)
 		return 0;
 	if (++p->forms > CTA__PERIOD_TRIES) {
 		p->off = 1;
 		return 0;
 	}
-	p->last_form = p->committed;
 	struct cta__period_cut *cut = &p->cuts[p->next_cut];
 	cut->valid = 0;
 	struct canon c = {cut->canon, 0, cut->cap, 0};

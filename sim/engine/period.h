@@ -25,8 +25,9 @@ struct cta__period_run {
 	struct cta__unit *unit; /* a pre-run block kept made (the one off its prediction) */
 };
 
-#define CTA__PERIOD_CUTS  32
-#define CTA__PERIOD_TRIES 512
+#define CTA__PERIOD_CUTS  16
+#define CTA__PERIOD_SIGS  64
+#define CTA__PERIOD_TRIES 256
 
 /* The state after a batch ran (a cut), and the counts a period adds. */
 struct cta__period_cut {
@@ -50,8 +51,10 @@ struct cta__period {
 	uint64_t base;
 	size_t n, cap;
 	uint64_t committed; /* runs whose end is known */
-	uint64_t last_form; /* committed at the last canonical form built */
 	unsigned forms;     /* canonical forms built */
+	/* The signatures of the latest cuts, and the kernel's next block then. */
+	uint64_t sigs[CTA__PERIOD_SIGS], sig_unit[CTA__PERIOD_SIGS];
+	unsigned next_sig;
 	struct cta__period_cut cuts[CTA__PERIOD_CUTS];
 	unsigned next_cut;
 	struct cta__event *ev;

@@ -510,16 +510,26 @@ void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t in
 {
 	const struct cta__kernel *k = u->k;
 	struct cta__cta *c = &u->ctas[0];
-	/* As cta__exec_unit_make clears a CTA and the outbox. */
-	unsigned char *m = c->smem;
+	/* As cta__exec_unit_make clears a CTA and the outbox. A block that
+	 * crossed no barrier, placed no shared variable and made no CLC
+	 * object left only the fields written below. */
 	unsigned dirty = c->smem_dirty;
-	const size_t cold = offsetof(struct cta__cta, observed_failure_t),
-	             end = offsetof(struct cta__cta, rslots);
-	int cold_dirty = c->cold_dirty;
-	zero_header(c, cold);
-	if (cold_dirty)
-		zero_header((char *)c + cold, end - cold);
-	c->smem = m;
+	if (__builtin_expect(c->bar_arrived | c->bar_gen | (uintptr_t)c->mbars |
+	                         (uintptr_t)c->reqs | c->nrslots | c->observed_failure |
+	                         c->cold_dirty | c->bar_max_t | c->nsites,
+	                     0)) {
+		unsigned char *m = c->smem;
+		const size_t cold = offsetof(struct cta__cta, observed_failure_t),
+		             end = offsetof(struct cta__cta, rslots);
+		int cold_dirty = c->cold_dirty;
+		zero_header(c, cold);
+		if (cold_dirty)
+			zero_header((char *)c + cold, end - cold);
+		c->smem = m;
+	} else {
+		c->exited = 0;
+		c->done = 0;
+	}
 	c->smem_dirty = dirty ? dirty | CTA__SMEM_STALE : 0;
 	struct cta__outbox *o = &u->out;
 	if (o->ubtotal)
@@ -528,7 +538,11 @@ void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t in
 	o->lanes = 1; /* its lane, as lane_bind counts it */
 	u->index = index;
 	u->start_t = t;
-	u->cursor = k->cursor0;
+	/* k->cursor0 but for its start: the rest of it (shape, CTAs, form)
+	 * is already the unit's, and no run was handed back (skip_move). */
+	u->cursor.tid = k->cursor0.tid;
+	u->cursor.cta = 0;
+	u->cursor.left = k->cursor0.left;
 	u->cursor.t0 = t;
 	u->cursor.spin = spin;
 	u->cursor.add = add;
