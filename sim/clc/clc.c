@@ -783,7 +783,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		                                  : CTA_TRACE_NONE,
 		    outcome, NULL);
 	if (outcome == CTA_CANCEL_SUCCESS)
-		cta__sched_request(s); /* the pending range moved */
+		cta__sched_request_inline(s); /* the pending range moved */
 }
 
 /* ---- queries ------------------------------------------------------------------ */

@@ -451,7 +451,10 @@ void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 }
 
 /* Applies what a segment produced, in the order it produced it. */
-static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
+static __attribute__((noinline)) void flush_outbox_rest(struct cta_sim *s, struct cta__unit *u);
+
+static inline __attribute__((always_inline)) void flush_outbox(struct cta_sim *s,
+                                                               struct cta__unit *u)
 {
 	struct cta__outbox *o = &u->out;
 	s->barrier_crossings += o->crossings;
@@ -459,9 +462,15 @@ static void flush_outbox(struct cta_sim *s, struct cta__unit *u)
 	s->lanes_started += o->lanes;
 	o->lanes = 0;
 	/* Most outboxes hold only those counts: one test of the first cache
-	 * line instead of the walk. */
-	if (!(o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->comm | o->error))
-		return;
+	 * line instead of the walk, inline (every cancel round trip commits
+	 * one). */
+	if (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->comm | o->error)
+		flush_outbox_rest(s, u);
+}
+
+static void flush_outbox_rest(struct cta_sim *s, struct cta__unit *u)
+{
+	struct cta__outbox *o = &u->out;
 	for (size_t i = 0; i < o->nrecs; i++) {
 		struct cta_trace_rec *r = &o->recs[i];
 		if (r->text)

@@ -9,6 +9,22 @@
 int cta__sched_init(struct cta_sim *s);
 int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k);
 void cta__sched_request(struct cta_sim *s);
+/* cta__sched_request with its two ways out that do nothing inline: a
+ * dispatch already asked for, or nothing fitted at the last try and no
+ * room freed since (a successful cancel asks, the GPU usually full: the
+ * call cost a request about 10 instructions). */
+static inline void cta__sched_request_inline(struct cta_sim *s)
+{
+	if (s->dispatch_pending || s->in_dispatch)
+		return;
+	if (s->cand_valid && s->nofit_gen == s->room_gen && !s->resv_valid &&
+	    s->fe_free <= s->now) {
+		if (!s->ncand)
+			s->cand_valid = 0;
+		return;
+	}
+	cta__sched_request(s);
+}
 void cta__sched_dispatch(struct cta_sim *s);
 void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
 /* Whether a block of k ending now can be refilled by cta__sched_refill
