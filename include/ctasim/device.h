@@ -27,6 +27,9 @@ typedef enum cta_placement {
 
 /* The sweep rule (docs/FIDELITY.md): at most this many SMs go first. */
 #define CTA_DEVICE_MAX_SWEEP_FIRST 64
+/* ... and the launch before moves a clustered launch's first TPCs for at
+ * most this many of its blocks (cluster_prior_rot). */
+#define CTA_DEVICE_MAX_CLUSTER_PRIOR 16
 
 /* A measured first wave: the SM that block i of a grid of `grid` blocks
  * started on, for the blocks that started before any ended. Hardware
@@ -134,6 +137,16 @@ struct cta_device_model {
 	unsigned sweep_gap_first, sweep_gap_later, sweep_gap_switch;
 	unsigned sweep_small_prior, sweep_rotate_prior, sweep_late_prior;
 	unsigned sweep_prior_unit;
+	/* Clustered launches (a cluster a TPC) are dealt in passes too: the
+	 * TPCs of sweep_first[] first, then every other TPC in id order,
+	 * which visits the GPCs in turn (rows of one TPC a GPC). The launch
+	 * before (M blocks, as above) starts the first TPCs at their
+	 * cluster_prior_rot[M - 1]-th for M of 1 to cluster_prior_len (else
+	 * at the first), in every pass, and starts each row of the first
+	 * pass at GPC M - sweep_first_len where the sweep above starts
+	 * there. */
+	unsigned cluster_prior_len;
+	uint16_t cluster_prior_rot[CTA_DEVICE_MAX_CLUSTER_PRIOR];
 
 	/* What the model's placement and durations were fitted on (traces,
 	 * GPU); empty when they were not fitted. `ctasim list` shows it and a
@@ -222,6 +235,12 @@ struct cta_device_model {
 	 * a microsecond an iteration more than its one-CTA twin
 	 * (docs/FIDELITY.md); `ctasim calibrate` fits it from such loops. */
 	unsigned cluster_barrier_ns;
+	/* Blocks of clustered launches an SM holds at once, whatever their
+	 * threads, registers and shared memory would allow (0: no limit). On
+	 * an H100 2-CTA clusters of 64 to 192 threads a block ran 8 an SM
+	 * (docs/FIDELITY.md); `ctasim calibrate` fits it from clustered
+	 * launches that ran fewer than their occupancy. */
+	unsigned cluster_max_blocks_per_sm;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 
@@ -244,13 +263,21 @@ typedef enum cta_limiter {
 } cta_limiter;
 
 /* The first wave that placement = sweep deals for a launch of `grid`
- * blocks (any shape; clusters are placed otherwise) whose first `wave`
+ * blocks (any shape; clusters: the function below) whose first `wave`
  * blocks fit at once on the first nsms SMs of *m (at most sm_count):
  * out[i] is the SM of block i, for i < *len (<= wave; out has room for
  * `wave` entries). Uses the model's topology and sweep_* parameters
  * whatever its placement policy. Returns 0, CTA_EINVAL or CTA_ENOMEM. */
 CTA_EXPORT int cta_device_sweep_order(const struct cta_device_model *m, unsigned nsms,
                                       uint64_t grid, uint64_t wave, unsigned *out, unsigned *len);
+
+/* The same for a clustered launch of `grid` blocks (the cluster rule
+ * above, one cluster a TPC): out[i] is the SM of block i of its first
+ * wave, a cluster's blocks on consecutive entries. Returns 0, CTA_EINVAL
+ * or CTA_ENOMEM. */
+CTA_EXPORT int cta_device_cluster_sweep_order(const struct cta_device_model *m, unsigned nsms,
+                                              uint64_t grid, uint64_t wave, unsigned *out,
+                                              unsigned *len);
 
 /* Number of presets and the i-th one (NULL past the end). */
 CTA_EXPORT unsigned cta_device_preset_count(void);

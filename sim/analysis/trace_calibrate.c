@@ -441,6 +441,85 @@ static int clustered(const struct cta_trace_kernel *kh)
 	return c > 1;
 }
 
+/* One clustered launch's blocks on an SM at once: +1 at a start, -1 at an
+ * end (ends first at one instant). */
+struct occ_ev {
+	uint64_t t;
+	int d;
+	unsigned sm;
+};
+
+static int cmp_occ(const void *pa, const void *pb)
+{
+	const struct occ_ev *a = pa, *b = pb;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->d - b->d;
+}
+
+/* cluster_max_blocks_per_sm: the most blocks of a clustered launch that
+ * were on one SM at once, where that is fewer than its threads, warps and
+ * the SM's block limit allow and its grid had more blocks than that many
+ * on every SM (the only kernel of its run). The largest such count over
+ * the launches; the base's where none ran below its occupancy. */
+static int fit_cluster_slots(struct cta_device_model *out, const struct cta_trace *const *traces,
+                             size_t n, unsigned nsm)
+{
+	unsigned best = 0;
+	int seen = 0;
+	unsigned *cur = calloc(nsm ? nsm : 1, sizeof *cur);
+	if (!cur)
+		return CTA_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct cta_trace *t = traces[i];
+		if (t->header.kernel_count != 1 || !clustered(&t->header.kernels[0]))
+			continue;
+		const struct cta_trace_kernel *kh = &t->header.kernels[0];
+		uint64_t thr = block_threads(kh),
+		         warps = (thr + out->warp_size - 1) / out->warp_size;
+		uint64_t allow = out->max_blocks_per_sm;
+		if (thr && out->max_threads_per_sm / thr < allow)
+			allow = out->max_threads_per_sm / thr;
+		if (warps && out->max_warps_per_sm / warps < allow)
+			allow = out->max_warps_per_sm / warps;
+		size_t ne = 0;
+		for (size_t r = 0; r < t->count; r++)
+			ne += t->recs[r].ev == CTA_TEV_START || t->recs[r].ev == CTA_TEV_END;
+		struct occ_ev *ev = malloc((ne ? ne : 1) * sizeof *ev);
+		if (!ev) {
+			free(cur);
+			return CTA_ENOMEM;
+		}
+		ne = 0;
+		for (size_t r = 0; r < t->count; r++) {
+			const struct cta_trace_rec *x = &t->recs[r];
+			if ((x->ev == CTA_TEV_START || x->ev == CTA_TEV_END) && x->sm < nsm)
+				ev[ne++] = (struct occ_ev){x->t_ns, x->ev == CTA_TEV_START ? 1 : -1,
+				                           (unsigned)x->sm};
+		}
+		qsort(ev, ne, sizeof *ev, cmp_occ);
+		memset(cur, 0, nsm * sizeof *cur);
+		unsigned most = 0;
+		for (size_t e = 0; e < ne; e++) {
+			cur[ev[e].sm] = ev[e].d > 0     ? cur[ev[e].sm] + 1
+			                : cur[ev[e].sm] ? cur[ev[e].sm] - 1
+			                                : 0;
+			if (cur[ev[e].sm] > most)
+				most = cur[ev[e].sm];
+		}
+		free(ev);
+		uint64_t grid = (uint64_t)kh->grid[0] * kh->grid[1] * kh->grid[2];
+		if (most && most < allow && grid > (uint64_t)most * out->sm_count) {
+			seen = 1;
+			best = most > best ? most : best;
+		}
+	}
+	free(cur);
+	if (seen)
+		out->cluster_max_blocks_per_sm = best;
+	return 0;
+}
+
 static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop_ns,
                        const struct cta_device_model *base)
 {
@@ -1860,6 +1939,8 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		replay_waves(out, traces, n, donly, final_sm);
 	}
 
+	if ((rc = fit_cluster_slots(out, traces, n, nsm)))
+		goto fail;
 	fit_latencies(out, rep, &fit);
 	if (want_spin)
 		out->spin_by_threads = base->max_threads_per_sm ? 2 : 0;

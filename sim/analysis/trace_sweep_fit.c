@@ -1,7 +1,8 @@
 /* Calibration of the sweep rule (placement = sweep): the first waves of
  * single-kernel launches on an idle device, and a search for the sweep_*
  * parameters under which cta_device_sweep_order places most of their
- * blocks on the SM the hardware used. The topology (TPCs, GPCs) is the base
+ * blocks on the SM the hardware used (clustered launches:
+ * cta_device_cluster_sweep_order and cluster_prior_rot). The topology (TPCs, GPCs) is the base
  * model's; only the handful of rule parameters is fitted. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ struct wave {
 	unsigned len;
 	unsigned *sm;
 	unsigned weight; /* runs that recorded exactly this wave */
+	int cluster;     /* a clustered launch's */
 };
 
 struct waves {
@@ -36,8 +38,7 @@ static int add_wave(struct waves *ws, const struct cta_trace *t, unsigned k, uns
                     unsigned maxper)
 {
 	const struct cta_trace_kernel *kd = &t->header.kernels[k];
-	if (kd->cluster[0] * kd->cluster[1] * kd->cluster[2] > 1)
-		return 0; /* clusters are placed GPC by GPC, not swept */
+	int cluster = kd->cluster[0] * kd->cluster[1] * kd->cluster[2] > 1;
 	uint64_t grid = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
 	uint64_t first_start = UINT64_MAX, first_end = UINT64_MAX;
 	for (size_t i = 0; i < t->count; i++) {
@@ -80,7 +81,7 @@ static int add_wave(struct waves *ws, const struct cta_trace *t, unsigned k, uns
 	}
 	/* Repeated runs usually record the same wave: it is scored once. */
 	for (size_t i = 0; i < ws->n; i++)
-		if (ws->w[i].grid == grid && ws->w[i].len == len &&
+		if (ws->w[i].grid == grid && ws->w[i].len == len && ws->w[i].cluster == cluster &&
 		    !memcmp(ws->w[i].sm, sm, (size_t)len * sizeof *sm)) {
 			ws->w[i].weight++;
 			free(sm);
@@ -96,24 +97,27 @@ static int add_wave(struct waves *ws, const struct cta_trace *t, unsigned k, uns
 		ws->w = nw;
 		ws->cap = nc;
 	}
-	ws->w[ws->n++] = (struct wave){grid, len, sm, 1};
+	ws->w[ws->n++] = (struct wave){grid, len, sm, 1, cluster};
 	return 0;
 }
 
-/* Blocks of the waves (those with len in [min_len, max_len]) that m's rule
- * places where the hardware did; *total receives their number. */
-static uint64_t score(const struct cta_device_model *m, const struct waves *ws, unsigned nsms,
-                      unsigned *buf, unsigned min_len, unsigned max_len, uint64_t *total)
+/* Blocks of the waves (those with len in [min_len, max_len]; of clustered
+ * launches when `cluster` is 1, of the others when 0, both when 2) that
+ * m's rule places where the hardware did; *total receives their number. */
+static uint64_t score_of(const struct cta_device_model *m, const struct waves *ws, unsigned nsms,
+                         unsigned *buf, unsigned min_len, unsigned max_len, int cluster,
+                         uint64_t *total)
 {
 	uint64_t ok = 0, all = 0;
 	for (size_t i = 0; i < ws->n; i++) {
 		const struct wave *w = &ws->w[i];
-		if (w->len < min_len || w->len > max_len)
+		if (w->len < min_len || w->len > max_len || (cluster < 2 && w->cluster != cluster))
 			continue;
 		unsigned len = 0;
 		uint64_t same = 0;
 		all += (uint64_t)w->len * w->weight;
-		if (cta_device_sweep_order(m, nsms, w->grid, w->len, buf, &len))
+		if (w->cluster ? cta_device_cluster_sweep_order(m, nsms, w->grid, w->len, buf, &len)
+		               : cta_device_sweep_order(m, nsms, w->grid, w->len, buf, &len))
 			continue;
 		for (unsigned b = 0; b < len && b < w->len; b++)
 			same += buf[b] == w->sm[b];
@@ -122,6 +126,63 @@ static uint64_t score(const struct cta_device_model *m, const struct waves *ws, 
 	if (total)
 		*total = all;
 	return ok;
+}
+
+static uint64_t score(const struct cta_device_model *m, const struct waves *ws, unsigned nsms,
+                      unsigned *buf, unsigned min_len, unsigned max_len, uint64_t *total)
+{
+	return score_of(m, ws, nsms, buf, min_len, max_len, 0, total);
+}
+
+/* cluster_prior_rot: for each size M of the launch before that clustered
+ * waves were recorded after, the turn of the first TPCs at which they
+ * start that places the most of their blocks (the first where none does
+ * better); none where no wave says (an idle dispatcher's start). */
+static void fit_cluster_prior(struct cta_device_model *b, const struct waves *ws, unsigned nsms,
+                              unsigned *buf)
+{
+	unsigned nft = 0;
+	for (unsigned i = 0; i < b->sweep_first_len; i++)
+		if (!i || b->tpc_of_sm[b->sweep_first[i]] != b->tpc_of_sm[b->sweep_first[i - 1]])
+			nft++;
+	b->cluster_prior_len = 0;
+	memset(b->cluster_prior_rot, 0, sizeof(b->cluster_prior_rot));
+	if (!b->sweep_prior_unit || !nft)
+		return;
+	struct waves one = {0};
+	for (unsigned m = 1; m <= CTA_DEVICE_MAX_CLUSTER_PRIOR; m++) {
+		one.n = 0;
+		for (size_t i = 0; i < ws->n; i++)
+			if (ws->w[i].cluster && ws->w[i].grid / b->sweep_prior_unit == m) {
+				if (one.n == one.cap) {
+					size_t nc = one.cap ? 2 * one.cap : 16;
+					struct wave *nw = realloc(one.w, nc * sizeof *nw);
+					if (!nw)
+						break;
+					one.w = nw;
+					one.cap = nc;
+				}
+				one.w[one.n++] = ws->w[i];
+			}
+		if (!one.n)
+			continue;
+		struct cta_device_model c = *b;
+		c.cluster_prior_len = m;
+		uint64_t best = 0;
+		unsigned best_r = 0;
+		for (unsigned r = 0; r < nft; r++) {
+			c.cluster_prior_rot[m - 1] = (uint16_t)r;
+			uint64_t sc = score_of(&c, &one, nsms, buf, 1, UINT32_MAX, 1, NULL);
+			if (r == 0 || sc > best) {
+				best = sc;
+				best_r = r;
+			}
+		}
+		b->cluster_prior_rot[m - 1] = (uint16_t)best_r;
+		if (best_r)
+			b->cluster_prior_len = m;
+	}
+	free(one.w);
 }
 
 int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
@@ -155,7 +216,7 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 	 * wave of one block per SM, judged on waves of at most one pass. */
 	const struct wave *one = NULL;
 	for (size_t i = 0; i < ws.n; i++)
-		if (ws.w[i].len == nsms && (!one || ws.w[i].grid < one->grid))
+		if (ws.w[i].len == nsms && !ws.w[i].cluster && (!one || ws.w[i].grid < one->grid))
 			one = &ws.w[i];
 	if (one) {
 		unsigned per = m->sms_per_tpc ? m->sms_per_tpc : 1, best_len = 0;
@@ -229,7 +290,8 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 			}
 		}
 	}
-	*placed = score(&b, &ws, nsms, buf, 1, UINT32_MAX, total);
+	fit_cluster_prior(&b, &ws, nsms, buf);
+	*placed = score_of(&b, &ws, nsms, buf, 1, UINT32_MAX, 2, total);
 	memcpy(m->sweep_first, b.sweep_first, sizeof(m->sweep_first));
 	m->sweep_first_len = b.sweep_first_len;
 	m->sweep_gap_first = b.sweep_gap_first;
@@ -239,6 +301,8 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 	m->sweep_rotate_prior = b.sweep_rotate_prior;
 	m->sweep_late_prior = b.sweep_late_prior;
 	m->sweep_prior_unit = b.sweep_prior_unit;
+	m->cluster_prior_len = b.cluster_prior_len;
+	memcpy(m->cluster_prior_rot, b.cluster_prior_rot, sizeof(m->cluster_prior_rot));
 	m->placement = CTA_PLACE_SWEEP;
 	free(buf);
 	waves_free(&ws);

@@ -94,6 +94,7 @@ struct cta__stream {
 /* ---- per-SM resources ----------------------------------------------------- */
 struct cta__sm {
 	unsigned threads, warps, blocks, regs, smem;
+	unsigned cblocks; /* blocks of clustered launches (cluster_max_blocks_per_sm) */
 	unsigned gpc;
 	/* The issue gate (spin_gate_threads): blocks resident here that wait
 	 * for running ones to end, oldest first, and their threads. */

@@ -123,6 +123,9 @@ static int check_placement(const struct cta_device_model *m, char *errbuf, size_
 	if (m->sweep_first_len > CTA_DEVICE_MAX_SWEEP_FIRST || m->sweep_first_len > m->sm_count)
 		FAIL("sweep_first", "sweep_first has %u entries, more than sm_count (%u) or %d",
 		     m->sweep_first_len, m->sm_count, CTA_DEVICE_MAX_SWEEP_FIRST);
+	if (m->cluster_prior_len > CTA_DEVICE_MAX_CLUSTER_PRIOR)
+		FAIL("cluster_prior_rot", "cluster_prior_rot has %u entries, more than %d",
+		     m->cluster_prior_len, CTA_DEVICE_MAX_CLUSTER_PRIOR);
 	if (m->placement == CTA_PLACE_SWEEP && (!m->sweep_gap_first || !m->sweep_gap_later))
 		FAIL("sweep_gap_first",
 		     "placement 'sweep' needs sweep_gap_first and sweep_gap_later of at least 1");

@@ -85,6 +85,7 @@ static const struct key keys[] = {
     OPT_UINT(sweep_rotate_prior, 1024),
     OPT_UINT(sweep_late_prior, 1024),
     OPT_UINT(sweep_prior_unit, 1u << 30),
+    {"cluster_prior_rot", K_ARR, F(cluster_prior_rot), 0, 0},
     {"fitted_on", K_STR, F(fitted_on), 0, 0},
     OPT_UINT(spin_by_threads, 2),
     OPT_UINT(spin_block_add_ns, CTA_DEVICE_SPIN_ADD_MAX),
@@ -102,6 +103,7 @@ static const struct key keys[] = {
     OPT_UINT(clc_far_ppm, 100000000),
     OPT_UINT(clc_crowd_units, 1000000),
     OPT_UINT(cluster_barrier_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(cluster_max_blocks_per_sm, 1024),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -249,8 +251,9 @@ static int parse_num(struct loader *ld, unsigned line, const char *key, const ch
 static int parse_array(struct loader *ld, unsigned line, size_t k, char *val)
 {
 	uint16_t *arr = (uint16_t *)((char *)&ld->m + keys[k].off);
-	unsigned n = 0, cap = keys[k].off == F(sweep_first) ? CTA_DEVICE_MAX_SWEEP_FIRST
-	                                                    : CTA_DEVICE_MAX_SMS;
+	unsigned n = 0, cap = keys[k].off == F(sweep_first)         ? CTA_DEVICE_MAX_SWEEP_FIRST
+	                      : keys[k].off == F(cluster_prior_rot) ? CTA_DEVICE_MAX_CLUSTER_PRIOR
+	                                                            : CTA_DEVICE_MAX_SMS;
 	char *save = NULL;
 
 	for (char *tok = strtok_r(val, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
@@ -559,6 +562,8 @@ static int finish(struct loader *ld)
 		ld->m.placement_order_len = ld->arr_len[i_po];
 	if (ld->line_of[key_index("sweep_first")])
 		ld->m.sweep_first_len = ld->arr_len[key_index("sweep_first")];
+	if (ld->line_of[key_index("cluster_prior_rot")])
+		ld->m.cluster_prior_len = ld->arr_len[key_index("cluster_prior_rot")];
 
 	/* The base's arrays describe the base's shape; a file that changes the
 	 * shape without giving the arrays gets an even layout instead. */
@@ -747,12 +752,14 @@ static void write_model(FILE *f, const struct cta_device_model *m)
 			fprintf(f, "%s = %s\n", k->name, place_names[m->placement]);
 			break;
 		case K_ARR:
-			if (k->off == F(sweep_first) && !m->sweep_first_len)
+			if ((k->off == F(sweep_first) && !m->sweep_first_len) ||
+			    (k->off == F(cluster_prior_rot) && !m->cluster_prior_len))
 				break;
 			write_array(f, k->name, (const uint16_t *)(const void *)field,
-			            k->off == F(placement_order) ? m->placement_order_len
-			            : k->off == F(sweep_first)   ? m->sweep_first_len
-			                                         : m->sm_count);
+			            k->off == F(placement_order)     ? m->placement_order_len
+			            : k->off == F(sweep_first)       ? m->sweep_first_len
+			            : k->off == F(cluster_prior_rot) ? m->cluster_prior_len
+			                                             : m->sm_count);
 			break;
 		}
 	}

@@ -137,6 +137,10 @@ struct sweep_fit {
 	unsigned gap_first, gap_later, gap_switch;
 	unsigned small_prior, rotate_prior, late_prior; /* the launch before: its blocks */
 	unsigned prior_unit;                            /* grid blocks to one of its blocks */
+	/* A clustered launch's first TPC after a launch before of 1, 2, ...
+	 * blocks (cluster_prior_rot; 0 past the list). */
+	unsigned char cluster_rot[CTA_DEVICE_MAX_CLUSTER_PRIOR];
+	unsigned cluster_rot_len;
 	/* The duration model (spin_by_threads 2): factor in ppm by 1 + the
 	 * eighths of the SM's threads taken before the block, rounded up;
 	 * the add per cta_spin_ns call and per block. */
@@ -160,13 +164,16 @@ struct sweep_fit {
 	uint32_t clc_crowd_units;
 	/* One cluster barrier crossing (cluster_barrier_ns; 0: barrier). */
 	uint32_t cluster_barrier_ns;
+	/* Clustered blocks an SM holds (cluster_max_blocks_per_sm; 0: any). */
+	unsigned cluster_max_per_sm;
 	const char *fitted_on;
 };
 
-/* Fitted on the 80 configurations of traces/reference/h100/ (H100 80GB
- * HBM3, 2-3 runs each) and its 14 placement probes (prior_*, one run
- * each, the launch before): `ctasim fidelity traces/reference/h100 -o
- * MODEL` writes these values (docs/FIDELITY.md). */
+/* Fitted on the 83 configurations of traces/reference/h100/ (H100 80GB
+ * HBM3, 2-3 runs each) and its 44 placement probes (prior_*, the launch
+ * before; place_cluster_*, the clustered sweep; one run each): `ctasim
+ * fidelity traces/reference/h100 -o MODEL` writes these values
+ * (docs/FIDELITY.md). */
 static const struct sweep_fit sweep_h100 = {
     .first_lo = 124,
     .first_hi = 131,
@@ -177,6 +184,8 @@ static const struct sweep_fit sweep_h100 = {
     .rotate_prior = 3,
     .late_prior = 33,
     .prior_unit = 256,
+    .cluster_rot = {1, 1, 3},
+    .cluster_rot_len = 3,
     .spin_scale_ppm = {0, 994564, 994687, 980635, 980259, 995694},
     .spin_add_ns = 309,
     .block_add_ns = 1017,
@@ -193,6 +202,7 @@ static const struct sweep_fit sweep_h100 = {
     .clc_far_ppm = 1312500,
     .clc_crowd_units = 599,
     .cluster_barrier_ns = 499,
+    .cluster_max_per_sm = 8,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
 };
 
@@ -229,6 +239,10 @@ static const struct sweep_fit sweep_h200 = {
     .clc_far_ppm = 1256098,
     .clc_crowd_units = 576,
     .cluster_barrier_ns = 292,
+    /* Not told by the H200's traces (no clustered launch there could hold
+     * more than 8 blocks an SM): the H100's, the same GH100, which the
+     * fit keeps from its base. */
+    .cluster_max_per_sm = 8,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",
 };
 
@@ -527,6 +541,9 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_rotate_prior = f->rotate_prior;
 		m->sweep_late_prior = f->late_prior;
 		m->sweep_prior_unit = f->prior_unit;
+		m->cluster_prior_len = f->cluster_rot_len;
+		for (unsigned i = 0; i < f->cluster_rot_len; i++)
+			m->cluster_prior_rot[i] = f->cluster_rot[i];
 		m->spin_by_threads = 2;
 		m->spin_block_add_ns = f->block_add_ns;
 		m->spin_gate_threads = f->gate_threads;
@@ -543,6 +560,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_far_ppm = f->clc_far_ppm;
 		m->clc_crowd_units = f->clc_crowd_units;
 		m->cluster_barrier_ns = f->cluster_barrier_ns;
+		m->cluster_max_blocks_per_sm = f->cluster_max_per_sm;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

@@ -150,3 +150,95 @@ done:
 	free(turn);
 	return rc;
 }
+
+/* The start of the clustered sweep the launch before leaves (see
+ * cta_device_sweep_order): the rotation of the first TPCs and the GPC at
+ * which each row of the first pass starts. */
+static void cluster_prior(const struct cta_device_model *d, uint64_t grid, unsigned nft,
+                          unsigned *rot, unsigned *gpc0)
+{
+	uint64_t prior = d->sweep_prior_unit ? grid / d->sweep_prior_unit : 0;
+	uint64_t full = (uint64_t)d->sweep_first_len + d->gpc_count;
+	*rot = prior >= 1 && prior <= d->cluster_prior_len && nft
+	           ? d->cluster_prior_rot[prior - 1] % nft
+	           : 0;
+	*gpc0 =
+	    prior > d->sweep_first_len && prior < full ? (unsigned)(prior - d->sweep_first_len) : 0;
+}
+
+int cta_device_cluster_sweep_order(const struct cta_device_model *d, unsigned nsms, uint64_t grid,
+                                   uint64_t wave, unsigned *out, unsigned *len)
+{
+	*len = 0;
+	if (!d || !out || nsms > d->sm_count || nsms == 0)
+		return CTA_EINVAL;
+	if (wave == 0)
+		return 0;
+	/* TPCs as runs of SMs: the first SMs' in sweep_first order, the
+	 * others in id order; tpc[] holds each TPC's first SM's index in
+	 * sms[] (TPC i is sms[tpc[i]] .. sms[tpc[i + 1] - 1]). */
+	unsigned *sms = malloc((size_t)nsms * sizeof *sms);
+	unsigned *tpc = malloc(((size_t)nsms + 2) * sizeof *tpc);
+	unsigned *order = malloc((size_t)nsms * sizeof *order);
+	unsigned char *isfirst = calloc(nsms, 1);
+	int rc = CTA_ENOMEM;
+	if (!sms || !tpc || !order || !isfirst)
+		goto done;
+	unsigned n = 0, nt = 0;
+	for (unsigned i = 0; i < d->sweep_first_len; i++) {
+		unsigned sm = d->sweep_first[i];
+		if (sm >= nsms || isfirst[sm])
+			continue;
+		if (!n || d->tpc_of_sm[sm] != d->tpc_of_sm[sms[n - 1]])
+			tpc[nt++] = n;
+		sms[n++] = sm;
+		isfirst[sm] = 1;
+	}
+	unsigned nft = nt, nfs = n;
+	for (unsigned i = 0; i < nsms; i++) {
+		if (isfirst[i])
+			continue;
+		if (n == nfs || d->tpc_of_sm[i] != d->tpc_of_sm[sms[n - 1]])
+			tpc[nt++] = n;
+		sms[n++] = i;
+	}
+	tpc[nt] = n;
+	unsigned rot, gpc0;
+	cluster_prior(d, grid, nft, &rot, &gpc0);
+	/* The first pass visits the other TPCs row by row (a row: TPCs of
+	 * increasing GPC in id order), each row from GPC gpc0 on. */
+	unsigned no = 0;
+	for (unsigned r0 = nft; r0 < nt;) {
+		unsigned r1 = r0 + 1;
+		while (r1 < nt && d->gpc_of_sm[sms[tpc[r1]]] > d->gpc_of_sm[sms[tpc[r1 - 1]]])
+			r1++;
+		for (unsigned pass = 0; pass < 2; pass++)
+			for (unsigned t = r0; t < r1; t++) {
+				int late = d->gpc_of_sm[sms[tpc[t]]] < gpc0;
+				if (late == (int)pass)
+					order[no++] = t;
+			}
+		r0 = r1;
+	}
+	uint64_t k = 0;
+	for (unsigned pass = 0; k < wave; pass++) {
+		for (unsigned i = 0; i < nft && k < wave; i++) {
+			unsigned t = (i + rot) % nft;
+			for (unsigned j = tpc[t]; j < tpc[t + 1] && k < wave; j++)
+				out[k++] = sms[j];
+		}
+		for (unsigned i = 0; i < no && k < wave; i++) {
+			unsigned t = pass ? nft + i : order[i];
+			for (unsigned j = tpc[t]; j < tpc[t + 1] && k < wave; j++)
+				out[k++] = sms[j];
+		}
+	}
+	*len = (unsigned)k;
+	rc = 0;
+done:
+	free(sms);
+	free(tpc);
+	free(order);
+	free(isfirst);
+	return rc;
+}

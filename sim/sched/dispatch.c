@@ -29,34 +29,12 @@ static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 	unsigned *out = malloc((size_t)wave * sizeof *out);
 	if (!out)
 		return CTA_ENOMEM;
-	if (k->csize > 1) {
-		/* Clusters (an H100's of two CTAs took one TPC each): the first
-		 * SMs, then every other SM in id order, pass after pass. */
-		const struct cta_device_model *d = &s->dev;
-		unsigned char *first = calloc(s->nsms, 1);
-		if (!first) {
-			free(out);
-			return CTA_ENOMEM;
-		}
-		unsigned len = 0;
-		while (len < wave) {
-			for (unsigned i = 0; i < d->sweep_first_len && len < wave; i++)
-				if (d->sweep_first[i] < s->nsms) {
-					out[len++] = d->sweep_first[i];
-					first[d->sweep_first[i]] = 1;
-				}
-			for (unsigned i = 0; i < s->nsms && len < wave; i++)
-				if (!first[i])
-					out[len++] = i;
-		}
-		free(first);
-		k->sweep = out;
-		k->sweep_len = len;
-		k->sweep_pos = 0;
-		return 0;
-	}
+	/* Clusters (an H100's of two CTAs took one TPC each) have a rule of
+	 * their own. */
 	unsigned len = 0;
-	int rc = cta_device_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len);
+	int rc = k->csize > 1
+	             ? cta_device_cluster_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len)
+	             : cta_device_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len);
 	if (rc) {
 		free(out);
 		return rc;
@@ -76,6 +54,10 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	cta_limiter lim = CTA_LIMIT_NONE;
 	k->occupancy = cta_occupancy_max_blocks(d, &r, &lim);
 	k->limiter = lim;
+	/* A clustered launch holds fewer on an H100 (cluster_max_blocks_per_sm). */
+	if (k->csize > 1 && d->cluster_max_blocks_per_sm &&
+	    k->occupancy > d->cluster_max_blocks_per_sm)
+		k->occupancy = d->cluster_max_blocks_per_sm;
 	if (k->occupancy == 0) {
 		cta__base_errf(s,
 		               "too many resources requested for launch: kernel %s, block of %u "
@@ -137,6 +119,8 @@ static int fits(const struct cta_sim *s, const struct cta__sm *m, const struct c
 {
 	const struct cta_device_model *d = &s->dev;
 	return m->blocks + 1 <= d->max_blocks_per_sm &&
+	       (k->csize == 1 || !d->cluster_max_blocks_per_sm ||
+	        m->cblocks + 1 <= d->cluster_max_blocks_per_sm) &&
 	       m->threads + k->threads <= d->max_threads_per_sm &&
 	       m->warps + k->warps <= d->max_warps_per_sm && m->regs + k->regs <= k->regs_usable &&
 	       m->smem + k->smem <= d->smem_per_sm;
@@ -145,6 +129,7 @@ static int fits(const struct cta_sim *s, const struct cta__sm *m, const struct c
 static void take(struct cta__sm *m, const struct cta__kernel *k)
 {
 	m->blocks++;
+	m->cblocks += k->csize > 1;
 	m->threads += k->threads;
 	m->warps += k->warps;
 	m->regs += k->regs;
@@ -268,6 +253,7 @@ void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
 	struct cta__sm *m = &s->sms[sm];
 	bucket_move(s, sm, m->blocks, m->blocks - 1);
 	m->blocks--;
+	m->cblocks -= k->csize > 1;
 	m->threads -= k->threads;
 	m->warps -= k->warps;
 	m->regs -= k->regs;

@@ -743,6 +743,117 @@ static void cluster_barrier_is_recovered_from_simulated_steal_loops(void **state
 	}
 }
 
+/* A clustered spin_clc of `grid` blocks of `threads` on device d (timing
+ * only), read back; the most of its blocks on one SM at once in *most. */
+static void cluster_run_trace(struct cta_trace *t, const struct cta_device_model *d,
+                              unsigned threads, unsigned grid, unsigned *most)
+{
+	char path[256], ga[32];
+	st_tmpname(path, sizeof(path), "cslots.trace");
+	struct cta_harness_opts ho = {0};
+	ho.version = CTA_HARNESS_OPTS_VERSION;
+	ho.sim = st_opts("H100-SXM");
+	ho.sim.device = *d;
+	ho.sim.timing_only = 1;
+	ho.sim.trace_path = path;
+	snprintf(ga, sizeof(ga), "grid=%u", grid);
+	const char *args[] = {ga, "ns=2000", "cluster=2"};
+	ho.args = args;
+	ho.nargs = 3;
+	ho.block_set = 1;
+	ho.block[0] = threads;
+	ho.block[1] = ho.block[2] = 1;
+	struct cta_harness *h;
+	assert_int_equal(cta_harness_new(&h, cta_harness_find("spin_clc"), &ho), 0);
+	assert_int_equal(cta_harness_run(h), 0);
+	cta_harness_free(h);
+	char err[256];
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+	unsigned cur[CTA_DEVICE_MAX_SMS] = {0};
+	*most = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->ev == CTA_TEV_START && ++cur[r->sm] > *most)
+			*most = cur[r->sm];
+		else if (r->ev == CTA_TEV_END)
+			cur[r->sm]--;
+	}
+}
+
+/* Clustered launches hold at most cluster_max_blocks_per_sm blocks an SM
+ * (an H100's 2-CTA clusters of 64 to 192 threads ran 8), and `ctasim
+ * calibrate` finds the limit again from launches that ran below their
+ * occupancy; one that ran at it says nothing, and the base's stays. */
+static void clustered_blocks_an_sm_holds_are_limited_and_fitted(void **state)
+{
+	(void)state;
+	struct cta_device_model d = *cta_device_find("H100");
+	for (unsigned lim = 6; lim <= 10; lim += 4) {
+		d.cluster_max_blocks_per_sm = lim;
+		struct cta_trace t;
+		unsigned most = 0;
+		cluster_run_trace(&t, &d, 128, 4224, &most);
+		assert_int_equal(most, lim);
+		struct cta_device_model base = *cta_device_find("H100"), m;
+		base.cluster_max_blocks_per_sm = 0;
+		struct cta_calib_report rep;
+		char err[256] = "";
+		const struct cta_trace *ts[1] = {&t};
+		assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+		assert_int_equal(m.cluster_max_blocks_per_sm, lim);
+		cta_trace_free(&t);
+	}
+	/* 1024-thread blocks fit two an SM either way: the base's limit stays. */
+	d.cluster_max_blocks_per_sm = 0;
+	struct cta_trace t;
+	unsigned most = 0;
+	cluster_run_trace(&t, &d, 1024, 1056, &most);
+	assert_int_equal(most, 2);
+	struct cta_device_model base = *cta_device_find("H100"), m;
+	base.cluster_max_blocks_per_sm = 5;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	const struct cta_trace *ts[1] = {&t};
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.cluster_max_blocks_per_sm, 5);
+	cta_trace_free(&t);
+}
+
+/* The clustered sweep's start after the launch before (cluster_prior_rot)
+ * comes back from first waves the simulator dealt with it: the turn of
+ * the first TPCs for each clear size a wave was recorded after, none
+ * where no wave says. */
+static void cluster_sweep_start_is_recovered_from_simulated_waves(void **state)
+{
+	(void)state;
+	struct cta_device_model d = *cta_device_find("H100");
+	d.cluster_prior_len = 3;
+	d.cluster_prior_rot[0] = 2;
+	d.cluster_prior_rot[1] = 3;
+	d.cluster_prior_rot[2] = 1;
+	static const unsigned grids[] = {300, 800, 1320};
+	struct cta_trace t[3];
+	const struct cta_trace *ts[3];
+	for (int i = 0; i < 3; i++) {
+		unsigned most;
+		cluster_run_trace(&t[i], &d, 1024, grids[i], &most);
+		ts[i] = &t[i];
+	}
+	struct cta_device_model base = *cta_device_find("H100"), m;
+	base.cluster_prior_len = 0;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 3, err, sizeof(err)), 0);
+	assert_int_equal(m.cluster_prior_len, 3);
+	assert_int_equal(m.cluster_prior_rot[0], 2);
+	assert_int_equal(m.cluster_prior_rot[1], 0); /* no grid of 512-767 blocks */
+	assert_int_equal(m.cluster_prior_rot[2], 1);
+	assert_int_equal(rep.sweep_placed, rep.sweep_total);
+	for (int i = 0; i < 3; i++)
+		cta_trace_free(&t[i]);
+}
+
 /* Every decode of a failed result pays the emulation's way out
  * (clc_exit_ns), as every decode of a success pays clc_steal_ns: the 40
  * blocks of clc_two_requests, all resident on 8 SMs, see both of their
@@ -978,6 +1089,8 @@ int main(void)
 	    cmocka_unit_test(emulated_requests_from_far_gpcs_take_longer),
 	    cmocka_unit_test(emulated_requests_take_longer_with_more_requesters),
 	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
+	    cmocka_unit_test(clustered_blocks_an_sm_holds_are_limited_and_fitted),
+	    cmocka_unit_test(cluster_sweep_start_is_recovered_from_simulated_waves),
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace),

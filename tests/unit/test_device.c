@@ -821,6 +821,56 @@ static void sweep_rule_gives_the_recorded_h100_first_waves(void **state)
  * last, as the H100 did (traces/reference/h100-occupancy-holdout); from
  * 33 of them the turns come late; a model with no launch before starts at
  * GPC 0 with the turns early. */
+/* Clustered launches (traces/reference/h100/place_cluster_*): a 2-CTA
+ * cluster a TPC, SMs 124-131's TPCs first, then the others in id order;
+ * a clear of 1 or 2 blocks starts the first TPCs at the second (SM 126), of
+ * 3 at the fourth (SM 130), of 4 or more at the first, in every pass; a
+ * clear of 9 to 15 blocks starts each row of the first pass at GPC M - 8. */
+static void cluster_sweep_starts_where_the_launch_before_left_it(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	static unsigned out[1056];
+	unsigned len = 0;
+	assert_int_equal(cta_device_cluster_sweep_order(h100, 132, 528, 264, out, &len), 0);
+	assert_int_equal(len, 264);
+	assert_int_equal(out[0], 126);
+	assert_int_equal(out[1], 127);
+	assert_int_equal(out[6], 124);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(out[132], 126); /* the second pass starts there too */
+	assert_int_equal(cta_device_cluster_sweep_order(h100, 132, 800, 264, out, &len), 0);
+	assert_int_equal(out[0], 130);
+	assert_int_equal(out[2], 124);
+	assert_int_equal(cta_device_cluster_sweep_order(h100, 132, 1056, 264, out, &len), 0);
+	assert_int_equal(out[0], 124);
+	assert_int_equal(out[8], 0);
+	/* 2640 blocks (10): every row of the first pass from GPC 2, so TPCs
+	 * 2-7, 0, 1, then 10-15, 8, 9, ...; 33-38, 32 in the rows of GPCs
+	 * 1-7; the second pass in id order. */
+	assert_int_equal(cta_device_cluster_sweep_order(h100, 132, 2640, 264, out, &len), 0);
+	assert_int_equal(out[0], 124);
+	assert_int_equal(out[8], 4);
+	assert_int_equal(out[20], 0);
+	assert_int_equal(out[24], 20);
+	assert_int_equal(out[72], 66); /* TPC 33, the row of GPCs 1-7 */
+	assert_int_equal(out[84], 64); /* ... ends at TPC 32 */
+	assert_int_equal(out[140], 0);
+	/* 256-thread blocks: 528 clusters, the same order pass after pass. */
+	assert_int_equal(cta_device_cluster_sweep_order(h100, 132, 2112, 1056, out, &len), 0);
+	assert_int_equal(len, 1056);
+	for (unsigned i = 0; i < len; i++)
+		assert_int_equal(out[i], out[i % 132]);
+	/* No launch before: the first TPCs from SM 124, rows from GPC 0. */
+	struct cta_device_model idle = *h100;
+	idle.sweep_prior_unit = 0;
+	assert_int_equal(cta_device_cluster_sweep_order(&idle, 132, 2640, 264, out, &len), 0);
+	assert_int_equal(out[0], 124);
+	assert_int_equal(out[8], 0);
+	assert_int_equal(cta_device_cluster_sweep_order(NULL, 132, 264, 264, out, &len),
+	                 CTA_EINVAL);
+}
+
 static void sweep_starts_where_the_launch_before_left_it(void **state)
 {
 	(void)state;
@@ -892,6 +942,7 @@ int main(void)
 	    cmocka_unit_test(fitted_presets_are_fitted_on_their_own_gpu),
 	    cmocka_unit_test(sweep_rule_gives_the_recorded_h100_first_waves),
 	    cmocka_unit_test(sweep_starts_where_the_launch_before_left_it),
+	    cmocka_unit_test(cluster_sweep_starts_where_the_launch_before_left_it),
 	    cmocka_unit_test(h100_gpcs_hold_16_or_18_sms),
 	    cmocka_unit_test(h100_sm_ids_interleave_gpcs_as_measured),
 	    cmocka_unit_test(b200_tpcs_are_numbered_round_robin_over_gpcs),

@@ -241,6 +241,16 @@ int cta_cmd_calibrate(int argc, char **argv)
 			else
 				printf(")\n");
 		}
+	if (m->placement == CTA_PLACE_SWEEP && m->cluster_prior_len) {
+		printf("  cluster_prior_rot   ");
+		for (unsigned i = 0; i < m->cluster_prior_len; i++)
+			printf(" %u", m->cluster_prior_rot[i]);
+		printf(" (clustered launches: the first TPC after a launch before of 1, 2, ... "
+		       "blocks)\n");
+	}
+	if (m->cluster_max_blocks_per_sm)
+		printf("  cluster_max_blocks_per_sm %u (clustered blocks an SM holds)\n",
+		       m->cluster_max_blocks_per_sm);
 	if (m->spin_gate_threads)
 		printf("  spin_gate_threads    %u (blocks that find more threads running wait)\n",
 		       m->spin_gate_threads);

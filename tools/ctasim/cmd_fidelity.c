@@ -358,6 +358,9 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 			m->sweep_rotate_prior = all->sweep_rotate_prior;
 			m->sweep_late_prior = all->sweep_late_prior;
 			m->sweep_prior_unit = all->sweep_prior_unit;
+			m->cluster_prior_len = all->cluster_prior_len;
+			memcpy(m->cluster_prior_rot, all->cluster_prior_rot,
+			       sizeof(m->cluster_prior_rot));
 		} else if (!all) {
 			msgf(err, elen, "out of memory");
 		}

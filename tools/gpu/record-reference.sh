@@ -17,8 +17,11 @@
 # (where the launch before leaves the sweep: the fit's grids, its hold-out,
 # and the same grids recorded without the record-slot clear), `cluster`
 # (spin_clc in 2-CTA clusters: the cluster barrier's fit),
-# `cluster-holdout` (its hold-out shapes) or `waves-holdout` (later waves
-# and the fixed-work kernel on shapes outside every fit). Writes
+# `cluster-holdout` (its hold-out shapes), `waves-holdout` (later waves
+# and the fixed-work kernel on shapes outside every fit), `cluster-place`
+# (where a clustered first wave starts, by grid), `cluster-place-holdout`,
+# `cluster-slots` (clustered blocks an SM holds) or
+# `cluster-slots-holdout`. Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -126,6 +129,64 @@ if [ "$set_" = cluster ]; then
 	run clc_spin_clc_cluster_b512_g2112 spin_clc --block 512 --arg cluster=2 --arg grid=2112 \
 		--arg ns=2000
 	run clc_spin_clc_cluster_g1056_ns10000 spin_clc --arg cluster=2 --arg grid=1056 --arg ns=10000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster-place ]; then
+	# Where a clustered launch's first wave starts (docs/FIDELITY.md,
+	# *Placement*, rule 7): spin_clc in 2-CTA clusters on grids whose
+	# record-slot clear is 1 to 33 blocks (one a 256 blocks of grid), one
+	# run each, placement probes of the fit (fit=placement).
+	for g in 264 400 640 800 1320 1584 1848 2400 2640 3000 3600 4224 8448; do
+		run "place_cluster_g$g" spin_clc --arg cluster=2 --arg grid=$g --arg ns=2000
+	done
+	run place_cluster_b256_g1320 spin_clc --block 256 --arg cluster=2 --arg grid=1320 --arg ns=2000
+	run place_cluster_b256_g2640 spin_clc --block 256 --arg cluster=2 --arg grid=2640 --arg ns=2000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster-place-holdout ]; then
+	# Held out of every fit (recorded with cluster-place, before its rule
+	# was fitted): other grids of the same clear sizes and block sizes,
+	# and clustered steal loops on crowded SMs.
+	run hold_cluster_g300 spin_clc --arg cluster=2 --arg grid=300 --arg ns=2000
+	run hold_cluster_g900 spin_clc --arg cluster=2 --arg grid=900 --arg ns=2000
+	run hold_cluster_g1400 spin_clc --arg cluster=2 --arg grid=1400 --arg ns=2000
+	run hold_cluster_g2500 spin_clc --arg cluster=2 --arg grid=2500 --arg ns=2000
+	run hold_cluster_g3300 spin_clc --arg cluster=2 --arg grid=3300 --arg ns=2000
+	run hold_cluster_b256_g2800 spin_clc --block 256 --arg cluster=2 --arg grid=2800 --arg ns=2000
+	run hold_cluster_b512_g3600 spin_clc --block 512 --arg cluster=2 --arg grid=3600 --arg ns=2000
+	# Crowded SMs: 16, 8 and 4 clustered blocks an SM.
+	run hold_cluster_b128_g4224_ns5000 spin_clc --block 128 --arg cluster=2 --arg grid=4224 \
+		--arg ns=5000
+	run hold_cluster_b256_g4224_ns3000 spin_clc --block 256 --arg cluster=2 --arg grid=4224 \
+		--arg ns=3000
+	run hold_cluster_b512_g2112_ns8000 spin_clc --block 512 --arg cluster=2 --arg grid=2112 \
+		--arg ns=8000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster-slots ]; then
+	# How many clustered blocks an SM holds where their threads would
+	# allow more (cluster_max_blocks_per_sm): 64-, 128- and 192-thread
+	# blocks in 2-CTA clusters.
+	run clc_spin_clc_cluster_b128_g2112 spin_clc --block 128 --arg cluster=2 --arg grid=2112 \
+		--arg ns=2000
+	run clc_spin_clc_cluster_b64_g4224 spin_clc --block 64 --arg cluster=2 --arg grid=4224 \
+		--arg ns=2000
+	run clc_spin_clc_cluster_b192_g2640 spin_clc --block 192 --arg cluster=2 --arg grid=2640 \
+		--arg ns=2000
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster-slots-holdout ]; then
+	# Held out of every fit (recorded with cluster-slots, before its limit
+	# was fitted): other block sizes, grids and work.
+	run hold_cluster_b64_g8448_ns3000 spin_clc --block 64 --arg cluster=2 --arg grid=8448 \
+		--arg ns=3000
+	run hold_cluster_b96_g4224 spin_clc --block 96 --arg cluster=2 --arg grid=4224 --arg ns=2000
+	run hold_cluster_b160_g2640_ns4000 spin_clc --block 160 --arg cluster=2 --arg grid=2640 \
+		--arg ns=4000
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
