@@ -187,6 +187,8 @@ static long gather_events(struct cta_sim *s)
 	size_t n = q->n;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)
 		n += q->r[i].n;
+	if (!n)
+		return 0;
 	if (2 * n > p->ev_cap) {
 		struct cta__event *v = realloc(p->ev, 2 * n * sizeof(*v));
 		if (!v)
@@ -195,8 +197,10 @@ static long gather_events(struct cta_sim *s)
 		p->ev_cap = 2 * n;
 	}
 	struct cta__event *out = p->ev, *heap = p->ev + n;
-	memcpy(heap, q->h, q->n * sizeof(*heap));
-	qsort(heap, q->n, sizeof(*heap), ev_cmp);
+	if (q->n) {
+		memcpy(heap, q->h, q->n * sizeof(*heap));
+		qsort(heap, q->n, sizeof(*heap), ev_cmp);
+	}
 	size_t pos[CTA__EVQ_RINGS] = {0}, hp = 0;
 	int live[CTA__EVQ_RINGS], nlive = 0;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++)

