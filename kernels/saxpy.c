@@ -57,9 +57,12 @@ static int saxpy_setup(struct cta_harness *h)
 	int rc = saxpy_prepare(h, &args);
 	if (rc)
 		return rc;
-	/* saxpy<<<4096,256>>>(1<<20, ...): one thread per element. */
+	/* saxpy<<<4096,256>>>(1<<20, ...): one thread per element (of
+	 * --block's threads when given). */
+	unsigned b[3];
+	cta_harness_block(h, (const unsigned[3]){256, 1, 1}, b);
 	struct cta_launch_cfg cfg = {
-	    .grid = {(unsigned)((args.n + 255) / 256), 1, 1},
+	    .grid = {(unsigned)((args.n + b[0] - 1) / b[0]), 1, 1},
 	    .block = {256, 1, 1},
 	};
 	return cta_harness_launch(h, &saxpy, &cfg, &args, sizeof args);

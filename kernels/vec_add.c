@@ -80,7 +80,8 @@ static unsigned ceil_div(int64_t a, unsigned b)
 #define REGS_TWO_REQUESTS      44
 
 /* The 1-D kernels share one launch: threads_per_block = 256,
- * blocks_per_grid = ceil_div(N, threads_per_block). */
+ * blocks_per_grid = ceil_div(N, threads_per_block), threads_per_block
+ * being --block's when given. */
 static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_t smem,
                     unsigned regs)
 {
@@ -91,7 +92,9 @@ static int setup_1d(struct cta_harness *h, const struct cta_kernel_def *k, size_
 		rc = vec_add_prepare(h, &args, n, 1, 1);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {ceil_div(n, 256), 1, 1},
+	unsigned b[3];
+	cta_harness_block(h, (const unsigned[3]){256, 1, 1}, b);
+	struct cta_launch_cfg cfg = {.grid = {ceil_div(n, b[0]), 1, 1},
 	                             .block = {256, 1, 1},
 	                             .smem_static = smem,
 	                             .regs_per_thread = regs};
@@ -126,7 +129,9 @@ static int vec_add_2d_setup(struct cta_harness *h)
 		rc = vec_add_prepare(h, &args, nx, ny, 1);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {ceil_div(nx, 16), ceil_div(ny, 16), 1},
+	unsigned b[3];
+	cta_harness_block(h, (const unsigned[3]){16, 16, 1}, b);
+	struct cta_launch_cfg cfg = {.grid = {ceil_div(nx, b[0]), ceil_div(ny, b[1]), 1},
 	                             .block = {16, 16, 1},
 	                             .regs_per_thread = REGS_VEC_ADD_CLC_2D};
 	return cta_harness_launch(h, &vec_add_clc_2d, &cfg, &args, sizeof args);
@@ -145,9 +150,12 @@ static int vec_add_3d_setup(struct cta_harness *h)
 		rc = vec_add_prepare(h, &args, nx, ny, nz);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {ceil_div(nx, 8), ceil_div(ny, 8), ceil_div(nz, 4)},
-	                             .block = {8, 8, 4},
-	                             .regs_per_thread = REGS_VEC_ADD_CLC_3D};
+	unsigned b[3];
+	cta_harness_block(h, (const unsigned[3]){8, 8, 4}, b);
+	struct cta_launch_cfg cfg = {
+	    .grid = {ceil_div(nx, b[0]), ceil_div(ny, b[1]), ceil_div(nz, b[2])},
+	    .block = {8, 8, 4},
+	    .regs_per_thread = REGS_VEC_ADD_CLC_3D};
 	return cta_harness_launch(h, &vec_add_clc_3d, &cfg, &args, sizeof args);
 }
 

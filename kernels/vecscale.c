@@ -64,9 +64,12 @@ static int vecscale_prepare(struct cta_harness *h, struct vecscale_args *a, int 
 	return 0;
 }
 
-static unsigned tiles(const struct vecscale_args *a)
+/* Blocks of one thread an element: VECSCALE_BLOCK threads, or --block's. */
+static unsigned tiles(struct cta_harness *h, const struct vecscale_args *a)
 {
-	return (unsigned)((a->n + VECSCALE_BLOCK - 1) / VECSCALE_BLOCK);
+	unsigned b[3];
+	cta_harness_block(h, (const unsigned[3]){VECSCALE_BLOCK, 1, 1}, b);
+	return (unsigned)((a->n + b[0] - 1) / b[0]);
 }
 
 static int fixed_work_setup(struct cta_harness *h)
@@ -75,7 +78,7 @@ static int fixed_work_setup(struct cta_harness *h)
 	int rc = vecscale_prepare(h, &a, 0);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1},
+	struct cta_launch_cfg cfg = {.grid = {tiles(h, &a), 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
 	return cta_harness_launch(h, &vecscale_fixed_work, &cfg, &a, sizeof a);
@@ -104,7 +107,7 @@ static int clc_setup(struct cta_harness *h)
 	int rc = vecscale_prepare(h, &a, 1);
 	if (rc)
 		return rc;
-	struct cta_launch_cfg cfg = {.grid = {tiles(&a), 1, 1},
+	struct cta_launch_cfg cfg = {.grid = {tiles(h, &a), 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .smem_static = VECSCALE_CLC_SMEM,
 	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
@@ -119,7 +122,7 @@ static int clc_cluster_setup(struct cta_harness *h)
 		return rc;
 	/* The grid must be a whole number of (2,1,1) clusters; the extra
 	 * block of an odd tile count finds i >= n everywhere. */
-	unsigned grid = (tiles(&a) + 1) & ~1u;
+	unsigned grid = (tiles(h, &a) + 1) & ~1u;
 	struct cta_launch_cfg cfg = {.grid = {grid, 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .cluster = {2, 1, 1},

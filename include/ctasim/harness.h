@@ -101,6 +101,12 @@ struct cta_launch_cfg {
 CTA_EXPORT int cta_harness_launch(struct cta_harness *h, const struct cta_kernel_def *k,
                                   const struct cta_launch_cfg *cfg, const void *args,
                                   size_t args_size);
+/* The block shape the first launch gets: the CLI's --block when given,
+ * else dflt. A setup whose grid covers its elements one thread each sizes
+ * the grid from it, as CUDA host code computes ceil(n / threads), so that
+ * --block alone keeps every element covered. */
+CTA_EXPORT void cta_harness_block(const struct cta_harness *h, const unsigned dflt[3],
+                                  unsigned out[3]);
 /* The shape actually launched (after overrides), for verify. */
 CTA_EXPORT const struct cta_launch_cfg *cta_harness_launched(struct cta_harness *h, unsigned i);
 

@@ -489,6 +489,14 @@ int cta_harness_launch(struct cta_harness *h, const struct cta_kernel_def *k,
 	return 0;
 }
 
+void cta_harness_block(const struct cta_harness *h, const unsigned dflt[3], unsigned out[3])
+{
+	for (int i = 0; i < 3; i++)
+		out[i] = h->opts.block_set && h->nlaunches == 0 ? h->opts.block[i] : dflt[i];
+	for (int i = 0; i < 3; i++)
+		out[i] = out[i] ? out[i] : 1;
+}
+
 const struct cta_launch_cfg *cta_harness_launched(struct cta_harness *h, unsigned i)
 {
 	return i < h->nlaunches ? &h->launches[i].cfg : NULL;

@@ -4,7 +4,7 @@
 # their valid twins (--arg valid=1) exit 0; other kernels listed as
 # expected to fail exit 1. Also runs the work-stealing
 # kernels with enough blocks that cancellations succeed.
-# Usage: kernels_all.sh [path/to/ctasim]
+# Usage: kernels_all.sh [path/to/ctasim] (meson test kernels_all)
 set -u
 CTASIM=${1:-./build/tools/ctasim/ctasim}
 tmp=$(mktemp -d) || exit 2
@@ -139,6 +139,16 @@ expect 2 "cluster" spin_clc --arg cluster=3
 # The grid-stride loop is correct on any grid; the monolithic kernel is not.
 expect 0 "" saxpy_gridstride --grid 1 --block 1 --arg n=4096
 expect 1 "y\[" saxpy --grid 1 --arg n=4096
+# --block alone: kernels whose grid covers the elements one thread each
+# size it from --block's threads, as CUDA host code does, so every element
+# is still covered (an explicit --grid is taken as given, above).
+expect 0 "" saxpy --block 128 --arg n=100000
+expect 0 "" vec_add_clc --block 96 --arg n=100000
+expect 0 "" vec_add_clc_2d --block 8,4,1
+expect 0 "" vec_add_clc_3d --block 4,4,3
+expect 0 "" clc_two_requests --block 128 --arg n=100000
+expect 0 "" vecscale_clc --block 256 --arg n=300000
+expect 0 "" vecscale_clc_cluster --block 512 --arg n=300000
 expect 0 "" work_steal_queue --arg root_queues=1000 --arg imbalance=heavy_tail
 # Blocking kernels (docs/FORWARD_PROGRESS.md): a grid of exactly the
 # co-resident size (2 SMs x 8 blocks) passes, one block more is a
