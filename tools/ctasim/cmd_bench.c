@@ -736,10 +736,11 @@ static void bench_threads(unsigned n)
 			so.threads = which ? n : 1;
 			so.timing_only = cases[c].timing;
 			struct cta_harness *h;
-			/* 4M blocks (about half a second): a 1M-block run,
-			 * 0.1-0.2 s, left the best of seven 4% apart on the
-			 * H100 host between two runs of one path. */
-			const char *sp[] = {"grid=4000000"};
+			/* 16M blocks (about half a second, most of them in
+			 * periods the engine skips: 4M took 0.1-0.2 s then):
+			 * a 1M-block run, 0.1-0.2 s, left the best of seven 4%
+			 * apart on the H100 host between two runs of one path. */
+			const char *sp[] = {"grid=16000000"};
 			cta_sim *s = prepare(cases[c].kernel, cases[c].timing ? sp : cases[c].args,
 			                     cases[c].timing ? 1 : cases[c].nargs, so, &h);
 			if (!s)
