@@ -475,8 +475,10 @@ static int fit_cluster_slots(struct cta_device_model *out, const struct cta_trac
 		if (t->header.kernel_count != 1 || !clustered(&t->header.kernels[0]))
 			continue;
 		const struct cta_trace_kernel *kh = &t->header.kernels[0];
+		/* A model without a warp size (a fuzzed or partial base) has no
+		 * warp limit to apply. */
 		uint64_t thr = block_threads(kh),
-		         warps = (thr + out->warp_size - 1) / out->warp_size;
+		         warps = out->warp_size ? (thr + out->warp_size - 1) / out->warp_size : 0;
 		uint64_t allow = out->max_blocks_per_sm;
 		if (thr && out->max_threads_per_sm / thr < allow)
 			allow = out->max_threads_per_sm / thr;
