@@ -110,6 +110,12 @@ struct cta_device_model {
 	 * exactly a measured size follows its wave; other sizes use the largest
 	 * measured size below theirs, then placement_order, then spread. */
 	unsigned wave_order_count;
+	/* Emulated CLC (with clc_crowd_units, below): after a completion the
+	 * issuer's round trips to the same atomics (its record of the result)
+	 * pay clc_crowd_tail_ppm / 1e6 of the request's growth again before
+	 * it goes on, in launches without clusters (0: none). Here, in the 4 bytes wave_order's alignment
+	 * left free, so that the struct's layout stays that of soversion 3. */
+	unsigned clc_crowd_tail_ppm;
 	struct cta_wave_order wave_order[CTA_DEVICE_MAX_WAVE_ORDERS];
 
 	/* The sweep rule (placement = sweep, docs/FIDELITY.md). A launch's
@@ -220,6 +226,8 @@ struct cta_device_model {
 	 * the launch's resident units (blocks, or clusters) when it is
 	 * resolved (0: no growth). */
 	unsigned clc_crowd_units;
+	/* (clc_crowd_tail_ppm, the issuer's share of that growth after a
+	 * completion, sits after wave_order_count, in what was padding.) */
 	/* Issue time: a launch that declares issue_ops (the instructions each
 	 * warp issues beside every cta_spin_ns call, sim.h) adds issue_ops x
 	 * the warps that share the block's scheduler (a quarter of the SM's

@@ -99,6 +99,9 @@ struct fit {
 	/* ... and beside each, the kernel's requesters: its units resident at
 	 * once (clc_units_resident). */
 	struct samples clc_fail_units;
+	/* ... and beside each clc_exit kernel, its requesters
+	 * (clc_crowd_tail_ppm). */
+	struct samples clc_exit_units;
 	/* Per kernel with failures on two GPCs or more: its far GPCs' median
 	 * failure / its near GPCs' (ppm), and per GPC how many kernels found
 	 * it far (clc_far_kernel). */
@@ -635,6 +638,8 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 			}
 			if (!rc && exits.n)
 				rc = push2(&fit->clc_exit, median(&exits), iter_ns);
+			if (!rc && exits.n)
+				rc = push(&fit->clc_exit_units, units);
 			tails.n = posts.n = exits.n = 0;
 			ncl = 0;
 		}
@@ -715,6 +720,39 @@ out:
 	}
 	free(d.v);
 	return best;
+}
+
+/* clc_crowd_tail_ppm: after a completion the issuer records it (one more
+ * round trip to the emulation's atomics) before it goes on, and that round
+ * trip grows with the crowd as the request's do. Each kernel whose way out
+ * was measured (the last failure's completion to its block's end, less
+ * the loop's call) is a point (the request's growth at its requesters, its
+ * way out); the share is the least-squares slope of the way out on the
+ * growth, in [0, 1]; 0 where the kernels' growths do not differ by a
+ * request at least (nothing to tell a slope from). */
+static unsigned fit_crowd_tail(const struct fit *fit, double f, double add, double request,
+                               unsigned r0)
+{
+	const struct samples *e = &fit->clc_exit, *u = &fit->clc_exit_units;
+	if (!r0 || e->n / 2 < 2 || u->n < e->n / 2)
+		return 0;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, lo = -1, hi = 0;
+	size_t n = e->n / 2;
+	for (size_t i = 0; i < n; i++) {
+		double x = request * (crowd(u->v[i], r0) - 1);
+		double y = (double)e->v[2 * i] - (double)e->v[2 * i + 1] * f - add;
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+		lo = lo < 0 || x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+	}
+	double den = (double)n * sxx - sx * sx;
+	if (hi - lo < request || den <= 0)
+		return 0;
+	double a = ((double)n * sxy - sx * sy) / den;
+	return a <= 0 ? 0 : a >= 1 ? 1000000 : (unsigned)(a * 1e6 + 0.5);
 }
 
 /* Whether a one-CTA steal loop of blocks of thr threads was recorded. */
@@ -828,6 +866,10 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	out->clc_steal_ns =
 	    clamp_add(median_less_call(&fit->clc_post, f, add, tail + (double)out->barrier_ns));
 	out->clc_exit_ns = clamp_add(median_less_call(&fit->clc_exit, f, add, tail));
+	/* (The steal and the way out stay the kernels' medians: most kernels
+	 * are uncrowded, and a median is what the crowded few do not move.) */
+	out->clc_crowd_tail_ppm =
+	    fit_crowd_tail(fit, f, add, (double)out->clc_request_ns, out->clc_crowd_units);
 	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
 }
 
@@ -907,6 +949,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_post_cluster.v);
 	free(f->clc_post_threads.v);
 	free(f->clc_exit.v);
+	free(f->clc_exit_units.v);
 	free(f->clc_far.v);
 	free(f->clc_fail_kernel.v);
 	free(f->clc_fail_units.v);

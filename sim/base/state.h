@@ -65,8 +65,10 @@ struct cta__kernel {
 	/* ... and a request's latency with the crowd of requesters
 	 * (clc_crowd_units) for a near and a far issuer, computed for
 	 * crowd_running - 1 running CTAs (0: not yet): the count changes only
-	 * as blocks start and end, the latency is read at every request. */
-	uint64_t crowd_running, crowd_lat[2];
+	 * as blocks start and end, the latency is read at every request; and
+	 * the issuer's wait for it, its growth plus the tail's share
+	 * (clc_crowd_tail_ppm). */
+	uint64_t crowd_running, crowd_lat[2], crowd_wait[2];
 	uint64_t *fit;   /* SMs where one more block of this kernel fits (bwords words) */
 	int fit_valid;   /* fit is kept current (the kernel is a dispatch candidate) */
 	unsigned *sweep; /* placement = sweep: the first wave's SMs, in block order */

@@ -670,7 +670,10 @@ static uint64_t emu_crowd(const struct cta_sim *s, const struct cta__kernel *k, 
  * clc_claim_turn_ns after the word's previous claim, whichever is later.
  * Units are handed out in order: the word's previous claim is the
  * launch's last one. With many requesters (emu_crowd) the issuer was in
- * its atomics `crowd` longer than its issue charged it. */
+ * its atomics `crowd` longer than its issue charged it: the request's
+ * growth, and the share of it (clc_crowd_tail_ppm) that its record of the
+ * completion, more round trips to the same atomics, adds before it goes
+ * on. */
 static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r,
                      uint64_t crowd, const struct cta__mbar *b)
 {
@@ -738,16 +741,23 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	    s->dev.clc_emulated ? emu_cost_r(s, r, EMU_REQUEST) : s->dev.cancel_latency_ns;
 	uint64_t crowd = 0;
 	if (s->dev.clc_emulated && s->dev.clc_crowd_units) {
-		uint64_t rq = lat;
 		/* (emu_crowd's division, square and rounding took 27 of a
 		 * request's instructions; its inputs change as blocks start.) */
 		if (__builtin_expect(k->crowd_running != k->ctas_running + 1, 0)) {
-			k->crowd_lat[0] = emu_crowd(s, k, s->clc_cost[0][EMU_REQUEST]);
-			k->crowd_lat[1] = emu_crowd(s, k, s->clc_cost[1][EMU_REQUEST]);
+			for (int far = 0; far < 2; far++) {
+				uint64_t base = s->clc_cost[far][EMU_REQUEST];
+				uint64_t l = emu_crowd(s, k, base);
+				k->crowd_lat[far] = l;
+				/* (The share is fitted on kernels without clusters, whose
+				 * result store and way out reach one CTA.) */
+				uint64_t share = k->csize > 1 ? 0 : s->dev.clc_crowd_tail_ppm;
+				k->crowd_wait[far] =
+				    (l - base) + ((l - base) * share + 500000) / 1000000;
+			}
 			k->crowd_running = k->ctas_running + 1;
 		}
 		lat = k->crowd_lat[r->far];
-		crowd = lat - rq;
+		crowd = k->crowd_wait[r->far];
 	}
 	if (s->o.jitter_ns) {
 		uint64_t j = s->o.jitter_ns;

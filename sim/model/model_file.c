@@ -102,6 +102,7 @@ static const struct key keys[] = {
     OPT_UINT(clc_far_gpcs, 0xffffffffu),
     OPT_UINT(clc_far_ppm, 100000000),
     OPT_UINT(clc_crowd_units, 1000000),
+    OPT_UINT(clc_crowd_tail_ppm, 1000000),
     OPT_UINT(cluster_barrier_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(cluster_max_blocks_per_sm, 1024),
 };

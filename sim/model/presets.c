@@ -162,6 +162,8 @@ struct sweep_fit {
 	/* ... and 1 + (R / clc_crowd_units)^2 times the request with R units
 	 * of the launch resident. */
 	uint32_t clc_crowd_units;
+	/* ... the issuer's share of that growth again after a completion. */
+	uint32_t clc_crowd_tail_ppm;
 	/* One cluster barrier crossing (cluster_barrier_ns; 0: barrier). */
 	uint32_t cluster_barrier_ns;
 	/* Clustered blocks an SM holds (cluster_max_blocks_per_sm; 0: any). */
@@ -201,6 +203,7 @@ static const struct sweep_fit sweep_h100 = {
     .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
     .clc_far_ppm = 1312500,
     .clc_crowd_units = 599,
+    .clc_crowd_tail_ppm = 505831,
     .cluster_barrier_ns = 499,
     .cluster_max_per_sm = 8,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
@@ -238,6 +241,7 @@ static const struct sweep_fit sweep_h200 = {
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
     .clc_far_ppm = 1256098,
     .clc_crowd_units = 576,
+    .clc_crowd_tail_ppm = 429454,
     .cluster_barrier_ns = 292,
     /* Not told by the H200's traces (no clustered launch there could hold
      * more than 8 blocks an SM): the H100's, the same GH100, which the
@@ -559,6 +563,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_far_gpcs = f->clc_far_gpcs;
 		m->clc_far_ppm = f->clc_far_ppm;
 		m->clc_crowd_units = f->clc_crowd_units;
+		m->clc_crowd_tail_ppm = f->clc_crowd_tail_ppm;
 		m->cluster_barrier_ns = f->cluster_barrier_ns;
 		m->cluster_max_blocks_per_sm = f->cluster_max_per_sm;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {

@@ -682,6 +682,108 @@ static void emulated_requests_take_longer_with_more_requesters(void **state)
 	}
 }
 
+/* After a completion the issuer's record of it pays clc_crowd_tail_ppm of
+ * the request's growth again: 16 blocks of spin_clc resident on 8 SMs,
+ * clc_crowd_units 8, each block's one request fails and the block ends
+ * half of that request's growth later with a share of 500000 than with
+ * none. */
+static void emulated_issuer_pays_the_crowd_share_after_a_completion(void **state)
+{
+	(void)state;
+	uint64_t end[2][16] = {{0}}, growth[16] = {0};
+	for (int share = 0; share < 2; share++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "ctail.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 8;
+		o.timing_only = 1;
+		o.trace_path = path;
+		emulated_clc(&o.device);
+		o.device.clc_crowd_units = 8;
+		o.device.clc_crowd_tail_ppm = share ? 500000 : 0;
+		const char *args[] = {"grid=16", "ns=2000", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		uint64_t issue[16] = {0};
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			assert_true(r->phys == CTA_TRACE_NONE || r->phys < 16);
+			if (r->ev == CTA_TEV_CANCEL)
+				issue[r->phys] = r->t_ns;
+			else if (r->ev == CTA_TEV_CANCEL_DONE)
+				growth[r->phys] = r->t_ns - issue[r->phys] - 1000;
+			else if (r->ev == CTA_TEV_END)
+				end[share][r->phys] = r->t_ns;
+		}
+		cta_trace_free(&t);
+		remove(path);
+	}
+	for (unsigned b = 0; b < 16; b++) {
+		assert_true(growth[b] > 0);
+		assert_int_equal(end[1][b] - end[0][b], (growth[b] * 500000 + 500000) / 1000000);
+	}
+}
+
+/* Simulates spin_clc (4 indices a block, 2 us each) under the emulation
+ * on sms SMs (two 1024-thread blocks each: 2 x sms requesters) with a
+ * crowd of 64 units and the given tail share, into *t, marked as a GPU's
+ * emulated trace. */
+static void crowd_loop_trace(struct cta_trace *t, unsigned sms, unsigned share)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "ctfit.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = sms;
+	o.timing_only = 1;
+	o.trace_path = path;
+	emulated_clc(&o.device);
+	o.device.clc_crowd_units = 64;
+	o.device.clc_crowd_tail_ppm = share;
+	char grid[32];
+	snprintf(grid, sizeof(grid), "grid=%u", 8 * sms);
+	const char *args[] = {grid, "ns=2000", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+	cta_harness_free(h);
+	char err[256];
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+	strcpy(t->header.clc, "emulated");
+}
+
+/* ctasim calibrate recovers the tail's share of the crowd
+ * (clc_crowd_tail_ppm) from the steal loops of three crowds (32, 64 and
+ * 128 requesters against a crowd of 64 units): the slope of the way out on the
+ * request's growth; from one crowd alone it fits none. */
+static void crowd_tail_share_is_recovered_from_simulated_loops(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct cta_trace t[3];
+	for (unsigned i = 0; i < 3; i++)
+		crowd_loop_trace(&t[i], 16u << i, 500000);
+	const struct cta_trace *ts[3] = {&t[0], &t[1], &t[2]};
+	uint64_t loop_ns[3] = {2000, 2000, 2000};
+	struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+	co.clc_ns = loop_ns;
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 3, &co, err, sizeof(err)), 0);
+	if (m.clc_crowd_units < 58 || m.clc_crowd_units > 70)
+		fail_msg("crowd %u units, simulated with 64", m.clc_crowd_units);
+	if (m.clc_crowd_tail_ppm < 450000 || m.clc_crowd_tail_ppm > 550000)
+		fail_msg("tail share %u ppm, simulated with 500000", m.clc_crowd_tail_ppm);
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &co, err, sizeof(err)), 0);
+	assert_int_equal(m.clc_crowd_tail_ppm, 0);
+	for (unsigned i = 0; i < 3; i++)
+		cta_trace_free(&t[i]);
+}
+
 /* Simulates spin_clc (64 blocks of 1024 threads, 2 us an index) under the
  * emulation, in clusters of `cluster` CTAs, with the given cluster barrier
  * cost, into *t, marked as a GPU's emulated trace. */
@@ -1088,6 +1190,8 @@ int main(void)
 	    cmocka_unit_test(emulated_claims_of_one_word_complete_a_turn_apart),
 	    cmocka_unit_test(emulated_requests_from_far_gpcs_take_longer),
 	    cmocka_unit_test(emulated_requests_take_longer_with_more_requesters),
+	    cmocka_unit_test(emulated_issuer_pays_the_crowd_share_after_a_completion),
+	    cmocka_unit_test(crowd_tail_share_is_recovered_from_simulated_loops),
 	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(clustered_blocks_an_sm_holds_are_limited_and_fitted),
 	    cmocka_unit_test(cluster_sweep_start_is_recovered_from_simulated_waves),
