@@ -113,8 +113,8 @@ struct cta_device_model {
 	/* Emulated CLC (with clc_crowd_units, below): after a completion the
 	 * issuer's round trips to the same atomics (its record of the result)
 	 * pay clc_crowd_tail_ppm / 1e6 of the request's growth again before
-	 * it goes on, in launches without clusters (0: none). Here, in the 4 bytes wave_order's alignment
-	 * left free, so that the struct's layout stays that of soversion 3. */
+	 * it goes on, in launches without clusters (0: none). Here, in the 4 bytes wave_order's
+	 * alignment left free, so that the struct's layout stays that of soversion 3. */
 	unsigned clc_crowd_tail_ppm;
 	struct cta_wave_order wave_order[CTA_DEVICE_MAX_WAVE_ORDERS];
 
