@@ -110,7 +110,8 @@ static int clc_setup(struct cta_harness *h)
 	struct cta_launch_cfg cfg = {.grid = {tiles(h, &a), 1, 1},
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .smem_static = VECSCALE_CLC_SMEM,
-	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
+	                             .issue_ops = kwork_issue_ops(a.imbalance, 0),
+	                             .stream_mem = 1};
 	return cta_harness_launch(h, &vecscale_clc, &cfg, &a, sizeof a);
 }
 
@@ -127,7 +128,8 @@ static int clc_cluster_setup(struct cta_harness *h)
 	                             .block = {VECSCALE_BLOCK, 1, 1},
 	                             .cluster = {2, 1, 1},
 	                             .smem_static = VECSCALE_CLC_SMEM,
-	                             .issue_ops = kwork_issue_ops(a.imbalance, 0)};
+	                             .issue_ops = kwork_issue_ops(a.imbalance, 0),
+	                             .stream_mem = 1};
 	return cta_harness_launch(h, &vecscale_clc_cluster, &cfg, &a, sizeof a);
 }
 

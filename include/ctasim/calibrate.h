@@ -97,6 +97,12 @@ struct cta_calib_opts {
 	 * loop, or 0; with it the emulated steal's cost is fitted per
 	 * iteration (clc_steal_ns); CTA_CALIB_CLC_NS_ZERO for a call of 0 ns. */
 	const uint64_t *clc_ns;
+	/* Per trace (NULL: none): 1 where that steal loop's calls come with a
+	 * global store (the launch's stream_mem, sim.h): its loop fits
+	 * clc_drain_ns instead of clc_steal_ns; 2 the same for a loop whose
+	 * clc_ns is its calls' usual ns (an imbalance pattern: it gives
+	 * nothing else). */
+	const unsigned char *clc_stream;
 };
 /* A clc_ns entry for a steal loop whose one call asks for 0 ns (0 itself
  * says the loop's work is not known). */
@@ -105,7 +111,7 @@ struct cta_calib_opts {
 	{                                                                                          \
 		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
 		.duration_only = NULL, .trace_ns = NULL, .replay_waves = 0, .work = NULL,          \
-		.clc_ns = NULL                                                                     \
+		.clc_ns = NULL, .clc_stream = NULL                                                 \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

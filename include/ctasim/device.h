@@ -204,6 +204,13 @@ struct cta_device_model {
 	unsigned clc_emulated;
 	unsigned clc_request_ns, clc_steal_ns;
 	unsigned clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
+	/* Emulated CLC, a launch that declares stream_mem (sim.h): every
+	 * thread that decodes a success spends clc_drain_ns more, the loop's
+	 * release fence (fence.proxy.async release at cluster scope) waiting
+	 * for the global stores of the iteration's work to be acknowledged
+	 * (docs/FIDELITY.md, *A streaming body in the steal loop*); a
+	 * failure leaves the loop before that fence. 0: none. */
+	unsigned clc_drain_ns;
 	/* Emulated CLC: the GPCs (bit g: GPC g, 0-31) on the far side of the
 	 * L2 from the emulation's atomics, whose blocks pay every cost above
 	 * times clc_far_ppm / 1e6 (0: none). */

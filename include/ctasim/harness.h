@@ -95,6 +95,7 @@ struct cta_launch_cfg {
 	uint64_t release_ns;
 	int cooperative;    /* cudaLaunchCooperativeKernel: the grid must be co-resident */
 	unsigned issue_ops; /* cta_launch's: SASS instructions a warp issues per cta_spin_ns call */
+	unsigned stream_mem; /* cta_launch's: each call comes with a global store */
 };
 /* Records a launch. The CLI's --grid/--block override the first launch's
  * shape. args is copied. */

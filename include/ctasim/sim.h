@@ -105,6 +105,11 @@ struct cta_launch {
 	 * model charges them by the warps that share a scheduler
 	 * (spin_issue_ps, device.h). */
 	unsigned issue_ops;
+	/* Whether each cta_spin_ns call of the body comes with a store to
+	 * global memory (a streaming body, such as the vector-scalar
+	 * kernels' v[i] *= alpha): in an emulated steal loop the release
+	 * fence after a success waits for it (clc_drain_ns, device.h). */
+	unsigned stream_mem;
 };
 
 /* UB reports. */

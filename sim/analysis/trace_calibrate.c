@@ -95,6 +95,11 @@ struct fit {
 	 * crosses a cluster barrier where the others cross a block barrier
 	 * (cluster_barrier_ns). */
 	struct samples clc_post_threads, clc_post_cluster;
+	/* ... and beside each clc_post kernel, its cta_calib_opts.clc_stream
+	 * (0: its body stores nothing to global memory; such loops fit
+	 * clc_steal_ns, the others clc_drain_ns; 2: its post enters nothing
+	 * else). */
+	struct samples clc_post_stream;
 	struct samples clc_fail_kernel; /* per kernel: its median failure */
 	/* ... and beside each, the kernel's requesters: its units resident at
 	 * once (clc_units_resident). */
@@ -271,10 +276,14 @@ static int push2(struct samples *s, uint64_t v, uint64_t ns)
 
 /* The median of a push2 list's times, each less the loop's one call
  * (ns x f + add) and `less`. */
-static double median_less_call(const struct samples *s, double f, double add, double less)
+static double median_less_call_of(const struct samples *s, const struct samples *flags, int stream,
+                                  double f, double add, double less)
 {
 	struct samples r = {0};
 	for (size_t i = 0; i + 1 < s->n; i += 2) {
+		/* (flags: only the kernels that store, or not, as stream.) */
+		if (flags && (i / 2 >= flags->n || (flags->v[i / 2] != 0) != stream))
+			continue;
 		double v = (double)s->v[i] - (double)s->v[i + 1] * f - add - less;
 		if (push(&r, v > 0 ? (uint64_t)v : 0))
 			break;
@@ -282,6 +291,11 @@ static double median_less_call(const struct samples *s, double f, double add, do
 	double m = r.n ? (double)median(&r) : 0;
 	free(r.v);
 	return m;
+}
+
+static double median_less_call(const struct samples *s, double f, double add, double less)
+{
+	return median_less_call_of(s, NULL, 0, f, add, less);
 }
 
 /* One kernel's requests: the claim queue of its successes (on each word,
@@ -525,7 +539,7 @@ static int fit_cluster_slots(struct cta_device_model *out, const struct cta_trac
 	return 0;
 }
 
-static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop_ns,
+static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop_ns, int stream,
                        const struct cta_device_model *base)
 {
 	/* The loop's call (cta_calib_opts.clc_ns): 0 not known. */
@@ -624,7 +638,9 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 		/* One kernel's claims at a time: the next group is another
 		 * kernel's, or the same kernel's next block. */
 		if (!rc && (j == n || ks[j].a != ks[i].a)) {
-			rc = clc_kernel(fit, cl, ncl, &fails, known && !multi, iter_ns, units);
+			/* (A loop whose call varies, stream 2, gives no claims.) */
+			rc = clc_kernel(fit, cl, ncl, &fails, known && !multi && stream != 2,
+			                iter_ns, units);
 			if (!rc && tails.n)
 				rc = push(&fit->clc_tail, median(&tails));
 			if (!rc && posts.n && multi) {
@@ -635,8 +651,10 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				rc = push2(&fit->clc_post, median(&posts), iter_ns);
 				if (!rc)
 					rc = push(&fit->clc_post_threads, block_threads(kh));
+				if (!rc)
+					rc = push(&fit->clc_post_stream, (uint64_t)stream);
 			}
-			if (!rc && exits.n)
+			if (!rc && exits.n && stream != 2)
 				rc = push2(&fit->clc_exit, median(&exits), iter_ns);
 			if (!rc && exits.n)
 				rc = push(&fit->clc_exit_units, units);
@@ -759,7 +777,8 @@ static unsigned fit_crowd_tail(const struct fit *fit, double f, double add, doub
 static int one_cta_loop_of(const struct fit *fit, uint64_t thr)
 {
 	for (size_t k = 0; k < fit->clc_post_threads.n; k++)
-		if (fit->clc_post_threads.v[k] == thr)
+		if (fit->clc_post_threads.v[k] == thr &&
+		    !(k < fit->clc_post_stream.n && fit->clc_post_stream.v[k] == 2))
 			return 1;
 	return 0;
 }
@@ -789,6 +808,8 @@ static unsigned fit_cluster_barrier(const struct fit *fit, double f, double barr
 		ref.n = 0;
 		for (size_t k = 0; k + 1 < o->n; k += 2) {
 			if (same && fit->clc_post_threads.v[k / 2] != thr)
+				continue;
+			if (k / 2 < fit->clc_post_stream.n && fit->clc_post_stream.v[k / 2] == 2)
 				continue;
 			double y = (double)o->v[k] - (double)o->v[k + 1] * f;
 			if (push(&ref, y > 0 ? (uint64_t)y : 0))
@@ -863,13 +884,28 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	uint32_t ppm = cta_device_spin_scale_ppm(out, 1);
 	double f = ppm ? ppm / 1e6 : 1, add = cta_device_spin_add_ns(out, 1);
 	out->clc_claim_ns = clamp_add(median_less_call(&fit->clc_solo, f, add, 0));
+	/* The steal and the way out from the loops whose body does not store
+	 * to global memory; a storing body's loop spends clc_drain_ns more
+	 * at each decode of a success (its release fence waits for the
+	 * stores; the way out leaves before it, so its exits are not used):
+	 * the median over its kernels' success-to-request times of what they
+	 * take beyond the steal (0 without both kinds of loop). */
+	int plain = 0, stores = 0;
+	for (size_t i = 0; i < fit->clc_post_stream.n; i++)
+		fit->clc_post_stream.v[i] ? stores++ : plain++;
+	const struct samples *flags = plain && stores ? &fit->clc_post_stream : NULL;
+	double steal_less = tail + (double)out->barrier_ns;
 	out->clc_steal_ns =
-	    clamp_add(median_less_call(&fit->clc_post, f, add, tail + (double)out->barrier_ns));
+	    clamp_add(median_less_call_of(&fit->clc_post, flags, 0, f, add, steal_less));
 	out->clc_exit_ns = clamp_add(median_less_call(&fit->clc_exit, f, add, tail));
 	/* (The steal and the way out stay the kernels' medians: most kernels
 	 * are uncrowded, and a median is what the crowded few do not move.) */
 	out->clc_crowd_tail_ppm =
 	    fit_crowd_tail(fit, f, add, (double)out->clc_request_ns, out->clc_crowd_units);
+	out->clc_drain_ns = 0;
+	if (flags)
+		out->clc_drain_ns = clamp_add(median_less_call_of(&fit->clc_post, flags, 1, f, add,
+		                                                  steal_less + out->clc_steal_ns));
 	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
 }
 
@@ -948,6 +984,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_post.v);
 	free(f->clc_post_cluster.v);
 	free(f->clc_post_threads.v);
+	free(f->clc_post_stream.v);
 	free(f->clc_exit.v);
 	free(f->clc_exit_units.v);
 	free(f->clc_far.v);
@@ -1740,7 +1777,8 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 			rc = pair_latency(&fit->cancel, t, CTA_TEV_CANCEL, CTA_TEV_CANCEL_DONE);
 		if (!rc && !strcmp(t->header.clc, "emulated")) {
 			fit->clc_emulated = 1;
-			rc = clc_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0, base);
+			rc = clc_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0,
+			                 opts->clc_stream ? opts->clc_stream[i] : 0, base);
 		}
 		if (!rc)
 			rc = retire_gaps(&fit->retire, t, kf);

@@ -501,7 +501,7 @@ struct cta_sim {
 	 * (1) GPC pays it, and a bit per SM set when its GPC is far, made at
 	 * the first request (sim/clc). */
 	int clc_costs_made;
-	uint64_t clc_cost[2][6];
+	uint64_t clc_cost[2][7];
 	uint64_t clc_far_sm[CTA_DEVICE_MAX_SMS / 64];
 	size_t gate_waiting; /* units the issue gate holds, on every SM */
 	char errmsg[512];

@@ -34,7 +34,7 @@ static inline uint64_t emu_scale(const struct cta_device_model *d, int far, uint
 /* The costs, each scaled once for a near and a far GPC, and the far SMs
  * as bits (a request pays six: finding each there took about 85 of its
  * 1,735 instructions). */
-enum { EMU_REQUEST, EMU_REQUEST_TAIL, EMU_CLAIM, EMU_TURN, EMU_STEAL, EMU_EXIT };
+enum { EMU_REQUEST, EMU_REQUEST_TAIL, EMU_CLAIM, EMU_TURN, EMU_STEAL, EMU_EXIT, EMU_DRAIN };
 
 static __attribute__((noinline, cold)) void emu_costs_make(struct cta_sim *s)
 {
@@ -48,6 +48,7 @@ static __attribute__((noinline, cold)) void emu_costs_make(struct cta_sim *s)
 		c[EMU_TURN] = emu_scale(d, far, d->clc_claim_turn_ns);
 		c[EMU_STEAL] = emu_scale(d, far, d->clc_steal_ns);
 		c[EMU_EXIT] = emu_scale(d, far, d->clc_exit_ns);
+		c[EMU_DRAIN] = emu_scale(d, far, d->clc_drain_ns);
 	}
 	for (unsigned sm = 0; sm < d->sm_count && sm < CTA_DEVICE_MAX_SMS; sm++)
 		if (d->gpc_of_sm[sm] < 32 && (d->clc_far_gpcs >> d->gpc_of_sm[sm] & 1))
@@ -900,6 +901,10 @@ static inline bool read_canceled(struct cta__lane_x *x, const struct cta__rslot 
 			x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_EXIT);
 	} else if (dev->clc_emulated) { /* the rest of an emulated steal */
 		x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_STEAL);
+		/* ... whose release fence waits for a streaming body's global
+		 * stores (clc_drain_ns). */
+		if (x->l.unit->k->l.stream_mem)
+			x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_DRAIN);
 	}
 	return ok;
 }

@@ -616,6 +616,7 @@ int cta_harness_sim_launch(const struct cta_harness *h, unsigned i, struct cta_l
 	l->smem_dynamic = hl->cfg.smem_dynamic;
 	l->regs_per_thread = hl->cfg.regs_per_thread;
 	l->issue_ops = hl->cfg.issue_ops;
+	l->stream_mem = hl->cfg.stream_mem;
 	l->release_ns = hl->cfg.release_ns;
 	l->cooperative = hl->cfg.cooperative;
 	l->args = hl->args;

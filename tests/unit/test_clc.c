@@ -998,6 +998,126 @@ static void emulated_each_failed_result_decoded_pays_the_way_out(void **state)
 		assert_int_equal(end[1][b] - end[0][b], 800);
 }
 
+/* A launch that declares stream_mem (vecscale_clc's) pays clc_drain_ns at
+ * each decode of a success under the emulation, and nothing at a failure;
+ * one that does not (spin_clc) pays nothing. 32 units on 16 blocks, all
+ * resident on 8 SMs: each vecscale_clc block ends 300 ns later for each
+ * success it decoded with clc_drain_ns 300 than with 0 (some blocks steal
+ * none), each spin_clc block at the same time. */
+static void emulated_storing_body_pays_the_drain_at_each_success(void **state)
+{
+	(void)state;
+	const char *kernels[2] = {"vecscale_clc", "spin_clc"};
+	const char *vargs[] = {"n=32768", NULL};
+	const char *sargs[] = {"grid=32", "ns=1000", NULL};
+	for (int k = 0; k < 2; k++) {
+		uint64_t end[2][32] = {{0}};
+		unsigned succ[32] = {0}, total = 0;
+		for (int drain = 0; drain < 2; drain++) {
+			char path[256];
+			st_tmpname(path, sizeof(path), "drain.trace");
+			struct cta_sim_opts o = st_opts("H100-SXM");
+			o.sm_limit = 8;
+			o.trace_path = path;
+			emulated_clc(&o.device);
+			o.device.clc_drain_ns = drain ? 300 : 0;
+			struct cta_harness *h;
+			assert_int_equal(st_run_harness(&h, kernels[k], &o, k ? sargs : vargs), 0);
+			cta_harness_free(h);
+			struct cta_trace t;
+			char err[256];
+			assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+			unsigned nend = 0;
+			for (size_t j = 0; j < t.count; j++) {
+				const struct cta_trace_rec *r = &t.recs[j];
+				assert_true(r->phys == CTA_TRACE_NONE || r->phys < 32);
+				if (drain && r->ev == CTA_TEV_CANCEL_DONE &&
+				    r->code == CTA_CANCEL_SUCCESS) {
+					succ[r->phys]++;
+					total++;
+				}
+				if (r->ev == CTA_TEV_END) {
+					end[drain][r->phys] = r->t_ns;
+					nend++;
+				}
+			}
+			assert_int_equal(nend, 16);
+			cta_trace_free(&t);
+			remove(path);
+		}
+		assert_int_equal(total, 16);
+		for (unsigned b = 0; b < 32; b++)
+			assert_int_equal(end[1][b] - end[0][b], k ? 0 : 300 * succ[b]);
+	}
+}
+
+/* Simulates `kernel` with args under the emulation (a steal of 1500 ns,
+ * clc_drain_ns drain) into *t, marked as a GPU's emulated trace. */
+static void drain_loop_trace(struct cta_trace *t, const char *kernel, const char *const *args,
+                             unsigned drain)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "drainfit.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 8;
+	o.timing_only = 1;
+	o.trace_path = path;
+	emulated_clc(&o.device);
+	o.device.clc_steal_ns = 1500;
+	o.device.clc_drain_ns = drain;
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, kernel, &o, args), 0);
+	cta_harness_free(h);
+	char err[256];
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+	strcpy(t->header.clc, "emulated");
+}
+
+/* clc_drain_ns comes back from traces the simulator made with it: the
+ * storing loop (vecscale_clc, 64 tiles on 16 resident blocks) takes it
+ * beyond the plain one's (spin_clc) from each success to its next
+ * request; the plain loop gives the steal. Without the storing flag, or
+ * without a plain loop, none is fitted. */
+static void drain_is_recovered_from_simulated_steal_loops(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	const char *sargs[] = {"grid=64", "ns=2000", NULL};
+	const char *vargs[] = {"n=65536", NULL};
+	for (unsigned drain = 400; drain <= 1200; drain += 800) {
+		struct cta_trace t[2];
+		drain_loop_trace(&t[0], "spin_clc", sargs, drain);
+		drain_loop_trace(&t[1], "vecscale_clc", vargs, drain);
+		const struct cta_trace *ts[2] = {&t[0], &t[1]};
+		uint64_t loop_ns[2] = {2000, CTA_CALIB_CLC_NS_ZERO};
+		unsigned char stream[2] = {0, 1};
+		struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+		co.clc_ns = loop_ns;
+		co.clc_stream = stream;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		char err[256] = "";
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		if (m.clc_drain_ns < drain * 9 / 10 || m.clc_drain_ns > drain * 11 / 10)
+			fail_msg("drain %u, simulated with %u", m.clc_drain_ns, drain);
+		/* Not told which loop stores: no drain. */
+		co.clc_stream = NULL;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		assert_int_equal(m.clc_drain_ns, 0);
+		/* The storing loop alone: nothing to tell it from. */
+		co.clc_stream = stream + 1;
+		co.clc_ns = loop_ns + 1;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts + 1, 1, &co, err, sizeof(err)), 0);
+		assert_int_equal(m.clc_drain_ns, 0);
+		cta_trace_free(&t[0]);
+		cta_trace_free(&t[1]);
+	}
+}
+
 /* Past cta__fiber_share_after stacks a host thread's fibers share them,
  * each switch to a fiber whose stack another holds copying bytes out and
  * in (sim/exec/fiber.c): nothing a run shows may change. With three stacks
@@ -1196,6 +1316,8 @@ int main(void)
 	    cmocka_unit_test(clustered_blocks_an_sm_holds_are_limited_and_fitted),
 	    cmocka_unit_test(cluster_sweep_start_is_recovered_from_simulated_waves),
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
+	    cmocka_unit_test(emulated_storing_body_pays_the_drain_at_each_success),
+	    cmocka_unit_test(drain_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),

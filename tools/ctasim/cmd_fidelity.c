@@ -82,6 +82,7 @@ struct config {
 	int argc;
 	uint64_t spin_ns;   /* requested time of every block (spin, no imbalance), or 0 */
 	uint64_t clc_ns;    /* the one call of each steal-loop iteration (below), or 0 */
+	int clc_stream;     /* its calls come with a global store (cta_calib_opts) */
 	uint64_t bins_ns;   /* scenario start bins to match, or 0 */
 	int placement_only; /* fit=placement: its first waves fit, not its durations */
 	unsigned nruns;
@@ -233,10 +234,18 @@ static int parse_line(struct config *c, char *line, const char *path, unsigned l
 	if (!c->scenario && !imbalanced &&
 	    (!strcmp(w[2], "vecscale_clc") || !strcmp(w[2], "vecscale_clc_cluster")))
 		c->clc_ns = c->spin_ns ? c->spin_ns : CTA_CALIB_CLC_NS_ZERO;
+	/* vecscale_clc's call stores its element (the launch's stream_mem);
+	 * with an imbalance pattern its calls are the usual ns but for the
+	 * heavy tiles' few more, enough for clc_drain_ns. */
+	if (!c->scenario && !strcmp(w[2], "vecscale_clc")) {
+		c->clc_stream = imbalanced ? 2 : 1;
+		if (imbalanced)
+			c->clc_ns = c->spin_ns ? c->spin_ns : CTA_CALIB_CLC_NS_ZERO;
+	}
 	if (c->scenario || strcmp(w[2], "spin") || imbalanced)
 		c->spin_ns = 0;
 	if (c->placement_only)
-		c->spin_ns = c->clc_ns = 0;
+		c->spin_ns = c->clc_ns = c->clc_stream = 0;
 	return 0;
 }
 
@@ -313,9 +322,10 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 	uint64_t *ns = calloc(n ? n : 1, sizeof(*ns));
 	struct cta_calib_work *work = calloc(n ? n : 1, sizeof(*work));
 	uint64_t *cns = calloc(n ? n : 1, sizeof(*cns));
+	unsigned char *cst = calloc(n ? n : 1, 1);
 	struct cta_device_model *base = malloc(sizeof(*base));
 	int rc = -1;
-	if (!tp || !ns || !work || !cns || !base || !n) {
+	if (!tp || !ns || !work || !cns || !cst || !base || !n) {
 		msgf(err, elen, n ? "out of memory" : "nothing to fit on");
 		goto out;
 	}
@@ -329,6 +339,7 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 				ns[n] = cs->c[i].spin_ns;
 				work[n] = cs->c[i].work;
 				cns[n] = cs->c[i].clc_ns;
+				cst[n] = (unsigned char)cs->c[i].clc_stream;
 				tp[n++] = &cs->c[i].runs[r];
 			}
 		if (!probes)
@@ -340,6 +351,7 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 	o.trace_ns = ns;
 	o.work = work;
 	o.clc_ns = cns;
+	o.clc_stream = cst;
 	o.quantile = quantile;
 	struct cta_calib_report rep;
 	rc = cta_trace_calibrate_opts(m, &rep, base, tp, nmain && nmain < n ? nmain : n, &o, err,
@@ -374,6 +386,7 @@ out:
 	free(ns);
 	free(work);
 	free(cns);
+	free(cst);
 	free(base);
 	return rc;
 }
