@@ -8,9 +8,13 @@
 # found (saxpy over a grid larger than its array: the blocks past it do no
 # work), placement overrides, an SM limit, shared memory and register
 # limits, and runs that must not skip (a trace, jitter, CLC).
-# Usage: period_skip.sh path/to/ctasim
+# Usage: period_skip.sh path/to/ctasim [HAVE_KC]; HAVE_KC 0 (a build
+# without the kernel compiler, such as the sanitizer builds) cannot know
+# that a shipped body never waits, so nothing skips there and `skips`
+# means any (the outputs are still compared).
 set -u
 CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+HAVE_KC=${2:-1}
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 n=0
@@ -47,7 +51,7 @@ both() {
 		bad "$* (messages differ)"
 	elif [ -z "$skipped" ]; then
 		bad "$* (no skip report)"
-	elif [ "$want" = skips ] && [ "$skipped" -eq 0 ]; then
+	elif [ "$want" = skips ] && [ "$HAVE_KC" = 1 ] && [ "$skipped" -eq 0 ]; then
 		bad "$* (nothing was skipped)"
 	elif [ "$want" = none ] && [ "$skipped" -ne 0 ]; then
 		bad "$* (skipped $skipped blocks)"
