@@ -8,24 +8,8 @@
 set -u
 CTASIM=${1:?usage: cli_run.sh CTASIM [LOSE_INDEX_MODULE]}
 LOSE=${2:-}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ctasim-cli.XXXXXX") || exit 99
-trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	sed 's/^/# stderr: /' "$TMP/err"
-	sed 's/^/# stdout: /' "$TMP/out" | head -20
-}
+. "$(dirname "$0")/tap.sh"
+tap_begin cli
 
 # expect CODE STREAM PATTERN DESC -- ARGS...: runs ctasim ARGS, checks the
 # exit code and that STREAM (out|err) contains the fixed string PATTERN.
@@ -293,6 +277,4 @@ fi
 expect 2 err "--launch-before 'idle': expected clear or none" "--launch-before: bad keyword" -- \
 	run spin --launch-before idle
 
-echo "1..$n"
-echo "# $((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_end

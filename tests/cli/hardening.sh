@@ -9,24 +9,8 @@
 set -u
 CTASIM=${1:?usage: hardening.sh CTASIM LEAVE_MODULE}
 LEAVE=${2:?usage: hardening.sh CTASIM LEAVE_MODULE}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ctasim-hard.XXXXXX") || exit 99
-trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	sed 's/^/# stderr: /' "$TMP/err" | head -20
-	sed 's/^/# stdout: /' "$TMP/out" | head -10
-}
+. "$(dirname "$0")/tap.sh"
+tap_begin hard
 # check COND DESC: COND is a shell test run with eval.
 check() {
 	if eval "$1"; then ok "$2"; else not_ok "$2" "failed: $1"; fi
@@ -324,5 +308,4 @@ check 'grep -q "^  warning builtin_blockidx_in_body: " "$TMP/out"' "... with the
 check 'grep -q "A run whose only reports are warnings exits 0\|run whose only reports are warnings exits 0" "$(dirname "$0")/../../docs/UB.md"' \
 	"docs/UB.md states the same rule for warnings"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

@@ -12,19 +12,9 @@ CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 BUILDK=$2
 SRC=$3
 PLUGIN=${4:-}
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT INT TERM
-n=0
-fail=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-bad() {
-	n=$((n + 1))
-	fail=$((fail + 1))
-	echo "not ok $n - $*"
-}
+. "$(dirname "$0")/tap.sh"
+tap_begin kc
+tmp=$TMP
 
 if CTA_KC_VERBOSE=1 CTASIM_INCLUDE="$SRC/include" CTASIM_KC_PLUGIN="$PLUGIN" \
 	CTASIM_KC_INCLUDE="$SRC/compiler:$SRC/sim" CC=${CC:-cc} \
@@ -115,5 +105,4 @@ both 'result +PASS' kc_guards --arg rounds=20 --arg valid=-20
 both 'result +PASS' kc_guards --arg rounds=40 --arg valid=-70 --block 8,8,1
 both 'result +PASS' kc_guards --arg rounds=0 --arg valid=-1
 both 'checksum' kc_steal --arg blocks=3000 --block 8,4,2 --threads 2
-echo "1..$n"
-[ "$fail" = 0 ]
+tap_end

@@ -15,19 +15,9 @@
 set -u
 CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HAVE_KC=${2:-1}
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT INT TERM
-n=0
-fail=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-bad() {
-	n=$((n + 1))
-	fail=$((fail + 1))
-	echo "not ok $n - $*"
-}
+. "$(dirname "$0")/tap.sh"
+tap_begin period
+tmp=$TMP
 
 # both EXPECT ARGS...: EXPECT is skips (blocks must be skipped), none (no
 # block may be) or any. With several host threads a run skips only once
@@ -91,5 +81,4 @@ both none spin --timing-only --arg grid=70000 --arg ns=300 --trace "$tmp/t.trace
 both none vec_add_clc --threads 1
 both none saxpy --arg n=4194304 --ub abort --threads 1
 
-echo "1..$n"
-[ "$fail" -eq 0 ]
+tap_end

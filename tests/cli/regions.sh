@@ -10,19 +10,9 @@
 set -u
 CTASIM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 HAVE_KC=${2:-0}
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT INT TERM
-n=0
-fail=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-bad() {
-	n=$((n + 1))
-	fail=$((fail + 1))
-	echo "not ok $n - $*"
-}
+. "$(dirname "$0")/tap.sh"
+tap_begin regions
+tmp=$TMP
 
 if ! "$CTASIM" list >"$tmp/list" 2>&1; then
 	bad "ctasim list"
@@ -149,5 +139,4 @@ both clc_two_requests --arg n=40000 --ub off
 both ub_request_after_observed_failure --block 100 --threads 2
 both ub_result_buffer_in_flight --block 7,3,1
 
-echo "1..$n"
-[ "$fail" -eq 0 ]
+tap_end

@@ -8,24 +8,8 @@
 set -u
 CTASIM=${1:?usage: sanitize.sh CTASIM [LOSE_INDEX_MODULE]}
 LOSE=${2:-}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ctasim-san.XXXXXX") || exit 99
-trap 'rm -rf "$TMP"' EXIT
-n=0
-failed=0
-
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	sed 's/^/# stderr: /' "$TMP/err" | head -20
-	sed 's/^/# stdout: /' "$TMP/out" | head -20
-}
+. "$(dirname "$0")/tap.sh"
+tap_begin san
 
 # expect CODE PATTERN DESC -- ARGS...: runs ctasim ARGS, checks the exit
 # code and that stdout or stderr matches the extended regex PATTERN.
@@ -165,5 +149,4 @@ if [ -n "$LOSE" ]; then
 		run cli_lose_index --load "$LOSE" --sanitize memcheck
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end
