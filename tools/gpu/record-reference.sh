@@ -20,8 +20,11 @@
 # `cluster-holdout` (its hold-out shapes), `waves-holdout` (later waves
 # and the fixed-work kernel on shapes outside every fit), `cluster-place`
 # (where a clustered first wave starts, by grid), `cluster-place-holdout`,
-# `cluster-slots` (clustered blocks an SM holds) or
-# `cluster-slots-holdout`. Writes
+# `cluster-slots` (clustered blocks an SM holds),
+# `cluster-slots-holdout`, `launches` (several launches of one scenario:
+# where each one's first wave starts after the launch before it, the
+# carried dispatcher state's fit) or `launches-holdout` (its hold-out
+# scenarios). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -54,6 +57,20 @@ scen() { # name, scenario file
 		r=$((r + 1))
 	done
 }
+if [ "$set_" = launches ] || [ "$set_" = launches-holdout ]; then
+	# Back-to-back launches of other grid and block sizes on one stream, a
+	# one-block launch after a clustered one and the reverse, two streams
+	# released together (traces/reference/scenarios/launches/; the
+	# hold-out's files are named hold_*).
+	for f in traces/reference/scenarios/launches/*.json; do
+		b=$(basename "$f" .json)
+		case "$b" in hold_*) [ "$set_" = launches-holdout ] || continue ;;
+		*) [ "$set_" = launches ] || continue ;; esac
+		scen "${b#hold_}" "$f"
+	done
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
 if [ "$set_" = regs ]; then
 	# Occupancy limited by registers: spin's variant that keeps 96 values
 	# live across its spin (128 registers a thread): 65536 registers give
