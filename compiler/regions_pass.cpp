@@ -15,18 +15,20 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <vector>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/PostDominators.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/IR/MDBuilder.h"
+#include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ValueTracking.h"
-#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InlineAsm.h"
@@ -34,29 +36,28 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Scalar/Reassociate.h"
-#include "llvm/Analysis/AssumptionCache.h"
-#include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopPeel.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
-#include "llvm/Transforms/Utils/Cloning.h"
-#include "llvm/Transforms/Utils/Local.h"
-#include "llvm/Transforms/Utils/ValueMapper.h"
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
-#include "llvm/Analysis/Loads.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
 
 using namespace llvm;
 
-namespace {
+namespace
+{
 
 const char *const kBarrier = "cta__syncthreads";
 const char *const kSuffix = "__kc_body";
@@ -275,8 +276,8 @@ Function *toRegions(Function &F, SmallVectorImpl<CallInst *> &bars)
 	for (AllocaInst *A : allocas)
 		A->moveBefore(*entry, entry->end());
 	Value *nullp = ConstantPointerNull::get(cast<PointerType>(ptrT));
-	Value *id = B.CreateCall(decl(Intrinsic::coro_id),
-	                         {B.getInt32(16), nullp, nullp, nullp}, "kc.id");
+	Value *id =
+	    B.CreateCall(decl(Intrinsic::coro_id), {B.getInt32(16), nullp, nullp, nullp}, "kc.id");
 	Value *size = B.CreateCall(decl(Intrinsic::coro_size, {i64}), {}, "kc.size");
 	Value *mem = B.CreateCall(frameFn, {size}, "kc.mem");
 	Value *hdl = B.CreateCall(decl(Intrinsic::coro_begin), {id, mem}, "kc.hdl");
@@ -303,7 +304,8 @@ Function *toRegions(Function &F, SmallVectorImpl<CallInst *> &bars)
 	// engine resumes the thread once the barrier completed.
 	for (CallInst *CI : bars) {
 		IRBuilder<> b(CI);
-		CallInst *arr = b.CreateCall(arriveFn, {CI->getArgOperand(0), CI->getArgOperand(1)});
+		CallInst *arr =
+		    b.CreateCall(arriveFn, {CI->getArgOperand(0), CI->getArgOperand(1)});
 		arr->setDebugLoc(CI->getDebugLoc());
 		CallInst *s = b.CreateCall(decl(Intrinsic::coro_suspend), {noneTok, b.getFalse()});
 		BasicBlock *bb = CI->getParent();
@@ -403,8 +405,25 @@ void setDescField(GlobalVariable *D, unsigned idx, Constant *v)
 
 // struct cta__kc_run (sim/exec/regions.h): every field 8 bytes.
 enum RunField {
-	RF_SLOTS = 0, RF_UIN, RF_UOUT, RF_CONT, RF_T, RF_BARMAX, RF_ENDMAX, RF_N, RF_LO, RF_HI,
-	RF_REGION, RF_ARRIVED, RF_EXITED, RF_WANT, RF_FIRSTVT, RF_LASTVT, RF_LO2, RF_HI2, RF_COUNT
+	RF_SLOTS = 0,
+	RF_UIN,
+	RF_UOUT,
+	RF_CONT,
+	RF_T,
+	RF_BARMAX,
+	RF_ENDMAX,
+	RF_N,
+	RF_LO,
+	RF_HI,
+	RF_REGION,
+	RF_ARRIVED,
+	RF_EXITED,
+	RF_WANT,
+	RF_FIRSTVT,
+	RF_LASTVT,
+	RF_LO2,
+	RF_HI2,
+	RF_COUNT
 };
 // struct cta__idx: tid at 0 (12 bytes), 56 bytes in all; struct cta__lane:
 // tid at 0, vtime at 64 (checked by _Static_assert in regions.c).
@@ -418,11 +437,11 @@ struct Fission {
 	const DataLayout &DL;
 	Argument *argA, *laneA, *ixA;
 	SmallVector<CallInst *, 8> bars;
-	SmallVector<int, 8> barKind;                     // 0 __syncthreads, 1 a work-stealing loop
-	SmallVector<CallInst *, 2> wsEnter;              // each loop's cta__kc_ws_enter call
-	SmallVector<CallInst *, 2> waitAt;               // each wait's cta__kc_wait_blocks call
-	SmallVector<BasicBlock *, 8> barBB;              // the block holding barrier i
-	SmallVector<BasicBlock *, 8> entryOf;            // region r's first block
+	SmallVector<int, 8> barKind;                      // 0 __syncthreads, 1 a work-stealing loop
+	SmallVector<CallInst *, 2> wsEnter;               // each loop's cta__kc_ws_enter call
+	SmallVector<CallInst *, 2> waitAt;                // each wait's cta__kc_wait_blocks call
+	SmallVector<BasicBlock *, 8> barBB;               // the block holding barrier i
+	SmallVector<BasicBlock *, 8> entryOf;             // region r's first block
 	SmallVector<std::vector<BasicBlock *>, 8> blocks; // region r's blocks
 	SmallVector<AllocaInst *, 32> allocas;
 	std::map<AllocaInst *, int> kind; // 0 private, 1 slot, 2 uniform, 3 remat
@@ -461,7 +480,8 @@ struct Fission {
 			for (Instruction &I : instructions(F))
 				if (auto *CB = dyn_cast<CallBase>(&I))
 					if (Function *c = CB->getCalledFunction())
-						if (!c->isDeclaration() && c != &F && !c->isIntrinsic())
+						if (!c->isDeclaration() && c != &F &&
+						    !c->isIntrinsic())
 							pending.push_back(CB);
 			if (pending.empty())
 				return;
@@ -493,7 +513,8 @@ struct Fission {
 					continue;
 				Function *c = CB->getCalledFunction();
 				if (c && !c->isDeclaration() && !c->isIntrinsic() && c != &F)
-					return "a call to " + c->getName().str() + " that could not be inlined";
+					return "a call to " + c->getName().str() +
+					       " that could not be inlined";
 				if (c && (c->getName() == kBarrier || isWorkSteal(c->getName()) ||
 				          c->getName() == kWait))
 					bars.push_back(cast<CallInst>(CB));
@@ -522,8 +543,8 @@ struct Fission {
 				q->setDebugLoc(CI->getDebugLoc());
 				waitAt.push_back(q);
 				Instruction *thenT = nullptr, *elseT = nullptr;
-				SplitBlockAndInsertIfThenElse(b.CreateICmpNE(q, b.getInt32(0)), CI, &thenT,
-				                              &elseT);
+				SplitBlockAndInsertIfThenElse(b.CreateICmpNE(q, b.getInt32(0)), CI,
+				                              &thenT, &elseT);
 				FunctionCallee mark = M.getOrInsertFunction(
 				    "cta__kc_ws_point", Type::getVoidTy(C), ptrT, i32);
 				CallInst *m = CallInst::Create(
@@ -543,7 +564,8 @@ struct Fission {
 				continue;
 			}
 			bool te = CI->getCalledFunction()->getName() == "cta__try_cancel_blocks";
-			if (!te && CI->getCalledFunction()->getName() != "cta__for_each_canceled_block") {
+			if (!te &&
+			    CI->getCalledFunction()->getName() != "cta__for_each_canceled_block") {
 				barKind.push_back(0);
 				continue;
 			}
@@ -551,15 +573,18 @@ struct Fission {
 			IRBuilder<> b(CI);
 			unsigned o = te ? 1 : 0;
 			Value *lead = te ? b.CreateZExt(CI->getArgOperand(1), i32) : b.getInt32(0);
-			FunctionCallee enter = M.getOrInsertFunction(
-			    "cta__kc_ws_enter", Type::getVoidTy(C), i32, i32, i32, ptrT, ptrT, ptrT, i32);
-			CallInst *e = b.CreateCall(enter, {b.getInt32(te ? 1 : 0), CI->getArgOperand(0), lead,
-			                                   CI->getArgOperand(1 + o), CI->getArgOperand(2 + o),
-			                                   CI->getArgOperand(3 + o), CI->getArgOperand(4 + o)});
+			FunctionCallee enter =
+			    M.getOrInsertFunction("cta__kc_ws_enter", Type::getVoidTy(C), i32, i32,
+			                          i32, ptrT, ptrT, ptrT, i32);
+			CallInst *e = b.CreateCall(
+			    enter, {b.getInt32(te ? 1 : 0), CI->getArgOperand(0), lead,
+			            CI->getArgOperand(1 + o), CI->getArgOperand(2 + o),
+			            CI->getArgOperand(3 + o), CI->getArgOperand(4 + o)});
 			e->setDebugLoc(CI->getDebugLoc());
-			FunctionCallee mark = M.getOrInsertFunction("cta__kc_ws_point", Type::getVoidTy(C),
-			                                            ptrT, i32);
-			CallInst *m = b.CreateCall(mark, {CI->getArgOperand(3 + o), CI->getArgOperand(4 + o)});
+			FunctionCallee mark = M.getOrInsertFunction("cta__kc_ws_point",
+			                                            Type::getVoidTy(C), ptrT, i32);
+			CallInst *m = b.CreateCall(
+			    mark, {CI->getArgOperand(3 + o), CI->getArgOperand(4 + o)});
 			m->setDebugLoc(CI->getDebugLoc());
 			CI->eraseFromParent();
 			CI = m;
@@ -682,8 +707,10 @@ struct Fission {
 						break;
 					}
 				} else if (auto *MI = dyn_cast<MemIntrinsic>(&I)) {
-					if (allocaOf(MI->getDest()) == A || (isa<MemTransferInst>(MI) &&
-					    allocaOf(cast<MemTransferInst>(MI)->getSource()) == A)) {
+					if (allocaOf(MI->getDest()) == A ||
+					    (isa<MemTransferInst>(MI) &&
+					     allocaOf(cast<MemTransferInst>(MI)->getSource()) ==
+					         A)) {
 						st = 1;
 						break;
 					}
@@ -753,8 +780,7 @@ struct Fission {
 		return p == ixA && o == off;
 	}
 	// a op b, in either order, with pa(a) and pb(b).
-	template <typename PA, typename PB>
-	static bool both(Value *V, unsigned op, PA pa, PB pb)
+	template <typename PA, typename PB> static bool both(Value *V, unsigned op, PA pa, PB pb)
 	{
 		auto *B = dyn_cast<BinaryOperator>(V);
 		if (!B || B->getOpcode() != op)
@@ -768,7 +794,8 @@ struct Fission {
 	{
 		V = through(V);
 		auto f = [&](int64_t off) {
-			return [this, off, &through](Value *v) { return isIdxField(v, off, through); };
+			return
+			    [this, off, &through](Value *v) { return isIdxField(v, off, through); };
 		};
 		auto inner = [&](Value *v) {
 			return both(through(v), Instruction::Add, f(4), [&](Value *w) {
@@ -792,7 +819,8 @@ struct Fission {
 					continue;
 				StringRef nm = c ? c->getName() : "";
 				if (nm != "cta__shared" && nm != "cta__shared_dynamic" &&
-				    nm != "cta__spin_poll" && nm != kBarrier && !nm.startswith("cta__kc_"))
+				    nm != "cta__spin_poll" && nm != kBarrier &&
+				    !nm.startswith("cta__kc_"))
 					return none;
 			}
 		// The first region's blocks, as they are now (the preludes split
@@ -849,7 +877,8 @@ struct Fission {
 						if (auto *L = dyn_cast<LoadInst>(AU))
 							add(L);
 						else if (!isa<StoreInst>(AU) ||
-						         cast<StoreInst>(AU)->getPointerOperand() != A)
+						         cast<StoreInst>(AU)->getPointerOperand() !=
+						             A)
 							return none;
 					}
 				} else if (isa<LoadInst>(I)) {
@@ -881,7 +910,8 @@ struct Fission {
 						continue;
 					}
 				auto *L = dyn_cast<LoadInst>(V);
-				auto *A = L ? dyn_cast<AllocaInst>(L->getPointerOperand()) : nullptr;
+				auto *A =
+				    L ? dyn_cast<AllocaInst>(L->getPointerOperand()) : nullptr;
 				StoreInst *S = A ? onlyStore(A) : nullptr;
 				if (!S || !DT.dominates(S, L))
 					break;
@@ -992,7 +1022,10 @@ struct Fission {
 					return isArgPtr(S->getValueOperand(), arg, depth + 1);
 		return false;
 	}
-	bool isArgsPtr(Value *V) { return isArgPtr(V, argA); }
+	bool isArgsPtr(Value *V)
+	{
+		return isArgPtr(V, argA);
+	}
 
 	// The base of a load's address and its constant offset, if constant.
 	Value *baseOf(Value *p, int64_t &o, bool &constOff)
@@ -1117,7 +1150,8 @@ struct Fission {
 				r = co && isArgsPtr(b);
 		} else if (auto *CB = dyn_cast<CallBase>(I)) {
 			Function *c = CB->getCalledFunction();
-			r = c && (c->getName() == "cta__shared" || c->getName() == "cta__shared_dynamic");
+			r = c && (c->getName() == "cta__shared" ||
+			          c->getName() == "cta__shared_dynamic");
 			for (Value *a : CB->args())
 				r = r && uniform(a, depth + 1);
 		} else if (isa<BinaryOperator>(I) || isa<CastInst>(I) || isa<CmpInst>(I) ||
@@ -1154,8 +1188,8 @@ struct Fission {
 				if (!cond || uniform(cond))
 					continue;
 				auto *node = PDT.getNode(&bb);
-				BasicBlock *join = node && node->getIDom() ? node->getIDom()->getBlock()
-				                                            : nullptr;
+				BasicBlock *join =
+				    node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
 				SmallVector<BasicBlock *, 16> stack;
 				for (BasicBlock *s : successors(&bb))
 					stack.push_back(s);
@@ -1229,18 +1263,21 @@ struct Fission {
 		}
 		uniBytes = (uniBytes + 15) / 16 * 16;
 		slotBytes = (slotBytes + 15) / 16 * 16;
-		if (std::getenv("CTA_KC_VERBOSE") && std::string(std::getenv("CTA_KC_VERBOSE")) == "2")
+		if (std::getenv("CTA_KC_VERBOSE") &&
+		    std::string(std::getenv("CTA_KC_VERBOSE")) == "2")
 			for (AllocaInst *A : allocas)
 				errs() << "  " << *A->getAllocatedType() << " line "
 				       << [&]() -> std::string {
-					       for (User *U : A->users())
-						       if (auto *I = dyn_cast<Instruction>(U))
-							       if (I->getDebugLoc())
-								       return std::to_string(I->getDebugLoc().getLine());
-					       return "?";
-				       }() << ": "
-				       << (const char *[]){"local", "slot", "uniform", "remat"}[kind[A]]
-				       << (escaped.count(A) ? " (escapes)" : "") << "\n";
+					for (User *U : A->users())
+						if (auto *I = dyn_cast<Instruction>(U))
+							if (I->getDebugLoc())
+								return std::to_string(
+								    I->getDebugLoc().getLine());
+					return "?";
+				}() << ": "
+				    << (const char *[]){"local", "slot", "uniform",
+				                        "remat"}[kind[A]]
+				    << (escaped.count(A) ? " (escapes)" : "") << "\n";
 		if (slotBytes > 65536)
 			return "more than 64 KiB of values live across barriers per thread";
 		return checkWorkSteal(DT);
@@ -1302,7 +1339,8 @@ struct Fission {
 			if (!Br || !Br->isConditional() || !tidDep(Br->getCondition()))
 				continue;
 			auto *node = PDT.getNode(&bb);
-			BasicBlock *join = node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
+			BasicBlock *join =
+			    node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
 			SmallVector<BasicBlock *, 16> stack(succ_begin(&bb), succ_end(&bb));
 			while (!stack.empty()) {
 				BasicBlock *b = stack.pop_back_val();
@@ -1314,7 +1352,8 @@ struct Fission {
 		}
 		for (CallInst *q : waitAt)
 			if (tdiv.count(q->getParent()))
-				return "an mbarrier wait" + where(*q) + " that only some threads reach";
+				return "an mbarrier wait" + where(*q) +
+				       " that only some threads reach";
 		return "";
 	}
 
@@ -1329,7 +1368,8 @@ struct Fission {
 		memo.clear();
 		for (CallInst *e : wsEnter) {
 			if (divergent.count(e->getParent()))
-				return "a work-stealing loop" + where(*e) + " that part of the block may skip";
+				return "a work-stealing loop" + where(*e) +
+				       " that part of the block may skip";
 			if (LI.getLoopFor(e->getParent()))
 				return "a work-stealing loop" + where(*e) + " inside a loop";
 			if (!uniform(e->getArgOperand(3)) || !uniform(e->getArgOperand(4)))
@@ -1342,7 +1382,6 @@ struct Fission {
 				       " under divergent control beside a work-stealing loop";
 		return "";
 	}
-
 
 	// Preludes: the start of each region that every thread runs the same
 	// way (block-uniform branches, loads and stores of block-uniform values,
@@ -1387,9 +1426,8 @@ struct Fission {
 			return false;
 		if (auto *S = dyn_cast<StoreInst>(&I)) {
 			AllocaInst *A = allocaOf(S->getPointerOperand());
-			return A && !S->isVolatile() && !escaped.count(A) &&
-			       kind[A] != 1 && uniform(S->getValueOperand()) &&
-			       uniform(S->getPointerOperand());
+			return A && !S->isVolatile() && !escaped.count(A) && kind[A] != 1 &&
+			       uniform(S->getValueOperand()) && uniform(S->getPointerOperand());
 		}
 		if (isa<CallBase>(I))
 			return uniform(&I);
@@ -1425,8 +1463,8 @@ struct Fission {
 					}
 				if (bad && std::getenv("CTA_KC_VERBOSE") &&
 				    std::string(std::getenv("CTA_KC_VERBOSE")) == "2") {
-					errs() << "  region " << r << " prelude stops at" << where(*bad)
-					       << ": " << *bad << "\n";
+					errs() << "  region " << r << " prelude stops at"
+					       << where(*bad) << ": " << *bad << "\n";
 				}
 				if (bad) {
 					Instruction *firstReal = b->getFirstNonPHI();
@@ -1440,7 +1478,8 @@ struct Fission {
 						front(b);
 						continue;
 					}
-					BasicBlock *tail = SplitBlock(b, bad, (DominatorTree *)nullptr);
+					BasicBlock *tail =
+					    SplitBlock(b, bad, (DominatorTree *)nullptr);
 					split = true;
 					prelude[r].push_back(b);
 					front(tail);
@@ -1493,7 +1532,8 @@ struct Fission {
 			for (BasicBlock *b : prelude[r])
 				for (Instruction &I : *b)
 					if (auto *S = dyn_cast<StoreInst>(&I))
-						if (AllocaInst *A = allocaOf(S->getPointerOperand()))
+						if (AllocaInst *A =
+						        allocaOf(S->getPointerOperand()))
 							if (kind[A] == 0 || kind[A] == 2)
 								st.insert(A);
 			for (AllocaInst *A : allocas)
@@ -1522,7 +1562,8 @@ struct Fission {
 				for (Value *op : I.operands()) {
 					if (op == laneA)
 						return true;
-					if (auto *G = dyn_cast<GlobalValue>(op->stripPointerCasts()))
+					if (auto *G =
+					        dyn_cast<GlobalValue>(op->stripPointerCasts()))
 						if (G->getName() == "cta__cur")
 							return true;
 				}
@@ -1533,11 +1574,14 @@ struct Fission {
 	Function *build(const std::string &base)
 	{
 		Type *ptrT = PointerType::getUnqual(C);
-		Type *i64 = Type::getInt64Ty(C), *i32 = Type::getInt32Ty(C), *i8 = Type::getInt8Ty(C);
-		FunctionType *FT = FunctionType::get(Type::getVoidTy(C), {ptrT, ptrT, ptrT, ptrT}, false);
-		Function *G = Function::Create(FT, GlobalValue::InternalLinkage, base + "__kc_fis", M);
-		G->setAttributes(AttributeList::get(C, F.getAttributes().getFnAttrs(),
-		                                    AttributeSet(), {}));
+		Type *i64 = Type::getInt64Ty(C), *i32 = Type::getInt32Ty(C),
+		     *i8 = Type::getInt8Ty(C);
+		FunctionType *FT =
+		    FunctionType::get(Type::getVoidTy(C), {ptrT, ptrT, ptrT, ptrT}, false);
+		Function *G =
+		    Function::Create(FT, GlobalValue::InternalLinkage, base + "__kc_fis", M);
+		G->setAttributes(
+		    AttributeList::get(C, F.getAttributes().getFnAttrs(), AttributeSet(), {}));
 		G->removeFnAttr(Attribute::AlwaysInline);
 		G->removeFnAttr(Attribute::OptimizeNone);
 		G->addFnAttr(Attribute::NoInline);
@@ -1556,9 +1600,11 @@ struct Fission {
 		if (auto *AS = M.getNamedGlobal(base + "__kc_args"))
 			if (auto *CA = dyn_cast_or_null<ConstantDataArray>(AS->getInitializer()))
 				if (CA->getNumElements() == 2 && CA->getElementAsInteger(0) > 0) {
-					G->addDereferenceableParamAttr(0, CA->getElementAsInteger(0));
-					G->addParamAttr(0, Attribute::getWithAlignment(
-					                       C, Align(CA->getElementAsInteger(1))));
+					G->addDereferenceableParamAttr(0,
+					                               CA->getElementAsInteger(0));
+					G->addParamAttr(0,
+					                Attribute::getWithAlignment(
+					                    C, Align(CA->getElementAsInteger(1))));
 				}
 		G->addDereferenceableParamAttr(2, kIdxSize);
 		G->addParamAttr(2, Attribute::getWithAlignment(C, Align(8)));
@@ -1637,7 +1683,8 @@ struct Fission {
 		std::map<AllocaInst *, Value *> slotBase;
 		for (AllocaInst *A : allocas)
 			if (kind[A] == 1)
-				slotBase[A] = B.CreateGEP(i8, slots, B.CreateMul(n64, B.getInt64(off[A])));
+				slotBase[A] =
+				    B.CreateGEP(i8, slots, B.CreateMul(n64, B.getInt64(off[A])));
 		Value *bx = B.CreateLoad(i32, B.CreateConstInBoundsGEP1_64(i8, gIx, 24));
 		Value *by = B.CreateLoad(i32, B.CreateConstInBoundsGEP1_64(i8, gIx, 28));
 		Value *bz = B.CreateLoad(i32, B.CreateConstInBoundsGEP1_64(i8, gIx, 32));
@@ -1648,8 +1695,8 @@ struct Fission {
 		FunctionCallee mism = M.getOrInsertFunction(
 		    "cta__kc_fis_mismatch", Type::getVoidTy(C), ptrT, i64, i64, i64, i64);
 		DebugLoc barLoc = bars[0]->getDebugLoc();
-		FunctionCallee scanFn = M.getOrInsertFunction("cta__kc_fis_scan", i64, ptrT, i64, i64,
-		                                              i64, i64);
+		FunctionCallee scanFn =
+		    M.getOrInsertFunction("cta__kc_fis_scan", i64, ptrT, i64, i64, i64, i64);
 
 		// The frontier a region's prelude ended at, and the values it left.
 		B.SetInsertPoint(sw);
@@ -1657,14 +1704,16 @@ struct Fission {
 		std::map<AllocaInst *, AllocaInst *> snapA;
 		for (AllocaInst *A : allocas)
 			if (kind[A] == 0 || kind[A] == 2)
-				snapA[A] = B.CreateAlloca(A->getAllocatedType(), A->getArraySize(), "snap");
+				snapA[A] = B.CreateAlloca(A->getAllocatedType(), A->getArraySize(),
+				                          "snap");
 		std::map<AllocaInst *, Value *> u0;
 		for (AllocaInst *A : allocas)
 			if (kind[A] == 2)
 				u0[A] = B.CreateLoad(A->getAllocatedType(),
 				                     B.CreateConstInBoundsGEP1_64(i8, uin, off[A]));
 		for (unsigned r = 0; r < entryOf.size(); r++) {
-			BasicBlock *disp = BasicBlock::Create(C, "fis.r" + std::to_string(r), G, done);
+			BasicBlock *disp =
+			    BasicBlock::Create(C, "fis.r" + std::to_string(r), G, done);
 			sw->addCase(B.getInt64(r), disp);
 			std::string rtag = ".r" + std::to_string(r);
 			// The prelude, once: the region's block-uniform start.
@@ -1680,8 +1729,9 @@ struct Fission {
 					rm[argA] = gArgs;
 					rm[ixA] = ixl;
 					rm[laneA] = gLane;
-					o.CreateStore(rematEmit(onlyStore(A)->getValueOperand(), o, rm),
-					              priv[A]);
+					o.CreateStore(
+					    rematEmit(onlyStore(A)->getValueOperand(), o, rm),
+					    priv[A]);
 				}
 			std::vector<BasicBlock *> &fr = frontiers[r];
 			BasicBlock *vdisp = BasicBlock::Create(C, "fis.v" + rtag, G, done);
@@ -1691,7 +1741,9 @@ struct Fission {
 				IRBuilder<> eb(e);
 				eb.CreateStore(eb.getInt32(k), frA);
 				for (AllocaInst *A : snap[r])
-					eb.CreateStore(eb.CreateLoad(A->getAllocatedType(), priv[A]), snapA[A]);
+					eb.CreateStore(
+					    eb.CreateLoad(A->getAllocatedType(), priv[A]),
+					    snapA[A]);
 				eb.CreateBr(vdisp);
 				fx.push_back(e);
 			}
@@ -1723,7 +1775,8 @@ struct Fission {
 				for (BasicBlock *c : clones)
 					for (Instruction &I : *c)
 						RemapInstruction(&I, VM,
-						                 RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+						                 RF_NoModuleLevelChanges |
+						                     RF_IgnoreMissingLocals);
 				for (Instruction *I : deadA)
 					I->eraseFromParent();
 				o.CreateBr(cast<BasicBlock>(VM[entryOf[r]]));
@@ -1735,440 +1788,546 @@ struct Fission {
 				hdr[v] = BasicBlock::Create(C, "fis.f" + rtag, G, done);
 				IRBuilder<> sb(hdr[v]);
 				SwitchInst *fsw = sb.CreateSwitch(frV, done, fr.size());
-			for (unsigned k = 0; k < fr.size(); k++) {
-				BasicBlock *start = fr[k];
-				std::vector<BasicBlock *> list = reach(start);
-				bool touch = touchesLane(list);
-				// The one barrier every thread from this start reaches (no
-				// return, no other barrier on any path), or -1.
-				int only = -1;
-				bool several = false;
-				auto note = [&](BasicBlock *s) {
-					int j = int(std::find(barBB.begin(), barBB.end(), s) - barBB.begin());
-					if (j == int(barBB.size()))
-						return;
-					several = several || (only >= 0 && only != j);
-					only = j;
-				};
-				note(start);
-				bool returns = false;
-				for (BasicBlock *lb : list) {
-					returns = returns || isa<ReturnInst>(lb->getTerminator());
-					for (BasicBlock *s : successors(lb))
-						note(s);
-				}
-				// Every thread from this start ends (no barrier on any path).
-				bool endOnly = returns && only < 0 && !several;
-				if (several || returns)
-					only = -1;
-				std::string tag = rtag + "f" + std::to_string(k) + (v ? "g" : "x");
-				BasicBlock *pre = BasicBlock::Create(C, "pre" + tag, G, done);
-				fsw->addCase(sb.getInt32(k), pre);
-				BasicBlock *h = BasicBlock::Create(C, "hdr" + tag, G, done);
-				BasicBlock *body = BasicBlock::Create(C, "thr" + tag, G, done);
-				BasicBlock *latch = BasicBlock::Create(C, "next" + tag, G, done);
-				// A loop whose threads make no call and leave the lane
-				// alone (quick) counts its arrivals and checks that they
-				// wait at one barrier after the loop: the divergent-barrier
-				// reports it may then make are the loop's only ones, so
-				// their order is kept (cta__kc_fis_scan).
-				bool quick = !touch && nb < 64;
-				// A loop whose threads all go to one barrier records it
-				// once after the loop (the byte of each thread, the
-				// block-uniform values at it), not at each thread's exit:
-				// in a quick loop a thread that skips the region's work
-				// (the tree loop's tid >= s) then does nothing, and the
-				// loop narrows to the threads that do (NarrowPass, below).
-				bool hoist = only >= 0 && barKind[only] == 0;
-				// Such a loop whose threads make no call also counts its
-				// arrivals and checks them against the round's first
-				// arrival after the loop: its first thread decides (the
-				// others wait where it waits; a divergent-barrier report
-				// names the first thread that differs, cta__kc_fis_mismatch
-				// ignores the rest), and no other report can come between.
-				// No call is then left in it, and its lane stores leave the
-				// loop (LaneScopePass).
-				bool callfree = true;
-				for (BasicBlock *lb : list)
-					for (Instruction &I : *lb)
-						if (auto *CB = dyn_cast<CallBase>(&I))
-							if (!CB->getCalledFunction() ||
-							    !CB->getCalledFunction()->isIntrinsic())
-								callfree = false;
-				bool defer = hoist && !quick && callfree;
-				AllocaInst *vtF = nullptr; // the first thread's arrival time
-				if (defer) {
-					IRBuilder<> eb(&G->getEntryBlock(), G->getEntryBlock().begin());
-					vtF = eb.CreateAlloca(i64, nullptr, "vtfirst");
-				}
-				// Where a run of threads ends: on to the second run, if any
-				// (the prelude's values stand: it ran for the block).
-				BasicBlock *fdone = BasicBlock::Create(C, "runs" + tag, G, done);
-				{
-					BasicBlock *again = BasicBlock::Create(C, "run2" + tag, G, done);
-					IRBuilder<> z(fdone);
-					Value *more = z.CreateAnd(z.CreateNot(z.CreateLoad(Type::getInt1Ty(C), segS)),
-					                          z.CreateICmpULT(lo2, hi2));
-					z.CreateCondBr(more, again, done);
-					z.SetInsertPoint(again);
-					z.CreateStore(z.getTrue(), segS);
-					z.CreateStore(lo2, loS);
-					z.CreateStore(hi2, hiS);
-					z.CreateBr(pre);
-				}
-				BasicBlock *post = quick || hoist || endOnly
-				                       ? BasicBlock::Create(C, "post" + tag, G, done)
-				                       : fdone;
-				IRBuilder<> b(pre);
-				Value *lo = b.CreateLoad(i32, loS), *hi = b.CreateLoad(i32, hiS);
-				if (publish && !touch)
-					nosan(b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
-					                           i8, gLane, kLaneVtime)));
-				Value *e0 = b.CreateLoad(i64, aExit);
-				b.CreateStore(b.getInt64(0), aSeen);
-				if (defer)
-					b.CreateStore(T, vtF);
-				b.CreateBr(h);
-				b.SetInsertPoint(h);
-				PHINode *t = b.CreatePHI(i32, 2, "t");
-				t->addIncoming(lo, pre);
-				b.CreateCondBr(b.CreateICmpULT(t, hi), body, post);
-				BasicBlock *qtail = post; // where a quick loop's count goes on
-				if (quick || hoist || endOnly) {
-					IRBuilder<> q(post);
-					if (endOnly) {
-						// The ends, counted once (as the barrier above).
-						BasicBlock *one = BasicBlock::Create(C, "ends" + tag, G, done);
-						BasicBlock *rest = BasicBlock::Create(C, "post2" + tag, G, done);
-						q.CreateCondBr(q.CreateICmpUGT(hi, lo), one, rest);
-						q.SetInsertPoint(one);
-						Value *len = q.CreateZExt(q.CreateSub(hi, lo), i64);
-						q.CreateMemSet(q.CreateGEP(i8, cont, q.CreateZExt(lo, i64)),
-						               q.getInt8(0xff), len, Align(1));
-						q.CreateStore(q.CreateAdd(q.CreateLoad(i64, aExit), len), aExit);
-						q.CreateBr(rest);
-						q.SetInsertPoint(rest);
-						qtail = rest;
+				for (unsigned k = 0; k < fr.size(); k++) {
+					BasicBlock *start = fr[k];
+					std::vector<BasicBlock *> list = reach(start);
+					bool touch = touchesLane(list);
+					// The one barrier every thread from this start reaches (no
+					// return, no other barrier on any path), or -1.
+					int only = -1;
+					bool several = false;
+					auto note = [&](BasicBlock *s) {
+						int j =
+						    int(std::find(barBB.begin(), barBB.end(), s) -
+						        barBB.begin());
+						if (j == int(barBB.size()))
+							return;
+						several = several || (only >= 0 && only != j);
+						only = j;
+					};
+					note(start);
+					bool returns = false;
+					for (BasicBlock *lb : list) {
+						returns =
+						    returns || isa<ReturnInst>(lb->getTerminator());
+						for (BasicBlock *s : successors(lb))
+							note(s);
 					}
-					if (hoist) {
-						BasicBlock *one = BasicBlock::Create(C, "one" + tag, G, done);
-						BasicBlock *rest = BasicBlock::Create(C, "post2" + tag, G, done);
-						q.CreateCondBr(q.CreateICmpUGT(hi, lo), one, rest);
-						q.SetInsertPoint(one);
-						q.CreateMemSet(q.CreateGEP(i8, cont, q.CreateZExt(lo, i64)),
-						               q.getInt8(only),
-						               q.CreateZExt(q.CreateSub(hi, lo), i64), Align(1));
-						for (AllocaInst *A : allocas)
-							if (kind[A] == 2)
-								q.CreateStore(
-								    q.CreateLoad(A->getAllocatedType(), priv[A]),
-								    next[{unsigned(only), A}]);
-						q.CreateStore(q.getTrue(), flag[only]);
-						if (quick)
-							q.CreateStore(q.CreateOr(q.CreateLoad(i64, aSeen),
-							                         q.getInt64(1ull << only)),
-							              aSeen);
-						q.CreateBr(rest);
-						q.SetInsertPoint(rest);
-						qtail = rest;
-					}
+					// Every thread from this start ends (no barrier on any
+					// path).
+					bool endOnly = returns && only < 0 && !several;
+					if (several || returns)
+						only = -1;
+					std::string tag =
+					    rtag + "f" + std::to_string(k) + (v ? "g" : "x");
+					BasicBlock *pre =
+					    BasicBlock::Create(C, "pre" + tag, G, done);
+					fsw->addCase(sb.getInt32(k), pre);
+					BasicBlock *h = BasicBlock::Create(C, "hdr" + tag, G, done);
+					BasicBlock *body =
+					    BasicBlock::Create(C, "thr" + tag, G, done);
+					BasicBlock *latch =
+					    BasicBlock::Create(C, "next" + tag, G, done);
+					// A loop whose threads make no call and leave the lane
+					// alone (quick) counts its arrivals and checks that they
+					// wait at one barrier after the loop: the divergent-barrier
+					// reports it may then make are the loop's only ones, so
+					// their order is kept (cta__kc_fis_scan).
+					bool quick = !touch && nb < 64;
+					// A loop whose threads all go to one barrier records it
+					// once after the loop (the byte of each thread, the
+					// block-uniform values at it), not at each thread's exit:
+					// in a quick loop a thread that skips the region's work
+					// (the tree loop's tid >= s) then does nothing, and the
+					// loop narrows to the threads that do (NarrowPass, below).
+					bool hoist = only >= 0 && barKind[only] == 0;
+					// Such a loop whose threads make no call also counts its
+					// arrivals and checks them against the round's first
+					// arrival after the loop: its first thread decides (the
+					// others wait where it waits; a divergent-barrier report
+					// names the first thread that differs, cta__kc_fis_mismatch
+					// ignores the rest), and no other report can come between.
+					// No call is then left in it, and its lane stores leave the
+					// loop (LaneScopePass).
+					bool callfree = true;
+					for (BasicBlock *lb : list)
+						for (Instruction &I : *lb)
+							if (auto *CB = dyn_cast<CallBase>(&I))
+								if (!CB->getCalledFunction() ||
+								    !CB->getCalledFunction()
+								         ->isIntrinsic())
+									callfree = false;
+					bool defer = hoist && !quick && callfree;
+					// The first thread's arrival time.
+					AllocaInst *vtF = nullptr;
 					if (defer) {
-						// (In the block where hi > lo.)
-						IRBuilder<> d(cast<BranchInst>(post->getTerminator())
-						                  ->getSuccessor(0)
-						                  ->getTerminator());
-						d.CreateStore(d.CreateAdd(d.CreateLoad(i64, aArr),
-						                          d.CreateZExt(d.CreateSub(hi, lo), i64)),
-						              aArr);
-						Value *w = d.CreateLoad(i64, aWant);
-						Value *vf = d.CreateLoad(i64, vtF);
-						Value *none = d.CreateICmpEQ(w, d.getInt64(~0ull));
-						d.CreateStore(d.CreateSelect(none, vf, d.CreateLoad(i64, aFirst)),
-						              aFirst);
-						d.CreateStore(d.CreateSelect(none, d.getInt64(only), w), aWant);
-						Value *bad = d.CreateAnd(d.CreateNot(none),
-						                         d.CreateICmpNE(w, d.getInt64(only)));
-						Instruction *th = SplitBlockAndInsertIfThen(
-						    bad, &*d.GetInsertPoint(), false);
-						IRBuilder<> m(th);
-						CallInst *mc =
-						    m.CreateCall(mism, {gRun, m.CreateZExt(lo, i64),
-						                        m.getInt64(only), vf, w});
-						mc->setDebugLoc(barLoc);
+						IRBuilder<> eb(&G->getEntryBlock(),
+						               G->getEntryBlock().begin());
+						vtF = eb.CreateAlloca(i64, nullptr, "vtfirst");
 					}
-					if (!quick)
-						q.CreateBr(fdone);
-				}
-				if (quick) {
-					IRBuilder<> q(qtail);
-					Value *nArr = q.CreateSub(q.CreateZExt(q.CreateSub(hi, lo), i64),
-					                          q.CreateSub(q.CreateLoad(i64, aExit), e0));
-					q.CreateStore(q.CreateAdd(q.CreateLoad(i64, aArr), nArr), aArr);
-					Value *seen = q.CreateLoad(i64, aSeen);
-					BasicBlock *any = BasicBlock::Create(C, "any" + tag, G, done);
-					BasicBlock *slow = BasicBlock::Create(C, "scan" + tag, G, done);
-					BasicBlock *fin = BasicBlock::Create(C, "fin" + tag, G, done);
-					q.CreateCondBr(q.CreateICmpEQ(seen, q.getInt64(0)), fdone, any);
-					q.SetInsertPoint(any);
-					q.CreateStore(q.getTrue(), aTb);
-					q.CreateStore(T, aLast);
-					Value *w = q.CreateLoad(i64, aWant);
-					Value *none = q.CreateICmpEQ(w, q.getInt64(~0ull));
-					q.CreateStore(q.CreateSelect(none, T, q.CreateLoad(i64, aFirst)), aFirst);
-					Value *jj = q.CreateBinaryIntrinsic(Intrinsic::cttz, seen, q.getTrue());
-					Value *single = q.CreateICmpEQ(
-					    q.CreateAnd(seen, q.CreateSub(seen, q.getInt64(1))), q.getInt64(0));
-					Value *okw = q.CreateOr(none, q.CreateICmpEQ(w, jj));
-					q.CreateStore(q.CreateSelect(none, jj, w), aWant);
-					q.CreateCondBr(q.CreateAnd(single, okw), fin, slow);
-					q.SetInsertPoint(slow);
-					CallInst *sc = q.CreateCall(
-					    scanFn, {gRun, q.CreateZExt(lo, i64), q.CreateZExt(hi, i64), w, T});
-					sc->setDebugLoc(barLoc);
-					q.CreateStore(sc, aWant);
-					q.CreateBr(fin);
-					q.SetInsertPoint(fin);
-					q.CreateBr(fdone);
-				}
-				b.SetInsertPoint(latch);
-				t->addIncoming(b.CreateAdd(t, b.getInt32(1)), latch);
-				b.CreateBr(h);
-				b.SetInsertPoint(body);
-				Value *x, *y, *z;
-				if (v == 0) {
-					x = t;
-					y = z = b.getInt32(0);
-				} else {
-					x = b.CreateURem(t, bx);
-					y = b.CreateURem(b.CreateUDiv(t, bx), by);
-					z = b.CreateUDiv(t, bxy);
-				}
-				b.CreateStore(x, ixl);
-				b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, ixl, 4));
-				b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, ixl, 8));
-				if (touch) {
-					// (In a sanitized copy, published: NarrowPass lets a
-					// thread that makes no call skip them.)
-					StoreInst *st[4] = {
-					    b.CreateStore(x, gLane),
-					    b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4)),
-					    b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8)),
-					    b.CreateStore(T, b.CreateConstInBoundsGEP1_64(i8, gLane,
-					                                                  kLaneVtime))};
-					if (publish)
-						for (StoreInst *S : st)
-							nosan(S);
-				} else if (publish) {
-					// (A one-row block's y and z stay 0 in the lane.)
-					nosan(b.CreateStore(x, gLane));
-					if (v) {
-						nosan(b.CreateStore(
-						    y, b.CreateConstInBoundsGEP1_64(i8, gLane, 4)));
-						nosan(b.CreateStore(
-						    z, b.CreateConstInBoundsGEP1_64(i8, gLane, 8)));
+					// Where a run of threads ends: on to the second run, if any
+					// (the prelude's values stand: it ran for the block).
+					BasicBlock *fdone =
+					    BasicBlock::Create(C, "runs" + tag, G, done);
+					{
+						BasicBlock *again =
+						    BasicBlock::Create(C, "run2" + tag, G, done);
+						IRBuilder<> z(fdone);
+						Value *more =
+						    z.CreateAnd(z.CreateNot(z.CreateLoad(
+						                    Type::getInt1Ty(C), segS)),
+						                z.CreateICmpULT(lo2, hi2));
+						z.CreateCondBr(more, again, done);
+						z.SetInsertPoint(again);
+						z.CreateStore(z.getTrue(), segS);
+						z.CreateStore(lo2, loS);
+						z.CreateStore(hi2, hiS);
+						z.CreateBr(pre);
 					}
-				}
-				if (publish) {
-					// A compiler barrier between threads: the kernel-address
-					// pass runs after the loop optimisations, and each
-					// thread's accesses must reach it as that thread's (not
-					// vectorised over threads, nor a store every thread makes
-					// sunk out of the loop as one), after its index is in the
-					// lane. A call the sanitizer's pass removes once the
-					// optimisations are done (san_pass.h): it costs no
-					// instruction, and unlike an asm it leaves the argument
-					// copy's loads free to leave the loop.
-					CallInst *fence = b.CreateCall(
-					    M.getOrInsertFunction("cta__kc_san_fence", Type::getVoidTy(C)));
-					fence->setDoesNotThrow();
-					fence->addFnAttr(Attribute::WillReturn);
-				}
-				Value *t64 = b.CreateZExt(t, i64);
-				ValueToValueMapTy VM;
-				VM[argA] = gArgs;
-				VM[laneA] = gLane;
-				VM[ixA] = ixl;
-				std::map<AllocaInst *, Value *> target;
-				for (AllocaInst *A : allocas) {
-					if (kind[A] == 1) {
-						uint64_t sz = DL.getTypeAllocSize(A->getAllocatedType());
-						if (auto *cn = dyn_cast<ConstantInt>(A->getArraySize()))
-							sz *= cn->getZExtValue();
-						uint64_t al = std::max<uint64_t>(16, A->getAlign().value());
-						sz = (sz + al - 1) / al * al;
-						target[A] = b.CreateGEP(i8, slotBase[A],
-						                        b.CreateMul(t64, b.getInt64(sz)));
-					} else {
-						target[A] = priv[A];
-					}
-				}
-				for (AllocaInst *A : snap[r])
-					b.CreateStore(b.CreateLoad(A->getAllocatedType(), snapA[A]), priv[A]);
-				for (AllocaInst *A : allocas) {
-					if (kind[A] == 3) {
-						ValueToValueMapTy rm;
-						rm[argA] = gArgs;
-						rm[ixA] = ixl;
-						rm[laneA] = gLane;
-						StoreInst *S = onlyStore(A);
-						Value *val = rematEmit(S->getValueOperand(), b, rm);
-						b.CreateStore(val, priv[A]);
-					}
-				}
-				for (auto &kv : target)
-					VM[kv.first] = kv.second;
-				// Exits: to each barrier, and the thread's end.
-				Value *vt0 = T;
-				auto vtime = [&](IRBuilder<> &e) -> Value * {
-					if (!touch)
-						return vt0;
-					return e.CreateLoad(i64, e.CreateConstInBoundsGEP1_64(i8, gLane,
-					                                                        kLaneVtime));
-				};
-				auto maxInto = [&](IRBuilder<> &e, AllocaInst *a, Value *vt) {
-					Value *o = e.CreateLoad(i64, a);
-					e.CreateStore(e.CreateSelect(e.CreateICmpUGT(vt, o), vt, o), a);
-				};
-				Value *contAt = b.CreateGEP(i8, cont, t64);
-				for (unsigned j = 0; j < nb; j++) {
-					BasicBlock *X = BasicBlock::Create(C, "bar" + std::to_string(j) + tag,
-					                                   G, done);
-					VM[barBB[j]] = X;
-					IRBuilder<> e(X);
-					if (barKind[j] == 2) {
-						// An mbarrier wait: cta__kc_wait_blocks counted the
-						// thread; no barrier bookkeeping.
-						e.CreateStore(e.getInt8(j), contAt);
-						for (AllocaInst *A : allocas)
-							if (kind[A] == 2)
-								e.CreateStore(
-								    e.CreateLoad(A->getAllocatedType(), priv[A]),
-								    next[{j, A}]);
-						e.CreateStore(e.getTrue(), flag[j]);
-						e.CreateBr(latch);
-						continue;
-					}
-					if (hoist && quick) {
-						e.CreateBr(latch); // (recorded after the loop)
-						continue;
+					BasicBlock *post =
+					    quick || hoist || endOnly
+					        ? BasicBlock::Create(C, "post" + tag, G, done)
+					        : fdone;
+					IRBuilder<> b(pre);
+					Value *lo = b.CreateLoad(i32, loS),
+					      *hi = b.CreateLoad(i32, hiS);
+					if (publish && !touch)
+						nosan(b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
+						                           i8, gLane, kLaneVtime)));
+					Value *e0 = b.CreateLoad(i64, aExit);
+					b.CreateStore(b.getInt64(0), aSeen);
+					if (defer)
+						b.CreateStore(T, vtF);
+					b.CreateBr(h);
+					b.SetInsertPoint(h);
+					PHINode *t = b.CreatePHI(i32, 2, "t");
+					t->addIncoming(lo, pre);
+					b.CreateCondBr(b.CreateICmpULT(t, hi), body, post);
+					// Where a quick loop's count goes on.
+					BasicBlock *qtail = post;
+					if (quick || hoist || endOnly) {
+						IRBuilder<> q(post);
+						if (endOnly) {
+							// The ends, counted once (as the barrier
+							// above).
+							BasicBlock *one = BasicBlock::Create(
+							    C, "ends" + tag, G, done);
+							BasicBlock *rest = BasicBlock::Create(
+							    C, "post2" + tag, G, done);
+							q.CreateCondBr(q.CreateICmpUGT(hi, lo), one,
+							               rest);
+							q.SetInsertPoint(one);
+							Value *len =
+							    q.CreateZExt(q.CreateSub(hi, lo), i64);
+							q.CreateMemSet(
+							    q.CreateGEP(i8, cont,
+							                q.CreateZExt(lo, i64)),
+							    q.getInt8(0xff), len, Align(1));
+							q.CreateStore(
+							    q.CreateAdd(q.CreateLoad(i64, aExit),
+							                len),
+							    aExit);
+							q.CreateBr(rest);
+							q.SetInsertPoint(rest);
+							qtail = rest;
+						}
+						if (hoist) {
+							BasicBlock *one = BasicBlock::Create(
+							    C, "one" + tag, G, done);
+							BasicBlock *rest = BasicBlock::Create(
+							    C, "post2" + tag, G, done);
+							q.CreateCondBr(q.CreateICmpUGT(hi, lo), one,
+							               rest);
+							q.SetInsertPoint(one);
+							q.CreateMemSet(
+							    q.CreateGEP(i8, cont,
+							                q.CreateZExt(lo, i64)),
+							    q.getInt8(only),
+							    q.CreateZExt(q.CreateSub(hi, lo), i64),
+							    Align(1));
+							for (AllocaInst *A : allocas)
+								if (kind[A] == 2)
+									q.CreateStore(
+									    q.CreateLoad(
+									        A->getAllocatedType(),
+									        priv[A]),
+									    next[{unsigned(only),
+									          A}]);
+							q.CreateStore(q.getTrue(), flag[only]);
+							if (quick)
+								q.CreateStore(
+								    q.CreateOr(
+								        q.CreateLoad(i64, aSeen),
+								        q.getInt64(1ull << only)),
+								    aSeen);
+							q.CreateBr(rest);
+							q.SetInsertPoint(rest);
+							qtail = rest;
+						}
+						if (defer) {
+							// (In the block where hi > lo.)
+							IRBuilder<> d(
+							    cast<BranchInst>(post->getTerminator())
+							        ->getSuccessor(0)
+							        ->getTerminator());
+							d.CreateStore(
+							    d.CreateAdd(
+							        d.CreateLoad(i64, aArr),
+							        d.CreateZExt(d.CreateSub(hi, lo),
+							                     i64)),
+							    aArr);
+							Value *w = d.CreateLoad(i64, aWant);
+							Value *vf = d.CreateLoad(i64, vtF);
+							Value *none =
+							    d.CreateICmpEQ(w, d.getInt64(~0ull));
+							d.CreateStore(
+							    d.CreateSelect(
+							        none, vf,
+							        d.CreateLoad(i64, aFirst)),
+							    aFirst);
+							d.CreateStore(
+							    d.CreateSelect(none, d.getInt64(only),
+							                   w),
+							    aWant);
+							Value *bad = d.CreateAnd(
+							    d.CreateNot(none),
+							    d.CreateICmpNE(w, d.getInt64(only)));
+							Instruction *th = SplitBlockAndInsertIfThen(
+							    bad, &*d.GetInsertPoint(), false);
+							IRBuilder<> m(th);
+							CallInst *mc = m.CreateCall(
+							    mism, {gRun, m.CreateZExt(lo, i64),
+							           m.getInt64(only), vf, w});
+							mc->setDebugLoc(barLoc);
+						}
+						if (!quick)
+							q.CreateBr(fdone);
 					}
 					if (quick) {
-						e.CreateStore(e.getInt8(j), contAt);
-						for (AllocaInst *A : allocas)
-							if (kind[A] == 2)
-								e.CreateStore(
-								    e.CreateLoad(A->getAllocatedType(), priv[A]),
-								    next[{j, A}]);
-						e.CreateStore(e.getTrue(), flag[j]);
-						e.CreateStore(e.CreateOr(e.CreateLoad(i64, aSeen),
-						                         e.getInt64(1ull << j)),
-						              aSeen);
-						e.CreateBr(latch);
-						continue;
+						IRBuilder<> q(qtail);
+						Value *nArr = q.CreateSub(
+						    q.CreateZExt(q.CreateSub(hi, lo), i64),
+						    q.CreateSub(q.CreateLoad(i64, aExit), e0));
+						q.CreateStore(
+						    q.CreateAdd(q.CreateLoad(i64, aArr), nArr),
+						    aArr);
+						Value *seen = q.CreateLoad(i64, aSeen);
+						BasicBlock *any =
+						    BasicBlock::Create(C, "any" + tag, G, done);
+						BasicBlock *slow =
+						    BasicBlock::Create(C, "scan" + tag, G, done);
+						BasicBlock *fin =
+						    BasicBlock::Create(C, "fin" + tag, G, done);
+						q.CreateCondBr(q.CreateICmpEQ(seen, q.getInt64(0)),
+						               fdone, any);
+						q.SetInsertPoint(any);
+						q.CreateStore(q.getTrue(), aTb);
+						q.CreateStore(T, aLast);
+						Value *w = q.CreateLoad(i64, aWant);
+						Value *none = q.CreateICmpEQ(w, q.getInt64(~0ull));
+						q.CreateStore(
+						    q.CreateSelect(none, T,
+						                   q.CreateLoad(i64, aFirst)),
+						    aFirst);
+						Value *jj = q.CreateBinaryIntrinsic(
+						    Intrinsic::cttz, seen, q.getTrue());
+						Value *single = q.CreateICmpEQ(
+						    q.CreateAnd(seen,
+						                q.CreateSub(seen, q.getInt64(1))),
+						    q.getInt64(0));
+						Value *okw =
+						    q.CreateOr(none, q.CreateICmpEQ(w, jj));
+						q.CreateStore(q.CreateSelect(none, jj, w), aWant);
+						q.CreateCondBr(q.CreateAnd(single, okw), fin, slow);
+						q.SetInsertPoint(slow);
+						CallInst *sc = q.CreateCall(
+						    scanFn, {gRun, q.CreateZExt(lo, i64),
+						             q.CreateZExt(hi, i64), w, T});
+						sc->setDebugLoc(barLoc);
+						q.CreateStore(sc, aWant);
+						q.CreateBr(fin);
+						q.SetInsertPoint(fin);
+						q.CreateBr(fdone);
 					}
-					Value *vt = vtime(e);
-					if (defer) {
-						// (Counted and checked after the loop.)
-						maxInto(e, aBar, vt);
-						e.CreateStore(vt, aLast);
-						Value *isFirst = e.CreateICmpEQ(t, lo);
-						cast<Instruction>(isFirst)->setMetadata(
-						    "ctasim.first", MDNode::get(C, {}));
-						e.CreateStore(e.CreateSelect(isFirst, vt, e.CreateLoad(i64, vtF)),
-						              vtF);
-						e.CreateBr(latch);
-						continue;
+					b.SetInsertPoint(latch);
+					t->addIncoming(b.CreateAdd(t, b.getInt32(1)), latch);
+					b.CreateBr(h);
+					b.SetInsertPoint(body);
+					Value *x, *y, *z;
+					if (v == 0) {
+						x = t;
+						y = z = b.getInt32(0);
+					} else {
+						x = b.CreateURem(t, bx);
+						y = b.CreateURem(b.CreateUDiv(t, bx), by);
+						z = b.CreateUDiv(t, bxy);
 					}
-					e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aArr), e.getInt64(1)),
-					              aArr);
-					// (A loop that does not touch the lane leaves every
-					// thread at T: one max at the end, no chain per thread.)
-					if (touch)
-						maxInto(e, aBar, vt);
-					else
-						e.CreateStore(e.getTrue(), aTb);
-					e.CreateStore(vt, aLast);
-					if (!hoist) {
-						e.CreateStore(e.getInt8(j), contAt);
-						for (AllocaInst *A : allocas)
-							if (kind[A] == 2)
-								e.CreateStore(
-								    e.CreateLoad(A->getAllocatedType(), priv[A]),
-								    next[{j, A}]);
-						e.CreateStore(e.getTrue(), flag[j]);
+					b.CreateStore(x, ixl);
+					b.CreateStore(y, b.CreateConstInBoundsGEP1_64(i8, ixl, 4));
+					b.CreateStore(z, b.CreateConstInBoundsGEP1_64(i8, ixl, 8));
+					if (touch) {
+						// (In a sanitized copy, published: NarrowPass lets
+						// a thread that makes no call skip them.)
+						StoreInst *st[4] = {
+						    b.CreateStore(x, gLane),
+						    b.CreateStore(y, b.CreateConstInBoundsGEP1_64(
+						                         i8, gLane, 4)),
+						    b.CreateStore(z, b.CreateConstInBoundsGEP1_64(
+						                         i8, gLane, 8)),
+						    b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
+						                         i8, gLane, kLaneVtime))};
+						if (publish)
+							for (StoreInst *S : st)
+								nosan(S);
+					} else if (publish) {
+						// (A one-row block's y and z stay 0 in the lane.)
+						nosan(b.CreateStore(x, gLane));
+						if (v) {
+							nosan(b.CreateStore(
+							    y, b.CreateConstInBoundsGEP1_64(
+							           i8, gLane, 4)));
+							nosan(b.CreateStore(
+							    z, b.CreateConstInBoundsGEP1_64(
+							           i8, gLane, 8)));
+						}
 					}
-					Value *w = e.CreateLoad(i64, aWant);
-					BasicBlock *chk = BasicBlock::Create(C, "chk", G, done);
-					BasicBlock *first = BasicBlock::Create(C, "first", G, done);
-					BasicBlock *mis = BasicBlock::Create(C, "mis", G, done);
-					e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(j)), latch, chk);
-					e.SetInsertPoint(chk);
-					e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(~0ull)), first, mis);
-					e.SetInsertPoint(first);
-					e.CreateStore(e.getInt64(j), aWant);
-					e.CreateStore(vt, aFirst);
-					e.CreateBr(latch);
-					e.SetInsertPoint(mis);
-					CallInst *mc = e.CreateCall(mism, {gRun, t64, e.getInt64(j), vt, w});
-					mc->setDebugLoc(barLoc);
-					e.CreateBr(latch);
-				}
-				BasicBlock *XR = BasicBlock::Create(C, "end" + tag, G, done);
-				{
-					IRBuilder<> e(XR);
-					Value *vt = vtime(e);
-					if (!endOnly)
-						e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit),
+					if (publish) {
+						// A compiler barrier between threads: the
+						// kernel-address pass runs after the loop
+						// optimisations, and each thread's accesses must
+						// reach it as that thread's (not vectorised over
+						// threads, nor a store every thread makes sunk out
+						// of the loop as one), after its index is in the
+						// lane. A call the sanitizer's pass removes once
+						// the optimisations are done (san_pass.h): it costs
+						// no instruction, and unlike an asm it leaves the
+						// argument copy's loads free to leave the loop.
+						CallInst *fence =
+						    b.CreateCall(M.getOrInsertFunction(
+						        "cta__kc_san_fence", Type::getVoidTy(C)));
+						fence->setDoesNotThrow();
+						fence->addFnAttr(Attribute::WillReturn);
+					}
+					Value *t64 = b.CreateZExt(t, i64);
+					ValueToValueMapTy VM;
+					VM[argA] = gArgs;
+					VM[laneA] = gLane;
+					VM[ixA] = ixl;
+					std::map<AllocaInst *, Value *> target;
+					for (AllocaInst *A : allocas) {
+						if (kind[A] == 1) {
+							uint64_t sz = DL.getTypeAllocSize(
+							    A->getAllocatedType());
+							if (auto *cn = dyn_cast<ConstantInt>(
+							        A->getArraySize()))
+								sz *= cn->getZExtValue();
+							uint64_t al = std::max<uint64_t>(
+							    16, A->getAlign().value());
+							sz = (sz + al - 1) / al * al;
+							target[A] = b.CreateGEP(
+							    i8, slotBase[A],
+							    b.CreateMul(t64, b.getInt64(sz)));
+						} else {
+							target[A] = priv[A];
+						}
+					}
+					for (AllocaInst *A : snap[r])
+						b.CreateStore(
+						    b.CreateLoad(A->getAllocatedType(), snapA[A]),
+						    priv[A]);
+					for (AllocaInst *A : allocas) {
+						if (kind[A] == 3) {
+							ValueToValueMapTy rm;
+							rm[argA] = gArgs;
+							rm[ixA] = ixl;
+							rm[laneA] = gLane;
+							StoreInst *S = onlyStore(A);
+							Value *val =
+							    rematEmit(S->getValueOperand(), b, rm);
+							b.CreateStore(val, priv[A]);
+						}
+					}
+					for (auto &kv : target)
+						VM[kv.first] = kv.second;
+					// Exits: to each barrier, and the thread's end.
+					Value *vt0 = T;
+					auto vtime = [&](IRBuilder<> &e) -> Value * {
+						if (!touch)
+							return vt0;
+						return e.CreateLoad(
+						    i64, e.CreateConstInBoundsGEP1_64(i8, gLane,
+						                                      kLaneVtime));
+					};
+					auto maxInto = [&](IRBuilder<> &e, AllocaInst *a,
+					                   Value *vt) {
+						Value *o = e.CreateLoad(i64, a);
+						e.CreateStore(
+						    e.CreateSelect(e.CreateICmpUGT(vt, o), vt, o),
+						    a);
+					};
+					Value *contAt = b.CreateGEP(i8, cont, t64);
+					for (unsigned j = 0; j < nb; j++) {
+						BasicBlock *X = BasicBlock::Create(
+						    C, "bar" + std::to_string(j) + tag, G, done);
+						VM[barBB[j]] = X;
+						IRBuilder<> e(X);
+						if (barKind[j] == 2) {
+							// An mbarrier wait: cta__kc_wait_blocks
+							// counted the thread; no barrier
+							// bookkeeping.
+							e.CreateStore(e.getInt8(j), contAt);
+							for (AllocaInst *A : allocas)
+								if (kind[A] == 2)
+									e.CreateStore(
+									    e.CreateLoad(
+									        A->getAllocatedType(),
+									        priv[A]),
+									    next[{j, A}]);
+							e.CreateStore(e.getTrue(), flag[j]);
+							e.CreateBr(latch);
+							continue;
+						}
+						if (hoist && quick) {
+							e.CreateBr(
+							    latch); // (recorded after the loop)
+							continue;
+						}
+						if (quick) {
+							e.CreateStore(e.getInt8(j), contAt);
+							for (AllocaInst *A : allocas)
+								if (kind[A] == 2)
+									e.CreateStore(
+									    e.CreateLoad(
+									        A->getAllocatedType(),
+									        priv[A]),
+									    next[{j, A}]);
+							e.CreateStore(e.getTrue(), flag[j]);
+							e.CreateStore(
+							    e.CreateOr(e.CreateLoad(i64, aSeen),
+							               e.getInt64(1ull << j)),
+							    aSeen);
+							e.CreateBr(latch);
+							continue;
+						}
+						Value *vt = vtime(e);
+						if (defer) {
+							// (Counted and checked after the loop.)
+							maxInto(e, aBar, vt);
+							e.CreateStore(vt, aLast);
+							Value *isFirst = e.CreateICmpEQ(t, lo);
+							cast<Instruction>(isFirst)->setMetadata(
+							    "ctasim.first", MDNode::get(C, {}));
+							e.CreateStore(
+							    e.CreateSelect(isFirst, vt,
+							                   e.CreateLoad(i64, vtF)),
+							    vtF);
+							e.CreateBr(latch);
+							continue;
+						}
+						e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aArr),
 						                          e.getInt64(1)),
-						              aExit);
-					if (touch)
-						maxInto(e, aEnd, vt);
-					else
-						e.CreateStore(e.getTrue(), aTe);
-					if (!endOnly)
-						e.CreateStore(e.getInt8(0xff), contAt);
-					e.CreateBr(latch);
-				}
-				// The region's code, cloned into the loop.
-				std::vector<BasicBlock *> clones;
-				for (BasicBlock *bb : list) {
-					BasicBlock *c = CloneBasicBlock(bb, VM, tag, G);
-					c->moveBefore(done);
-					VM[bb] = c;
-					clones.push_back(c);
-				}
-				// CloneBasicBlock mapped the body's allocas to their
-				// clones: map them to their places, and drop the clones.
-				SmallVector<Instruction *, 8> deadA;
-				for (AllocaInst *A : allocas) {
-					Value *c = VM.lookup(A);
-					if (c && c != target[A]) {
-						deadA.push_back(cast<Instruction>(c));
-						VM[A] = target[A];
+						              aArr);
+						// (A loop that does not touch the lane leaves every
+						// thread at T: one max at the end, no chain per
+						// thread.)
+						if (touch)
+							maxInto(e, aBar, vt);
+						else
+							e.CreateStore(e.getTrue(), aTb);
+						e.CreateStore(vt, aLast);
+						if (!hoist) {
+							e.CreateStore(e.getInt8(j), contAt);
+							for (AllocaInst *A : allocas)
+								if (kind[A] == 2)
+									e.CreateStore(
+									    e.CreateLoad(
+									        A->getAllocatedType(),
+									        priv[A]),
+									    next[{j, A}]);
+							e.CreateStore(e.getTrue(), flag[j]);
+						}
+						Value *w = e.CreateLoad(i64, aWant);
+						BasicBlock *chk =
+						    BasicBlock::Create(C, "chk", G, done);
+						BasicBlock *first =
+						    BasicBlock::Create(C, "first", G, done);
+						BasicBlock *mis =
+						    BasicBlock::Create(C, "mis", G, done);
+						e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(j)),
+						               latch, chk);
+						e.SetInsertPoint(chk);
+						e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(~0ull)),
+						               first, mis);
+						e.SetInsertPoint(first);
+						e.CreateStore(e.getInt64(j), aWant);
+						e.CreateStore(vt, aFirst);
+						e.CreateBr(latch);
+						e.SetInsertPoint(mis);
+						CallInst *mc = e.CreateCall(
+						    mism, {gRun, t64, e.getInt64(j), vt, w});
+						mc->setDebugLoc(barLoc);
+						e.CreateBr(latch);
 					}
-				}
-				for (BasicBlock *c : clones)
-					for (Instruction &I : *c)
-						RemapInstruction(&I, VM,
-						                 RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
-				for (BasicBlock *c : clones) {
-					SmallVector<Instruction *, 4> rm;
-					for (Instruction &I : *c) {
-						if (isa<ReturnInst>(I)) {
-							rm.push_back(&I);
+					BasicBlock *XR =
+					    BasicBlock::Create(C, "end" + tag, G, done);
+					{
+						IRBuilder<> e(XR);
+						Value *vt = vtime(e);
+						if (!endOnly)
+							e.CreateStore(
+							    e.CreateAdd(e.CreateLoad(i64, aExit),
+							                e.getInt64(1)),
+							    aExit);
+						if (touch)
+							maxInto(e, aEnd, vt);
+						else
+							e.CreateStore(e.getTrue(), aTe);
+						if (!endOnly)
+							e.CreateStore(e.getInt8(0xff), contAt);
+						e.CreateBr(latch);
+					}
+					// The region's code, cloned into the loop.
+					std::vector<BasicBlock *> clones;
+					for (BasicBlock *bb : list) {
+						BasicBlock *c = CloneBasicBlock(bb, VM, tag, G);
+						c->moveBefore(done);
+						VM[bb] = c;
+						clones.push_back(c);
+					}
+					// CloneBasicBlock mapped the body's allocas to their
+					// clones: map them to their places, and drop the clones.
+					SmallVector<Instruction *, 8> deadA;
+					for (AllocaInst *A : allocas) {
+						Value *c = VM.lookup(A);
+						if (c && c != target[A]) {
+							deadA.push_back(cast<Instruction>(c));
+							VM[A] = target[A];
 						}
 					}
-					for (Instruction *I : rm) {
-						if (isa<ReturnInst>(I)) {
-							BranchInst::Create(XR, I);
+					for (BasicBlock *c : clones)
+						for (Instruction &I : *c)
+							RemapInstruction(
+							    &I, VM,
+							    RF_NoModuleLevelChanges |
+							        RF_IgnoreMissingLocals);
+					for (BasicBlock *c : clones) {
+						SmallVector<Instruction *, 4> rm;
+						for (Instruction &I : *c) {
+							if (isa<ReturnInst>(I)) {
+								rm.push_back(&I);
+							}
 						}
+						for (Instruction *I : rm) {
+							if (isa<ReturnInst>(I)) {
+								BranchInst::Create(XR, I);
+							}
+							I->eraseFromParent();
+						}
+					}
+					for (Instruction *I : deadA)
 						I->eraseFromParent();
-					}
+					b.CreateBr(cast<BasicBlock>(VM[start]));
 				}
-				for (Instruction *I : deadA)
-					I->eraseFromParent();
-				b.CreateBr(cast<BasicBlock>(VM[start]));
-			}
 			}
 			vd.CreateCondBr(oneRow, hdr[0], hdr[1]);
 		}
@@ -2177,8 +2336,9 @@ struct Fission {
 			B.CreateStore(B.CreateLoad(i64, a), field(B, f));
 		};
 		auto add = [&](unsigned f, AllocaInst *a) {
-			B.CreateStore(B.CreateAdd(B.CreateLoad(i64, field(B, f)), B.CreateLoad(i64, a)),
-			              field(B, f));
+			B.CreateStore(
+			    B.CreateAdd(B.CreateLoad(i64, field(B, f)), B.CreateLoad(i64, a)),
+			    field(B, f));
 		};
 		auto umax = [&](unsigned f, AllocaInst *a) {
 			Value *cur = B.CreateLoad(i64, field(B, f)), *v = B.CreateLoad(i64, a);
@@ -2194,8 +2354,9 @@ struct Fission {
 		for (auto [flagA, f] : {std::pair{aTb, RF_BARMAX}, std::pair{aTe, RF_ENDMAX}}) {
 			Value *cur = B.CreateLoad(i64, field(B, f));
 			Value *m = B.CreateSelect(B.CreateICmpUGT(T, cur), T, cur);
-			B.CreateStore(B.CreateSelect(B.CreateLoad(Type::getInt1Ty(C), flagA), m, cur),
-			              field(B, f));
+			B.CreateStore(
+			    B.CreateSelect(B.CreateLoad(Type::getInt1Ty(C), flagA), m, cur),
+			    field(B, f));
 		}
 		for (unsigned j = 0; j < nb; j++) {
 			bool any = false;
@@ -2209,9 +2370,10 @@ struct Fission {
 			IRBuilder<> e(w);
 			for (AllocaInst *A : allocas)
 				if (kind[A] == 2)
-					e.CreateStore(e.CreateLoad(A->getAllocatedType(), next[{j, A}]),
-					              e.CreateConstInBoundsGEP1_64(
-					                  i8, uout, (uint64_t)j * uniBytes + off[A]));
+					e.CreateStore(
+					    e.CreateLoad(A->getAllocatedType(), next[{j, A}]),
+					    e.CreateConstInBoundsGEP1_64(
+					        i8, uout, (uint64_t)j * uniBytes + off[A]));
 			e.CreateBr(k);
 			B.SetInsertPoint(k);
 		}
@@ -2251,8 +2413,9 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			GlobalVariable *D = M.getNamedGlobal(base + "__kc");
 			if (!D || !D->hasInitializer() ||
 			    !isa<ConstantStruct>(D->getInitializer())) {
-				errs() << "ctasim-kc: " << base
-				       << ": no descriptor (compile through compiler/kc_kernel.h)\n";
+				errs()
+				    << "ctasim-kc: " << base
+				    << ": no descriptor (compile through compiler/kc_kernel.h)\n";
 				continue;
 			}
 			inlineBarrierHelpers(*F);
@@ -2267,24 +2430,28 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 							bars.push_back(CI);
 			std::string waits;
 			std::string pwaits;
-			const unsigned noWait = neverWaits(*F, waits)           ? 2
+			const unsigned noWait = neverWaits(*F, waits)          ? 2
 			                        : neverWaits(*F, pwaits, true) ? 4
-			                                                        : 0;
+			                                                       : 0;
 			if (verbose)
 				errs() << "ctasim-kc: " << base << ": "
 				       << (noWait == 2   ? "never waits"
 				           : noWait == 4 ? "never waits but may poll"
 				                         : "may wait (" + waits + ")")
 				       << "\n";
-			setDescField(D, 11, ConstantInt::get(Type::getInt32Ty(M.getContext()), noWait));
+			setDescField(D, 11,
+			             ConstantInt::get(Type::getInt32Ty(M.getContext()), noWait));
 			if (M.getNamedGlobal("cta__kc_analysed_only")) {
 				// Only the descriptor, for its flags: the body runs as
 				// the gcc objects have it (compiler/meson.build).
-				setDescField(D, 1, ConstantPointerNull::get(PointerType::getUnqual(M.getContext())));
+				setDescField(D, 1,
+				             ConstantPointerNull::get(
+				                 PointerType::getUnqual(M.getContext())));
 				setDescField(D, 2,
 				             IRBuilder<>(M.getContext())
-				                 .CreateGlobalStringPtr("analysed only: left to the gcc objects",
-				                                        base + "__kc_why", 0, &M));
+				                 .CreateGlobalStringPtr(
+				                     "analysed only: left to the gcc objects",
+				                     base + "__kc_why", 0, &M));
 				F->replaceAllUsesWith(UndefValue::get(F->getType()));
 				F->eraseFromParent();
 				changed = true;
@@ -2301,10 +2468,12 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			changed = true;
 			if (!why.empty()) {
 				if (verbose)
-					errs() << "ctasim-kc: " << base << ": fibers: " << why << "\n";
-				setDescField(D, 2,
-				             IRBuilder<>(M.getContext())
-				                 .CreateGlobalStringPtr(why, base + "__kc_why", 0, &M));
+					errs()
+					    << "ctasim-kc: " << base << ": fibers: " << why << "\n";
+				setDescField(
+				    D, 2,
+				    IRBuilder<>(M.getContext())
+				        .CreateGlobalStringPtr(why, base + "__kc_why", 0, &M));
 				continue;
 			}
 			LLVMContext &Cx = M.getContext();
@@ -2323,28 +2492,32 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				smem = fz.smemFacts();
 				if (verbose) {
 					for (auto &c : smem.cover)
-						errs() << "ctasim-kc: " << base << ": the first region writes "
+						errs() << "ctasim-kc: " << base
+						       << ": the first region writes "
 						       << c.site->getName() << " whole (" << c.size
 						       << " bytes a thread)\n";
 					for (auto &c : smem.write)
 						errs() << "ctasim-kc: " << base << ": writes "
-						       << c.site->getName() << " by rank only (" << c.size
-						       << " bytes a thread)\n";
+						       << c.site->getName() << " by rank only ("
+						       << c.size << " bytes a thread)\n";
 				}
 				G = fz.build(base);
-				if (std::getenv("CTA_KC_DUMP") && base == std::getenv("CTA_KC_DUMP"))
+				if (std::getenv("CTA_KC_DUMP") &&
+				    base == std::getenv("CTA_KC_DUMP"))
 					G->print(errs());
 				if (verifyFunction(*G, &errs())) {
 					if (std::getenv("CTA_KC_DUMP"))
 						G->print(errs());
 					G->eraseFromParent();
 					G = nullptr;
-					fwhy = "the loop form did not verify (a kernel compiler bug)";
+					fwhy =
+					    "the loop form did not verify (a kernel compiler bug)";
 				}
 			}
 			if (G) {
 				Type *i32 = Type::getInt32Ty(Cx);
-				StructType *BT = StructType::get(Cx, {PointerType::getUnqual(Cx), i32, i32});
+				StructType *BT =
+				    StructType::get(Cx, {PointerType::getUnqual(Cx), i32, i32});
 				std::vector<Constant *> rows;
 				for (size_t j = 0; j < fz.bars.size(); j++)
 					rows.push_back(ConstantStruct::get(
@@ -2352,9 +2525,9 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 					         cast<Constant>(fz.bars[j]->getArgOperand(1)),
 					         ConstantInt::get(i32, fz.barKind[j])}));
 				auto *AT = ArrayType::get(BT, rows.size());
-				auto *tab = new GlobalVariable(M, AT, true, GlobalValue::PrivateLinkage,
-				                               ConstantArray::get(AT, rows),
-				                               base + "__kc_bars");
+				auto *tab = new GlobalVariable(
+				    M, AT, true, GlobalValue::PrivateLinkage,
+				    ConstantArray::get(AT, rows), base + "__kc_bars");
 				setDescField(D, 1, nullp);
 				setDescField(D, 4, G);
 				setDescField(D, 5, nullp);
@@ -2371,30 +2544,40 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 						if (CB->isInlineAsm() || (c && c->isIntrinsic()))
 							continue;
 						StringRef n = c ? c->getName() : "";
-						local = local && (n == "cta__shared" || n == "cta__shared_dynamic" ||
-						                  n == "cta__spin_poll" || n == kBarrier);
+						local = local &&
+						        (n == "cta__shared" ||
+						         n == "cta__shared_dynamic" ||
+						         n == "cta__spin_poll" || n == kBarrier);
 					}
 				// CTA__KC_OBS: more than one mbarrier wait, so a thread's
 				// observation of one must outlive the others' threads.
 				const unsigned obs = fz.waitAt.size() > 1 ? 8 : 0;
-				setDescField(D, 11, ConstantInt::get(i32, (local ? 1 : 0) | noWait | obs));
+				setDescField(D, 11,
+				             ConstantInt::get(i32, (local ? 1 : 0) | noWait | obs));
 				if (local) {
 					Type *i64 = Type::getInt64Ty(Cx);
-					StructType *CT = StructType::get(Cx, {PointerType::getUnqual(Cx), i64});
+					StructType *CT =
+					    StructType::get(Cx, {PointerType::getUnqual(Cx), i64});
 					unsigned idx = 12;
 					for (auto *list : {&smem.cover, &smem.write}) {
 						std::vector<Constant *> cv;
 						for (auto &c : *list)
 							cv.push_back(ConstantStruct::get(
-							    CT, {c.site, ConstantInt::get(i64, c.size)}));
+							    CT, {c.site,
+							         ConstantInt::get(i64, c.size)}));
 						if (!cv.empty()) {
 							auto *CA = ArrayType::get(CT, cv.size());
-							setDescField(D, idx,
-							             new GlobalVariable(
-							                 M, CA, true, GlobalValue::PrivateLinkage,
-							                 ConstantArray::get(CA, cv),
-							                 base + (idx == 12 ? "__kc_cover" : "__kc_write")));
-							setDescField(D, idx + 2, ConstantInt::get(i32, cv.size()));
+							setDescField(
+							    D, idx,
+							    new GlobalVariable(
+							        M, CA, true,
+							        GlobalValue::PrivateLinkage,
+							        ConstantArray::get(CA, cv),
+							        base + (idx == 12 ? "__kc_cover"
+							                          : "__kc_write")));
+							setDescField(
+							    D, idx + 2,
+							    ConstantInt::get(i32, cv.size()));
 						}
 						idx++;
 					}
@@ -2402,35 +2585,42 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				F->replaceAllUsesWith(UndefValue::get(F->getType()));
 				F->eraseFromParent();
 				if (verbose)
-					errs() << "ctasim-kc: " << base << ": loops (" << rows.size()
-					       << " barrier(s), " << fz.slotBytes
+					errs() << "ctasim-kc: " << base << ": loops ("
+					       << rows.size() << " barrier(s), " << fz.slotBytes
 					       << " bytes of slots per thread, " << fz.uniBytes
 					       << " of block-uniform values)\n";
 				continue;
 			}
 			if (steals) {
 				// The coroutine form has no work-stealing loop of its own.
-				why = "a work-stealing loop or mbarrier wait the loop form cannot take: " +
+				why = "a work-stealing loop or mbarrier wait the loop form cannot "
+				      "take: " +
 				      fwhy;
 				if (verbose)
-					errs() << "ctasim-kc: " << base << ": fibers: " << why << "\n";
+					errs()
+					    << "ctasim-kc: " << base << ": fibers: " << why << "\n";
 				setDescField(D, 2,
-				             IRBuilder<>(Cx).CreateGlobalStringPtr(why, base + "__kc_why", 0, &M));
+				             IRBuilder<>(Cx).CreateGlobalStringPtr(
+				                 why, base + "__kc_why", 0, &M));
 				continue;
 			}
 			bars = fz.bars.empty() ? bars : fz.bars;
 			Function *R = toRegions(*F, bars);
 			F->replaceAllUsesWith(R);
 			F->eraseFromParent();
-			setDescField(D, 5,
-			             IRBuilder<>(Cx).CreateGlobalStringPtr(fwhy, base + "__kc_fwhy", 0, &M));
+			setDescField(
+			    D, 5,
+			    IRBuilder<>(Cx).CreateGlobalStringPtr(fwhy, base + "__kc_fwhy", 0, &M));
 			if (verbose)
 				errs() << "ctasim-kc: " << base << ": regions (" << bars.size()
 				       << " barrier(s); not loops: " << fwhy << ")\n";
 		}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
-	static bool isRequired() { return true; }
+	static bool isRequired()
+	{
+		return true;
+	}
 };
 
 // Tells the optimiser that the lane (the loop form's second argument, or the
@@ -2499,7 +2689,8 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 					if (L->getPointerOperand() != v)
 						return false;
 				} else if (auto *S = dyn_cast<StoreInst>(U)) {
-					if (S->getPointerOperand() != v || S->getValueOperand() == v)
+					if (S->getPointerOperand() != v ||
+					    S->getValueOperand() == v)
 						return false;
 				} else if (isa<GetElementPtrInst>(U) || isa<BitCastInst>(U) ||
 				           isa<PHINode>(U) || isa<SelectInst>(U)) {
@@ -2548,8 +2739,10 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 					return false;
 				auto *II = dyn_cast<IntrinsicInst>(CB);
 				if (!II || II->mayWriteToMemory() || II->mayReadFromMemory())
-					if (!II || !(isa<DbgInfoIntrinsic>(II) || II->isLifetimeStartOrEnd() ||
-					             II->getIntrinsicID() == Intrinsic::threadlocal_address))
+					if (!II || !(isa<DbgInfoIntrinsic>(II) ||
+					             II->isLifetimeStartOrEnd() ||
+					             II->getIntrinsicID() ==
+					                 Intrinsic::threadlocal_address))
 						syncs.push_back(CB);
 				continue;
 			}
@@ -2587,7 +2780,8 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 			if (b != lane && !(bl && isTlsLane(bl->getPointerOperand())))
 				return false;
 			int64_t size = (int64_t)DL.getTypeStoreSize(ty);
-			bool overlaps = (off < 12 && off + size > 0) || (off < 72 && off + size > 64);
+			bool overlaps =
+			    (off < 12 && off + size > 0) || (off < 72 && off + size > 64);
 			if (!overlaps)
 				continue;
 			int f = -1;
@@ -2678,7 +2872,10 @@ struct LaneScopePass : PassInfoMixin<LaneScopePass> {
 		pa.preserveSet<CFGAnalyses>();
 		return pa;
 	}
-	static bool isRequired() { return true; }
+	static bool isRequired()
+	{
+		return true;
+	}
 };
 
 // Narrows a loop form's thread loop to the threads that do anything: a loop
@@ -2714,7 +2911,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		PHINode *q = nullptr;
 		Value *c = nullptr;
 	};
-	static Skip skipOf(Value *V, Loop *L, PHINode *P, BasicBlock *H, BasicBlock *Lt, int depth = 0)
+	static Skip skipOf(Value *V, Loop *L, PHINode *P, BasicBlock *H, BasicBlock *Lt,
+	                   int depth = 0)
 	{
 		Skip r;
 		if (depth > 4)
@@ -2736,7 +2934,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 				return r;
 			}
 			if (Q->getParent() == Lt && Q->getBasicBlockIndex(H) >= 0)
-				return skipOf(Q->getIncomingValueForBlock(H), L, P, H, Lt, depth + 1);
+				return skipOf(Q->getIncomingValueForBlock(H), L, P, H, Lt,
+				              depth + 1);
 			return r;
 		}
 		if (auto *II = dyn_cast_or_null<IntrinsicInst>(I))
@@ -2758,7 +2957,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 	{
 		// (The loop's one predecessor, a preheader or not: the new bounds
 		// are computed before its branch.)
-		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPredecessor(), *Lt = L->getLoopLatch();
+		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPredecessor(),
+		           *Lt = L->getLoopLatch();
 		BasicBlock *E = L->getExitBlock();
 		if (!Pre || !Lt || H == Lt || L->getExitingBlock() != Lt || !E)
 			return false;
@@ -2766,8 +2966,9 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		PHINode *P = nullptr;
 		for (PHINode &ph : H->phis()) {
 			auto *nx = dyn_cast<BinaryOperator>(ph.getIncomingValueForBlock(Lt));
-			if (ph.getType()->isIntegerTy() && nx && nx->getOpcode() == Instruction::Add &&
-			    nx->getOperand(0) == &ph && match1(nx->getOperand(1))) {
+			if (ph.getType()->isIntegerTy() && nx &&
+			    nx->getOpcode() == Instruction::Add && nx->getOperand(0) == &ph &&
+			    match1(nx->getOperand(1))) {
 				if (P)
 					return false;
 				P = &ph;
@@ -2828,7 +3029,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		// each thread, which a thread that makes no access never needs).
 		for (BasicBlock *bb : {H, Lt})
 			for (Instruction &I : *bb)
-				if ((I.mayHaveSideEffects() || (isa<CallBase>(I) && !isa<IntrinsicInst>(I))) &&
+				if ((I.mayHaveSideEffects() ||
+				     (isa<CallBase>(I) && !isa<IntrinsicInst>(I))) &&
 				    !published(I))
 					return false;
 		// What the skipped threads leave in the values carried from thread
@@ -2839,12 +3041,13 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 				continue;
 			Skip k = skipOf(ph.getIncomingValueForBlock(Lt), L, P, H, Lt);
 			if (k.k == SK_BAD || (k.k == SK_SAME && k.q != &ph) ||
-			    (k.k == SK_UMAX && k.q != &ph) || (k.k == SK_IV && ph.getType() != P->getType()))
+			    (k.k == SK_UMAX && k.q != &ph) ||
+			    (k.k == SK_IV && ph.getType() != P->getType()))
 				return false;
 			carried[&ph] = k;
 		}
 		SmallVector<std::pair<PHINode *, Skip>, 8> outs; // exit phis to mend
-		SmallVector<Value *, 8> outv;                     // ... and their values
+		SmallVector<Value *, 8> outv;                    // ... and their values
 		for (BasicBlock *bb : L->blocks())
 			for (Instruction &I : *bb)
 				for (User *Us : I.users()) {
@@ -2855,17 +3058,21 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 					if (!X || X->getParent() != E || I.getParent() != Lt)
 						return false;
 					Skip k = skipOf(&I, L, P, H, Lt);
-					if (k.k == SK_BAD || (k.k == SK_IV && I.getType() != P->getType()))
+					if (k.k == SK_BAD ||
+					    (k.k == SK_IV && I.getType() != P->getType()))
 						return false;
 					if (k.k == SK_SAME) {
-						// Only a carried value's next, left alone by a skip.
+						// Only a carried value's next, left alone by a
+						// skip.
 						auto it = carried.find(k.q);
-						if (it == carried.end() || it->second.k != SK_SAME ||
+						if (it == carried.end() ||
+						    it->second.k != SK_SAME ||
 						    k.q->getIncomingValueForBlock(Lt) != &I)
 							return false;
 						continue;
 					}
-					if (k.k == SK_UMAX && k.q->getIncomingValueForBlock(Lt) != &I)
+					if (k.k == SK_UMAX &&
+					    k.q->getIncomingValueForBlock(Lt) != &I)
 						return false;
 					outs.push_back({X, k});
 					outv.push_back(&I);
@@ -2900,7 +3107,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 			skHead = b.CreateAnd(inR, b.CreateICmpUGT(uT, start));
 		} else {
 			nEnd = b.CreateBinaryIntrinsic(Intrinsic::umin, hi, uT);
-			nEnd = b.CreateBinaryIntrinsic(Intrinsic::umax, nEnd, b.CreateAdd(start, one));
+			nEnd =
+			    b.CreateBinaryIntrinsic(Intrinsic::umax, nEnd, b.CreateAdd(start, one));
 		}
 		Value *skTail = b.CreateICmpNE(nEnd, hi);
 		// Threads skipped before the first that works (eq): their effect
@@ -2915,7 +3123,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 			else if (k.k == SK_UMAX)
 				after = b.CreateBinaryIntrinsic(Intrinsic::umax, init, k.c);
 			if (after)
-				Q->setIncomingValueForBlock(Pre, b.CreateSelect(skHead, after, init));
+				Q->setIncomingValueForBlock(Pre,
+				                            b.CreateSelect(skHead, after, init));
 		}
 		P->setIncomingValueForBlock(Pre, nStart);
 		LC->setOperand(1, nEnd->getType() == LC->getOperand(0)->getType()
@@ -2925,7 +3134,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 		// leaves in the values used after the loop, on the loop's exit edge
 		// (its own block: the exit block may have other predecessors).
 		if (!outs.empty()) {
-			BasicBlock *N = BasicBlock::Create(H->getContext(), "narrow.exit", H->getParent(), E);
+			BasicBlock *N =
+			    BasicBlock::Create(H->getContext(), "narrow.exit", H->getParent(), E);
 			BranchInst::Create(E, N);
 			if (Loop *PL = L->getParentLoop())
 				PL->addBasicBlockToLoop(N, LI);
@@ -2983,7 +3193,8 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 			}
 			if (bad || !S || S->getValueOperand()->getType() != Ld->getType())
 				continue;
-			PHINode *phi = PHINode::Create(Ld->getType(), 0, "published", &*Lt->begin());
+			PHINode *phi =
+			    PHINode::Create(Ld->getType(), 0, "published", &*Lt->begin());
 			std::map<BasicBlock *, Value *> at;
 			for (BasicBlock *Pd : predecessors(Lt)) {
 				Value *&v = at[Pd];
@@ -3036,7 +3247,10 @@ struct NarrowPass : PassInfoMixin<NarrowPass> {
 			}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
-	static bool isRequired() { return true; }
+	static bool isRequired()
+	{
+		return true;
+	}
 };
 
 // A thread loop whose threads each test guards of the form t < X or
@@ -3057,8 +3271,7 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 		if (V == P)
 			return true;
 		if (auto *C = dyn_cast<CastInst>(V))
-			return C->getOperand(0) == P &&
-			       (isa<TruncInst>(C) || isa<ZExtInst>(C));
+			return C->getOperand(0) == P && (isa<TruncInst>(C) || isa<ZExtInst>(C));
 		return false;
 	}
 	static bool guardOf(ICmpInst *C, PHINode *P, Loop *L, Guard &g)
@@ -3087,9 +3300,11 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 	}
 	static bool run1(Loop *L)
 	{
-		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPreheader(), *Lt = L->getLoopLatch();
+		BasicBlock *H = L->getHeader(), *Pre = L->getLoopPreheader(),
+		           *Lt = L->getLoopLatch();
 		BasicBlock *E = L->getExitBlock();
-		if (!Pre || !Lt || !E || H == Lt || L->getExitingBlock() != Lt || !Lt->phis().empty())
+		if (!Pre || !Lt || !E || H == Lt || L->getExitingBlock() != Lt ||
+		    !Lt->phis().empty())
 			return false;
 		PHINode *P = nullptr;
 		for (PHINode &ph : H->phis()) {
@@ -3106,7 +3321,8 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 		    !one || !one->isOne())
 			return false;
 		auto *LB = dyn_cast<BranchInst>(Lt->getTerminator());
-		auto *LC = LB && LB->isConditional() ? dyn_cast<ICmpInst>(LB->getCondition()) : nullptr;
+		auto *LC =
+		    LB && LB->isConditional() ? dyn_cast<ICmpInst>(LB->getCondition()) : nullptr;
 		if (!LC || LC->getOperand(0) != next || !L->isLoopInvariant(LC->getOperand(1)) ||
 		    LC->getOperand(1)->getType() != P->getType())
 			return false;
@@ -3153,7 +3369,8 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 		auto wide = [&](Value *v) {
 			return v->getType()->getIntegerBitWidth() < 64 ? pb.CreateZExt(v, i64) : v;
 		};
-		Value *start = wide(P->getIncomingValueForBlock(Pre)), *end = wide(LC->getOperand(1));
+		Value *start = wide(P->getIncomingValueForBlock(Pre)),
+		      *end = wide(LC->getOperand(1));
 		Value *ne = end, *ok = pb.getTrue();
 		for (auto &[BR, g] : guards) {
 			unsigned w = g.x->getType()->getIntegerBitWidth();
@@ -3168,10 +3385,12 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 			ne = pb.CreateBinaryIntrinsic(Intrinsic::umin, ne, wide(bound));
 			Value *lim = w < 64 ? ConstantInt::get(i64, 1ull << w) : nullptr;
 			if (g.a && lim)
-				ok = pb.CreateAnd(ok, pb.CreateICmpULE(pb.CreateAdd(wide(g.a), end), lim));
+				ok = pb.CreateAnd(
+				    ok, pb.CreateICmpULE(pb.CreateAdd(wide(g.a), end), lim));
 			else if (g.a)
 				ok = pb.CreateAnd(
-				    ok, pb.CreateICmpULE(end, pb.CreateSub(ConstantInt::get(i64, ~0ull), g.a)));
+				    ok, pb.CreateICmpULE(
+				            end, pb.CreateSub(ConstantInt::get(i64, ~0ull), g.a)));
 			else if (lim && w < wp)
 				ok = pb.CreateAnd(ok, pb.CreateICmpULE(end, lim));
 		}
@@ -3188,7 +3407,8 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 		}
 		for (BasicBlock *c : copies)
 			for (Instruction &I : *c)
-				RemapInstruction(&I, vm, RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+				RemapInstruction(&I, vm,
+				                 RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
 		auto *P2 = cast<PHINode>(vm[P]);
 		P2->setIncomingBlock(P2->getBasicBlockIndex(Pre), Pre);
 		for (auto &[BR, g] : guards) {
@@ -3239,7 +3459,10 @@ struct GuardFreePass : PassInfoMixin<GuardFreePass> {
 		}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
-	static bool isRequired() { return true; }
+	static bool isRequired()
+	{
+		return true;
+	}
 };
 
 // Peels a thread loop's first thread where the loop keeps that thread's
@@ -3277,7 +3500,8 @@ struct PeelFirstPass : PassInfoMixin<PeelFirstPass> {
 						continue;
 					auto *nx = dyn_cast<BinaryOperator>(
 					    P->getIncomingValueForBlock(PL->getLoopLatch()));
-					auto *one = nx ? dyn_cast<ConstantInt>(nx->getOperand(1)) : nullptr;
+					auto *one =
+					    nx ? dyn_cast<ConstantInt>(nx->getOperand(1)) : nullptr;
 					if (!nx || nx->getOpcode() != Instruction::Add ||
 					    nx->getOperand(0) != P || !one || !one->isOne() ||
 					    P->getIncomingValueForBlock(PL->getLoopPredecessor()) !=
@@ -3285,7 +3509,8 @@ struct PeelFirstPass : PassInfoMixin<PeelFirstPass> {
 						continue;
 					// (No wrap: the loop leaves at an invariant bound
 					// before the index comes back to its start.)
-					auto *LB = dyn_cast<BranchInst>(PL->getLoopLatch()->getTerminator());
+					auto *LB = dyn_cast<BranchInst>(
+					    PL->getLoopLatch()->getTerminator());
 					auto *LC = LB && LB->isConditional()
 					               ? dyn_cast<ICmpInst>(LB->getCondition())
 					               : nullptr;
@@ -3316,7 +3541,10 @@ struct PeelFirstPass : PassInfoMixin<PeelFirstPass> {
 		}
 		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
 	}
-	static bool isRequired() { return true; }
+	static bool isRequired()
+	{
+		return true;
+	}
 };
 
 } // namespace
@@ -3325,38 +3553,38 @@ struct PeelFirstPass : PassInfoMixin<PeelFirstPass> {
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 {
-	return {LLVM_PLUGIN_API_VERSION, "ctasim-regions", "1", [](PassBuilder &PB) {
-		        PB.registerPipelineStartEPCallback(
-		            [](ModulePassManager &MPM, OptimizationLevel) {
-			            MPM.addPass(RegionsPass());
-		            });
-		        PB.registerPeepholeEPCallback([](FunctionPassManager &FPM, OptimizationLevel) {
-			        FPM.addPass(LaneScopePass());
+	return {
+	    LLVM_PLUGIN_API_VERSION, "ctasim-regions", "1", [](PassBuilder &PB) {
+		    PB.registerPipelineStartEPCallback(
+		        [](ModulePassManager &MPM, OptimizationLevel) {
+			        MPM.addPass(RegionsPass());
 		        });
-		        PB.registerVectorizerStartEPCallback(
-		            [](FunctionPassManager &FPM, OptimizationLevel) {
-			            // The lane's clock became a register at the peephole
-			            // point (LaneScopePass), after the pipeline's
-			            // reassociation: cta_spin_ns's two loop-invariant
-			            // terms (the scaled cost and the SM's add) were
-			            // then added to it one by one; grouped, the later
-			            // LICM adds them once outside the loop.
-			            FPM.addPass(ReassociatePass());
-			            FPM.addPass(NarrowPass());
-			            FPM.addPass(PeelFirstPass());
-			            FPM.addPass(GuardFreePass());
-		            });
-		        PB.registerOptimizerLastEPCallback(
-		            [](ModulePassManager &MPM, OptimizationLevel) {
-			            MPM.addPass(SanSharedPass());
-		            });
-		        PB.registerPipelineParsingCallback(
-		            [](StringRef name, ModulePassManager &MPM,
-		               ArrayRef<PassBuilder::PipelineElement>) {
-			            if (name != "ctasim-regions")
-				            return false;
-			            MPM.addPass(RegionsPass());
-			            return true;
-		            });
-	        }};
+		    PB.registerPeepholeEPCallback([](FunctionPassManager &FPM, OptimizationLevel) {
+			    FPM.addPass(LaneScopePass());
+		    });
+		    PB.registerVectorizerStartEPCallback(
+		        [](FunctionPassManager &FPM, OptimizationLevel) {
+			        // The lane's clock became a register at the peephole
+			        // point (LaneScopePass), after the pipeline's
+			        // reassociation: cta_spin_ns's two loop-invariant
+			        // terms (the scaled cost and the SM's add) were
+			        // then added to it one by one; grouped, the later
+			        // LICM adds them once outside the loop.
+			        FPM.addPass(ReassociatePass());
+			        FPM.addPass(NarrowPass());
+			        FPM.addPass(PeelFirstPass());
+			        FPM.addPass(GuardFreePass());
+		        });
+		    PB.registerOptimizerLastEPCallback(
+		        [](ModulePassManager &MPM, OptimizationLevel) {
+			        MPM.addPass(SanSharedPass());
+		        });
+		    PB.registerPipelineParsingCallback([](StringRef name, ModulePassManager &MPM,
+		                                          ArrayRef<PassBuilder::PipelineElement>) {
+			    if (name != "ctasim-regions")
+				    return false;
+			    MPM.addPass(RegionsPass());
+			    return true;
+		    });
+	    }};
 }
