@@ -28,6 +28,7 @@ struct cta__period_run {
 #define CTA__PERIOD_CUTS  16
 #define CTA__PERIOD_SIGS  64
 #define CTA__PERIOD_TRIES 256
+#define CTA__PERIOD_DUE   8
 
 /* The state after a batch ran (a cut), and the counts a period adds. */
 struct cta__period_cut {
@@ -55,6 +56,11 @@ struct cta__period {
 	/* The signatures of the latest cuts, and the kernel's next block then. */
 	uint64_t sigs[CTA__PERIOD_SIGS], sig_unit[CTA__PERIOD_SIGS];
 	unsigned next_sig;
+	/* Where a form is due whatever the signature says: one signature's
+	 * distance after a cut whose form a repeated signature asked for (the
+	 * kernel's next block then). */
+	uint64_t due[CTA__PERIOD_DUE];
+	unsigned ndue;
 	struct cta__period_cut cuts[CTA__PERIOD_CUTS];
 	unsigned next_cut;
 	struct cta__event *ev;
