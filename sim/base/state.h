@@ -578,6 +578,7 @@ struct cta_sim {
 	 * block's end. */
 	struct cta__unit **units;
 	size_t nunits_made, units_cap;
+	size_t nunits_live; /* of them made and not freed (the period skip's cuts) */
 	/* Units dispatched whose bodies have not run yet. They run, in dispatch
 	 * order, before the engine passes the earliest of their start times:
 	 * nothing they do can affect an earlier event. */

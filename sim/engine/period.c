@@ -246,10 +246,7 @@ static int cut_simple(struct cta_sim *s)
 		if (k->next_unit < len)
 			return -1;
 	}
-	for (size_t i = 0; i < s->nunits_made; i++)
-		if (s->units[i]->live)
-			return -1;
-	return 0;
+	return s->nunits_live ? -1 : 0;
 }
 
 /* The state of a cut in canonical form; 0, or -1 when it holds something

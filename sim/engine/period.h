@@ -74,7 +74,8 @@ struct cta__period {
 	/* While skipped bodies run (skip_run): period number kk, the first
 	 * run off its prediction (bad), and the blocks that ran before the
 	 * state is handed back (pre, from pre_pos on still to come). */
-	uint64_t kk;
+	uint64_t kk, dt, db;                /* dt = kk * D, db = kk * P */
+	const struct cta__period_run *run0; /* &runs[r0 - base] */
 	size_t bad;
 	int failed;
 	struct cta__period_run *pre;

@@ -1412,7 +1412,7 @@ static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struc
 /* Run j of the period being skipped (runs made at batch[nready + j]). */
 static const struct cta__period_run *skip_run_of(const struct cta__period *p, size_t j)
 {
-	return &p->runs[p->r0 - p->base + j];
+	return &p->run0[j];
 }
 
 /* Whether skipped unit u, run j, ended as predicted with nothing in its
@@ -1422,7 +1422,7 @@ static int skip_check(struct cta_sim *s, size_t j, const struct cta__unit *u)
 	struct cta__period *p = s->per;
 	const struct cta__cta *c = &u->ctas[0];
 	const struct cta__outbox *o = &u->out;
-	uint64_t end = skip_run_of(p, j)->end + p->kk * p->D;
+	uint64_t end = skip_run_of(p, j)->end + p->dt;
 	return c->end_t == end && c->exited >= c->nthreads &&
 	       !(o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error);
 }
@@ -1441,8 +1441,8 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 		return s->batch[i] = NULL;
 	}
 	const struct cta__period_run *r = skip_run_of(p, j);
-	uint64_t dt = p->kk * p->D;
-	struct cta__unit *u = cta__exec_unit_make(s, p->k, r->index + p->kk * p->P, &r->sm,
+	uint64_t dt = p->dt;
+	struct cta__unit *u = cta__exec_unit_make(s, p->k, r->index + p->db, &r->sm,
 	                                          r->start_t + dt, r->spin, r->add, 0);
 	if (!u) {
 		cta__base_errf(s, "out of memory for blocks");
@@ -1497,7 +1497,7 @@ int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
 	const struct cta__period_run *r = skip_run_of(p, j);
 	const struct cta__cta *c = &u->ctas[0];
 	const struct cta__outbox *o = &u->out;
-	uint64_t dt = p->kk * p->D;
+	uint64_t dt = p->dt;
 	if (c->end_t != r->end + dt || c->exited < c->nthreads ||
 	    (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error)) {
 		p->bad = j;
@@ -1513,8 +1513,7 @@ int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
 	s->batch[i] = NULL;
 	s->commit_next = i + 1;
 	r++;
-	cta__exec_unit_retarget(s, u, r->index + p->kk * p->P, r->sm, r->start_t + dt, r->spin,
-	                        r->add);
+	cta__exec_unit_retarget(s, u, r->index + p->db, r->sm, r->start_t + dt, r->spin, r->add);
 	u->cursor.t0 = r->t0 + dt;
 	u->ctas[0].end_t = r->end0 + dt;
 	s->batch[i + 1] = u;
@@ -1605,10 +1604,13 @@ static void skip_periods(struct cta_sim *s)
 		return;
 	}
 	s->skip_run = 1;
+	p->run0 = &p->runs[p->r0 - p->base];
 	uint64_t kk;
 	p->bad = SIZE_MAX;
 	for (kk = 1; kk <= periods; kk++) {
 		p->kk = kk;
+		p->dt = kk * p->D;
+		p->db = kk * p->P;
 		/* Each block is made from its counterpart's run (skip_make,
 		 * cta__engine_skip_next), not from a placement record. */
 		memset(&s->batch[from], 0, n * sizeof(*s->batch));

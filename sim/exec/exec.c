@@ -463,6 +463,7 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 	u->cap_ctas = cap;
 	u->cap_smem = smem_cap;
 	u->live = 1;
+	s->nunits_live++;
 	u->k = k;
 	u->sim = s;
 	u->index = index;
@@ -577,6 +578,7 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 
 void cta__exec_unit_free(struct cta_sim *s, struct cta__unit *u)
 {
+	s->nunits_live -= u->live != 0;
 	u->live = 0;
 	struct cta__lane_x *x = u->all;
 	if (x && !u->lanes_mixed && !u->lanes_abandoned && !u->live_lanes) {
@@ -1153,8 +1155,13 @@ int cta__exec_quick_waits = 1;
  * taken again (most blocks never wait). Same steps in the same order as
  * that path: results do not change. Otherwise 0, as a claim with nothing
  * left. */
+static int skip_move(struct cta__lane *l);
+
 int cta__claim_next(struct cta__lane *l)
 {
+	const struct cta__unit *u = l->unit;
+	if (__builtin_expect(u->sim->skip_run, 0) && !u->k->kc)
+		return skip_move(l) && cta__claim(l);
 	return cta__exec_lane_move_next(l) && cta__claim(l);
 }
 
@@ -1162,7 +1169,7 @@ int cta__claim_next(struct cta__lane *l)
  * lane stays on its unit, which the engine makes the next block's
  * (cta__engine_skip_next) as it would have made a unit for it, where the
  * lane would have moved. */
-__attribute__((noinline)) static int skip_move(struct cta__lane *l)
+static int skip_move(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
