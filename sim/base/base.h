@@ -91,17 +91,18 @@ static inline void cta__base_ready_apart(struct cta_sim *s, uint64_t t)
  * (struct cta__held): all the batch would do with it is set it aside and
  * count its start, and nothing reads those counts before the batch runs
  * when no trace orders start records among the engine's, no stop at the
- * first UB or with the sanitizer can end the run before that batch, the
- * kernel's first start is counted (its time is that of the first start in
- * dispatch order) and its body makes no CLC call (whose coverage marks
- * interleave with the starts). A run that stops otherwise before the
+ * first UB can end the run before that batch (a sanitizer's report stops
+ * nothing: it is a UB report in the outbox), the kernel's first start is
+ * counted (its time is that of the first start in dispatch order) and its
+ * body makes no CLC call (whose coverage marks interleave with the
+ * starts). A run that stops otherwise before the
  * batch (out of memory, --max-events) counts the starts of the blocks
  * held then. */
 extern int cta__base_held_apart; /* 0: never (tests compare the two) */
 static inline int cta__base_hold_apart(const struct cta_sim *s, const struct cta__kernel *k)
 {
-	return cta__base_held_apart && !s->tw && !s->san && s->o.ub_mode != CTA_UB_ABORT &&
-	       k->never_waits && k->st.launched;
+	return cta__base_held_apart && !s->tw && s->o.ub_mode != CTA_UB_ABORT && k->never_waits &&
+	       k->st.launched;
 }
 
 /* Linear block index of blockIdx b, and back; inline, as every new block

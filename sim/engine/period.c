@@ -18,7 +18,7 @@ void cta_sim_set_period_skip(int on)
 
 int cta__engine_period_new(struct cta_sim *s)
 {
-	if (!cta__engine_period || s->nkernels != 1 || s->tw || s->san || s->o.jitter_ns ||
+	if (!cta__engine_period || s->nkernels != 1 || s->tw || s->o.jitter_ns ||
 	    s->o.random_tiebreak || s->o.ub_mode == CTA_UB_ABORT || s->o.max_events ||
 	    s->o.spin_sched == CTA_SPIN_ADVERSARIAL)
 		return 0;

@@ -83,8 +83,10 @@ struct cta__period {
 };
 
 /* Makes s->per when the run may skip (one kernel of one-block units
- * whose body never waits, no trace, sanitizer, jitter, random ties, abort
- * mode or event limit); returns 0 or CTA_ENOMEM. */
+ * whose body never waits, no trace, jitter, random ties, abort mode or
+ * event limit; --sanitize may skip: its reports go to the outbox, so a
+ * body that reports is handed back as one off its prediction); returns 0
+ * or CTA_ENOMEM. */
 int cta__engine_period_new(struct cta_sim *s);
 void cta__engine_period_free(struct cta_sim *s);
 /* Logs the body run of unit u, made to run in a batch. */

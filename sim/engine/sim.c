@@ -1116,12 +1116,14 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
  * event the engine handles meanwhile, and their sequence numbers are
  * kept). So no trace (its records are written in commit order with the
  * engine's), no abort at the first UB (the run would stop at the commit),
- * no sanitizer, nothing spinning and no cancel: a spinning block's polls
- * and a cancel request are events its body decides, at any time from its
- * first instruction, and both change what the engine does for other
- * blocks. So a kernel's blocks are sealed only when the kernel compiler
- * found that no call its body can make reaches a spin or poll, a CLC call
- * or a grid, cluster or mbarrier wait (CTA__KC_NO_WAIT, exec/regions.h):
+ * nothing spinning and no cancel (a sanitizer's reports are UB reports in
+ * the outbox, and its state follows the bodies, whose order is kept): a
+ * spinning block's polls and a cancel request are events its body
+ * decides, at any time from its first instruction, and both change what
+ * the engine does for other blocks. So a kernel's blocks are sealed only
+ * when the kernel compiler found that no call its body can make reaches a
+ * spin or poll, a CLC call or a grid, cluster or mbarrier wait
+ * (CTA__KC_NO_WAIT, exec/regions.h):
  * what a sealed block does cannot matter to the engine before its commit,
  * whatever its data. Kernels it did not see are never sealed. And only once
  * a batch of the kernel ran at its own time: an error every block of it
@@ -1407,7 +1409,12 @@ static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struc
  * A body off its prediction ran with what the engine would have given it,
  * so its end is right; the state goes back to the start of its period and
  * the blocks of that period that ran (pre) are handed to the engine as it
- * comes to them, as done, instead of running again. */
+ * comes to them, as done, instead of running again. Under --sanitize the
+ * skipped bodies are the instrumented ones: a report is a UB record in
+ * the outbox, which sends its body back to the engine (skip_check), where
+ * it is committed once; the sanitizer's own state (shadow marks, the
+ * reports made) follows the bodies, which run once each, in the engine's
+ * order, on the SM and at the times the engine would give them. */
 
 /* Run j of the period being skipped (runs made at batch[nready + j]). */
 static const struct cta__period_run *skip_run_of(const struct cta__period *p, size_t j)
@@ -2001,8 +2008,8 @@ int cta_sim_run(cta_sim *s)
 		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
 		s->seal_clc |= !s->kernels[i]->never_waits;
 	}
-	s->seal_static = cta__engine_seal && !s->tw && s->o.ub_mode != CTA_UB_ABORT && !s->san &&
-	                 cta__engine_early_commits;
+	s->seal_static =
+	    cta__engine_seal && !s->tw && s->o.ub_mode != CTA_UB_ABORT && cta__engine_early_commits;
 	if (cta__engine_period_new(s) < 0) {
 		cta__base_errf(s, "out of memory");
 		return CTA_ENOMEM;

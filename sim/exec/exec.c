@@ -554,6 +554,10 @@ void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t in
 	c->nthreads = k->cursor0.left;
 	c->end_t = t;
 	c->smem_top = k->l.smem_dynamic;
+	/* A new block to the sanitizer, as cta__exec_unit_make's: its arena
+	 * marked again where initcheck opened the last block's writes. */
+	if (s->san)
+		cta__san_unit_start(s, u);
 }
 
 void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)

@@ -7,7 +7,8 @@
 # of the engine alone. Among them: costs that change after the period was
 # found (saxpy over a grid larger than its array: the blocks past it do no
 # work), placement overrides, an SM limit, shared memory and register
-# limits, and runs that must not skip (a trace, jitter, CLC).
+# limits, sanitized runs (--sanitize), and runs that must not skip (a
+# trace, jitter, CLC).
 # Usage: period_skip.sh path/to/ctasim [HAVE_KC]; HAVE_KC 0 (a build
 # without the kernel compiler, such as the sanitizer builds) cannot know
 # that a shipped body never waits, so nothing skips there and `skips`
@@ -80,5 +81,15 @@ both none spin --timing-only --arg grid=70000 --arg ns=300 --jitter 20 --threads
 both none spin --timing-only --arg grid=70000 --arg ns=300 --trace "$tmp/t.trace"
 both none vec_add_clc --threads 1
 both none saxpy --arg n=4194304 --ub abort --threads 1
+# --sanitize: the instrumented bodies of skipped periods run (a body with a
+# report is handed back as one off its prediction); reports, exit codes
+# and outputs are those of the engine alone.
+for tool in memcheck racecheck initcheck; do
+	both skips saxpy --arg n=4194304 --threads 1 --sanitize $tool
+	both skips block_reduce --arg n=4194304 --threads 1 --sanitize $tool
+done
+both any saxpy --arg n=4194304 --threads 4 --sanitize initcheck
+both skips san_racecheck_tree --arg n=16777216 --threads 1 --sanitize racecheck
+both none saxpy --arg n=4194304 --sanitize memcheck --trace "$tmp/t.trace"
 
 tap_end
