@@ -47,6 +47,7 @@
 #include "llvm/Transforms/Scalar/Reassociate.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/CodeExtractor.h"
 #include "llvm/Transforms/Utils/Local.h"
 #include "llvm/Transforms/Utils/LoopPeel.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
@@ -429,6 +430,19 @@ enum RunField {
 // tid at 0, vtime at 64 (checked by _Static_assert in regions.c).
 const unsigned kIdxSize = 56, kLaneVtime = 64;
 const unsigned kMaxBarriers = 250;
+
+// A thread loop of the loop form carries this property in its llvm.loop
+// metadata (which the loop passes keep on the loop and its copies), so that
+// OutlinePass can find it after them.
+const char *const kThreadLoop = "ctasim.thread";
+void markThreadLoop(Instruction *latchBr)
+{
+	LLVMContext &C = latchBr->getContext();
+	MDNode *prop = MDNode::get(C, {MDString::get(C, kThreadLoop)});
+	MDNode *id = MDNode::getDistinct(C, {nullptr, prop});
+	id->replaceOperandWith(0, id);
+	latchBr->setMetadata(LLVMContext::MD_loop, id);
+}
 
 struct Fission {
 	Function &F;
@@ -2051,7 +2065,7 @@ struct Fission {
 					}
 					b.SetInsertPoint(latch);
 					t->addIncoming(b.CreateAdd(t, b.getInt32(1)), latch);
-					b.CreateBr(h);
+					markThreadLoop(b.CreateBr(h));
 					b.SetInsertPoint(body);
 					Value *x, *y, *z;
 					if (v == 0) {
@@ -3547,6 +3561,108 @@ struct PeelFirstPass : PassInfoMixin<PeelFirstPass> {
 	}
 };
 
+// Moves each thread loop of a loop form that holds a loop of the body's
+// (block_reduce's first region: the grid-stride loop in each thread) into a
+// function of its own, called once per run of threads. In the function that
+// holds every region, the values live around the thread loop (the lane's
+// mirrored index and clock, the run's bounds and counts, the second run's
+// flag) kept registers that the thread loop then lacked, and the register
+// allocator spilled values the loop reads for every thread (the end-time
+// maximum and the shared array's address: three loads and a store a thread);
+// alone, the loop has the registers to itself. Thread loops without a loop
+// inside (the tree steps, a handful of threads after NarrowPass) stay where
+// they are: a call would cost more than they do; so do loops that call out.
+// Run last, on code the optimiser is done with; not on --sanitize's copies
+// (san_pass.h reads their loops in place).
+struct OutlinePass : PassInfoMixin<OutlinePass> {
+	// No calls but intrinsics: a loop that calls out (the CLC bodies' waits)
+	// saves its registers around each call anyway, and may run one thread a
+	// call (a block woken from an mbarrier wait).
+	static bool callFree(const Loop *L)
+	{
+		for (BasicBlock *bb : L->blocks())
+			for (Instruction &I : *bb)
+				if (auto *CB = dyn_cast<CallBase>(&I))
+					if (!CB->getCalledFunction() ||
+					    !CB->getCalledFunction()->isIntrinsic())
+						return false;
+		return true;
+	}
+	static bool isThread(const Loop *L)
+	{
+		MDNode *id = L->getLoopID();
+		if (!id)
+			return false;
+		for (unsigned i = 1; i < id->getNumOperands(); i++)
+			if (auto *p = dyn_cast<MDNode>(id->getOperand(i)))
+				if (p->getNumOperands() == 1)
+					if (auto *s = dyn_cast<MDString>(p->getOperand(0)))
+						if (s->getString() == kThreadLoop)
+							return true;
+		return false;
+	}
+	PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
+	{
+		if (M.getNamedGlobal("cta__kc_sanitized") || std::getenv("CTA_KC_NO_OUTLINE"))
+			return PreservedAnalyses::all();
+		SmallVector<Function *, 8> fns;
+		for (Function &F : M)
+			if (!F.isDeclaration() && F.getName().endswith("__kc_fis"))
+				fns.push_back(&F);
+		bool changed = false;
+		for (Function *F : fns) {
+			std::set<BasicBlock *> tried;
+			for (int round = 0; round < 64; round++) {
+				DominatorTree DT(*F);
+				LoopInfo LI(DT);
+				Loop *pick = nullptr;
+				for (Loop *L : LI.getLoopsInPreorder())
+					if (isThread(L) && !L->isInnermost() && callFree(L) &&
+					    !tried.count(L->getHeader())) {
+						pick = L;
+						break;
+					}
+				if (!pick)
+					break;
+				tried.insert(pick->getHeader());
+				// With its exits, which hold the loop's results as phis (LCSSA):
+				// the new function stores them once, at its end, where with
+				// the loop alone it stored them after each thread.
+				formLCSSARecursively(*pick, DT, &LI, nullptr);
+				formDedicatedExitBlocks(pick, &DT, &LI, nullptr, true);
+				SmallVector<BasicBlock *, 16> region(pick->blocks());
+				SmallVector<BasicBlock *, 4> exits;
+				pick->getUniqueExitBlocks(exits);
+				bool dedicated = true;
+				for (BasicBlock *E : exits)
+					for (BasicBlock *P : predecessors(E))
+						dedicated = dedicated && pick->contains(P);
+				if (!dedicated)
+					continue;
+				region.append(exits.begin(), exits.end());
+				CodeExtractor CE(region, &DT, false, nullptr, nullptr, nullptr,
+				                 false, false, nullptr, "thr");
+				if (!CE.isEligible())
+					continue;
+				CodeExtractorAnalysisCache CEAC(*F);
+				if (Function *X = CE.extractCodeRegion(CEAC)) {
+					X->addFnAttr(Attribute::NoInline);
+					changed = true;
+					if (std::getenv("CTA_KC_VERBOSE"))
+						errs() << "ctasim-kc: " << F->getName()
+						       << ": a thread loop with a loop inside as "
+						       << X->getName() << "\n";
+				}
+			}
+		}
+		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+	}
+	static bool isRequired()
+	{
+		return true;
+	}
+};
+
 } // namespace
 
 #include "san_pass.h"
@@ -3578,6 +3694,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 		    PB.registerOptimizerLastEPCallback(
 		        [](ModulePassManager &MPM, OptimizationLevel) {
 			        MPM.addPass(SanSharedPass());
+			        MPM.addPass(OutlinePass());
 		        });
 		    PB.registerPipelineParsingCallback([](StringRef name, ModulePassManager &MPM,
 		                                          ArrayRef<PassBuilder::PipelineElement>) {
