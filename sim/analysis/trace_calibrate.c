@@ -2,6 +2,7 @@
  * device model to hardware traces. Every estimator is a median or an
  * average over many blocks, so a few disturbed samples (a block delayed by
  * the host, a clock step) do not move the result; docs/TOOLS.md lists them. */
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -654,10 +655,13 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				if (!rc)
 					rc = push(&fit->clc_post_stream, (uint64_t)stream);
 			}
-			if (!rc && exits.n && stream != 2)
+			/* (Its requesters beside it, under the same test: the
+			 * share pairs the two lists by index.) */
+			if (!rc && exits.n && stream != 2) {
 				rc = push2(&fit->clc_exit, median(&exits), iter_ns);
-			if (!rc && exits.n)
-				rc = push(&fit->clc_exit_units, units);
+				if (!rc)
+					rc = push(&fit->clc_exit_units, units);
+			}
 			tails.n = posts.n = exits.n = 0;
 			ncl = 0;
 		}
@@ -752,7 +756,8 @@ static unsigned fit_crowd_tail(const struct fit *fit, double f, double add, doub
                                unsigned r0)
 {
 	const struct samples *e = &fit->clc_exit, *u = &fit->clc_exit_units;
-	if (!r0 || e->n / 2 < 2 || u->n < e->n / 2)
+	assert(u->n == e->n / 2);
+	if (!r0 || e->n / 2 < 2)
 		return 0;
 	double sx = 0, sy = 0, sxx = 0, sxy = 0, lo = -1, hi = 0;
 	size_t n = e->n / 2;

@@ -784,6 +784,34 @@ static void crowd_tail_share_is_recovered_from_simulated_loops(void **state)
 		cta_trace_free(&t[i]);
 }
 
+/* The share pairs each loop's way out with its own crowd, whatever loops
+ * are left out of it: a loop whose calls vary (cta_calib_opts.clc_stream
+ * 2, as ctasim fidelity marks vecscale_clc with an imbalance pattern) gives
+ * no way out, and listed before the three crowds of the test above (its
+ * own the largest) it must move nothing. */
+static void crowd_tail_share_skips_loops_whose_calls_vary(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct cta_trace t[4];
+	for (unsigned i = 0; i < 4; i++)
+		crowd_loop_trace(&t[i], i ? 16u << (i - 1) : 64, 500000);
+	const struct cta_trace *ts[4] = {&t[0], &t[1], &t[2], &t[3]};
+	uint64_t loop_ns[4] = {2000, 2000, 2000, 2000};
+	unsigned char stream[4] = {2, 0, 0, 0};
+	struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+	co.clc_ns = loop_ns;
+	co.clc_stream = stream;
+	struct cta_device_model m;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate_opts(&m, &rep, h100, ts, 4, &co, err, sizeof(err)), 0);
+	if (m.clc_crowd_tail_ppm < 450000 || m.clc_crowd_tail_ppm > 550000)
+		fail_msg("tail share %u ppm, simulated with 500000", m.clc_crowd_tail_ppm);
+	for (unsigned i = 0; i < 4; i++)
+		cta_trace_free(&t[i]);
+}
+
 /* Simulates spin_clc (64 blocks of 1024 threads, 2 us an index) under the
  * emulation, in clusters of `cluster` CTAs, with the given cluster barrier
  * cost, into *t, marked as a GPU's emulated trace. */
@@ -1312,6 +1340,7 @@ int main(void)
 	    cmocka_unit_test(emulated_requests_take_longer_with_more_requesters),
 	    cmocka_unit_test(emulated_issuer_pays_the_crowd_share_after_a_completion),
 	    cmocka_unit_test(crowd_tail_share_is_recovered_from_simulated_loops),
+	    cmocka_unit_test(crowd_tail_share_skips_loops_whose_calls_vary),
 	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(clustered_blocks_an_sm_holds_are_limited_and_fitted),
 	    cmocka_unit_test(cluster_sweep_start_is_recovered_from_simulated_waves),
