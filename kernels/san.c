@@ -20,6 +20,13 @@ struct san_state {
 static const struct cta_param_desc san_params[] = {
     {"n", "512", "elements (a multiple of 256: blocks of 256 threads)"},
     {"valid", "0", "1: run the valid twin (must not be reported)"},
+    {"bug_block", "-1", "the one block that makes the mistake (-1: every block)"},
+    {NULL, NULL, NULL},
+};
+/* (The use after free is the launch's: every block reads the freed input.) */
+static const struct cta_param_desc san_params_uaf[] = {
+    {"n", "512", "elements (a multiple of 256: blocks of 256 threads)"},
+    {"valid", "0", "1: run the valid twin (must not be reported)"},
     {NULL, NULL, NULL},
 };
 static const struct cta_param_desc san_params_oob[] = {
@@ -30,10 +37,13 @@ static const struct cta_param_desc san_params_oob[] = {
 
 static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_sanitize_tool tool)
 {
-	int64_t n = 0, valid = 0;
+	int64_t n = 0, valid = 0, bug_block = -1;
+	int oob = k == &san_memcheck_oob;
 	int rc = cta__kparam_range(h, "n", 1, 1 << 24, &n);
 	if (!rc)
 		rc = cta__kparam_range(h, "valid", 0, 1, &valid);
+	if (!rc && !oob && k != &san_memcheck_use_after_free)
+		rc = cta__kparam_range(h, "bug_block", -1, n / SAN_TILE - 1, &bug_block);
 	if (rc)
 		return rc;
 	if (!valid && cta_harness_sanitizer(h) != tool)
@@ -42,7 +52,6 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 		                         "--sanitize %s (or --arg valid=1 for its valid twin)",
 		                         k->name, cta_sanitize_tool_name(tool),
 		                         cta_sanitize_tool_name(tool));
-	int oob = k == &san_memcheck_oob;
 	int wide = k == &san_racecheck_wide || k == &san_initcheck_wide || k == &san_racecheck_tree;
 	if (!oob && n % SAN_TILE)
 		return cta_harness_param_error(h, "n", CTA_EINVAL,
@@ -67,7 +76,8 @@ static int san_setup(struct cta_harness *h, const struct cta_kernel_def *k, cta_
 	struct san_args args = {.in = cta_harness_dev(h, in),
 	                        .out = cta_harness_dev(h, out),
 	                        .n = (int)n,
-	                        .valid = (int)valid};
+	                        .valid = (int)valid,
+	                        .bug_block = (int)bug_block};
 	if (k == &san_memcheck_use_after_free && !valid)
 		cta_harness_release(h, in); /* The bug: freed before the launch */
 	unsigned grid = (unsigned)(oob ? n / SAN_TILE + 1 : n / SAN_TILE);
@@ -132,7 +142,8 @@ SAN_HARNESS(san_memcheck_oob, "memcheck_oob", CTA_SANITIZE_MEMCHECK, san_params_
 SAN_HARNESS(san_memcheck_shared_oob, "memcheck_oob", CTA_SANITIZE_MEMCHECK, san_params,
             "--sanitize memcheck's planted bug: writes one slot past a shared tile")
 SAN_HARNESS(san_memcheck_use_after_free, "memcheck_use_after_free", CTA_SANITIZE_MEMCHECK,
-            san_params, "--sanitize memcheck's planted bug: reads a buffer freed before the launch")
+            san_params_uaf,
+            "--sanitize memcheck's planted bug: reads a buffer freed before the launch")
 SAN_HARNESS(san_racecheck_ww, "racecheck_shared_ww", CTA_SANITIZE_RACECHECK, san_params,
             "--sanitize racecheck's planted bug: every thread writes one shared flag")
 SAN_HARNESS(san_racecheck_rw, "racecheck_shared_rw", CTA_SANITIZE_RACECHECK, san_params,

@@ -13,7 +13,11 @@ struct san_args {
 	int *out;
 	int n;
 	int valid;
+	int bug_block; /* -1: every block makes the mistake, else only this one */
 };
+/* Whether this block runs the valid code: the valid twin, or a block other
+ * than the one a test planted the bug in (--arg bug_block). */
+#define SAN_VALID(p) ((p)->valid || ((p)->bug_block >= 0 && (int)blockIdx.x != (p)->bug_block))
 
 /* [memcheck_oob] on a harness buffer: the off-by-one bound `i <= n`. */
 CTA_KERNEL(san_memcheck_oob, struct san_args, p)
@@ -31,7 +35,7 @@ CTA_KERNEL(san_memcheck_shared_oob, struct san_args, p)
 {
 	CTA_SHARED_ARRAY(int, tile, SAN_TILE);
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	unsigned slot = threadIdx.x + (p->valid ? 0u : 1u);
+	unsigned slot = threadIdx.x + (SAN_VALID(p) ? 0u : 1u);
 	tile[slot] = p->in[i]; // The bug: slot SAN_TILE is past the tile
 	__syncthreads();
 	p->out[i] = tile[slot] + 1;
@@ -51,7 +55,7 @@ CTA_KERNEL(san_racecheck_ww, struct san_args, p)
 {
 	CTA_SHARED(int, one);
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (!p->valid || threadIdx.x == 0)
+	if (!SAN_VALID(p) || threadIdx.x == 0)
 		*one = 1; // The bug: every thread writes
 	__syncthreads();
 	p->out[i] = p->in[i] + *one;
@@ -64,7 +68,7 @@ CTA_KERNEL(san_racecheck_rw, struct san_args, p)
 	CTA_SHARED_ARRAY(int, tile, SAN_TILE);
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	tile[threadIdx.x] = p->in[i];
-	if (p->valid)
+	if (SAN_VALID(p))
 		__syncthreads();
 	p->out[i] = tile[(threadIdx.x + 1) % blockDim.x] + 1; // The bug: no barrier before
 }
@@ -75,7 +79,7 @@ CTA_KERNEL(san_initcheck_shared, struct san_args, p)
 {
 	CTA_SHARED_ARRAY(int, tile, SAN_TILE);
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	unsigned writers = blockDim.x - (p->valid ? 0u : 1u);
+	unsigned writers = blockDim.x - (SAN_VALID(p) ? 0u : 1u);
 	if (threadIdx.x < writers)
 		tile[threadIdx.x] = p->in[i];
 	__syncthreads();
@@ -91,7 +95,7 @@ CTA_KERNEL(san_racecheck_wide, struct san_args, p)
 	CTA_SHARED_ARRAY(unsigned long long, tile, SAN_TILE);
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	tile[threadIdx.x] = (unsigned long long)p->in[i] << 32;
-	if (p->valid)
+	if (SAN_VALID(p))
 		__syncthreads();
 	p->out[i] = (int)(tile[(threadIdx.x + 1) % blockDim.x] >> 32) + 1; // The bug: no barrier
 }
@@ -101,7 +105,7 @@ CTA_KERNEL(san_initcheck_wide, struct san_args, p)
 {
 	CTA_SHARED_ARRAY(unsigned long long, tile, SAN_TILE);
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	unsigned writers = blockDim.x - (p->valid ? 0u : 1u);
+	unsigned writers = blockDim.x - (SAN_VALID(p) ? 0u : 1u);
 	if (threadIdx.x < writers)
 		tile[threadIdx.x] = (unsigned long long)p->in[i] << 32;
 	__syncthreads();
@@ -120,7 +124,7 @@ CTA_KERNEL(san_racecheck_tree, struct san_args, p)
 	unsigned t = threadIdx.x, q = blockDim.x / 4;
 	tile[t] = (unsigned long long)p->in[i] << 32;
 	__syncthreads();
-	if (p->valid ? t < q : t <= q)
+	if (SAN_VALID(p) ? t < q : t <= q)
 		tile[t] = tile[t + q]; // The bug: thread q writes what thread 0 read
 	__syncthreads();
 	p->out[i] = (int)(tile[t] >> 32) + 1;

@@ -82,40 +82,40 @@ clean racecheck vec_add_clc --arg n=1048576 --sm-limit 4
 clean initcheck block_reduce --block 100,1,1 --arg n=30000
 
 # ---- the planted bugs ---------------------------------------------------------
-expect 1 "UB memcheck_oob: .*san_body.h:24 kernel san_memcheck_oob block 1 \(blockIdx 1,0,0; physical 1\) thread 244 \(threadIdx 244,0,0\) .*write of 4 bytes at offset 2000 of harness buffer #[0-9]+ of san_memcheck_oob \(2000 bytes\): 4 bytes past its end" \
+expect 1 "UB memcheck_oob: .*san_body.h:28 kernel san_memcheck_oob block 1 \(blockIdx 1,0,0; physical 1\) thread 244 \(threadIdx 244,0,0\) .*write of 4 bytes at offset 2000 of harness buffer #[0-9]+ of san_memcheck_oob \(2000 bytes\): 4 bytes past its end" \
 	"memcheck: a write one past a buffer, with place, block, thread and buffer" -- \
 	run san_memcheck_oob --sanitize memcheck
-expect 1 "UB memcheck_oob: .*san_body.h:35 kernel san_memcheck_shared_oob block 0 \(blockIdx 0,0,0; physical 0\) thread 255 \(threadIdx 255,0,0\) .*shared memory offset 1024, past the 1024 bytes .*'tile' ends at 1024" \
+expect 1 "UB memcheck_oob: .*san_body.h:39 kernel san_memcheck_shared_oob block 0 \(blockIdx 0,0,0; physical 0\) thread 255 \(threadIdx 255,0,0\) .*shared memory offset 1024, past the 1024 bytes .*'tile' ends at 1024" \
 	"memcheck: a write one slot past a shared tile" -- \
 	run san_memcheck_shared_oob --sanitize memcheck
-expect 1 "UB memcheck_use_after_free: .*san_body.h:45 kernel san_memcheck_use_after_free block 0 \(blockIdx 0,0,0; physical 0\) thread 0 \(threadIdx 0,0,0\) t=[1-9][0-9]* ns: .*released before the launch" \
+expect 1 "UB memcheck_use_after_free: .*san_body.h:49 kernel san_memcheck_use_after_free block 0 \(blockIdx 0,0,0; physical 0\) thread 0 \(threadIdx 0,0,0\) t=[1-9][0-9]* ns: .*released before the launch" \
 	"memcheck: a read of a buffer freed before the launch, at the block's start time" -- \
 	run san_memcheck_use_after_free --sanitize memcheck
-expect 1 "UB racecheck_shared_ww: .*san_body.h:55 .*thread 1 .*'one' .* races with the write by thread 0 at .*san_body.h:55" \
+expect 1 "UB racecheck_shared_ww: .*san_body.h:59 .*thread 1 .*'one' .* races with the write by thread 0 at .*san_body.h:59" \
 	"racecheck: two threads write one shared word between barriers" -- \
 	run san_racecheck_ww --sanitize racecheck
-expect 1 "UB racecheck_shared_rw: .*san_body.h:66 .*thread 1 .*races with the read by thread 0 at .*san_body.h:69" \
+expect 1 "UB racecheck_shared_rw: .*san_body.h:70 .*thread 1 .*races with the read by thread 0 at .*san_body.h:73" \
 	"racecheck: a write after another thread's read, no barrier" -- \
 	run san_racecheck_rw --sanitize racecheck
-expect 1 "UB initcheck_shared: .*san_body.h:82 .*thread 255 .*'tile' \+ 1020 .*no thread of this block has written" \
+expect 1 "UB initcheck_shared: .*san_body.h:86 .*thread 255 .*'tile' \+ 1020 .*no thread of this block has written" \
 	"initcheck: a read of a shared slot no thread wrote" -- \
 	run san_initcheck_shared --sanitize initcheck
 # The same bugs on 8-byte slots, which the kernel compiler's loop form tests
 # inline (where the build has it): the same reports.
-expect 1 "UB racecheck_shared_rw: .*san_body.h:93 .*thread 1 .*'tile' \+ 8 .* races with the read by thread 0 at .*san_body.h:96" \
+expect 1 "UB racecheck_shared_rw: .*san_body.h:97 .*thread 1 .*'tile' \+ 8 .* races with the read by thread 0 at .*san_body.h:100" \
 	"racecheck on 8-byte slots: a write after another thread's read" -- \
 	run san_racecheck_wide --sanitize racecheck
-expect 1 "UB racecheck_shared_rw: .*san_body.h:96 .*thread 255 .*'tile' \+ 0 .* races with the write by thread 0 at .*san_body.h:93" \
+expect 1 "UB racecheck_shared_rw: .*san_body.h:100 .*thread 255 .*'tile' \+ 0 .* races with the write by thread 0 at .*san_body.h:97" \
 	"racecheck on 8-byte slots: a read of another thread's write" -- \
 	run san_racecheck_wide --sanitize racecheck
-expect 1 "UB initcheck_shared: .*san_body.h:108 .*thread 255 .*read of 8 bytes of shared variable 'tile' \+ 2040 .*no thread of this block has written" \
+expect 1 "UB initcheck_shared: .*san_body.h:112 .*thread 255 .*read of 8 bytes of shared variable 'tile' \+ 2040 .*no thread of this block has written" \
 	"initcheck on 8-byte slots" -- \
 	run san_initcheck_wide --sanitize initcheck
 # A tree step whose bound lets thread q write the slot thread 0 read: the
 # kernel compiler's racecheck copy skips the granule words only where it
 # proves that no two threads meet (t < q, docs/SANITIZE.md); a proof that
 # took `t <= q` for it would lose this report.
-expect 1 "UB racecheck_shared_rw: .*san_body.h:124 .*block 0 .*thread 64 .*'tile' \+ 512 .* races with the read by thread 0 at .*san_body.h:124" \
+expect 1 "UB racecheck_shared_rw: .*san_body.h:128 .*block 0 .*thread 64 .*'tile' \+ 512 .* races with the read by thread 0 at .*san_body.h:128" \
 	"racecheck: a tree step's bound one thread too far" -- \
 	run san_racecheck_tree --sanitize racecheck
 clean racecheck san_racecheck_tree --arg valid=1
