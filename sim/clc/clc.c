@@ -407,12 +407,13 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 	const struct cta_sim *s = x->l.unit->sim;
 	if (s->dev.clc_emulated | s->checks) {
 		unsigned rank = lane_rank(x); /* (once for both) */
-		if (s->dev.clc_emulated && s->checks && b->ndone == 1 && x->obs[0].bar == b &&
+		if (s->checks && b->ndone == 1 && x->obs[0].bar == b &&
 		    x->obs[0].tseq == thread_key_of(x, rank) && cta__clc_quick_observe) {
 			/* The usual wait: one request completed the phase, and
 			 * this thread observed this mbarrier last time too
 			 * (observe's choice of entry is its first): issuer_waited
-			 * and observe for that one slot. */
+			 * (a request's wait is 0 but on emulated CLC) and observe
+			 * for that one slot. */
 			struct cta__rslot *sl = &lane_cta(x)->rslots[b->done_slots[0]];
 			const struct cta__request *r = sl->r;
 			if (r && r->wait && r->thread == rank && r->cta == x->l.cta_rank &&
@@ -962,20 +963,26 @@ bool cta__clc_is_canceled(const cta_clc_result *result, const char *file, int li
 	return read_canceled(x, sl, file, line);
 }
 
+/* get_first_ctaid's report of a failed request's index, out of its way. */
+static __attribute__((noinline, cold)) int
+read_failed_index(struct cta__lane_x *x, const struct cta__request *r, const char *file, int line)
+{
+	struct cta__unit *u = x->l.unit;
+	cta__ub(u->sim, UB_READ_FAILED_INDEX, u, x, file, line,
+	        "the request issued at %s:%d failed (%s): its block index is undefined", r->file,
+	        r->line, cta_cancel_outcome_name(r->outcome));
+	return 0;
+}
+
 int cta__clc_first_ctaid(const cta_clc_result *result, int dim, const char *file, int line)
 {
 	struct cta__lane_x *x = self();
-	struct cta__unit *u = x->l.unit;
 	struct cta__rslot *sl = checked_slot(x, result, file, line, "get_first_ctaid");
 	if (!sl || !sl->r->resolved)
 		return 0;
 	struct cta__request *r = sl->r;
-	if (r->outcome != CTA_CANCEL_SUCCESS) {
-		cta__ub(u->sim, UB_READ_FAILED_INDEX, u, x, file, line,
-		        "the request issued at %s:%d failed (%s): its block index is undefined",
-		        r->file, r->line, cta_cancel_outcome_name(r->outcome));
-		return 0;
-	}
+	if (r->outcome != CTA_CANCEL_SUCCESS)
+		return read_failed_index(x, r, file, line);
 	read_first(x, sl);
 	return (int)(dim == 0 ? r->first.x : dim == 1 ? r->first.y : r->first.z);
 }

@@ -1200,19 +1200,21 @@ static void shared_stacks_change_no_trace(void **state)
  * loops on fibers and timing-only, emulated, with injected failures and
  * --ub abort, give the same trace with them and without, and they do run. */
 static uint64_t quick_waits_seen;
+static int short_form_hardware; /* 1: B200, CLC in hardware (a fixed latency) */
 static char *short_form_trace(const char *kernel, const char *const *args, int timing_only,
                               cta_ub_mode ub, size_t *len)
 {
 	char path[256];
 	st_tmpname(path, sizeof(path), "short.trace");
-	struct cta_sim_opts o = st_opts("H100-SXM");
+	struct cta_sim_opts o = st_opts(short_form_hardware ? "B200" : "H100-SXM");
 	o.sm_limit = 2;
 	o.seed = 3;
 	o.cancel_fail_rate = 0.05;
 	o.trace_path = path;
 	o.timing_only = timing_only;
 	o.ub_mode = ub;
-	emulated_clc(&o.device);
+	if (!short_form_hardware)
+		emulated_clc(&o.device);
 	struct cta_harness *h;
 	cta__clc_quick_observes = 0;
 	int rc = st_run_harness(&h, kernel, &o, args);
@@ -1270,6 +1272,53 @@ static void cancel_round_trip_short_forms_change_no_trace(void **state)
 		free(a);
 		free(b);
 	}
+	cta_sim_set_regions(1);
+}
+
+/* The same on CLC hardware (B200: no emulation, a fixed latency), where
+ * the short observation runs too (its issuer part does nothing there: a
+ * request waits no longer than its latency), and a read it made defined
+ * (the result slot's ok_key) skips the checker's test: the same traces,
+ * UB reports included, with both short forms and without. */
+static void cancel_round_trip_short_forms_change_no_trace_on_hardware_clc(void **state)
+{
+	(void)state;
+	const char *sargs[] = {"grid=2048", "ns=700", NULL};
+	struct {
+		const char *k;
+		const char *const *args;
+		int timing_only;
+	} runs[] = {{"spin_clc", sargs, 1},
+	            {"spin_clc", sargs, 0},
+	            {"ub_read_before_complete", NULL, 0},
+	            {"ub_read_failed_index", NULL, 0}};
+	cta_sim_set_regions(0);
+	short_form_hardware = 1;
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		size_t la, lb;
+		char *a = short_form_trace(runs[i].k, runs[i].args, runs[i].timing_only,
+		                           CTA_UB_REPORT, &la);
+		uint64_t observes = cta__clc_quick_observes;
+		cta__exec_quick_waits = 0;
+		cta__clc_quick_observe = 0;
+		char *b = short_form_trace(runs[i].k, runs[i].args, runs[i].timing_only,
+		                           CTA_UB_REPORT, &lb);
+		cta__exec_quick_waits = 1;
+		cta__clc_quick_observe = 1;
+		assert_int_equal(cta__clc_quick_observes, 0);
+		if (i < 2 && observes < 100)
+			fail_msg("%s (run %zu): %llu short observations", runs[i].k, i,
+			         (unsigned long long)observes);
+		assert_true(la > 600);
+		assert_int_equal(la, lb);
+		if (memcmp(a, b, la))
+			fail_msg("%s: traces with and without the short forms differ", runs[i].k);
+		if (i >= 2 && !strstr(a, runs[i].k + 3))
+			fail_msg("%s: the trace names no %s", runs[i].k, runs[i].k + 3);
+		free(a);
+		free(b);
+	}
+	short_form_hardware = 0;
 	cta_sim_set_regions(1);
 }
 
@@ -1349,6 +1398,7 @@ int main(void)
 	    cmocka_unit_test(drain_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace),
+	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace_on_hardware_clc),
 	    cmocka_unit_test(atomics_on_several_host_threads_mark_the_trace_nondeterministic),
 	    cmocka_unit_test(different_seeds_with_injected_failures_give_different_traces),
 	};
