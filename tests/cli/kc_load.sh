@@ -28,7 +28,8 @@ else
 	exit 1
 fi
 "$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
-for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any kc_guards; do
+for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any kc_guards \
+	kc_inner_loops; do
 	if [ -n "$PLUGIN" ]; then
 		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
 			ok "$k is compiled to regions"
@@ -55,6 +56,17 @@ if [ -n "$PLUGIN" ]; then
 	else
 		bad "the kernel compiler knows what kc_smem_* write of shared memory"
 		grep 'kc_s' "$tmp/build.out" | sed 's/^/# /'
+	fi
+fi
+
+# kc_inner_loops' thread loops hold loops of its own: each goes to a
+# function of its own (OutlinePass), the first region's at least.
+if [ -n "$PLUGIN" ]; then
+	if grep -q 'kc_inner_loops__kc_fis: a thread loop with a loop inside as' "$tmp/build.out"; then
+		ok "kc_inner_loops' thread loops with loops inside are functions of their own"
+	else
+		bad "kc_inner_loops' thread loops with loops inside are functions of their own"
+		grep 'kc_inner' "$tmp/build.out" | sed 's/^/# /'
 	fi
 fi
 
@@ -105,4 +117,8 @@ both 'result +PASS' kc_guards --arg rounds=20 --arg valid=-20
 both 'result +PASS' kc_guards --arg rounds=40 --arg valid=-70 --block 8,8,1
 both 'result +PASS' kc_guards --arg rounds=0 --arg valid=-1
 both 'checksum' kc_steal --arg blocks=3000 --block 8,4,2 --threads 2
+both 'result +PASS' kc_inner_loops
+both 'result +PASS' kc_inner_loops --block 4,4,4 --arg rounds=7
+both 'result +PASS' kc_inner_loops --arg rounds=0 --block 8,8,1
+both 'result +PASS' kc_inner_loops --threads 2 --arg blocks=300 --arg rounds=2
 tap_end

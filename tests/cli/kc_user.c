@@ -142,6 +142,35 @@ static int kc_guards_verify(struct cta_harness *h)
 	return 0;
 }
 
+/* kc_inner_loops against the same loops in plain C. */
+static int kc_inner_loops_verify(struct cta_harness *h)
+{
+	int rc = kc_launched_ok(h);
+	if (rc)
+		return rc;
+	unsigned n = KC_BLOCK;
+	int s[KC_BLOCK];
+	for (int b = 0; b < S.blocks; b++) {
+		const int *in = S.in + (size_t)b * n;
+		for (unsigned t = 0; t < n; t++) {
+			int sum = 0;
+			for (unsigned i = t; i < t + t % 5 + (unsigned)S.rounds; i++)
+				sum += in[i % n] * (int)(i - t + 1);
+			s[t] = sum;
+		}
+		for (unsigned t = 0; t < n; t++) {
+			int acc = 0;
+			for (unsigned k = 0; k <= t % 4; k++)
+				acc += s[(t + k) % n];
+			if (S.out[(size_t)b * n + t] != acc)
+				return cta_harness_fail(h, "out[%zu]: expected %d, got %d",
+				                        (size_t)b * n + t, acc,
+				                        S.out[(size_t)b * n + t]);
+		}
+	}
+	return 0;
+}
+
 static int kc_slots_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_slots);
@@ -167,6 +196,11 @@ static int kc_smem_any_setup(struct cta_harness *h)
 static int kc_guards_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_guards);
+}
+
+static int kc_inner_loops_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_inner_loops);
 }
 
 static int kc_steal_setup(struct cta_harness *h)
@@ -231,3 +265,11 @@ static const struct cta_kernel_info kc_guards_info = {
     .verify = kc_guards_verify,
 };
 CTA_HARNESS(kc_guards_info)
+static const struct cta_kernel_info kc_inner_loops_info = {
+    .name = "kc_inner_loops",
+    .summary = "test kernel: loops of different lengths inside each thread's regions",
+    .params = kc_params,
+    .setup = kc_inner_loops_setup,
+    .verify = kc_inner_loops_verify,
+};
+CTA_HARNESS(kc_inner_loops_info)

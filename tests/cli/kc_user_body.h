@@ -6,7 +6,8 @@
  * threads that wait at two different barriers, a work-stealing loop led
  * by the last thread with values live across it, and shared memory that
  * each block must find zeroed whatever the blocks before it wrote (the
- * engine zeroes only part of it for the loop form: sim/exec/regions.c). */
+ * engine zeroes only part of it for the loop form: sim/exec/regions.c),
+ * and loops inside a thread's regions. */
 #ifndef KC_USER_BODY_H
 #define KC_USER_BODY_H
 
@@ -134,6 +135,31 @@ CTA_KERNEL(kc_guards, struct kc_args, p)
 		s[t] ^= 0x55;
 	__syncthreads();
 	p->out[base + t] = s[t];
+}
+
+/* Loops inside each thread's regions, with trip counts that differ by
+ * thread and a cost in each trip: the kernel compiler moves such a thread
+ * loop into a function of its own (OutlinePass in compiler/regions_pass.cpp),
+ * which hands back each thread's sum and the latest end time at its end. */
+CTA_KERNEL(kc_inner_loops, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned long long base = (unsigned long long)blockIdx.x * n;
+	int sum = 0;
+	for (unsigned i = t; i < t + t % 5 + (unsigned)p->rounds; i++) {
+		sum += p->in[base + i % n] * (int)(i - t + 1);
+		cta_spin_ns(i % 3);
+	}
+	s[t] = sum;
+	__syncthreads();
+	int acc = 0;
+	for (unsigned k = 0; k <= t % 4; k++) {
+		acc += s[(t + k) % n];
+		cta_spin_ns(1);
+	}
+	p->out[base + t] = acc;
 }
 
 /* kc_steal's work for each block index it is handed (its own, then the
