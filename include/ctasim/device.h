@@ -256,6 +256,26 @@ struct cta_device_model {
 	 * (docs/FIDELITY.md); `ctasim calibrate` fits it from clustered
 	 * launches that ran fewer than their occupancy. */
 	unsigned cluster_max_blocks_per_sm;
+	/* The dispatcher state one launch leaves for the next in one run
+	 * (placement rule 8, docs/FIDELITY.md; sweep_carry 0: off, every
+	 * launch starts from its own record clear as rule 5 says). On: the
+	 * run's first launch starts from the record clears of all its
+	 * launches, in launch order (the CUDA backend clears every launch's
+	 * slots before the first: cta_device_sweep_start_clears); a later one
+	 * starts at the GPC after that of the block placed last, with the
+	 * first SMs' half flipped by each launch of two or more blocks before
+	 * it (a launch of one block takes the first of the first SMs and
+	 * leaves their first half), and a clustered one at the first SMs'
+	 * cluster_carry_rot-th TPC (cluster_carry_rot_half-th where the launch
+	 * before left their second half).
+	 * The first SMs' turns come later the longer a first wave of the run
+	 * before it was: from sweep_carry_late blocks one GPC visit late,
+	 * from sweep_carry_mid the first two late and the second merged into
+	 * it, from sweep_carry_steady every sweep_gap_later visits, the first
+	 * one visit early (0: never). */
+	unsigned sweep_carry;
+	unsigned sweep_carry_late, sweep_carry_mid, sweep_carry_steady;
+	unsigned cluster_carry_rot, cluster_carry_rot_half;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 
@@ -293,6 +313,34 @@ CTA_EXPORT int cta_device_sweep_order(const struct cta_device_model *m, unsigned
 CTA_EXPORT int cta_device_cluster_sweep_order(const struct cta_device_model *m, unsigned nsms,
                                               uint64_t grid, uint64_t wave, unsigned *out,
                                               unsigned *len);
+
+/* Where a launch's first wave starts: the dispatcher state the launch
+ * before it left (placement rules 5 and 8, docs/FIDELITY.md). */
+struct cta_sweep_start {
+	unsigned gpc0;        /* the GPC the first pass starts at */
+	unsigned rot;         /* 1: the first SMs start at their second half */
+	unsigned cluster_rot; /* clustered: the first TPC the first SMs' TPCs start at */
+	unsigned early; /* every turn of the first SMs one GPC visit early (two after the switch) */
+	unsigned late;  /* every turn one GPC visit late */
+	unsigned mid;   /* the first turn two visits late, the second merged into it */
+	unsigned steady; /* turns every sweep_gap_later visits, the first one visit early */
+};
+
+/* The start a record clear of one block per sweep_prior_unit of each of
+ * grids[0..n) leaves, cleared in that order (rule 5; with n = 1 the start
+ * cta_device_sweep_order uses). */
+CTA_EXPORT void cta_device_sweep_start_clears(const struct cta_device_model *m,
+                                              const uint64_t *grids, size_t n,
+                                              struct cta_sweep_start *out);
+
+/* cta_device_sweep_order and cta_device_cluster_sweep_order from a given
+ * start. */
+CTA_EXPORT int cta_device_sweep_order_at(const struct cta_device_model *m, unsigned nsms,
+                                         const struct cta_sweep_start *st, uint64_t wave,
+                                         unsigned *out, unsigned *len);
+CTA_EXPORT int cta_device_cluster_sweep_order_at(const struct cta_device_model *m, unsigned nsms,
+                                                 const struct cta_sweep_start *st, uint64_t wave,
+                                                 unsigned *out, unsigned *len);
 
 /* Number of presets and the i-th one (NULL past the end). */
 CTA_EXPORT unsigned cta_device_preset_count(void);

@@ -185,6 +185,280 @@ static void fit_cluster_prior(struct cta_device_model *b, const struct waves *ws
 	free(one.w);
 }
 
+/* Placement rule 8: one launch of a run of several, as the hardware
+ * placed its first wave after the launch before it. */
+struct seqw {
+	unsigned *sm; /* first-wave SMs, block order */
+	unsigned len;
+	uint64_t grid;
+	int cluster;
+	int first;                 /* the run's first launch (after the record clears) */
+	struct cta_sweep_start st; /* its start but the turns */
+	unsigned longest;          /* the longest first wave before it */
+	uint64_t score[4];         /* blocks placed right with turns 0-3 */
+	uint64_t score_rot[CTA_DEVICE_MAX_SWEEP_FIRST]; /* clustered: by
+	                                                 * first TPC */
+};
+
+struct seqs {
+	struct seqw *w;
+	size_t n, cap;
+};
+
+/* The launches of a run of several, in the order their first blocks
+ * started, each placed after the one before had ended (concurrent
+ * launches are left out): their first waves, the record clears of the run
+ * (kernel id order, the launch order) and what each launch before left. */
+static int add_seq(struct seqs *sq, const struct cta_trace *t, const struct cta_device_model *m,
+                   unsigned nsms)
+{
+	unsigned nk = t->header.kernel_count;
+	if (nk < 2)
+		return 0;
+	uint64_t fs[CTA_TRACE_MAX_KERNELS], fe[CTA_TRACE_MAX_KERNELS], le[CTA_TRACE_MAX_KERNELS],
+	    grid[CTA_TRACE_MAX_KERNELS];
+	unsigned ord[CTA_TRACE_MAX_KERNELS];
+	for (unsigned k = 0; k < nk; k++) {
+		const struct cta_trace_kernel *kd = &t->header.kernels[k];
+		grid[k] = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
+		fs[k] = fe[k] = UINT64_MAX;
+		le[k] = 0;
+		ord[k] = k;
+	}
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel >= nk)
+			continue;
+		if (r->ev == CTA_TEV_START && r->t_ns < fs[r->kernel])
+			fs[r->kernel] = r->t_ns;
+		if (r->ev == CTA_TEV_END) {
+			if (r->t_ns < fe[r->kernel])
+				fe[r->kernel] = r->t_ns;
+			if (r->t_ns > le[r->kernel])
+				le[r->kernel] = r->t_ns;
+		}
+	}
+	for (unsigned a = 1; a < nk; a++)
+		for (unsigned b = a; b > 0 && fs[ord[b]] < fs[ord[b - 1]]; b--) {
+			unsigned x = ord[b];
+			ord[b] = ord[b - 1];
+			ord[b - 1] = x;
+		}
+	struct cta_sweep_start clears;
+	cta_device_sweep_start_clears(m, grid, nk, &clears);
+	unsigned rot = 0, longest = 0, gpc = clears.gpc0;
+	for (unsigned j = 0; j < nk; j++) {
+		unsigned k = ord[j];
+		if (fs[k] == UINT64_MAX)
+			break;
+		const struct cta_trace_kernel *kd = &t->header.kernels[k];
+		int cluster = kd->cluster[0] * kd->cluster[1] * kd->cluster[2] > 1;
+		unsigned cap = grid[k] < (uint64_t)nsms * 64 ? (unsigned)grid[k] : nsms * 64;
+		unsigned *sm = malloc((size_t)(cap ? cap : 1) * sizeof *sm);
+		if (!sm)
+			return CTA_ENOMEM;
+		for (unsigned b = 0; b < cap; b++)
+			sm[b] = UINT32_MAX;
+		/* Its first wave, and the SM of its last block placed outside
+		 * the first SMs (blocks are placed in index order). */
+		uint64_t lb = 0;
+		unsigned last = UINT32_MAX;
+		for (size_t i = 0; i < t->count; i++) {
+			const struct cta_trace_rec *r = &t->recs[i];
+			if (r->ev != CTA_TEV_START || r->sm >= nsms || r->kernel != k)
+				continue;
+			if (r->block < cap && r->t_ns < fe[k])
+				sm[r->block] = (unsigned)r->sm;
+			int first = 0;
+			for (unsigned f = 0; f < m->sweep_first_len; f++)
+				first |= m->sweep_first[f] == r->sm;
+			if (!first && (last == UINT32_MAX || r->block >= lb)) {
+				lb = r->block;
+				last = (unsigned)r->sm;
+			}
+		}
+		unsigned len = 0;
+		while (len < cap && sm[len] != UINT32_MAX)
+			len++;
+		unsigned b0 = len ? sm[0] : UINT32_MAX;
+		int alone = 1;
+		for (unsigned q = 0; q < j; q++)
+			alone &= le[ord[q]] <= fs[k];
+		if (len && alone) {
+			if (sq->n == sq->cap) {
+				size_t nc = sq->cap ? 2 * sq->cap : 32;
+				struct seqw *nw = realloc(sq->w, nc * sizeof *nw);
+				if (!nw) {
+					free(sm);
+					return CTA_ENOMEM;
+				}
+				sq->w = nw;
+				sq->cap = nc;
+			}
+			struct seqw *w = &sq->w[sq->n++];
+			memset(w, 0, sizeof *w);
+			w->sm = sm;
+			w->len = len;
+			w->grid = grid[k];
+			w->cluster = cluster;
+			w->first = j == 0;
+			w->longest = longest;
+			if (j == 0) {
+				w->st = clears;
+			} else {
+				w->st.gpc0 = gpc;
+				w->st.rot = rot;
+			}
+		} else {
+			free(sm);
+		}
+		if (last != UINT32_MAX && m->gpc_count)
+			gpc = (m->gpc_of_sm[last] + 1) % m->gpc_count;
+		/* The half it started at, as recorded (its block 0's SM). */
+		unsigned half = j ? rot : clears.rot;
+		for (unsigned f = 0; f < m->sweep_first_len; f++)
+			if (m->sweep_first[f] == b0)
+				half = f >= m->sweep_first_len / 2;
+		rot = grid[k] >= 2 ? half ^ 1 : half;
+		if (len > longest)
+			longest = len;
+		if (!alone)
+			break; /* what a concurrent launch left is not modelled */
+	}
+	return 0;
+}
+
+/* The turns (0-3) the longest first wave before a launch leaves, under
+ * thresholds late <= mid <= steady (0: never). */
+static unsigned carry_turns(unsigned longest, unsigned late, unsigned mid, unsigned steady)
+{
+	return steady && longest >= steady ? 3
+	       : mid && longest >= mid     ? 2
+	       : late && longest >= late   ? 1
+	                                   : 0;
+}
+
+/* Placement rule 8's parameters: the thresholds of the turns a long first
+ * wave leaves and the first TPC of a clustered launch after another
+ * launch, searched for the values that place the most recorded first
+ * waves of later launches (the lowest on ties); rule 8 is taken when it
+ * places more of the runs' first waves than rule 5 alone does. */
+static uint64_t placed_right(const struct cta_device_model *b, unsigned nsms, const struct seqw *w,
+                             const struct cta_sweep_start *st, unsigned *buf)
+{
+	unsigned len = 0;
+	uint64_t ok = 0;
+	if (!(w->cluster ? cta_device_cluster_sweep_order_at(b, nsms, st, w->len, buf, &len)
+	                 : cta_device_sweep_order_at(b, nsms, st, w->len, buf, &len)))
+		for (unsigned k = 0; k < len && k < w->len; k++)
+			ok += buf[k] == w->sm[k];
+	return ok;
+}
+
+static void fit_carry(struct cta_device_model *b, struct seqs *sq, unsigned nsms, unsigned *buf)
+{
+	unsigned nft = 0;
+	for (unsigned i = 0; i < b->sweep_first_len; i++)
+		if (!i || b->tpc_of_sm[b->sweep_first[i]] != b->tpc_of_sm[b->sweep_first[i - 1]])
+			nft++;
+	if (nft > CTA_DEVICE_MAX_SWEEP_FIRST)
+		nft = CTA_DEVICE_MAX_SWEEP_FIRST;
+	/* Each launch scored once per setting it can see: the turns of a
+	 * later one-CTA launch, the first TPC of a later clustered one; and
+	 * under rule 5 alone, from its own clear. */
+	uint64_t firsts = 0, rule5 = 0;
+	unsigned cand[256], nc = 0;
+	for (size_t i = 0; i < sq->n; i++) {
+		struct seqw *w = &sq->w[i];
+		struct cta_sweep_start o;
+		cta_device_sweep_start_clears(b, &w->grid, 1, &o);
+		rule5 += placed_right(b, nsms, w, &o, buf);
+		if (w->first) {
+			firsts += placed_right(b, nsms, w, &w->st, buf);
+			continue;
+		}
+		for (unsigned t = 0; t < 4 && !w->cluster; t++) {
+			o = w->st;
+			o.late = t == 1;
+			o.mid = t == 2;
+			o.steady = t == 3;
+			w->score[t] = placed_right(b, nsms, w, &o, buf);
+		}
+		for (unsigned r = 0; r < nft && w->cluster; r++) {
+			o = w->st;
+			o.cluster_rot = r;
+			w->score_rot[r] = placed_right(b, nsms, w, &o, buf);
+		}
+		unsigned v = w->longest + 1, seen = 0;
+		for (unsigned c = 0; c < nc; c++)
+			seen |= cand[c] == v;
+		if (!seen && nc < 256)
+			cand[nc++] = v;
+	}
+	/* Without a later launch the traces say nothing of rule 8. */
+	size_t later = 0;
+	for (size_t q = 0; q < sq->n; q++)
+		later += !sq->w[q].first;
+	if (!later)
+		return;
+	/* Thresholds: one past a longest wave recorded, or never (index nc),
+	 * in ascending order so that ties keep the lowest. */
+	for (unsigned a = 1; a < nc; a++)
+		for (unsigned c = a; c > 0 && cand[c] < cand[c - 1]; c--) {
+			unsigned x = cand[c];
+			cand[c] = cand[c - 1];
+			cand[c - 1] = x;
+		}
+	uint64_t best = 0;
+	unsigned bl = 0, bm = 0, bs = 0;
+	for (unsigned i = 0; i <= nc; i++)
+		for (unsigned j = i; j <= nc; j++)
+			for (unsigned k = j; k <= nc; k++) {
+				unsigned l = i < nc ? cand[i] : 0, mm = j < nc ? cand[j] : 0,
+				         st = k < nc ? cand[k] : 0;
+				uint64_t sc = 0;
+				for (size_t q = 0; q < sq->n; q++) {
+					const struct seqw *w = &sq->w[q];
+					if (!w->first && !w->cluster)
+						sc += w->score[carry_turns(w->longest, l, mm, st)];
+				}
+				if ((!i && !j && !k) || sc > best) {
+					best = sc;
+					bl = l;
+					bm = mm;
+					bs = st;
+				}
+			}
+	/* The first TPC of a clustered launch, for each half the launch
+	 * before left. */
+	uint64_t bestc = 0;
+	unsigned br[2] = {0, 0};
+	for (unsigned h = 0; h < 2; h++) {
+		uint64_t bh = 0;
+		for (unsigned r = 0; r < nft; r++) {
+			uint64_t sc = 0;
+			for (size_t q = 0; q < sq->n; q++) {
+				const struct seqw *w = &sq->w[q];
+				if (!w->first && w->cluster && w->st.rot == h)
+					sc += w->score_rot[r];
+			}
+			if (r == 0 || sc > bh) {
+				bh = sc;
+				br[h] = r;
+			}
+		}
+		bestc += bh;
+	}
+	if (firsts + best + bestc <= rule5)
+		return; /* the runs say nothing rule 5 does not */
+	b->sweep_carry = 1;
+	b->sweep_carry_late = bl;
+	b->sweep_carry_mid = bm;
+	b->sweep_carry_steady = bs;
+	b->cluster_carry_rot = br[0];
+	b->cluster_carry_rot_half = br[1];
+}
+
 int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *const *traces,
                             size_t n, const unsigned char *donly, uint64_t *placed, uint64_t *total)
 {
@@ -291,6 +565,32 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 		}
 	}
 	fit_cluster_prior(&b, &ws, nsms, buf);
+	/* Rule 8 from runs of several launches, where the traces have any. */
+	struct seqs sq = {0};
+	for (size_t i = 0; i < n && !rc; i++)
+		if (!(donly && donly[i]))
+			rc = add_seq(&sq, traces[i], &b, nsms);
+	unsigned *sbuf = NULL;
+	if (!rc && sq.n) {
+		unsigned most = 0;
+		for (size_t i = 0; i < sq.n; i++)
+			if (sq.w[i].len > most)
+				most = sq.w[i].len;
+		sbuf = malloc((size_t)most * sizeof *sbuf);
+		if (sbuf)
+			fit_carry(&b, &sq, nsms, sbuf);
+		else
+			rc = CTA_ENOMEM;
+	}
+	free(sbuf);
+	for (size_t i = 0; i < sq.n; i++)
+		free(sq.w[i].sm);
+	free(sq.w);
+	if (rc) {
+		free(buf);
+		waves_free(&ws);
+		return rc;
+	}
 	*placed = score_of(&b, &ws, nsms, buf, 1, UINT32_MAX, 2, total);
 	memcpy(m->sweep_first, b.sweep_first, sizeof(m->sweep_first));
 	m->sweep_first_len = b.sweep_first_len;
@@ -301,6 +601,12 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 	m->sweep_rotate_prior = b.sweep_rotate_prior;
 	m->sweep_late_prior = b.sweep_late_prior;
 	m->sweep_prior_unit = b.sweep_prior_unit;
+	m->sweep_carry = b.sweep_carry;
+	m->sweep_carry_late = b.sweep_carry_late;
+	m->sweep_carry_mid = b.sweep_carry_mid;
+	m->sweep_carry_steady = b.sweep_carry_steady;
+	m->cluster_carry_rot = b.cluster_carry_rot;
+	m->cluster_carry_rot_half = b.cluster_carry_rot_half;
 	m->cluster_prior_len = b.cluster_prior_len;
 	memcpy(m->cluster_prior_rot, b.cluster_prior_rot, sizeof(m->cluster_prior_rot));
 	m->placement = CTA_PLACE_SWEEP;

@@ -73,6 +73,10 @@ struct cta__kernel {
 	int fit_valid;   /* fit is kept current (the kernel is a dispatch candidate) */
 	unsigned *sweep; /* placement = sweep: the first wave's SMs, in block order */
 	unsigned sweep_len, sweep_pos;
+	/* The sweep is computed (at launch, or with sweep_carry at the
+	 * kernel's first dispatch), and the first SMs' half it started at. */
+	int sweep_built;
+	unsigned sweep_rot, sweep_gpc0;
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;
@@ -98,6 +102,7 @@ struct cta__sm {
 	unsigned threads, warps, blocks, regs, smem;
 	unsigned cblocks; /* blocks of clustered launches (cluster_max_blocks_per_sm) */
 	unsigned gpc;
+	unsigned sweep_first; /* one of the model's sweep_first SMs (placement rule 8) */
 	/* The issue gate (spin_gate_threads): blocks resident here that wait
 	 * for running ones to end, oldest first, and their threads. */
 	struct cta__unit *gate_head, *gate_tail;
@@ -524,6 +529,13 @@ struct cta_sim {
 	 * before that place arms it exactly where it would have been. */
 	int resv_valid;
 	uint64_t resv_t, resv_seq;
+	/* Placement rule 8 (sweep_carry): 1 + the GPC of the last block
+	 * placed outside the first SMs (0: none yet), the kernel whose sweep
+	 * was computed last, and the turns the longest first wave so far
+	 * leaves (0 none, 1 late, 2 mid, 3 steady). */
+	unsigned carry_gpc;
+	struct cta__kernel *carry_prev;
+	unsigned carry_turns;
 	int refill_ok;      /* the device and options allow cta__sched_refill */
 	uint64_t room_gen;  /* bumped whenever room frees or a kernel activates */
 	uint64_t nofit_gen; /* room_gen when nothing fitted; UINT64_MAX: unknown */

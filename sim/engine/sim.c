@@ -82,8 +82,11 @@ int cta_sim_new(cta_sim **out, const struct cta_sim_opts *opts)
 		cta_sim_free(s);
 		return CTA_ENOMEM;
 	}
-	for (unsigned i = 0; i < s->nsms; i++)
+	for (unsigned i = 0; i < s->nsms; i++) {
 		s->sms[i].gpc = s->dev.gpc_of_sm[i];
+		for (unsigned f = 0; f < s->dev.sweep_first_len; f++)
+			s->sms[i].sweep_first |= s->dev.sweep_first[f] == i;
+	}
 	s->nstreams = 1;
 	s->streams[0].priority = s->dev.priority_least;
 	if (cta__sched_init(s) < 0) {

@@ -106,6 +106,12 @@ static const struct key keys[] = {
     OPT_UINT(clc_crowd_tail_ppm, 1000000),
     OPT_UINT(cluster_barrier_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(cluster_max_blocks_per_sm, 1024),
+    OPT_UINT(sweep_carry, 1),
+    OPT_UINT(sweep_carry_late, 1u << 30),
+    OPT_UINT(sweep_carry_mid, 1u << 30),
+    OPT_UINT(sweep_carry_steady, 1u << 30),
+    OPT_UINT(cluster_carry_rot, CTA_DEVICE_MAX_SWEEP_FIRST),
+    OPT_UINT(cluster_carry_rot_half, CTA_DEVICE_MAX_SWEEP_FIRST),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

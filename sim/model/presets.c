@@ -171,6 +171,11 @@ struct sweep_fit {
 	/* Clustered blocks an SM holds (cluster_max_blocks_per_sm; 0: any). */
 	unsigned cluster_max_per_sm;
 	const char *fitted_on;
+	/* The state a launch leaves for the next (placement rule 8:
+	 * sweep_carry_late, _mid and _steady, cluster_carry_rot and _half;
+	 * the first three 0: off),
+	 * fitted on traces/reference/h100-launches. */
+	unsigned carry_late, carry_mid, carry_steady, cluster_carry_rot, cluster_carry_rot_half;
 };
 
 /* Fitted on the 83 configurations of traces/reference/h100/ (H100 80GB
@@ -210,6 +215,11 @@ static const struct sweep_fit sweep_h100 = {
     .cluster_barrier_ns = 499,
     .cluster_max_per_sm = 8,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
+    .carry_late = 31,
+    .carry_mid = 61,
+    .carry_steady = 67,
+    .cluster_carry_rot = 1,
+    .cluster_carry_rot_half = 0,
 };
 
 /* Fitted on the 84 configurations of traces/reference/h200/ (NVIDIA H200,
@@ -571,6 +581,12 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_crowd_tail_ppm = f->clc_crowd_tail_ppm;
 		m->cluster_barrier_ns = f->cluster_barrier_ns;
 		m->cluster_max_blocks_per_sm = f->cluster_max_per_sm;
+		m->sweep_carry = f->carry_late || f->carry_mid || f->carry_steady;
+		m->sweep_carry_late = f->carry_late;
+		m->sweep_carry_mid = f->carry_mid;
+		m->sweep_carry_steady = f->carry_steady;
+		m->cluster_carry_rot = f->cluster_carry_rot;
+		m->cluster_carry_rot_half = f->cluster_carry_rot_half;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

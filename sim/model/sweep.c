@@ -11,12 +11,20 @@
  * whole passes; `small`: the launch before left the turns early, one
  * visit until the switch to sweep_gap_later and two after it (an idle
  * dispatcher's, docs/FIDELITY.md, "placement"); `late`: a long launch
- * before left them one visit late. */
+ * before left them one visit late; `mid` and `steady`: a long first wave
+ * earlier in the run left the first turn two visits late with the second
+ * merged into it, or every turn sweep_gap_later visits after the one
+ * before (placement rule 8). */
 static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, uint64_t passes,
-                                int small, int late)
+                                int small, int late, int mid, int steady)
 {
 	if (k == passes) /* the turn of the last, partial pass: at its start */
 		return passes * d->gpc_count;
+	if (steady) /* a long launch before: the gap is sweep_gap_later already */
+		return d->sweep_gap_later ? (uint64_t)d->sweep_gap_later * k - 1 : k;
+	if (mid) /* the first turn two visits late, then the schedule one turn on */
+		return k == 1 ? (uint64_t)d->sweep_gap_first + 2
+		              : first_turn_step(d, k + 1, passes + 1, small, late, 0, 0);
 	uint64_t r = k <= d->sweep_gap_switch
 	                 ? (uint64_t)d->sweep_gap_first * k
 	                 : (uint64_t)d->sweep_gap_first * d->sweep_gap_switch +
@@ -28,11 +36,61 @@ static uint64_t first_turn_step(const struct cta_device_model *d, unsigned k, ui
 	return r + (late ? 1 : 0);
 }
 
+/* What a record clear of `prior` blocks leaves (rule 5): its blocks took
+ * the first SMs' turn and then one GPC each, so the next sweep starts at
+ * the GPC after its last; a short one leaves the turns early, a longer one
+ * the first SMs at their second half (traces/reference/h100: prior_* and
+ * the grid classes). One of at least a block per first SM and GPC ends
+ * where it began (grids of 4096 to 16500 blocks start at GPC 0), and a
+ * still longer one leaves the turns late. The clear runs on the whole
+ * device: the count is the model's first SMs even where fewer SMs are
+ * used (--sm-limit). */
+static unsigned clear_gpc_step(const struct cta_device_model *d, uint64_t prior)
+{
+	uint64_t full = (uint64_t)d->sweep_first_len + d->gpc_count;
+	return prior > d->sweep_first_len && prior < full ? (unsigned)(prior - d->sweep_first_len)
+	                                                  : 0;
+}
+
+void cta_device_sweep_start_clears(const struct cta_device_model *d, const uint64_t *grids,
+                                   size_t n, struct cta_sweep_start *st)
+{
+	*st = (struct cta_sweep_start){0};
+	if (!d || !n)
+		return;
+	/* Clears one after the other (the CUDA backend clears the slots of
+	 * every launch of a run before its first: placement rule 8): each
+	 * that reaches sweep_rotate_prior flips the first SMs' half, the
+	 * GPC steps add up, and the last one sets the turns. */
+	uint64_t prior = 0;
+	unsigned flips = 0, gpc = 0;
+	for (size_t i = 0; i < n; i++) {
+		prior = d->sweep_prior_unit ? grids[i] / d->sweep_prior_unit : 0;
+		flips += d->sweep_rotate_prior && prior >= d->sweep_rotate_prior;
+		gpc += clear_gpc_step(d, prior);
+	}
+	st->rot = flips & 1;
+	st->early = !st->rot && prior < d->sweep_small_prior;
+	st->late = d->sweep_late_prior && prior >= d->sweep_late_prior;
+	st->gpc0 = d->gpc_count ? gpc % d->gpc_count : 0;
+	st->cluster_rot =
+	    prior >= 1 && prior <= d->cluster_prior_len ? d->cluster_prior_rot[prior - 1] : 0;
+}
+
 int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint64_t grid,
                            uint64_t wave, unsigned *out, unsigned *len)
 {
+	struct cta_sweep_start st;
+	cta_device_sweep_start_clears(d, &grid, 1, &st);
+	return cta_device_sweep_order_at(d, nsms, &st, wave, out, len);
+}
+
+int cta_device_sweep_order_at(const struct cta_device_model *d, unsigned nsms,
+                              const struct cta_sweep_start *st, uint64_t wave, unsigned *out,
+                              unsigned *len)
+{
 	*len = 0;
-	if (!d || !out || nsms > d->sm_count || nsms == 0)
+	if (!d || !st || !out || nsms > d->sm_count || nsms == 0)
 		return CTA_EINVAL;
 	if (wave == 0 || !d->gpc_count)
 		return 0;
@@ -70,23 +128,13 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 	turn = malloc(((size_t)turns + 1) * sizeof *turn);
 	if (!turn)
 		goto done;
-	/* The launch before this one (the CUDA backend's record-slot clear,
-	 * one block per sweep_prior_unit of this grid) leaves the sweep's
-	 * state: its blocks took the first SMs' turn and then one GPC each,
-	 * so this sweep starts at the GPC after its last; a short one leaves
-	 * the turns early, a longer one the first SMs at their second half
-	 * (traces/reference/h100: prior_* and the grid classes). One of at
-	 * least a block per first SM and GPC ends where it began (grids of
-	 * 4096 to 16500 blocks start at GPC 0), and a still longer one leaves
-	 * the turns late. The clear runs on the whole device: the count is
-	 * the model's first SMs even where fewer SMs are used (--sm-limit). */
-	uint64_t prior = d->sweep_prior_unit ? grid / d->sweep_prior_unit : 0;
-	int rotated = d->sweep_rotate_prior && prior >= d->sweep_rotate_prior;
-	int small = !rotated && prior < d->sweep_small_prior;
-	int late = d->sweep_late_prior && prior >= d->sweep_late_prior;
-	uint64_t full = (uint64_t)d->sweep_first_len + d->gpc_count;
-	unsigned gpc0 =
-	    prior > d->sweep_first_len && prior < full ? (unsigned)(prior - d->sweep_first_len) : 0;
+	int rotated = (int)st->rot, small = (int)st->early, late = (int)st->late;
+	int mid = (int)st->mid, steady = (int)st->steady;
+	unsigned gpc0 = st->gpc0 % d->gpc_count;
+	/* A launch of one block takes the first of the first SMs, whatever
+	 * the launch before left (every such launch recorded on an H100). */
+	if (wave == 1 && nf)
+		rotated = 0;
 	/* Blocks of each turn of the first SMs; the rest go to the sweep. */
 	uint64_t left = wave, main_left;
 	for (unsigned t = 0; t < turns; t++) {
@@ -120,9 +168,9 @@ int cta_device_sweep_order(const struct cta_device_model *d, unsigned nsms, uint
 				}
 		for (unsigned g = 0; g < d->gpc_count; g++, step++) {
 			while (next_turn < turns &&
-			       (next_turn == 0
-			            ? 0
-			            : first_turn_step(d, next_turn, passes, small, late)) <= step) {
+			       (next_turn == 0 ? 0
+			                       : first_turn_step(d, next_turn, passes, small, late,
+			                                         mid, steady)) <= step) {
 				EMIT_TURN(next_turn);
 				next_turn++;
 			}
@@ -151,26 +199,20 @@ done:
 	return rc;
 }
 
-/* The start of the clustered sweep the launch before leaves (see
- * cta_device_sweep_order): the rotation of the first TPCs and the GPC at
- * which each row of the first pass starts. */
-static void cluster_prior(const struct cta_device_model *d, uint64_t grid, unsigned nft,
-                          unsigned *rot, unsigned *gpc0)
-{
-	uint64_t prior = d->sweep_prior_unit ? grid / d->sweep_prior_unit : 0;
-	uint64_t full = (uint64_t)d->sweep_first_len + d->gpc_count;
-	*rot = prior >= 1 && prior <= d->cluster_prior_len && nft
-	           ? d->cluster_prior_rot[prior - 1] % nft
-	           : 0;
-	*gpc0 =
-	    prior > d->sweep_first_len && prior < full ? (unsigned)(prior - d->sweep_first_len) : 0;
-}
-
 int cta_device_cluster_sweep_order(const struct cta_device_model *d, unsigned nsms, uint64_t grid,
                                    uint64_t wave, unsigned *out, unsigned *len)
 {
+	struct cta_sweep_start st;
+	cta_device_sweep_start_clears(d, &grid, 1, &st);
+	return cta_device_cluster_sweep_order_at(d, nsms, &st, wave, out, len);
+}
+
+int cta_device_cluster_sweep_order_at(const struct cta_device_model *d, unsigned nsms,
+                                      const struct cta_sweep_start *st, uint64_t wave,
+                                      unsigned *out, unsigned *len)
+{
 	*len = 0;
-	if (!d || !out || nsms > d->sm_count || nsms == 0)
+	if (!d || !st || !out || nsms > d->sm_count || nsms == 0)
 		return CTA_EINVAL;
 	if (wave == 0)
 		return 0;
@@ -203,8 +245,9 @@ int cta_device_cluster_sweep_order(const struct cta_device_model *d, unsigned ns
 		sms[n++] = i;
 	}
 	tpc[nt] = n;
-	unsigned rot, gpc0;
-	cluster_prior(d, grid, nft, &rot, &gpc0);
+	/* The launch before starts the first TPCs at their cluster_rot-th
+	 * and each row of the first pass at GPC gpc0. */
+	unsigned rot = nft ? st->cluster_rot % nft : 0, gpc0 = st->gpc0;
 	/* The first pass visits the other TPCs row by row (a row: TPCs of
 	 * increasing GPC in id order), each row from GPC gpc0 on. */
 	unsigned no = 0;

@@ -16,14 +16,74 @@ static unsigned round_up(unsigned v, unsigned unit)
 	return unit ? (v + unit - 1) / unit * unit : v;
 }
 
+/* Placement rule 8 (sweep_carry): where k's sweep starts, from the
+ * state the launch before it left: the record clears of every launch of
+ * the run for the first (the CUDA backend clears them all before it),
+ * else the GPC after that of the last block placed outside the first
+ * SMs (the start before, where there is none), the first SMs' other half
+ * after a launch of two or more blocks (their first half after one of one
+ * block), and turns as late as the longest
+ * first wave dealt before it makes them. */
+static int carried_start(struct cta_sim *s, const struct cta__kernel *k, struct cta_sweep_start *st)
+{
+	const struct cta_device_model *d = &s->dev;
+	const struct cta__kernel *x = s->carry_prev;
+	if (!x) {
+		uint64_t *g = malloc((size_t)s->nkernels * sizeof *g);
+		if (!g)
+			return CTA_ENOMEM;
+		for (unsigned i = 0; i < s->nkernels; i++)
+			g[i] = s->kernels[i]->nblocks;
+		cta_device_sweep_start_clears(d, g, s->nkernels, st);
+		free(g);
+		return 0;
+	}
+	(void)k;
+	unsigned gpc0 = x->sweep_gpc0;
+	*st = (struct cta_sweep_start){0};
+	/* Blocks on the first SMs leave the GPC where it was. */
+	st->gpc0 = s->carry_gpc && d->gpc_count ? s->carry_gpc % d->gpc_count : gpc0;
+	/* A launch of one block took the first of the first SMs and leaves
+	 * their first half next; a longer one the half it did not start at;
+	 * a clustered launch starts the first TPCs at the one that half
+	 * leaves. */
+	st->rot = x->nblocks >= 2 ? x->sweep_rot ^ 1 : x->sweep_rot;
+	st->cluster_rot = st->rot ? d->cluster_carry_rot_half : d->cluster_carry_rot;
+	st->late = s->carry_turns == 1;
+	st->mid = s->carry_turns == 2;
+	st->steady = s->carry_turns == 3;
+	return 0;
+}
+
 /* placement = sweep: the SMs of the launch's first wave, block by block
  * (cta_device_sweep_order), computed once per launch; blocks past it
  * follow retire order (spread). */
 static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 {
+	k->sweep_built = 1;
 	uint64_t wave = (uint64_t)k->occupancy * s->nsms;
 	if (wave > k->nblocks)
 		wave = k->nblocks;
+	struct cta_sweep_start st;
+	if (s->dev.sweep_carry) {
+		const struct cta_device_model *d = &s->dev;
+		int rc = carried_start(s, k, &st);
+		if (rc)
+			return rc;
+		k->sweep_rot = st.rot;
+		k->sweep_gpc0 = st.gpc0;
+		s->carry_prev = k;
+		/* The longest first wave so far sets the turns of the next. */
+		unsigned t = d->sweep_carry_steady && wave >= d->sweep_carry_steady ? 3
+		             : d->sweep_carry_mid && wave >= d->sweep_carry_mid     ? 2
+		             : d->sweep_carry_late && wave >= d->sweep_carry_late   ? 1
+		                                                                    : 0;
+		if (t > s->carry_turns)
+			s->carry_turns = t;
+	} else {
+		uint64_t grid = k->nblocks;
+		cta_device_sweep_start_clears(&s->dev, &grid, 1, &st);
+	}
 	if (wave == 0)
 		return 0;
 	unsigned *out = malloc((size_t)wave * sizeof *out);
@@ -33,8 +93,8 @@ static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 	 * their own. */
 	unsigned len = 0;
 	int rc = k->csize > 1
-	             ? cta_device_cluster_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len)
-	             : cta_device_sweep_order(&s->dev, s->nsms, k->nblocks, wave, out, &len);
+	             ? cta_device_cluster_sweep_order_at(&s->dev, s->nsms, &st, wave, out, &len)
+	             : cta_device_sweep_order_at(&s->dev, s->nsms, &st, wave, out, &len);
 	if (rc) {
 		free(out);
 		return rc;
@@ -42,6 +102,10 @@ static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 	k->sweep = out;
 	k->sweep_len = len;
 	k->sweep_pos = 0;
+	/* The half of the first SMs it started at (rule 8). */
+	for (unsigned i = 0; len && i < s->dev.sweep_first_len; i++)
+		if (s->dev.sweep_first[i] == out[0])
+			k->sweep_rot = i >= s->dev.sweep_first_len / 2;
 	return 0;
 }
 
@@ -82,7 +146,9 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	k->fit = calloc((s->nsms + 63) / 64, sizeof(uint64_t));
 	if (!k->fit)
 		return CTA_ENOMEM;
-	if (d->placement == CTA_PLACE_SWEEP) {
+	/* With the carried state (rule 8) the sweep waits for the kernel's
+	 * first dispatch, when the launch before it has been dealt. */
+	if (d->placement == CTA_PLACE_SWEEP && !d->sweep_carry) {
 		int rc = build_sweep(s, k);
 		if (rc)
 			return rc;
@@ -540,6 +606,8 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	uint64_t unit = k->next_unit++;
 	if (k->next_unit == k->nunits)
 		s->cand_valid = 0;
+	if (!s->sms[sms[k->csize - 1]].sweep_first)
+		s->carry_gpc = s->sms[sms[k->csize - 1]].gpc + 1;
 	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
 	if (take_sm)
 		sm_take(s, sms[0], k);
@@ -618,6 +686,15 @@ static int dispatch_one(struct cta_sim *s)
 		if (!k) {
 			s->nofit_gen = s->room_gen;
 			return 0;
+		}
+		if (!k->sweep_built && s->dev.placement == CTA_PLACE_SWEEP) {
+			int rc = build_sweep(s, k);
+			if (rc) {
+				cta__base_errf(s, "out of memory for the sweep of kernel %s",
+				               k->label);
+				s->hung = 1;
+				return 0;
+			}
 		}
 		unsigned one, *sms = &one, buf[64];
 		if (k->csize > 1) {

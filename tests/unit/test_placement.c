@@ -1,6 +1,7 @@
 /* Tests of placement (sim/sched/dispatch.c): blocks dispatched in linear
  * order, x fastest; spread-first and round-robin placement; the refill of
- * an ended block's slot makes the spread choice. */
+ * an ended block's slot makes the spread choice; the sweep of a launch
+ * after another starts where that one left it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctasim/calibrate.h"
 #include "ctasim/trace.h"
 #include "simtest.h"
 
@@ -224,6 +226,131 @@ static void every_refill_is_the_spread_choice(void **state)
 	}
 }
 
+/* Runs launches of grids[i] blocks of 256 threads back to back on the
+ * default stream of the H100-SXM preset and returns the SM of every block
+ * of launch `which`'s first wave (its 1056 blocks at most). */
+static void sequence_sms(const unsigned *grids, unsigned n, unsigned which, unsigned *sm_of,
+                         int carry)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.timing_only = 1;
+	if (!carry)
+		o.device.sweep_carry = 0;
+	char path[256];
+	st_tmpname(path, sizeof(path), "sequence.trace");
+	o.trace_path = path;
+	struct eng_spin_args a = {20000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	for (unsigned i = 0; i < n; i++) {
+		struct cta_launch l = launch_of(&eng_spin, &a, grids[i], 1, 1, 256);
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	}
+	assert_int_equal(cta_sim_run(s), 0);
+	cta_sim_free(s);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	for (size_t i = 0; i < t.count; i++)
+		if (t.recs[i].ev == CTA_TEV_DISPATCH && t.recs[i].kernel == which &&
+		    t.recs[i].block < 1056)
+			sm_of[t.recs[i].block] = (unsigned)t.recs[i].sm;
+	cta_trace_free(&t);
+	remove(path);
+}
+
+/* Placement rule 8 (docs/FIDELITY.md): a launch after another starts where
+ * that one left the dispatcher, as the H100 did in
+ * traces/reference/h100-launches. */
+static void a_launch_starts_where_the_launch_before_left_the_sweep(void **state)
+{
+	(void)state;
+	static unsigned sm[1056], alone[1056];
+	/* 12 blocks: 8 on SMs 124-131, then one on TPCs 0, 1, 2, 3 (GPCs 0-3);
+	 * the next launch starts at GPC 4 (TPC 4: SM 8), after SMs 124-131
+	 * from their first half (the 12 started at their second: the clears
+	 * of 0 and 4 blocks flipped it once). */
+	const unsigned g12[] = {12, 1056};
+	sequence_sms(g12, 2, 0, sm, 1);
+	assert_int_equal(sm[0], 128);
+	assert_int_equal(sm[11], 6);
+	sequence_sms(g12, 2, 1, sm, 1);
+	assert_int_equal(sm[0], 124);
+	assert_int_equal(sm[8], 8);
+	/* Without the carried state each launch starts from its own clear:
+	 * the 1056 blocks at SM 128 and GPC 0. */
+	sequence_sms(g12, 2, 1, alone, 0);
+	assert_int_equal(alone[0], 128);
+	assert_int_equal(alone[8], 0);
+	/* After a first wave of 132 blocks the turns of SMs 124-131 come every
+	 * 6 GPC visits, the first after 5 (GPC 0's 8 other SMs, then 16 a
+	 * GPC): blocks 80-87 are the turn; after 12 blocks or none before, the
+	 * first turn comes after 3 visits and block 80 is in a GPC. */
+	const unsigned g132[] = {132, 1056}, g1056[] = {1056};
+	sequence_sms(g132, 2, 1, sm, 1);
+	assert_int_equal(sm[0], 124);
+	assert_int_equal(sm[8], 0);
+	assert_int_equal(sm[79], 113); /* TPC 56, GPC 4's last */
+	assert_int_equal(sm[80], 124);
+	assert_int_equal(sm[87], 131);
+	sequence_sms(g1056, 1, 0, alone, 1);
+	assert_true(alone[80] < 124);
+	assert_true(memcmp(sm, alone, sizeof(sm)) != 0);
+	/* A one-block launch takes SM 124 and leaves the first half. */
+	const unsigned g1[] = {1, 1056};
+	sequence_sms(g1, 2, 0, sm, 1);
+	assert_int_equal(sm[0], 124);
+	sequence_sms(g1, 2, 1, sm, 1);
+	assert_int_equal(sm[0], 124);
+}
+
+/* ctasim calibrate finds rule 8's thresholds again from simulated runs of
+ * two launches: each one past the longest first wave recorded below it. */
+static void launch_carry_is_recovered_from_simulated_runs(void **state)
+{
+	(void)state;
+	struct cta_device_model d = *cta_device_find("H100");
+	d.sweep_carry_late = 20;
+	d.sweep_carry_mid = 50;
+	d.sweep_carry_steady = 100;
+	static const unsigned firsts[] = {10, 30, 60, 132};
+	struct cta_trace t[4];
+	const struct cta_trace *ts[4];
+	for (int i = 0; i < 4; i++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.device = d;
+		o.timing_only = 1;
+		char path[256];
+		st_tmpname(path, sizeof(path), "carry.trace");
+		o.trace_path = path;
+		struct eng_spin_args a = {20000};
+		cta_sim *s;
+		assert_int_equal(cta_sim_new(&s, &o), 0);
+		struct cta_launch l = launch_of(&eng_spin, &a, firsts[i], 1, 1, 256);
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		l = launch_of(&eng_spin, &a, 1056, 1, 1, 256);
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+		assert_int_equal(cta_sim_run(s), 0);
+		cta_sim_free(s);
+		char err[256];
+		assert_int_equal(cta_trace_read(&t[i], path, err, sizeof(err)), 0);
+		remove(path);
+		ts[i] = &t[i];
+	}
+	struct cta_device_model base = *cta_device_find("H100"), m;
+	base.sweep_carry = base.sweep_carry_late = base.sweep_carry_mid = 0;
+	base.sweep_carry_steady = 0;
+	struct cta_calib_report rep;
+	char err[256] = "";
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 4, err, sizeof(err)), 0);
+	assert_int_equal(m.sweep_carry, 1);
+	assert_int_equal(m.sweep_carry_late, 11);
+	assert_int_equal(m.sweep_carry_mid, 31);
+	assert_int_equal(m.sweep_carry_steady, 61);
+	for (int i = 0; i < 4; i++)
+		cta_trace_free(&t[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +359,8 @@ int main(void)
 	    cmocka_unit_test(round_robin_places_block_i_on_sm_i_mod_count),
 	    cmocka_unit_test(spread_prefers_the_sm_with_fewest_blocks),
 	    cmocka_unit_test(every_refill_is_the_spread_choice),
+	    cmocka_unit_test(a_launch_starts_where_the_launch_before_left_the_sweep),
+	    cmocka_unit_test(launch_carry_is_recovered_from_simulated_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -248,6 +248,11 @@ int cta_cmd_calibrate(int argc, char **argv)
 		printf(" (clustered launches: the first TPC after a launch before of 1, 2, ... "
 		       "blocks)\n");
 	}
+	if (m->placement == CTA_PLACE_SWEEP && m->sweep_carry)
+		printf("  sweep_carry         late %u, mid %u, steady %u, cluster_carry_rot %u %u "
+		       "(the state a launch leaves for the next)\n",
+		       m->sweep_carry_late, m->sweep_carry_mid, m->sweep_carry_steady,
+		       m->cluster_carry_rot, m->cluster_carry_rot_half);
 	if (m->cluster_max_blocks_per_sm)
 		printf("  cluster_max_blocks_per_sm %u (clustered blocks an SM holds)\n",
 		       m->cluster_max_blocks_per_sm);
