@@ -46,6 +46,7 @@ struct cta__period {
 	struct cta__kernel *k;
 	int off;         /* no more cuts: a skip was made or cannot be */
 	int skipped;     /* periods were skipped */
+	int logging;     /* bodies are logged: from the first cut with a form on */
 	uint64_t blocks; /* blocks whose bodies ran while they were */
 	/* The run log: runs[i] is the (base + i)-th body run. */
 	struct cta__period_run *runs;

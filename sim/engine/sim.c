@@ -1662,7 +1662,7 @@ static void skip_periods(struct cta_sim *s)
 static void period_step(struct cta_sim *s)
 {
 	if (!cta__engine_period_cut(s)) {
-		s->per_hook = !s->per->off;
+		s->per_hook = !s->per->off && s->per->logging;
 		return;
 	}
 	if (s->pool && !(s->seg_ns > 0 && s->seg_ns < 2000.0))
@@ -2017,7 +2017,9 @@ int cta_sim_run(cta_sim *s)
 		cta__base_errf(s, "out of memory");
 		return CTA_ENOMEM;
 	}
-	s->per_hook = s->per != NULL;
+	/* The bodies are logged from the first cut with a form on
+	 * (period_step). */
+	s->per_hook = 0;
 	uint64_t progress_at = CTA_SIM_PROGRESS_EVENTS;
 	for (;;) {
 		struct cta__unit *u;
@@ -2030,7 +2032,7 @@ int cta_sim_run(cta_sim *s)
 		}
 		if (st == CTA__STEP_READY) {
 			run_ready(s);
-			if (s->per_hook && !s->per->off)
+			if (s->per && !s->per->off)
 				period_step(s);
 		} else if (st == CTA__STEP_RESUME)
 			run_unit(s, u);
