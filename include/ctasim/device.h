@@ -162,6 +162,9 @@ struct cta_device_model {
 	/* Duration model (see CTA_DEVICE_MAX_RESIDENT); index 0 is unused. */
 	uint32_t spin_scale_ppm[CTA_DEVICE_MAX_RESIDENT + 1];
 	uint32_t spin_add_ns[CTA_DEVICE_MAX_RESIDENT + 1];
+	/* (Emulated CLC's clc_late_ppm, described with the CLC keys below,
+	 * sits here, in what was padding.) */
+	unsigned clc_late_ppm;
 	uint64_t spin_add_mask; /* bit r - 1: spin_add_ns[r] is given */
 	/* 0: r above is the count of blocks resident when the block starts,
 	 * itself included. 1: r is 1 + CTA_DEVICE_SPIN_STEPS x the threads
@@ -276,6 +279,18 @@ struct cta_device_model {
 	unsigned sweep_carry;
 	unsigned sweep_carry_late, sweep_carry_mid, sweep_carry_steady;
 	unsigned cluster_carry_rot, cluster_carry_rot_half;
+	/* Emulated CLC, the issue gate's blocks of a work-stealing launch: a
+	 * first-wave block (or cluster, by its first CTA's SM) that the gate
+	 * holds, on an SM the launch fills (no further block of it fits by
+	 * threads), gets no issue slots until the blocks ahead reach their
+	 * first wait: it is let go clc_late_ppm / 1e6 of a call after the
+	 * launch's first request (the call its issuer makes after it), where
+	 * the gate's other blocks go at that request. On an H100 the sixth to
+	 * eighth 256-thread blocks of a full SM reach their first request one
+	 * call late, clustered or not (docs/FIDELITY.md, *Late first requests
+	 * on a full SM*); `ctasim calibrate` fits it from such first waves.
+	 * 0: none, and no cluster is held. */
+	/* (clc_late_ppm: beside spin_add_ns, in what was padding.) */
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

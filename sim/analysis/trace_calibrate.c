@@ -113,6 +113,9 @@ struct fit {
 	 * it far (clc_far_kernel). */
 	struct samples clc_far;
 	unsigned clc_far_votes[32];
+	/* Per kernel with late first-wave blocks on full SMs: their median
+	 * lateness, in ppm of the loop's call (clc_late_samples). */
+	struct samples clc_late;
 	int clc_emulated;
 	/* The register file's gate (fit_regs_gate): later-wave blocks of
 	 * register-limited kernels that found running blocks on their SM, by
@@ -844,6 +847,98 @@ out:
  * and of the last failure's to the block's end, less the tail, the loop's
  * one call (ns x the factor at index 1 + the per-call add) and, for the
  * steal, the loop's barrier. */
+/* A first-wave block of a stealing kernel: its start and its first
+ * request (0: none seen). */
+struct late_blk {
+	uint64_t sm, phys, start, done;
+};
+
+static int cmp_late_phys(const void *pa, const void *pb)
+{
+	const struct late_blk *a = pa, *b = pb;
+	return (a->phys > b->phys) - (a->phys < b->phys);
+}
+
+static int cmp_late_sm(const void *pa, const void *pb)
+{
+	const struct late_blk *a = pa, *b = pb;
+	if (a->sm != b->sm)
+		return (a->sm > b->sm) - (a->sm < b->sm);
+	return (a->phys > b->phys) - (a->phys < b->phys);
+}
+
+/* clc_late_ppm: on an SM that a stealing kernel's first wave fills (no
+ * further block of it fits by threads), the blocks placed behind the
+ * issue gate (more than the base's spin_gate_threads ahead of them in
+ * block order) reach their first request about one call of the loop late
+ * (docs/FIDELITY.md). Per kernel of a known loop (loop_ns, 1 us or
+ * more: shorter calls hide in the entry's spread), the first request
+ * after the block's start, less the median of the same over the first
+ * block of every SM (never late), is a block's lateness; such a block
+ * later than half a call is late, and the kernel's vote is its late
+ * blocks' median lateness over the call. */
+static int clc_late_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop_ns,
+                            const struct cta_device_model *base)
+{
+	if (loop_ns < 1000 || loop_ns == CTA_CALIB_CLC_NS_ZERO || !base->max_threads_per_sm ||
+	    !base->spin_gate_threads)
+		return 0;
+	struct late_blk *b = malloc((t->count ? t->count : 1) * sizeof(*b));
+	struct samples late = {0}, first = {0};
+	int rc = b ? 0 : CTA_ENOMEM;
+	for (uint32_t k = 0; k < t->header.kernel_count && !rc; k++) {
+		uint64_t first_end = UINT64_MAX;
+		for (size_t i = 0; i < t->count; i++)
+			if (t->recs[i].kernel == k && t->recs[i].ev == CTA_TEV_END &&
+			    t->recs[i].t_ns < first_end)
+				first_end = t->recs[i].t_ns;
+		size_t n = 0;
+		for (size_t i = 0; i < t->count; i++) {
+			const struct cta_trace_rec *r = &t->recs[i];
+			if (r->kernel == k && r->ev == CTA_TEV_START && r->t_ns < first_end &&
+			    r->sm != CTA_TRACE_NONE && r->phys != CTA_TRACE_NONE)
+				b[n++] = (struct late_blk){r->sm, r->phys, r->t_ns, 0};
+		}
+		qsort(b, n, sizeof(*b), cmp_late_phys);
+		for (size_t i = 0; i < t->count; i++) {
+			const struct cta_trace_rec *r = &t->recs[i];
+			if (r->kernel != k || r->ev != CTA_TEV_CANCEL)
+				continue;
+			struct late_blk key = {.phys = r->phys};
+			struct late_blk *h = bsearch(&key, b, n, sizeof(*b), cmp_late_phys);
+			if (h && r->t_ns >= h->start && (!h->done || r->t_ns < h->done))
+				h->done = r->t_ns;
+		}
+		qsort(b, n, sizeof(*b), cmp_late_sm);
+		unsigned thr = (unsigned)block_threads(&t->header.kernels[k]);
+		first.n = late.n = 0;
+		for (size_t i = 0; i < n && !rc; i++)
+			if ((!i || b[i].sm != b[i - 1].sm) && b[i].done)
+				rc = push(&first, b[i].done - b[i].start);
+		if (rc || !first.n || !thr)
+			continue;
+		uint64_t m0 = median(&first);
+		for (size_t i = 0; i < n && !rc;) {
+			size_t j = i;
+			while (j < n && b[j].sm == b[i].sm)
+				j++;
+			int full = (j - i) * thr + thr > base->max_threads_per_sm;
+			for (size_t q = i + 1; full && q < j && !rc; q++)
+				if ((q - i) * thr > base->spin_gate_threads && b[q].done &&
+				    b[q].done - b[q].start > m0 + loop_ns / 2)
+					rc = push(&late, (b[q].done - b[q].start - m0) * 1000000 /
+					                     loop_ns);
+			i = j;
+		}
+		if (!rc && late.n)
+			rc = push(&fit->clc_late, median(&late));
+	}
+	free(late.v);
+	free(first.v);
+	free(b);
+	return rc;
+}
+
 static void fit_clc(struct cta_device_model *out, struct fit *fit)
 {
 	if (!fit->clc_emulated || !(fit->clc_fail.n || fit->clc_succ.n))
@@ -912,6 +1007,8 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 		out->clc_drain_ns = clamp_add(median_less_call_of(&fit->clc_post, flags, 1, f, add,
 		                                                  steal_less + out->clc_steal_ns));
 	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
+	/* Each kernel one vote: the median. */
+	out->clc_late_ppm = fit->clc_late.n ? (unsigned)median(&fit->clc_late) : 0;
 }
 
 /* The starts and ends of a trace's known kernels that the fits pair up,
@@ -993,6 +1090,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_exit.v);
 	free(f->clc_exit_units.v);
 	free(f->clc_far.v);
+	free(f->clc_late.v);
 	free(f->clc_fail_kernel.v);
 	free(f->clc_fail_units.v);
 	free(f->call_d.v);
@@ -1784,6 +1882,9 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 			fit->clc_emulated = 1;
 			rc = clc_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0,
 			                 opts->clc_stream ? opts->clc_stream[i] : 0, base);
+			if (!rc)
+				rc = clc_late_samples(fit, t, opts->clc_ns ? opts->clc_ns[i] : 0,
+				                      base);
 		}
 		if (!rc)
 			rc = retire_gaps(&fit->retire, t, kf);

@@ -655,6 +655,15 @@ static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r,
 	return 0;
 }
 
+uint64_t cta__clc_issuer_work(struct cta_sim *s, const struct cta__request *r)
+{
+	if (!s->dev.clc_emulated)
+		return 0;
+	if (__builtin_expect(!s->clc_costs_made, 0))
+		emu_costs_make(s);
+	return issuer_work(s, r, mbar_find(&r->unit->ctas[r->cta], r->bar_off));
+}
+
 /* Emulated CLC: ns (a request's atomics) as they take with the launch's
  * resident units all requesting: the emulation's context and claim
  * bitmap are single words that every requester's atomics go to, and their

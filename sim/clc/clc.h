@@ -6,6 +6,11 @@
 
 #include "base/state.h"
 
+/* Emulated CLC: the work r's issuing thread did after r before it
+ * waited for r's result (0 when it does not wait for it yet): what the
+ * blocks ahead of a late block run before their first wait (clc_late_ppm,
+ * docs/FIDELITY.md). Called before r is resolved. */
+uint64_t cta__clc_issuer_work(struct cta_sim *s, const struct cta__request *r);
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
 /* 0: a wait whose phase one request completed always takes the general
  * issuer_waited and observe (the unit tests compare both ways); 1 by

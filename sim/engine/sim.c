@@ -1036,12 +1036,24 @@ static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, unsig
 	return !k->part_warps || !cta__exec_regs_waits(s, k, warps);
 }
 
+/* When a block of k held on SM m is let go with every held block at a
+ * stealing kernel's first request (late: that time, clc_late_ppm): on an
+ * SM that k fills (no further block of it fits by threads) its warps get
+ * no issue slots until the blocks ahead reach their first wait, `late`;
+ * elsewhere now. */
+static uint64_t open_at(const struct cta_sim *s, const struct cta__sm *m,
+                        const struct cta__kernel *k, uint64_t late)
+{
+	return late > s->now && m->threads + k->threads > s->dev.max_threads_per_sm ? late : s->now;
+}
+
 /* A block of `leaving` threads and `lwarps` warps leaving SM sm (not yet
  * taken off its counts) lets the units the gates hold there begin, oldest
  * first, while the threads running before each are at most
  * spin_gate_threads and the register file's gate lets it; with `all`,
- * every one. */
-static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsigned lwarps, int all)
+ * every one, at the time open_at gives for `late` (0: now). */
+static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsigned lwarps, int all,
+                         uint64_t late)
 {
 	struct cta__sm *m = &s->sms[sm];
 	unsigned running = m->threads - leaving - m->gate_threads;
@@ -1054,7 +1066,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		m->gate_threads -= u->k->threads;
 		m->gate_warps -= u->k->warps;
 		s->gate_waiting--;
-		cta__exec_gate_open(s, u, running, warps, s->now);
+		cta__exec_gate_open(s, u, running, warps, open_at(s, m, u->k, late));
 		running += u->k->threads;
 		warps += u->k->warps;
 		if (u->gate == 1) {
@@ -1084,7 +1096,8 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		m->gate_threads -= h->p.k->threads;
 		m->gate_warps -= h->p.k->warps;
 		s->gate_waiting--;
-		cta__exec_gate_open_placed(s, h, running, warps, s->now);
+		uint64_t at = open_at(s, m, h->p.k, late);
+		cta__exec_gate_open_placed(s, h, running, warps, at);
 		running += h->p.k->threads;
 		warps += h->p.k->warps;
 		if (h->state == 1) {
@@ -1102,7 +1115,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 			int now = all || s->any_spin || s->tw ||
 			          s->nready - s->nsealed + s->open_apart >= GATE_BATCH;
 			uint64_t t0 = h->p.start_t + s->dev.spin_block_add_ns;
-			t0 = s->now > t0 ? s->now : t0;
+			t0 = at > t0 ? at : t0;
 			struct cta__placed p = h->p;
 			p.h = h;
 			cta__base_ready_placed_from(s, &p, now ? p.start_t : t0);
@@ -1377,7 +1390,7 @@ static void on_retire(struct cta_sim *s, struct cta__retiring *r)
 static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
 {
 	if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
-		gate_release(s, sm, k->threads, k->warps, 0);
+		gate_release(s, sm, k->threads, k->warps, 0, 0);
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
 	int refill = cta__sched_can_refill(s, k);
@@ -1923,10 +1936,17 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		 * runs every resident block of a stealing kernel at once
 		 * (docs/FIDELITY.md). The gate holds none of this kernel's
 		 * blocks from now on, and lets the held ones go. */
+		/* On an SM the kernel fills, the held blocks get no issue slots
+		 * until the blocks ahead reach their first wait, the work after
+		 * their first request (clc_late_ppm of it, the issuer's of this
+		 * first request standing for theirs: the same loop). */
+		uint64_t late = 0;
+		if (s->gate_waiting && !r->k->steals && s->dev.clc_late_ppm)
+			late = s->now + cta__clc_issuer_work(s, r) * s->dev.clc_late_ppm / 1000000;
 		r->k->steals = 1;
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 0, 1);
+				gate_release(s, sm, 0, 0, 1, late);
 		cta__clc_resolve(s, r);
 		*resume = r->unit;
 		return CTA__STEP_RESUME;
@@ -1937,7 +1957,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		 * block may be the one they wait for). */
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 0, 1);
+				gate_release(s, sm, 0, 0, 1, 0);
 		s->npolls--;
 		u->poll_queued = 0;
 		if (poll_watchdog(s, u))

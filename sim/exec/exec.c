@@ -246,11 +246,16 @@ int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, u
  * file's gate holds it the same way. Blocks that may wait for one another
  * (cooperative launches, kernels that spun: any_spin) are never held, so
  * the gate cannot deadlock them, nor are the blocks of a kernel that
- * steals work (steals: its blocks end only when no work is left). */
+ * steals work (steals: its blocks end only when no work is left). A
+ * cluster is held by its first CTA's SM where the model has the late
+ * first requests of a stealing kernel's first wave (clc_late_ppm): on an
+ * H100 clustered blocks behind the gate were as late as single ones
+ * (docs/FIDELITY.md). */
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
 {
-	if ((!s->dev.spin_gate_threads && !s->dev.spin_regs_free) || k->csize != 1 ||
-	    k->l.cooperative || k->steals || __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
+	if ((!s->dev.spin_gate_threads && !s->dev.spin_regs_free) ||
+	    (k->csize != 1 && !s->dev.clc_late_ppm) || k->l.cooperative || k->steals ||
+	    __atomic_load_n(&s->any_spin, __ATOMIC_RELAXED))
 		return 0;
 	const struct cta__sm *m = &s->sms[sm];
 	if (m->gate_head || m->held_head)
@@ -330,7 +335,8 @@ void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before
 	 * with its calls (on an H100, a 20 us block let go ended 20.3 to
 	 * 20.7 us later, one that ran at once lasted 20.9 to 21.1 us). */
 	u->cursor.t0 = t > u->cursor.t0 ? t : u->cursor.t0;
-	u->ctas[0].end_t = t > u->start_t ? t : u->start_t;
+	for (unsigned r = 0; r < u->nctas; r++)
+		u->ctas[r].end_t = t > u->start_t ? t : u->start_t;
 	if (s->has_spin_scale) {
 		unsigned res = spin_index_of(s, s->sms[u->ctas[0].sm].blocks, before);
 		res = res < CTA_DEVICE_MAX_RESIDENT ? res : CTA_DEVICE_MAX_RESIDENT;

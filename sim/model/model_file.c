@@ -112,6 +112,7 @@ static const struct key keys[] = {
     OPT_UINT(sweep_carry_steady, 1u << 30),
     OPT_UINT(cluster_carry_rot, CTA_DEVICE_MAX_SWEEP_FIRST),
     OPT_UINT(cluster_carry_rot_half, CTA_DEVICE_MAX_SWEEP_FIRST),
+    OPT_UINT(clc_late_ppm, 2000000),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

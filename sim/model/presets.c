@@ -170,6 +170,9 @@ struct sweep_fit {
 	uint32_t cluster_barrier_ns;
 	/* Clustered blocks an SM holds (cluster_max_blocks_per_sm; 0: any). */
 	unsigned cluster_max_per_sm;
+	/* The gate's blocks of a stealing launch on a full SM: let go this
+	 * share of a call after its first request (clc_late_ppm; 0: none). */
+	uint32_t clc_late_ppm;
 	const char *fitted_on;
 	/* The state a launch leaves for the next (placement rule 8:
 	 * sweep_carry_late, _mid and _steady, cluster_carry_rot and _half;
@@ -587,6 +590,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_carry_steady = f->carry_steady;
 		m->cluster_carry_rot = f->cluster_carry_rot;
 		m->cluster_carry_rot_half = f->cluster_carry_rot_half;
+		m->clc_late_ppm = f->clc_late_ppm;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

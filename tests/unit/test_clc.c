@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -911,6 +912,147 @@ static void cluster_run_trace(struct cta_trace *t, const struct cta_device_model
 	}
 }
 
+/* A spin_clc of `grid` blocks of `threads` (clusters of `cluster`, 1:
+ * none), 5 us a call, on 8 SMs of device d under the emulation, read
+ * back as a GPU's emulated trace. */
+static void late_run_trace(struct cta_trace *t, const struct cta_device_model *d, unsigned threads,
+                           unsigned grid, unsigned cluster)
+{
+	char path[256], ga[32], ca[32];
+	st_tmpname(path, sizeof(path), "late.trace");
+	struct cta_harness_opts ho = {0};
+	ho.version = CTA_HARNESS_OPTS_VERSION;
+	ho.sim = st_opts("H100-SXM");
+	ho.sim.device = *d;
+	ho.sim.sm_limit = 8;
+	ho.sim.timing_only = 1;
+	ho.sim.trace_path = path;
+	snprintf(ga, sizeof(ga), "grid=%u", grid);
+	snprintf(ca, sizeof(ca), "cluster=%u", cluster);
+	const char *args[] = {ga, "ns=5000", ca};
+	ho.args = args;
+	ho.nargs = cluster > 1 ? 3 : 2;
+	ho.block_set = 1;
+	ho.block[0] = threads;
+	ho.block[1] = ho.block[2] = 1;
+	struct cta_harness *h;
+	assert_int_equal(cta_harness_new(&h, cta_harness_find("spin_clc"), &ho), 0);
+	assert_int_equal(cta_harness_run(h), 0);
+	cta_harness_free(h);
+	char err[256];
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+	strcpy(t->header.clc, "emulated");
+}
+
+/* Per SM position (the SM's first-wave blocks in block order, 0-based),
+ * the largest time from a block's start to its first request, into
+ * worst[] (8 positions). */
+static void late_by_position(const struct cta_trace *t, uint64_t worst[8])
+{
+	enum { MAXB = 4096 };
+	static uint64_t start[MAXB], done[MAXB], sm[MAXB];
+	uint64_t first_end = UINT64_MAX;
+	memset(start, 0, sizeof(start));
+	memset(done, 0, sizeof(done));
+	for (size_t i = 0; i < t->count; i++)
+		if (t->recs[i].ev == CTA_TEV_END && t->recs[i].t_ns < first_end)
+			first_end = t->recs[i].t_ns;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->phys >= MAXB)
+			continue;
+		if (r->ev == CTA_TEV_START && r->t_ns < first_end) {
+			start[r->phys] = r->t_ns + 1;
+			sm[r->phys] = r->sm;
+		} else if (r->ev == CTA_TEV_CANCEL && start[r->phys] && !done[r->phys]) {
+			done[r->phys] = r->t_ns;
+		}
+	}
+	unsigned pos[CTA_DEVICE_MAX_SMS] = {0};
+	memset(worst, 0, 8 * sizeof(*worst));
+	for (uint64_t b = 0; b < MAXB; b++) {
+		if (!start[b])
+			continue;
+		unsigned p = pos[sm[b]]++;
+		uint64_t d = done[b] ? done[b] - (start[b] - 1) : 0;
+		if (p < 8 && d > worst[p])
+			worst[p] = d;
+	}
+}
+
+/* clc_late_ppm: on an SM its first wave fills (eight 256-thread blocks),
+ * the blocks behind the issue gate's 1024 threads (the sixth to eighth)
+ * make their first request that share of a call (5 us) later than the
+ * first five, one-CTA and clustered alike; with 0 they are not late;
+ * 1024-thread blocks (none behind the gate) never are. */
+static void late_first_requests_wait_for_the_blocks_aheads_first_call(void **state)
+{
+	(void)state;
+	struct cta_device_model d = *cta_device_find("H100");
+	d.clc_crowd_units = 0;
+	for (unsigned cl = 1; cl <= 2; cl++)
+		for (unsigned ppm = 0; ppm <= 1000000; ppm += 1000000) {
+			d.clc_late_ppm = ppm;
+			struct cta_trace t;
+			uint64_t w[8];
+			late_run_trace(&t, &d, 256, 256, cl);
+			late_by_position(&t, w);
+			cta_trace_free(&t);
+			uint64_t ontime = 0;
+			for (int p = 0; p < 5; p++)
+				ontime = w[p] > ontime ? w[p] : ontime;
+			assert_true(ontime > 0);
+			for (int p = 5; p < 8; p++) {
+				if (ppm && w[p] < ontime + 4500)
+					fail_msg("cluster %u: position %d requests after %" PRIu64
+					         " ns, the first five %" PRIu64,
+					         cl, p + 1, w[p], ontime);
+				if (!ppm && w[p] > ontime + 1000)
+					fail_msg("cluster %u, no rule: position %d late (%" PRIu64
+					         " against %" PRIu64 ")",
+					         cl, p + 1, w[p], ontime);
+			}
+		}
+	d.clc_late_ppm = 1000000;
+	struct cta_trace t;
+	uint64_t w[8];
+	late_run_trace(&t, &d, 1024, 64, 1);
+	late_by_position(&t, w);
+	cta_trace_free(&t);
+	assert_true(w[1] > 0 && w[1] < w[0] + 1000);
+}
+
+/* `ctasim calibrate` finds clc_late_ppm again in traces the simulator
+ * made with it, within 10%; from traces made without it, none. */
+static void late_share_is_recovered_from_simulated_first_waves(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	struct cta_device_model d = *h100;
+	d.clc_crowd_units = 0;
+	for (unsigned ppm = 0; ppm <= 1600000; ppm += 800000) {
+		d.clc_late_ppm = ppm;
+		struct cta_trace t[2];
+		late_run_trace(&t[0], &d, 256, 256, 1);
+		late_run_trace(&t[1], &d, 512, 128, 2);
+		const struct cta_trace *ts[2] = {&t[0], &t[1]};
+		uint64_t loop_ns[2] = {5000, 5000};
+		struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+		co.clc_ns = loop_ns;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		char err[256] = "";
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		if (ppm ? m.clc_late_ppm < ppm * 9 / 10 || m.clc_late_ppm > ppm * 11 / 10
+		        : m.clc_late_ppm != 0)
+			fail_msg("clc_late_ppm %u, simulated with %u", m.clc_late_ppm, ppm);
+		cta_trace_free(&t[0]);
+		cta_trace_free(&t[1]);
+	}
+}
+
 /* Clustered launches hold at most cluster_max_blocks_per_sm blocks an SM
  * (an H100's 2-CTA clusters of 64 to 192 threads ran 8), and `ctasim
  * calibrate` finds the limit again from launches that ran below their
@@ -1396,6 +1538,8 @@ int main(void)
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(emulated_storing_body_pays_the_drain_at_each_success),
 	    cmocka_unit_test(drain_is_recovered_from_simulated_steal_loops),
+	    cmocka_unit_test(late_first_requests_wait_for_the_blocks_aheads_first_call),
+	    cmocka_unit_test(late_share_is_recovered_from_simulated_first_waves),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace_on_hardware_clc),

@@ -256,6 +256,10 @@ int cta_cmd_calibrate(int argc, char **argv)
 	if (m->cluster_max_blocks_per_sm)
 		printf("  cluster_max_blocks_per_sm %u (clustered blocks an SM holds)\n",
 		       m->cluster_max_blocks_per_sm);
+	if (m->clc_late_ppm)
+		printf("  clc_late_ppm         %u (first-wave blocks behind the gate on a full SM: "
+		       "their first request late by this share of a call)\n",
+		       m->clc_late_ppm);
 	if (m->spin_gate_threads)
 		printf("  spin_gate_threads    %u (blocks that find more threads running wait)\n",
 		       m->spin_gate_threads);
