@@ -217,6 +217,7 @@ static const struct sweep_fit sweep_h100 = {
     .clc_crowd_tail_ppm = 505831,
     .cluster_barrier_ns = 499,
     .cluster_max_per_sm = 8,
+    .clc_late_ppm = 1075200,
     .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
     .carry_late = 31,
     .carry_mid = 61,
@@ -264,6 +265,7 @@ static const struct sweep_fit sweep_h200 = {
      * more than 8 blocks an SM): the H100's, the same GH100, which the
      * fit keeps from its base. */
     .cluster_max_per_sm = 8,
+    .clc_late_ppm = 1068800,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",
 };
 
