@@ -81,17 +81,6 @@ both none spin --timing-only --arg grid=70000 --arg ns=300 --jitter 20 --threads
 both none spin --timing-only --arg grid=70000 --arg ns=300 --trace "$tmp/t.trace"
 both none vec_add_clc --threads 1
 both none saxpy --arg n=4194304 --ub abort --threads 1
-# --sanitize: the instrumented bodies of skipped periods run (a body with a
-# report is handed back as one off its prediction); reports, exit codes
-# and outputs are those of the engine alone.
-for tool in memcheck racecheck initcheck; do
-	both skips saxpy --arg n=4194304 --threads 1 --sanitize $tool
-	both skips block_reduce --arg n=4194304 --threads 1 --sanitize $tool
-done
-both any saxpy --arg n=4194304 --threads 4 --sanitize initcheck
-both skips san_racecheck_tree --arg n=16777216 --threads 1 --sanitize racecheck
-both none saxpy --arg n=4194304 --sanitize memcheck --trace "$tmp/t.trace"
-
 # planted KERNEL TOOL: the planted bug in one block (--arg bug_block) of a
 # skipped period (B200: the planted kernels' schedule repeats there) is
 # reported exactly as by the engine alone, exit 1 both ways, and its body
@@ -115,18 +104,35 @@ planted() {
 		bad "$k --sanitize $tool, bug in block 12000 (no report names block 12000)"
 	elif [ -z "$sa" ] || [ -z "$sv" ]; then
 		bad "$k --sanitize $tool, bug in block 12000 (no skip report)"
-	elif [ "$HAVE_KC" = 1 ] && { [ "$sa" -eq 0 ] || [ "$sa" -ge "$sv" ]; }; then
+	elif [ "$sa" -eq 0 ] || [ "$sa" -ge "$sv" ]; then
 		bad "$k --sanitize $tool, bug in block 12000 (skipped $sa blocks, the valid twin $sv)"
 	else
 		ok "$k --sanitize $tool, bug in block 12000 (skipped $sa blocks, the valid twin $sv)"
 	fi
 }
-planted san_memcheck_shared_oob memcheck
-planted san_racecheck_ww racecheck
-planted san_racecheck_rw racecheck
-planted san_racecheck_wide racecheck
-planted san_racecheck_tree racecheck
-planted san_initcheck_shared initcheck
-planted san_initcheck_wide initcheck
+# --sanitize: the instrumented bodies of skipped periods run (a body with a
+# report is handed back as one off its prediction); reports, exit codes
+# and outputs are those of the engine alone.
+# A build without the kernel compiler (the sanitizer builds) skips
+# nothing and runs these bodies on fibers, for minutes under ASan, with
+# no skip to compare: there they are left out.
+if [ "$HAVE_KC" = 1 ]; then
+	for tool in memcheck racecheck initcheck; do
+		both skips saxpy --arg n=4194304 --threads 1 --sanitize $tool
+		both skips block_reduce --arg n=4194304 --threads 1 --sanitize $tool
+	done
+	both any saxpy --arg n=4194304 --threads 4 --sanitize initcheck
+	both skips san_racecheck_tree --arg n=16777216 --threads 1 --sanitize racecheck
+	both none saxpy --arg n=4194304 --sanitize memcheck --trace "$tmp/t.trace"
+	planted san_memcheck_shared_oob memcheck
+	planted san_racecheck_ww racecheck
+	planted san_racecheck_rw racecheck
+	planted san_racecheck_wide racecheck
+	planted san_racecheck_tree racecheck
+	planted san_initcheck_shared initcheck
+	planted san_initcheck_wide initcheck
+else
+	ok "# SKIP --sanitize with and without the skip: no kernel compiler, nothing skips"
+fi
 
 tap_end
