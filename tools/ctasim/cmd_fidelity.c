@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,7 +41,7 @@ static void msgf(char *buf, size_t len, const char *fmt, ...)
 
 static const char usage_text[] =
     "usage: ctasim fidelity DIR [--predict DIR2]... [--device MODEL] [--only NAME]...\n"
-    "                       [--duration-quantile Q] [-o MODEL]\n"
+    "                       [--duration-quantile Q] [-o MODEL] [--jobs N]\n"
     "                       [--check] [--min-placement F] [--max-median-makespan F]\n"
     "                       [--max-worst-makespan F] [--max-predict-makespan F]\n"
     "\n"
@@ -62,6 +63,8 @@ static const char usage_text[] =
     "  --device MODEL   judge this model (preset or file) on every configuration\n"
     "                   instead of fitting (the shipped presets: --device H100)\n"
     "  --only NAME      only this configuration (repeatable)\n"
+    "  --jobs N, -j N   predict N configurations at once, each in a process of its\n"
+    "                   own (default 1); the output is the same\n"
     "  -o MODEL         also write the model fitted on every configuration of DIR\n"
     "  --duration-quantile Q  as for calibrate (default 0.99)\n"
     "  --quiet, -q      no progress line (shown only when stderr is a terminal)\n"
@@ -658,10 +661,114 @@ struct targets {
 	double placement, median, worst, predict;
 };
 
+/* --jobs: configurations predicted at once, each by a process of its own
+ * (fork: the fit and the simulator's harness are not shared between
+ * threads); the table comes out in configuration order all the same. */
+static unsigned jobs = 1;
+
+/* One configuration's prediction: model m (fixed, fitted once, or fitted
+ * here on train less configuration i), written to `model`, the simulator's
+ * run of it into `simt`, scored against the recorded runs. */
+static int predict_one(struct score *sc, struct cta_device_model *m, const struct configs *cs,
+                       size_t i, const struct configs *train, int refit, const char *model,
+                       const char *simt, char *err, size_t elen)
+{
+	const struct config *c = &cs->c[i];
+	if (refit && fit(m, train, train == cs ? i : SIZE_MAX, err, elen))
+		return -1;
+	if (cta_device_save(m, model, err, elen) || simulate(c, model, simt, err, elen))
+		return -1;
+	struct cta_trace sim;
+	if (cta_trace_read(&sim, simt, err, elen))
+		return -1;
+	int rc = score_config(sc, c, &sim, err, elen);
+	cta_trace_free(&sim);
+	return rc;
+}
+
+/* A configuration's outcome, written by the worker that predicted it into
+ * memory shared with the parent. */
+struct job_result {
+	int state; /* 0 pending, 1 done, -1 failed */
+	struct score sc;
+	char err[512];
+};
+
+/* Predicts every configuration of cs with `jobs` worker processes that
+ * take the next configuration from a shared counter, into res[]. Returns
+ * -1 only where the workers could not be started. */
+static int predict_parallel(struct job_result *res, struct cta_device_model *m,
+                            const struct configs *cs, const struct configs *train, int refit,
+                            const char *tmpdir, struct cli_progress *bar, char *err, size_t elen)
+{
+	size_t *next =
+	    mmap(NULL, sizeof(*next), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (next == MAP_FAILED) {
+		msgf(err, elen, "cannot share memory with the workers: %s", strerror(errno));
+		return -1;
+	}
+	*next = 0;
+	pid_t *pids = calloc(jobs, sizeof(*pids));
+	unsigned started = 0;
+	fflush(stdout);
+	fflush(stderr);
+	for (unsigned w = 0; pids && w < jobs; w++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			break;
+		if (!pid) {
+			char model[1200], simt[1200];
+			msgf(model, sizeof(model), "%s/model.%u", tmpdir, w);
+			msgf(simt, sizeof(simt), "%s/sim.%u.trace", tmpdir, w);
+			for (;;) {
+				size_t i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+				if (i >= cs->n)
+					break;
+				struct job_result *r = &res[i];
+				int rc = predict_one(&r->sc, m, cs, i, train, refit, model, simt,
+				                     r->err, sizeof(r->err));
+				__atomic_store_n(&r->state, rc ? -1 : 1, __ATOMIC_RELEASE);
+				if (rc)
+					break;
+			}
+			unlink(model);
+			unlink(simt);
+			_exit(0);
+		}
+		pids[started++] = pid;
+	}
+	if (!started) {
+		msgf(err, elen, "cannot start the workers: %s", strerror(errno));
+		free(pids);
+		munmap(next, sizeof(*next));
+		return -1;
+	}
+	/* The progress bar follows the finished configurations until every
+	 * worker has exited (a worker that failed leaves its rest pending). */
+	for (unsigned left = started; left;) {
+		size_t done = 0;
+		for (size_t i = 0; i < cs->n; i++)
+			done += __atomic_load_n(&res[i].state, __ATOMIC_ACQUIRE) != 0;
+		cli_progress_step(bar, done);
+		pid_t pid = waitpid(-1, NULL, WNOHANG);
+		if (pid > 0) {
+			for (unsigned w = 0; w < started; w++)
+				left -= pids[w] == pid;
+		} else if (pid < 0 && errno != EINTR) {
+			break;
+		} else {
+			usleep(100000);
+		}
+	}
+	free(pids);
+	munmap(next, sizeof(*next));
+	return 0;
+}
+
 /* Predicts every configuration of cs, each with the model `fixed` or, when
  * NULL, with one fitted on `train` less the configuration itself (train ==
- * cs: leave one out) or on all of train. Prints the table and the summary;
- * returns 1 when a target is missed, 0 when met, -1 on error. */
+ * cs: leave one out) or on all of train (fitted once). Prints the table and
+ * the summary; returns 1 when a target is missed, 0 when met, -1 on error. */
 static int evaluate(const char *title, const struct configs *cs, const struct configs *train,
                     const struct cta_device_model *fixed, const char *tmpdir, double worst_max,
                     const struct targets *tg, int quiet, char *err, size_t elen)
@@ -671,41 +778,58 @@ static int evaluate(const char *title, const struct configs *cs, const struct co
 	msgf(simt, sizeof(simt), "%s/sim.trace", tmpdir);
 	struct cta_device_model *m = malloc(sizeof(*m));
 	double *errs = calloc(cs->n, sizeof(double));
+	struct job_result *res = NULL;
 	if (!m || !errs) {
 		free(m);
 		free(errs);
 		return -1;
 	}
+	int rc = 0;
+	/* Predicting another folder from all of train: one fit serves all. */
+	int refit = !fixed && train == cs;
+	if (fixed)
+		*m = *fixed;
+	else if (!refit && fit(m, train, SIZE_MAX, err, elen))
+		rc = -1;
 	printf("%s\n\n", title);
 	printf("%-34s %4s %18s %8s %8s %22s %6s\n", "configuration", "runs", "first wave same SM",
 	       "hw runs", "bps", "makespan sim/hw", "bins");
 	uint64_t fw_same = 0, fw_n = 0, hw_same = 0, hw_n = 0;
 	unsigned bins_bad = 0;
 	size_t nerr = 0, probes = 0;
-	int rc = 0;
 	struct cli_progress bar;
 	cli_progress_start(&bar, "configurations", cs->n, quiet);
+	if (!rc && jobs > 1 && cs->n > 1) {
+		res = mmap(NULL, cs->n * sizeof(*res), PROT_READ | PROT_WRITE,
+		           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (res == MAP_FAILED) {
+			res = NULL;
+			msgf(err, elen, "cannot share memory with the workers: %s",
+			     strerror(errno));
+			rc = -1;
+		} else {
+			memset(res, 0, cs->n * sizeof(*res));
+			rc = predict_parallel(res, m, cs, train, refit, tmpdir, &bar, err, elen);
+		}
+	}
 	for (size_t i = 0; i < cs->n && !rc; i++) {
 		const struct config *c = &cs->c[i];
-		cli_progress_step(&bar, i);
-		if (fixed)
-			*m = *fixed;
-		else if (fit(m, train, train == cs ? i : SIZE_MAX, err, elen))
-			rc = -1;
-		if (!rc && cta_device_save(m, model, err, elen))
-			rc = -1;
-		if (!rc && simulate(c, model, simt, err, elen))
-			rc = -1;
-		struct cta_trace sim;
-		if (!rc && cta_trace_read(&sim, simt, err, elen))
-			rc = -1;
-		if (rc)
-			break;
 		struct score sc;
-		rc = score_config(&sc, c, &sim, err, elen);
-		cta_trace_free(&sim);
-		if (rc)
-			break;
+		if (res) {
+			if (res[i].state != 1) {
+				msgf(err, elen, "%s",
+				     res[i].state ? res[i].err : "a worker stopped");
+				rc = -1;
+				break;
+			}
+			sc = res[i].sc;
+		} else {
+			cli_progress_step(&bar, i);
+			if (predict_one(&sc, m, cs, i, train, refit, model, simt, err, elen)) {
+				rc = -1;
+				break;
+			}
+		}
 		fw_same += sc.fw_same;
 		fw_n += sc.fw_n;
 		hw_same += sc.hw_same;
@@ -734,6 +858,8 @@ static int evaluate(const char *title, const struct configs *cs, const struct co
 		cli_progress_step(&bar, i + 1);
 	}
 	cli_progress_end(&bar);
+	if (res)
+		munmap(res, cs->n * sizeof(*res));
 	int missed = 0;
 	if (!rc) {
 		qsort(errs, nerr, sizeof(double), cmp_double);
@@ -802,6 +928,17 @@ int cta_cmd_fidelity(int argc, char **argv)
 				device = argv[i];
 			else
 				only[nonly++] = argv[i];
+		} else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
+			double j = 0;
+			if (++i >= argc || cli_parse_double("fidelity", a, argv[i], 1, 256, &j) < 0)
+				goto usage;
+			if (j != (unsigned)j) {
+				fprintf(stderr,
+				        "ctasim fidelity: %s '%s': a whole number 1 .. 256\n", a,
+				        argv[i]);
+				goto usage;
+			}
+			jobs = (unsigned)j;
 		} else if (!strcmp(a, "--check")) {
 			check = 1;
 		} else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
