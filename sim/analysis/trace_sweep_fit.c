@@ -17,6 +17,14 @@ struct wave {
 	unsigned *sm;
 	unsigned weight; /* runs that recorded exactly this wave */
 	int cluster;     /* a clustered launch's */
+	/* Blocks placed right from each start tried since memo_reset (the
+	 * searches over the launch before's parameters move only the start,
+	 * from which the order is computed once). */
+	struct {
+		struct cta_sweep_start st;
+		uint64_t same;
+	} memo[16];
+	unsigned nmemo;
 };
 
 struct waves {
@@ -97,7 +105,8 @@ static int add_wave(struct waves *ws, const struct cta_trace *t, unsigned k, uns
 		ws->w = nw;
 		ws->cap = nc;
 	}
-	ws->w[ws->n++] = (struct wave){grid, len, sm, 1, cluster};
+	ws->w[ws->n++] = (struct wave){.grid = grid, .len = len, .sm = sm, .weight = 1,
+	                               .cluster = cluster};
 	return 0;
 }
 
@@ -125,6 +134,49 @@ static uint64_t score_of(const struct cta_device_model *m, const struct waves *w
 	}
 	if (total)
 		*total = all;
+	return ok;
+}
+
+static void memo_reset(struct waves *ws)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		ws->w[i].nmemo = 0;
+}
+
+/* score_of over the one-CTA waves for a search in which, since the last
+ * memo_reset, only the fields that make a launch's start (cta_device_sweep
+ * _start_clears: sweep_prior_unit, sweep_small_prior, sweep_rotate_prior,
+ * sweep_late_prior) change: a wave's blocks placed right are computed
+ * once per start it sees. The same figure as score_of. */
+static uint64_t score_prior(const struct cta_device_model *m, struct waves *ws, unsigned nsms,
+                            unsigned *buf)
+{
+	uint64_t ok = 0;
+	for (size_t i = 0; i < ws->n; i++) {
+		struct wave *w = &ws->w[i];
+		if (w->cluster)
+			continue;
+		struct cta_sweep_start st;
+		cta_device_sweep_start_clears(m, &w->grid, 1, &st);
+		unsigned k = 0;
+		while (k < w->nmemo && memcmp(&w->memo[k].st, &st, sizeof st))
+			k++;
+		uint64_t same = 0;
+		if (k < w->nmemo) {
+			same = w->memo[k].same;
+		} else {
+			unsigned len = 0;
+			if (cta_device_sweep_order_at(m, nsms, &st, w->len, buf, &len))
+				continue;
+			for (unsigned b = 0; b < len && b < w->len; b++)
+				same += buf[b] == w->sm[b];
+			if (w->nmemo < sizeof(w->memo) / sizeof(w->memo[0])) {
+				w->memo[w->nmemo].st = st;
+				w->memo[w->nmemo++].same = same;
+			}
+		}
+		ok += same * w->weight;
+	}
 	return ok;
 }
 
@@ -538,13 +590,14 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 				}
 		best = score(&b, &ws, nsms, buf, 1, UINT32_MAX, NULL);
 		c = b; /* only the three fields change: no model copied a try */
+		memo_reset(&ws);
 		for (unsigned u = 0; u <= 1024; u += 16)
 			for (unsigned sp = 0; sp <= 4; sp++)
 				for (unsigned rp = 0; rp <= 8; rp++) {
 					c.sweep_prior_unit = u;
 					c.sweep_small_prior = sp;
 					c.sweep_rotate_prior = rp;
-					uint64_t s = score(&c, &ws, nsms, buf, 1, UINT32_MAX, NULL);
+					uint64_t s = score_prior(&c, &ws, nsms, buf);
 					if (s > best) {
 						best = s;
 						b.sweep_prior_unit = u;
@@ -557,7 +610,7 @@ int cta__analysis_fit_sweep(struct cta_device_model *m, const struct cta_trace *
 		c = b;
 		for (unsigned lp = 0; lp <= 128; lp++) {
 			c.sweep_late_prior = lp;
-			uint64_t s = score(&c, &ws, nsms, buf, 1, UINT32_MAX, NULL);
+			uint64_t s = score_prior(&c, &ws, nsms, buf);
 			if (s > best) {
 				best = s;
 				b.sweep_late_prior = lp;
