@@ -9,7 +9,7 @@ B=$1
 REF=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-"$B" fidelity "$REF/h100" --predict "$REF/cuda-h200-clc-emulated" --quiet >"$T/out" 2>"$T/err" ||
+"$B" fidelity "$REF/h100" --predict "$REF/cuda-h200-clc-emulated" --jobs 2 --quiet >"$T/out" 2>"$T/err" ||
 	{ echo "not ok: ctasim fidelity failed: $(cat "$T/err")"; exit 1; }
 # The table rows: name, runs, blocks, share, hw, bps, ratio, (range), bins.
 # Section 1 is the leave-one-out table, section 2 the H200's.
