@@ -105,8 +105,8 @@ static int add_wave(struct waves *ws, const struct cta_trace *t, unsigned k, uns
 		ws->w = nw;
 		ws->cap = nc;
 	}
-	ws->w[ws->n++] = (struct wave){.grid = grid, .len = len, .sm = sm, .weight = 1,
-	                               .cluster = cluster};
+	ws->w[ws->n++] =
+	    (struct wave){.grid = grid, .len = len, .sm = sm, .weight = 1, .cluster = cluster};
 	return 0;
 }
 
