@@ -376,6 +376,43 @@ bool neverWaits(Function &F, std::string &what, bool polls = false)
 	return true;
 }
 
+// CTA__KC_NO_SHARED (sim/exec/regions.h): whether the body can never reach
+// the block's shared memory. A body has an address in it only from
+// cta__shared or cta__shared_dynamic (CTA_SHARED*), which it must not call,
+// directly or through its own functions; any other callee must be the
+// library's (cta_*: no other of its functions hands out such an address)
+// or an intrinsic, and no call is indirect or inline assembly. Sets *what
+// to the first call that stops it.
+bool neverShared(Function &F, std::string &what)
+{
+	SmallVector<Function *, 16> worklist{&F};
+	SmallPtrSet<Function *, 16> seen{&F};
+	while (!worklist.empty()) {
+		Function *G = worklist.pop_back_val();
+		for (Instruction &I : instructions(*G)) {
+			auto *CB = dyn_cast<CallBase>(&I);
+			if (!CB)
+				continue;
+			Function *c = CB->getCalledFunction();
+			if (c && c->isIntrinsic())
+				continue;
+			if (!c || CB->isInlineAsm()) {
+				what = "an indirect call or inline assembly";
+				return false;
+			}
+			StringRef n = c->getName();
+			if (n == "cta__shared" || n == "cta__shared_dynamic" ||
+			    (c->isDeclaration() && !n.startswith("cta_"))) {
+				what = n.str();
+				return false;
+			}
+			if (!c->isDeclaration() && seen.insert(c).second)
+				worklist.push_back(c);
+		}
+	}
+	return true;
+}
+
 // Sets field `idx` of the descriptor's initializer.
 void setDescField(GlobalVariable *D, unsigned idx, Constant *v)
 {
@@ -2453,8 +2490,16 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				           : noWait == 4 ? "never waits but may poll"
 				                         : "may wait (" + waits + ")")
 				       << "\n";
-			setDescField(D, 11,
-			             ConstantInt::get(Type::getInt32Ty(M.getContext()), noWait));
+			std::string shares;
+			const unsigned noShared = neverShared(*F, shares) ? 16 : 0;
+			if (verbose)
+				errs() << "ctasim-kc: " << base << ": "
+				       << (noShared ? "never reaches shared memory"
+				                    : "may reach shared memory (" + shares + ")")
+				       << "\n";
+			setDescField(
+			    D, 11,
+			    ConstantInt::get(Type::getInt32Ty(M.getContext()), noWait | noShared));
 			if (M.getNamedGlobal("cta__kc_analysed_only")) {
 				// Only the descriptor, for its flags: the body runs as
 				// the gcc objects have it (compiler/meson.build).
@@ -2567,7 +2612,8 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				// observation of one must outlive the others' threads.
 				const unsigned obs = fz.waitAt.size() > 1 ? 8 : 0;
 				setDescField(D, 11,
-				             ConstantInt::get(i32, (local ? 1 : 0) | noWait | obs));
+				             ConstantInt::get(i32, (local ? 1 : 0) | noWait |
+				                                       noShared | obs));
 				if (local) {
 					Type *i64 = Type::getInt64Ty(Cx);
 					StructType *CT =

@@ -15,6 +15,7 @@
 #include "engine/period.h"
 #include "exec/exec.h"
 #include "exec/fiber.h"
+#include "exec/regions.h"
 #include "sanitize/sanitize.h"
 #include "sched/sched.h"
 
@@ -297,6 +298,11 @@ int cta_sim_launch(cta_sim *s, const struct cta_launch *l, unsigned *out_kernel)
 		               l->kernel->name);
 		return CTA_EUNSUPPORTED;
 	}
+	/* racecheck and initcheck follow shared memory only: a body that the
+	 * kernel compiler found never reaches any (CTA__KC_NO_SHARED) has no
+	 * access for them to test, and runs its plain build. */
+	if (s->san && s->o.sanitize != CTA_SANITIZE_MEMCHECK && cta__regions_no_shared(l->kernel))
+		kdef = l->kernel;
 	if (s->san && cta__san_launch_ready(s) < 0)
 		return CTA_EUNSUPPORTED;
 	struct cta__kernel *k = calloc(1, sizeof(*k));

@@ -92,6 +92,17 @@ int cta__regions_never_waits(const struct cta__kernel *k)
 	return 0;
 }
 
+int cta__regions_no_shared(const struct cta_kernel_def *kd)
+{
+	for (size_t i = 0; i < ndefs; i++) {
+		const struct cta__kc_def *d = defs[i];
+		if (d->line == kd->line && !strcmp(d->name, kd->name) &&
+		    !strcmp(base_name(d->file), base_name(kd->file)))
+			return (d->flags & CTA__KC_NO_SHARED) != 0;
+	}
+	return 0;
+}
+
 const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_kernel_def *kd = k->l.kernel;

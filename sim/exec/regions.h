@@ -79,6 +79,12 @@ struct cta__kc_cover {
  * per thread while the block runs and while it waits as a whole, where the
  * fiber path keeps them in each thread's lane (cta__regions_observe). */
 #define CTA__KC_OBS 8u
+/* The body never reaches the block's shared memory: it calls neither
+ * cta__shared nor cta__shared_dynamic, nor anything but the library's
+ * functions and its own (compiler/regions_pass.cpp's neverShared). Set for
+ * every body the pass saw: racecheck and initcheck, which follow shared
+ * memory only, then run its plain build (sim/engine/sim.c). */
+#define CTA__KC_NO_SHARED 16u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -179,6 +185,9 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
  * call after k->kc is set); 0 for a body it did not see (a gcc-only
  * build, a --load'ed kernel built without it). */
 int cta__regions_never_waits(const struct cta__kernel *k);
+/* Whether the kernel compiler found that kd never reaches shared memory
+ * (CTA__KC_NO_SHARED); 0 where it did not see kd. */
+int cta__regions_no_shared(const struct cta_kernel_def *kd);
 /* Runs the lane's unit, and the units it moves on to, in region form;
  * 0 when the unit must run on the thread loop instead, CTA__KC_PARKED when
  * the block waits as a whole (a request of its work-stealing loop): the
