@@ -22,10 +22,13 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/PostDominators.h"
 #include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
@@ -53,6 +56,7 @@
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/PromoteMemToReg.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 #include "llvm/Transforms/Utils/ValueMapper.h"
 
 using namespace llvm;
@@ -3709,6 +3713,291 @@ struct OutlinePass : PassInfoMixin<OutlinePass> {
 	}
 };
 
+// A thread loop holding a loop of the body's that each thread of the run
+// enters once and leaves after one trip: the grid-stride loop
+// `for (i = base + t; i < n; i += stride)` where the grid covers the data
+// (block_reduce's first region). Its threads' starts S(t) step by one or
+// not at all with the thread, so a test before the loop decides for the
+// whole run: S(hi - 1) < n (every thread enters, where the loop is
+// guarded by S(t) < n) and S(lo) + stride >= n without wrapping (no
+// thread goes round). Where it holds, a copy of the thread loop with that
+// loop's guard and back edge gone runs instead: the thread loop is then
+// innermost, and the vectoriser takes it; a maximum the threads fold a
+// value every thread computes alike into (each thread's end time, the
+// region's clock plus the same cost) is taken once before the copy. The
+// loop as it was runs where the test fails. Run after GuardFreePass; not on
+// --sanitize's copies (san_pass.h reads their loops in place).
+struct OneTripPass : PassInfoMixin<OneTripPass> {
+	static bool isThread(const Loop *L)
+	{
+		MDNode *id = L->getLoopID();
+		if (!id)
+			return false;
+		for (unsigned i = 1; i < id->getNumOperands(); i++)
+			if (auto *p = dyn_cast<MDNode>(id->getOperand(i)))
+				if (p->getNumOperands() == 1)
+					if (auto *s = dyn_cast<MDString>(p->getOperand(0)))
+						if (s->getString() == kThreadLoop)
+							return true;
+		return false;
+	}
+	// The continue condition of a branch as l < r (unsigned), the way
+	// `into` goes: false when it is not of that form.
+	static bool ult(BranchInst *BR, BasicBlock *into, Value *&l, Value *&r)
+	{
+		if (!BR || !BR->isConditional())
+			return false;
+		auto *C = dyn_cast<ICmpInst>(BR->getCondition());
+		if (!C || (BR->getSuccessor(0) == into) == (BR->getSuccessor(1) == into))
+			return false;
+		ICmpInst::Predicate pr =
+		    BR->getSuccessor(0) == into ? C->getPredicate() : C->getInversePredicate();
+		l = C->getOperand(0);
+		r = C->getOperand(1);
+		if (pr == ICmpInst::ICMP_UGT) {
+			std::swap(l, r);
+			pr = ICmpInst::ICMP_ULT;
+		}
+		return pr == ICmpInst::ICMP_ULT;
+	}
+	// Moves I (and what it reads inside the copy) before IP, where that is
+	// safe: pure arithmetic of values from outside.
+	static bool hoist(Value *V, const SmallPtrSetImpl<BasicBlock *> &in, Instruction *IP,
+	                  int depth = 0)
+	{
+		auto *I = dyn_cast<Instruction>(V);
+		if (!I || !in.count(I->getParent()))
+			return true;
+		if (depth > 8 || isa<PHINode>(I) || I->mayReadOrWriteMemory() ||
+		    !isSafeToSpeculativelyExecute(I))
+			return false;
+		for (Value *o : I->operands())
+			if (!hoist(o, in, IP, depth + 1))
+				return false;
+		I->moveBefore(IP);
+		return true;
+	}
+	static bool run1(Loop *TL, DominatorTree &DT, LoopInfo &LI, ScalarEvolution &SE,
+	                 const DataLayout &DL)
+	{
+		if (TL->getSubLoops().size() != 1)
+			return false;
+		Loop *IL = TL->getSubLoops()[0];
+		BasicBlock *Pre = TL->getLoopPreheader(), *Lt = TL->getLoopLatch(),
+		           *H = TL->getHeader(), *E = TL->getExitBlock();
+		if (!IL->isInnermost() || !Pre || !Lt || !E || TL->getExitingBlock() != Lt)
+			return false;
+		for (BasicBlock *p : predecessors(E))
+			if (!TL->contains(p))
+				return false;
+		BasicBlock *IH = IL->getHeader(), *IPre = IL->getLoopPreheader(),
+		           *ILt = IL->getLoopLatch(), *IE = IL->getExitBlock();
+		if (!IPre || !ILt || !IE || IL->getExitingBlock() != ILt)
+			return false;
+		// The back edge: next < N, next = iv + St, iv starting at S.
+		Value *next = nullptr, *N = nullptr;
+		if (!ult(dyn_cast<BranchInst>(ILt->getTerminator()), IH, next, N))
+			return false;
+		auto *nx = dyn_cast<BinaryOperator>(next);
+		if (!nx || nx->getOpcode() != Instruction::Add)
+			return false;
+		PHINode *iv = nullptr;
+		Value *St = nullptr;
+		for (unsigned k = 0; k < 2 && !iv; k++)
+			if (auto *p = dyn_cast<PHINode>(nx->getOperand(k)))
+				if (p->getParent() == IH && p->getNumIncomingValues() == 2 &&
+				    p->getIncomingValueForBlock(ILt) == nx) {
+					iv = p;
+					St = nx->getOperand(1 - k);
+				}
+		if (!iv || !TL->isLoopInvariant(N) || !TL->isLoopInvariant(St) ||
+		    !iv->getType()->isIntegerTy() || iv->getType()->getIntegerBitWidth() < 32 ||
+		    iv->getType()->getIntegerBitWidth() > 64)
+			return false;
+		Value *S = iv->getIncomingValueForBlock(IPre);
+		// The guard S < N before the loop, if any.
+		BranchInst *GB = nullptr;
+		BasicBlock *G = IPre->getSinglePredecessor();
+		if (G && TL->contains(G) && !IL->contains(G)) {
+			auto *br = dyn_cast<BranchInst>(G->getTerminator());
+			Value *gl = nullptr, *gr = nullptr;
+			if (ult(br, IPre, gl, gr) && gl == S && gr == N &&
+			    TL->contains(br->getSuccessor(0)) && TL->contains(br->getSuccessor(1)))
+				GB = br;
+		}
+		// S(t) = lo' + k or lo' for the loop's k-th thread, in S's width.
+		auto *AR = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(S));
+		if (!AR || AR->getLoop() != TL || !AR->isAffine())
+			return false;
+		auto *step = dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE));
+		if (!step || step->getAPInt().ugt(1))
+			return false;
+		const SCEV *btc = SE.getBackedgeTakenCount(TL);
+		if (isa<SCEVCouldNotCompute>(btc))
+			return false;
+		Type *Ty = S->getType();
+		const SCEV *last = AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(btc, Ty), SE);
+		Instruction *IP = Pre->getTerminator();
+		SCEVExpander Exp(SE, DL, "onetrip");
+		if (!Exp.isSafeToExpandAt(AR->getStart(), IP) || !Exp.isSafeToExpandAt(last, IP))
+			return false;
+		if (auto *I = dyn_cast<Instruction>(N))
+			if (!DT.dominates(I, IP))
+				return false;
+		if (auto *I = dyn_cast<Instruction>(St))
+			if (!DT.dominates(I, IP))
+				return false;
+		Value *lo = Exp.expandCodeFor(AR->getStart(), Ty, IP);
+		Value *hi = Exp.expandCodeFor(last, Ty, IP);
+		IRBuilder<> pb(IP);
+		// No wrap from the first thread to the last (a step of one wraps at
+		// most once over fewer than 2^32 threads), none adding the stride.
+		Value *ok = pb.CreateICmpULE(lo, hi);
+		Value *ov = pb.CreateBinaryIntrinsic(Intrinsic::uadd_with_overflow, hi, St);
+		ok = pb.CreateAnd(ok, pb.CreateNot(pb.CreateExtractValue(ov, 1)));
+		ok = pb.CreateAnd(ok, pb.CreateICmpUGE(pb.CreateAdd(lo, St), N));
+		if (GB)
+			ok = pb.CreateAnd(ok, pb.CreateICmpULT(hi, N));
+		// The copy.
+		ValueToValueMapTy vm;
+		SmallVector<BasicBlock *, 16> copies;
+		SmallPtrSet<BasicBlock *, 16> in;
+		Function *Fn = H->getParent();
+		for (BasicBlock *bb : TL->blocks()) {
+			BasicBlock *c = CloneBasicBlock(bb, vm, ".ot", Fn);
+			vm[bb] = c;
+			copies.push_back(c);
+			in.insert(c);
+		}
+		for (BasicBlock *c : copies)
+			for (Instruction &I : *c)
+				RemapInstruction(&I, vm,
+				                 RF_NoModuleLevelChanges | RF_IgnoreMissingLocals);
+		auto mapped = [&](Value *v) {
+			Value *m = vm.lookup(v);
+			return m ? m : v;
+		};
+		BasicBlock *Lt2 = cast<BasicBlock>(vm[Lt]);
+		for (PHINode &X : E->phis())
+			X.addIncoming(mapped(X.getIncomingValueForBlock(Lt)), Lt2);
+		if (MDNode *old = Lt->getTerminator()->getMetadata(LLVMContext::MD_loop)) {
+			SmallVector<Metadata *, 4> ops{nullptr};
+			for (unsigned i = 1; i < old->getNumOperands(); i++)
+				ops.push_back(old->getOperand(i));
+			MDNode *md = MDNode::getDistinct(H->getContext(), ops);
+			md->replaceOperandWith(0, md);
+			Lt2->getTerminator()->setMetadata(LLVMContext::MD_loop, md);
+		}
+		// One trip: the back edge and the guard go.
+		BasicBlock *ILt2 = cast<BasicBlock>(vm[ILt]), *IH2 = cast<BasicBlock>(vm[IH]);
+		IH2->removePredecessor(ILt2);
+		Instruction *t2 = ILt2->getTerminator();
+		BranchInst::Create(cast<BasicBlock>(vm[IE]), t2);
+		t2->eraseFromParent();
+		if (GB) {
+			auto *G2 = cast<BasicBlock>(vm[G]);
+			Instruction *g2 = G2->getTerminator();
+			BasicBlock *skip =
+			    cast<BasicBlock>(vm[GB->getSuccessor(0) == IPre ? GB->getSuccessor(1)
+			                                                    : GB->getSuccessor(0)]);
+			skip->removePredecessor(G2);
+			BranchInst::Create(cast<BasicBlock>(vm[IPre]), g2);
+			g2->eraseFromParent();
+		}
+		auto *PT = cast<BranchInst>(Pre->getTerminator());
+		BranchInst::Create(cast<BasicBlock>(vm[H]), H, ok, PT);
+		PT->eraseFromParent();
+		// What is left folds: single-entry phis, the selects of the first
+		// thread's peeled compare.
+		const SimplifyQuery SQ(DL);
+		for (bool again = true; again;) {
+			again = false;
+			for (BasicBlock *c : copies)
+				for (Instruction &I : make_early_inc_range(*c)) {
+					if (Value *v = simplifyInstruction(&I, SQ)) {
+						I.replaceAllUsesWith(v);
+						again = true;
+					}
+					if (isInstructionTriviallyDead(&I)) {
+						I.eraseFromParent();
+						again = true;
+					}
+				}
+		}
+		// A maximum of a value every thread computes alike: once, before.
+		BasicBlock *H2 = cast<BasicBlock>(vm[H]);
+		for (PHINode &P : make_early_inc_range(H2->phis())) {
+			if (P.getNumIncomingValues() != 2 || !P.hasOneUse())
+				continue;
+			auto *mx = dyn_cast<IntrinsicInst>(P.getIncomingValueForBlock(Lt2));
+			if (!mx || mx->getIntrinsicID() != Intrinsic::umax || *P.user_begin() != mx)
+				continue;
+			Value *v = mx->getArgOperand(0) == &P ? mx->getArgOperand(1)
+			                                      : mx->getArgOperand(0);
+			if (v == &P || !mx->hasNUses(2) || !hoist(v, in, Pre->getTerminator()))
+				continue;
+			IRBuilder<> hb(Pre->getTerminator());
+			Value *once = hb.CreateBinaryIntrinsic(Intrinsic::umax,
+			                                       P.getIncomingValueForBlock(Pre), v);
+			for (PHINode &X : E->phis())
+				if (X.getIncomingValueForBlock(Lt2) == mx)
+					X.setIncomingValueForBlock(Lt2, once);
+			if (!mx->hasOneUse())
+				continue; // (used elsewhere: leave it)
+			P.replaceAllUsesWith(PoisonValue::get(P.getType()));
+			mx->replaceAllUsesWith(PoisonValue::get(mx->getType()));
+			mx->eraseFromParent();
+			P.eraseFromParent();
+		}
+		for (BasicBlock *c : copies)
+			if (c != H2 && !c->hasNPredecessors(0))
+				MergeBlockIntoPredecessor(c);
+		if (std::getenv("CTA_KC_VERBOSE"))
+			errs() << "ctasim-kc: " << Fn->getName()
+			       << ": a thread loop whose loop inside makes one trip a thread, "
+			          "copied without it\n";
+		return true;
+	}
+	PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM)
+	{
+		if (!F.getName().endswith("__kc_fis") ||
+		    F.getParent()->getNamedGlobal("cta__kc_sanitized") ||
+		    std::getenv("CTA_KC_NO_ONETRIP"))
+			return PreservedAnalyses::all();
+		auto &TLI = FAM.getResult<TargetLibraryAnalysis>(F);
+		auto &AC = FAM.getResult<AssumptionAnalysis>(F);
+		const DataLayout &DL = F.getParent()->getDataLayout();
+		bool changed = false;
+		std::set<BasicBlock *> tried;
+		for (int round = 0; round < 16; round++) {
+			DominatorTree DT(F);
+			LoopInfo LI(DT);
+			ScalarEvolution SE(F, TLI, AC, DT, LI);
+			Loop *pick = nullptr;
+			for (Loop *L : LI.getLoopsInPreorder())
+				if (isThread(L) && L->getSubLoops().size() == 1 &&
+				    !tried.count(L->getHeader())) {
+					pick = L;
+					break;
+				}
+			if (!pick)
+				break;
+			tried.insert(pick->getHeader());
+			changed |= simplifyLoop(pick, &DT, &LI, &SE, &AC, nullptr, false);
+			changed |= formLCSSARecursively(*pick, DT, &LI, &SE);
+			if (run1(pick, DT, LI, SE, DL)) {
+				changed = true;
+				// (The copy's header is new: not tried again.)
+			}
+		}
+		return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+	}
+	static bool isRequired()
+	{
+		return true;
+	}
+};
+
 } // namespace
 
 #include "san_pass.h"
@@ -3736,6 +4025,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 			        FPM.addPass(NarrowPass());
 			        FPM.addPass(PeelFirstPass());
 			        FPM.addPass(GuardFreePass());
+			        FPM.addPass(OneTripPass());
 		        });
 		    PB.registerOptimizerLastEPCallback(
 		        [](ModulePassManager &MPM, OptimizationLevel) {

@@ -111,6 +111,14 @@ both block_reduce --arg n=100000 --block 96,2,1 --threads 2
 both block_reduce --arg n=50000 --block 8,4,3 --arg ns=3 --threads 2
 both block_reduce --arg n=70000 --block 1000 --grid 7 --threads 2
 both block_reduce --arg n=4096 --block 33 --device A100-SXM
+# The first region's grid-stride loop makes one trip a thread where the grid
+# covers the data (the loop form's copy without it, OneTripPass), and more,
+# or none for some threads, elsewhere (the loop as it was).
+both block_reduce --arg n=16384 --block 64 --arg ns=7
+both block_reduce --arg n=5000 --block 64
+both block_reduce --arg n=8192 --block 64 --grid 200 --arg ns=2
+both block_reduce --arg n=8192 --block 64 --grid 64
+both block_reduce --arg n=8192 --block 64 --grid 100
 both ub_divergent_barrier --block 250 --threads 2
 # Work-stealing loops run for a whole block (the block waits for each
 # request as a whole): odd shapes, costs, forced failures, several host
