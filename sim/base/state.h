@@ -432,6 +432,18 @@ struct cta__unit {
 	_Alignas(64) struct cta__outbox out;
 };
 
+/* The period skip (sim/engine/period.h): a body that ran in a batch,
+ * what its unit was made with (its start, its first instruction t0, its
+ * CTA's end before the body, the duration model's scale and add) and the
+ * CTA's end after it. */
+struct cta__period_run {
+	uint64_t index, start_t, t0, end0, end;
+	uint32_t spin, add;
+	unsigned sm;
+	int ok;                 /* its outbox held nothing but counts */
+	struct cta__unit *unit; /* a pre-run block kept made (the one off its prediction) */
+};
+
 /* A block whose body is done and whose retirement (EV_RETIRE) is still
  * ahead: what its end needs. A one-block unit that nothing else refers to
  * any more (no CLC objects, no lane left, no spinning, no sanitizer) is
@@ -662,6 +674,15 @@ struct cta_sim {
 	 * skip_run while the bodies of skipped periods run. */
 	struct cta__period *per;
 	int per_hook, skip_run;
+	/* While they run: the run whose counterpart the running block is,
+	 * the period's last, and the period's shifts (struct cta__period's
+	 * dt and db); skip_quick when its blocks are one CTA of one row of
+	 * threads in a 1-D grid and no sanitizer follows them, so that a
+	 * block that ran as predicted and left its CTA clean moves on in
+	 * place in a few stores (skip_move in sim/exec/exec.c). */
+	const struct cta__period_run *skip_r, *skip_last;
+	uint64_t skip_dt, skip_db;
+	int skip_quick;
 };
 
 #endif

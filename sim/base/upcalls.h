@@ -40,7 +40,8 @@ struct cta__unit *cta__engine_unit_at(struct cta_sim *s, size_t i);
  * sim/engine/period.h): the block of unit u, batch entry i, is done and
  * its lane alone: 1 when u became the block of entry i + 1 (checked,
  * committed and made again in place: cta__exec_unit_retarget), 0 when the
- * lane stops there. */
+ * lane stops there. (skip_move in sim/exec/exec.c does the same for the
+ * common block itself, through s->skip_r.) */
 int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i);
 
 /* exec -> clc. A CTA that ends settles its CLC state (outstanding

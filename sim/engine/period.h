@@ -14,17 +14,6 @@ extern int cta__engine_period;
  * of the two paths must fail. */
 extern int cta__engine_period_fault;
 
-/* A body that ran in a batch: what its unit was made with (its start, its
- * first instruction t0, its CTA's end before the body, the duration
- * model's scale and add) and the CTA's end after it. */
-struct cta__period_run {
-	uint64_t index, start_t, t0, end0, end;
-	uint32_t spin, add;
-	unsigned sm;
-	int ok;                 /* its outbox held nothing but counts */
-	struct cta__unit *unit; /* a pre-run block kept made (the one off its prediction) */
-};
-
 #define CTA__PERIOD_CUTS  16
 #define CTA__PERIOD_SIGS  64
 #define CTA__PERIOD_TRIES 256

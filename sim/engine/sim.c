@@ -1467,9 +1467,11 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 	 * times. */
 	if (j > 0 && s->batch[i - 1] && !skip_check(s, j - 1, s->batch[i - 1])) {
 		p->bad = j - 1;
+		s->skip_last = NULL;
 		return s->batch[i] = NULL;
 	}
 	const struct cta__period_run *r = skip_run_of(p, j);
+	s->skip_r = r;
 	uint64_t dt = p->dt;
 	struct cta__unit *u = cta__exec_unit_make(s, p->k, r->index + p->db, &r->sm,
 	                                          r->start_t + dt, r->spin, r->add, 0);
@@ -1477,6 +1479,7 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 		cta__base_errf(s, "out of memory for blocks");
 		s->hung = 1;
 		p->bad = j;
+		s->skip_last = NULL;
 		p->failed = 1;
 		return s->batch[i] = NULL;
 	}
@@ -1489,8 +1492,10 @@ static void skip_commit(struct cta_sim *s, size_t i, struct cta__unit *u)
 {
 	struct cta__period *p = s->per;
 	size_t j = i - s->nready;
-	if (p->bad == SIZE_MAX && !skip_check(s, j, u))
+	if (p->bad == SIZE_MAX && !skip_check(s, j, u)) {
 		p->bad = j;
+		s->skip_last = NULL;
+	}
 	if (p->bad == j) {
 		/* Off its prediction: kept as it is for the engine (pre). */
 		p->pre_cap = p->bad + 1;
@@ -1524,14 +1529,19 @@ int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
 	if (p->bad != SIZE_MAX || j + 1 >= p->nr)
 		return 0;
 	const struct cta__period_run *r = skip_run_of(p, j);
-	const struct cta__cta *c = &u->ctas[0];
+	struct cta__cta *c = &u->ctas[0];
 	const struct cta__outbox *o = &u->out;
 	uint64_t dt = p->dt;
 	if (c->end_t != r->end + dt || c->exited < c->nthreads ||
 	    (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error)) {
 		p->bad = j;
+		s->skip_last = NULL;
 		return 0;
 	}
+	s->batch[i] = NULL;
+	s->commit_next = i + 1;
+	s->batch[i + 1] = u;
+	s->skip_r = ++r;
 	/* Its commit: the counts of its outbox (nothing else is in it). */
 	if (__builtin_expect(o->comm, 0)) {
 		flush_outbox(s, u);
@@ -1539,13 +1549,9 @@ int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
 		s->barrier_crossings += o->crossings;
 		s->lanes_started += o->lanes;
 	}
-	s->batch[i] = NULL;
-	s->commit_next = i + 1;
-	r++;
 	cta__exec_unit_retarget(s, u, r->index + p->db, r->sm, r->start_t + dt, r->spin, r->add);
 	u->cursor.t0 = r->t0 + dt;
-	u->ctas[0].end_t = r->end0 + dt;
-	s->batch[i + 1] = u;
+	c->end_t = r->end0 + dt;
 	return 1;
 }
 
@@ -1634,6 +1640,8 @@ static void skip_periods(struct cta_sim *s)
 	}
 	s->skip_run = 1;
 	p->run0 = &p->runs[p->r0 - p->base];
+	s->skip_quick = !s->san && k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1 &&
+	                k->cursor0.ctas == 1 && k->cursor0.left == k->cursor0.idim.x;
 	uint64_t kk;
 	p->bad = SIZE_MAX;
 	for (kk = 1; kk <= periods; kk++) {
@@ -1643,6 +1651,10 @@ static void skip_periods(struct cta_sim *s)
 		/* Each block is made from its counterpart's run (skip_make,
 		 * cta__engine_skip_next), not from a placement record. */
 		memset(&s->batch[from], 0, n * sizeof(*s->batch));
+		s->skip_r = p->run0;
+		s->skip_last = p->run0 + n - 1;
+		s->skip_dt = p->dt;
+		s->skip_db = p->db;
 		s->commit_next = from;
 		s->early_commit = cta__engine_early_commits;
 		run_serial(s, from, from + n, 0);
@@ -1654,6 +1666,7 @@ static void skip_periods(struct cta_sim *s)
 			break;
 	}
 	s->skip_run = 0;
+	s->skip_r = s->skip_last = NULL;
 	if (p->failed)
 		return;
 	/* Periods 1 .. kk-1 ran as predicted. */

@@ -521,10 +521,7 @@ void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t in
 	 * crossed no barrier, placed no shared variable and made no CLC
 	 * object left only the fields written below. */
 	unsigned dirty = c->smem_dirty;
-	if (__builtin_expect(c->bar_arrived | c->bar_gen | (uintptr_t)c->mbars |
-	                         (uintptr_t)c->reqs | c->nrslots | c->observed_failure |
-	                         c->cold_dirty | c->bar_max_t | c->nsites,
-	                     0)) {
+	if (__builtin_expect(cta__exec_cta_dirty(c), 0)) {
 		unsigned char *m = c->smem;
 		const size_t cold = offsetof(struct cta__cta, observed_failure_t),
 		             end = offsetof(struct cta__cta, rslots);
@@ -1170,15 +1167,18 @@ static int skip_move(struct cta__lane *l);
 int cta__claim_next(struct cta__lane *l)
 {
 	const struct cta__unit *u = l->unit;
-	if (__builtin_expect(u->sim->skip_run, 0) && !u->k->kc)
-		return skip_move(l) && cta__claim(l);
+	if (__builtin_expect(u->sim->skip_run, 0) && !u->k->kc) {
+		int rc = skip_move(l);
+		return rc == 2 || (rc && cta__claim(l));
+	}
 	return cta__exec_lane_move_next(l) && cta__claim(l);
 }
 
 /* cta__exec_lane_move_next while the bodies of skipped periods run: the
  * lane stays on its unit, which the engine makes the next block's
  * (cta__engine_skip_next) as it would have made a unit for it, where the
- * lane would have moved. */
+ * lane would have moved. 2 when the lane claimed the new block's one row
+ * of threads too (cta__exec_unit_requick), as cta__claim would. */
 static int skip_move(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
@@ -1189,10 +1189,50 @@ static int skip_move(struct cta__lane *l)
 		l->active = 0;
 		return 0;
 	}
-	if (l->comm)
-		u->out.comm = 1;
 	check_stack(u, x->fiber);
 	struct cta__cta *c = x->cta;
+	const struct cta__period_run *r = s->skip_r;
+	const struct cta__outbox *o = &u->out;
+	if (__builtin_expect(r < s->skip_last && s->skip_quick && !l->comm, 1) &&
+	    c->end_t == r->end + s->skip_dt && c->exited >= c->nthreads &&
+	    !(o->nrecs | o->ntext | o->nubs | o->nmarks | o->ubtotal | o->error | o->comm |
+	      o->crossings) &&
+	    !cta__exec_cta_dirty(c)) {
+		/* The common block: as predicted, its outbox holding its lane's
+		 * count alone, its CTA left as it found it. cta__engine_skip_next
+		 * in a few stores: the entry moves on, the lane is counted, and
+		 * the unit becomes the next block's in place (as
+		 * cta__exec_unit_retarget, the outbox left as it is), its one
+		 * row claimed as cta__claim would claim it, the cursor as the
+		 * last claim left it. */
+		size_t i = s->seg_base + seg_i++;
+		s->batch[i] = NULL;
+		s->commit_next = i + 1;
+		s->batch[i + 1] = u;
+		s->lanes_started += o->lanes;
+		s->skip_r = ++r;
+		uint64_t dt = s->skip_dt, index = r->index + s->skip_db;
+		if (c->smem_dirty)
+			c->smem_dirty |= CTA__SMEM_STALE;
+		c->exited = 0;
+		u->index = index;
+		u->start_t = r->start_t + dt;
+		u->cursor.t0 = r->t0 + dt;
+		u->cursor.spin = r->spin;
+		u->cursor.add = r->add;
+		c->bid.x = (unsigned)index;
+		c->logical = index;
+		c->steal_current = index;
+		c->sm = r->sm;
+		c->end_t = r->end0 + dt;
+		l->bid.x = (unsigned)index;
+		l->tid.x = 0;
+		l->run_x0 = 0;
+		l->row_end = u->cursor.idim.x;
+		return 2;
+	}
+	if (l->comm)
+		u->out.comm = 1;
 	if (!c->done && c->exited >= c->nthreads)
 		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
 	if (!cta__engine_skip_next(s, u, s->seg_base + seg_i)) {

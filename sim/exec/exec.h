@@ -38,6 +38,14 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
  * its first instruction at t (the period skip, sim/engine/period.h). */
 void cta__exec_unit_retarget(struct cta_sim *s, struct cta__unit *u, uint64_t index, unsigned sm,
                              uint64_t t, uint32_t spin, uint32_t add);
+/* Whether CTA c holds more than a block that crossed no barrier, placed
+ * no shared variable and made no CLC object leaves behind (what
+ * cta__exec_unit_retarget then clears). */
+static inline int cta__exec_cta_dirty(const struct cta__cta *c)
+{
+	return (c->bar_arrived | c->bar_gen | (uintptr_t)c->mbars | (uintptr_t)c->reqs |
+	        c->nrslots | c->observed_failure | c->cold_dirty | c->bar_max_t | c->nsites) != 0;
+}
 /* The issue gate (spin_gate_threads) and the register file's gate
  * (spin_regs_free; cta__exec_regs_waits: whether a block of k waits with
  * that many warps running on its SM besides it): whether a block of k
