@@ -735,7 +735,7 @@ static void bench_threads(unsigned n)
 	    {"speedup_block_reduce", "block_reduce", reduce, 1, 8, 0},
 	    /* Both runs take the same path (a timing-only run uses one host
 	     * thread whatever --threads says): "no slower" is checked on the
-	     * median of the ratios of adjacent runs (below), within the 3%
+	     * median of groups of four alternated runs (below), within the 3%
 	     * that repeated runs of one binary differ by here. */
 	    {"speedup_timing_only", "spin", NULL, 0, 0.97, 1},
 	};
@@ -743,18 +743,26 @@ static void bench_threads(unsigned n)
 		/* Best of three, the two thread counts alternating, so that a
 		 * slow spell of this shared machine does not decide the ratio.
 		 * The timing-only runs (one path both ways, so the ratio is the
-		 * host's noise around 1) are taken in 9 adjacent pairs, the
-		 * figure being the median of the pairs' ratios of the process's
-		 * CPU time (every thread's: the run uses the calling thread
-		 * alone), the wall time's printed beside it: a best of seven
-		 * wall times on each side still moved 0.91-1.08 between runs on
-		 * the H100 host, as a spell caught one side's best and not the
-		 * other's, and on a loaded machine the wall time is the share of
-		 * a core the run was given. */
+		 * host's noise around 1) are taken in 9 groups of four in the
+		 * order 1, N, N, 1, the figure being the median of the groups'
+		 * ratios of the process's CPU time (every thread's: the run uses
+		 * the calling thread alone), each group's the sum of its two
+		 * 1-thread runs over the sum of its two N-thread runs, the wall
+		 * time's printed beside it. A group holds each count once first
+		 * and once second, so a drift that is linear over four runs and
+		 * whatever a run leaves to the next one cancel in it; adjacent
+		 * pairs (1, N then N, 1) put one count first in five of nine, and
+		 * with both counts 1 their median read 0.987-0.990 on the H100
+		 * host. A best of seven wall times on each side moved 0.91-1.08
+		 * between runs there, as a spell caught one side's best and not
+		 * the other's, and on a loaded machine the wall time is the share
+		 * of a core the run was given. */
 		double t[2] = {1e30, 1e30};
-		enum { PAIRS = 9 };
-		double pair[PAIRS][2], pair_wall[PAIRS][2];
-		int passes = cases[c].timing ? 2 * PAIRS : 6;
+		enum { GROUPS = 9 };
+		double grp[GROUPS][2], grp_wall[GROUPS][2];
+		memset(grp, 0, sizeof(grp));
+		memset(grp_wall, 0, sizeof(grp_wall));
+		int passes = cases[c].timing ? 4 * GROUPS : 6;
 		for (int pass = 0; pass < passes; pass++) {
 			struct cta_sim_opts so = base_opts();
 			/* 1, N, N, 1, 1, N, ...: neither count always runs
@@ -777,8 +785,8 @@ static void bench_threads(unsigned n)
 			double dt = now_wall() - t0, dc = now_proc_cpu() - c0;
 			t[which] = dt < t[which] ? dt : t[which];
 			if (cases[c].timing) {
-				pair[pass / 2][which] = dc;
-				pair_wall[pass / 2][which] = dt;
+				grp[pass / 4][which] += dc;
+				grp_wall[pass / 4][which] += dt;
 			}
 			cta_sim_free(s);
 			cta_harness_free(h);
@@ -786,16 +794,16 @@ static void bench_threads(unsigned n)
 		double ratio = t[0] / t[1];
 		char name[64];
 		if (cases[c].timing) {
-			double r[PAIRS], w[PAIRS];
-			for (int i = 0; i < PAIRS; i++) {
-				r[i] = pair[i][0] / pair[i][1];
-				w[i] = pair_wall[i][0] / pair_wall[i][1];
+			double r[GROUPS], w[GROUPS];
+			for (int i = 0; i < GROUPS; i++) {
+				r[i] = grp[i][0] / grp[i][1];
+				w[i] = grp_wall[i][0] / grp_wall[i][1];
 			}
-			qsort(r, PAIRS, sizeof(r[0]), cmp_double);
-			qsort(w, PAIRS, sizeof(w[0]), cmp_double);
-			ratio = r[PAIRS / 2];
+			qsort(r, GROUPS, sizeof(r[0]), cmp_double);
+			qsort(w, GROUPS, sizeof(w[0]), cmp_double);
+			ratio = r[GROUPS / 2];
 			snprintf(name, sizeof(name), "%s_wall_%ut", cases[c].name, n);
-			info(name, w[PAIRS / 2], "x");
+			info(name, w[GROUPS / 2], "x");
 		}
 		snprintf(name, sizeof(name), "%s_%ut", cases[c].name, n);
 		double target =
