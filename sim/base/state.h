@@ -683,6 +683,13 @@ struct cta_sim {
 	const struct cta__period_run *skip_r, *skip_last;
 	uint64_t skip_dt, skip_db;
 	int skip_quick;
+	/* The lane that moved on so last, and the canary of its fiber's
+	 * stack (cta__fiber_canary): kept while the lane goes from block to
+	 * block, its fiber never suspended between (each of those blocks
+	 * left its CTA clean: no barrier or other wait). Cleared by every
+	 * other way out of skip_move and at each segment. */
+	const struct cta__lane_x *skip_lane;
+	const uint64_t *skip_canary;
 };
 
 #endif

@@ -1178,61 +1178,87 @@ int cta__claim_next(struct cta__lane *l)
  * lane stays on its unit, which the engine makes the next block's
  * (cta__engine_skip_next) as it would have made a unit for it, where the
  * lane would have moved. 2 when the lane claimed the new block's one row
- * of threads too (cta__exec_unit_requick), as cta__claim would. */
+ * of threads too, as cta__claim would. */
+static int skip_move_slow(struct cta__lane *l);
+
 static int skip_move(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
 	struct cta_sim *s = u->sim;
+	struct cta__cta *c = &u->ctas[0];
+	const struct cta__period_run *r = s->skip_r;
+	const struct cta__outbox *o = &u->out;
+	size_t *const psi = &seg_i, si = *psi;
+	/* The common block: as predicted, its outbox holding its lane's
+	 * count alone (one lane ever started: u->all is x alone, nothing
+	 * waits on the run queue), its CTA left as it found it, one CTA of
+	 * one row in a 1-D grid (s->skip_quick) and the claim at the end of
+	 * that row (no run handed back), a block before the period's last
+	 * (the segment is the period's batch: s->skip_r is the run of entry
+	 * seg_i). cta__engine_skip_next in a few
+	 * stores: the entry moves on, the lane is counted, and the unit
+	 * becomes the next block's in place (as cta__exec_unit_retarget,
+	 * the outbox left as it is), its one row claimed as cta__claim
+	 * would claim it (the cursor as the last claim left it). */
+	if (__builtin_expect(r < s->skip_last && s->skip_quick && !l->comm, 1) &&
+	    c->end_t == r->end + s->skip_dt && c->exited >= c->nthreads &&
+	    !((o->lanes ^ 1) | o->nrecs | o->ntext | o->nubs | o->nmarks | o->ubtotal | o->error |
+	      o->comm | o->crossings) &&
+	    !u->clc_objs && !cta__exec_cta_dirty(c)) {
+		if (s->skip_lane != x) {
+			s->skip_canary = cta__fiber_canary(x->fiber);
+			s->skip_lane = x;
+		}
+		const uint64_t *w = s->skip_canary;
+		if (__builtin_expect(!w || *w == CTA__FIBER_CANARY, 1)) {
+			*psi = si + 1;
+			size_t i = s->seg_base + si;
+			s->batch[i] = NULL;
+			s->commit_next = i + 1;
+			s->batch[i + 1] = u;
+			s->lanes_started++;
+			s->skip_r = ++r;
+			uint64_t dt = s->skip_dt, index = r->index + s->skip_db;
+			if (c->smem_dirty)
+				c->smem_dirty |= CTA__SMEM_STALE;
+			c->exited = 0;
+			u->index = index;
+			u->start_t = r->start_t + dt;
+			u->cursor.t0 = r->t0 + dt;
+			u->cursor.spin = r->spin;
+			u->cursor.add = r->add;
+			c->bid.x = (unsigned)index;
+			c->logical = index;
+			c->steal_current = index;
+			c->sm = r->sm;
+			c->end_t = r->end0 + dt;
+			l->bid.x = (unsigned)index;
+			l->tid.x = 0;
+			l->run_x0 = 0;
+			l->row_end = u->cursor.idim.x;
+			return 2;
+		}
+	}
+	return skip_move_slow(l);
+}
+
+/* skip_move for any other block. */
+__attribute__((noinline)) static int skip_move_slow(struct cta__lane *l)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	struct cta__cta *c = &u->ctas[0];
+	s->skip_lane = NULL;
 	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq || u->cursor.nret ||
-	    u->nctas != 1 || u->clc_objs || x->cta != &u->ctas[0]) {
+	    u->nctas != 1 || u->clc_objs || x->cta != c) {
 		l->active = 0;
 		return 0;
 	}
-	check_stack(u, x->fiber);
-	struct cta__cta *c = x->cta;
-	const struct cta__period_run *r = s->skip_r;
-	const struct cta__outbox *o = &u->out;
-	if (__builtin_expect(r < s->skip_last && s->skip_quick && !l->comm, 1) &&
-	    c->end_t == r->end + s->skip_dt && c->exited >= c->nthreads &&
-	    !(o->nrecs | o->ntext | o->nubs | o->nmarks | o->ubtotal | o->error | o->comm |
-	      o->crossings) &&
-	    !cta__exec_cta_dirty(c)) {
-		/* The common block: as predicted, its outbox holding its lane's
-		 * count alone, its CTA left as it found it. cta__engine_skip_next
-		 * in a few stores: the entry moves on, the lane is counted, and
-		 * the unit becomes the next block's in place (as
-		 * cta__exec_unit_retarget, the outbox left as it is), its one
-		 * row claimed as cta__claim would claim it, the cursor as the
-		 * last claim left it. */
-		size_t i = s->seg_base + seg_i++;
-		s->batch[i] = NULL;
-		s->commit_next = i + 1;
-		s->batch[i + 1] = u;
-		s->lanes_started += o->lanes;
-		s->skip_r = ++r;
-		uint64_t dt = s->skip_dt, index = r->index + s->skip_db;
-		if (c->smem_dirty)
-			c->smem_dirty |= CTA__SMEM_STALE;
-		c->exited = 0;
-		u->index = index;
-		u->start_t = r->start_t + dt;
-		u->cursor.t0 = r->t0 + dt;
-		u->cursor.spin = r->spin;
-		u->cursor.add = r->add;
-		c->bid.x = (unsigned)index;
-		c->logical = index;
-		c->steal_current = index;
-		c->sm = r->sm;
-		c->end_t = r->end0 + dt;
-		l->bid.x = (unsigned)index;
-		l->tid.x = 0;
-		l->run_x0 = 0;
-		l->row_end = u->cursor.idim.x;
-		return 2;
-	}
 	if (l->comm)
 		u->out.comm = 1;
+	check_stack(u, x->fiber);
 	if (!c->done && c->exited >= c->nthreads)
 		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
 	if (!cta__engine_skip_next(s, u, s->seg_base + seg_i)) {
@@ -1855,6 +1881,7 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 	struct cta__fiber *host = cta__fiber_host(cta__base_seg_worker->fpool);
 	seg_v = v;
 	seg_n = n;
+	s->skip_lane = NULL;
 	for (seg_i = 0; seg_i < n; seg_i++) {
 		struct cta__unit *u = seg_unit(s, seg_i);
 		if (!u)

@@ -127,7 +127,7 @@ struct fiber_slab {
 #define NO_SLOT     UINT32_MAX
 /* Parked runners kept once stacks are shared (cta__fiber_park). */
 #define PARK_KEEP 64
-#define CANARY    0x5ca1ab1ec0ffee00ull
+#define CANARY    CTA__FIBER_CANARY
 /* Reference images a pool keeps, one per image length: a fiber waiting
  * at each of a body's wait points, in each of the few frames above it
  * (a barrier, an mbarrier wait, the engine's step). */
@@ -630,14 +630,20 @@ size_t cta__fiber_stack_left(const struct cta__fiber *f)
 	return (size_t)(sp - lo);
 }
 
-int cta__fiber_overflowed(const struct cta__fiber *f)
+const uint64_t *cta__fiber_canary(const struct cta__fiber *f)
 {
 	if (f->slot != NO_SLOT)
-		return *f->pool->slots[f->slot].canary != CANARY;
+		return f->pool->slots[f->slot].canary;
 	size_t sz;
 	unsigned color;
 	const char *lo = stack_lo(f, &sz, &color);
-	return lo && *(const uint64_t *)(const void *)lo != CANARY;
+	return (const uint64_t *)(const void *)lo;
+}
+
+int cta__fiber_overflowed(const struct cta__fiber *f)
+{
+	const uint64_t *w = cta__fiber_canary(f);
+	return w && *w != CANARY;
 }
 
 int cta__fiber_pool_new(struct cta__fiber_pool **out, size_t stack_bytes)

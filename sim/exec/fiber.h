@@ -5,6 +5,7 @@
 #define CTA_EXEC_FIBER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Default usable stack size. Pages are committed by the kernel only when
  * touched, so a large default costs address space, not memory. */
@@ -119,6 +120,11 @@ void cta__fiber_set_ret(struct cta__fiber *f, struct cta__fiber *ret);
 struct cta__fiber_pool *cta__fiber_pool_of(const struct cta__fiber *f);
 /* 1 when a body overran the fiber's stack (its canary was overwritten). */
 int cta__fiber_overflowed(const struct cta__fiber *f);
+/* The word cta__fiber_overflowed reads: f overran its stack once it no
+ * longer holds CTA__FIBER_CANARY; NULL for a stack without one. Where
+ * it lies moves only while f is suspended (its stack shared). */
+#define CTA__FIBER_CANARY 0x5ca1ab1ec0ffee00ull
+const uint64_t *cta__fiber_canary(const struct cta__fiber *f);
 /* Bytes of f's stack below the caller's frame, f being the fiber running
  * now; 0 for a host thread's own stack. */
 size_t cta__fiber_stack_left(const struct cta__fiber *f);

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@
 #include "base/base.h"
 #include "engine/engine.h"
 #include "engine/period.h"
+#include "exec/exec.h"
+#include "exec/fiber.h"
 #include "exec/regions.h"
 #include "simtest.h"
 
@@ -42,14 +45,26 @@ CTA_KERNEL(per_kernel, struct per_args, p)
 		p->t_end[2 * blockIdx.x + (threadIdx.x != 0)] = cta_globaltimer_ns();
 }
 
+/* Block `from`'s first thread overwrites the canary below its stack, as
+ * a body that overran its stack would: the run stops there. */
+CTA_KERNEL(per_smash, struct per_args, p)
+{
+	if (blockIdx.x == p->from && threadIdx.x == 0) {
+		uint64_t *w = (uint64_t *)cta__fiber_canary(cta__exec_lane_self()->fiber);
+		if (w)
+			*w = 0;
+	}
+	cta_spin_ns(p->ns);
+}
+
 /* What the kernel compiler registers for a body it found never waits
- * (CTA__KC_NO_WAIT): this test's kernel, which gcc compiles, is told so. */
+ * (CTA__KC_NO_WAIT): this test's kernels, which gcc compiles, are told so. */
 static void claim_never_waits(const struct cta_kernel_def *k)
 {
-	static int done;
-	if (done)
+	static const struct cta_kernel_def *done[2];
+	if (done[0] == k || done[1] == k)
 		return;
-	done = 1;
+	done[done[0] != NULL] = k;
 	struct cta__kc_def *d = calloc(1, sizeof(*d));
 	assert_non_null(d);
 	*d = (struct cta__kc_def){.name = k->name,
@@ -67,14 +82,15 @@ struct per_out {
 	struct cta_kernel_stats st;
 	uint64_t makespan, events, skipped, pre;
 	int deterministic;
+	char err[256];
 };
 
 enum { T = 256 };
 
-static void per_run(const struct cta_sim_opts *o, unsigned grid, unsigned from, int skip,
-                    struct per_out *r)
+static void per_run_of(const struct cta_kernel_def *kd, const struct cta_sim_opts *o, unsigned grid,
+                       unsigned from, int skip, struct per_out *r)
 {
-	claim_never_waits(&per_kernel);
+	claim_never_waits(kd);
 	memset(r, 0, sizeof(*r));
 	r->t_end = calloc((size_t)grid * 2, sizeof(*r->t_end));
 	r->t_start = calloc(grid, sizeof(*r->t_start));
@@ -87,7 +103,7 @@ static void per_run(const struct cta_sim_opts *o, unsigned grid, unsigned from, 
 	cta_sim *s;
 	assert_int_equal(cta_sim_new(&s, o), 0);
 	struct cta_launch l = {0};
-	l.kernel = &per_kernel;
+	l.kernel = kd;
 	l.grid[0] = grid;
 	l.grid[1] = l.grid[2] = 1;
 	l.block[0] = T;
@@ -96,6 +112,7 @@ static void per_run(const struct cta_sim_opts *o, unsigned grid, unsigned from, 
 	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
 	r->rc = cta_sim_run(s);
 	cta_sim_set_period_skip(1);
+	snprintf(r->err, sizeof(r->err), "%s", r->rc ? cta_sim_errmsg(s) : "");
 	r->st = *cta_sim_kernel_stats(s, 0);
 	r->st.label = NULL;
 	r->makespan = cta_sim_makespan_ns(s);
@@ -104,6 +121,12 @@ static void per_run(const struct cta_sim_opts *o, unsigned grid, unsigned from, 
 	r->pre = s->per ? s->per->npre : 0;
 	r->deterministic = cta_sim_deterministic(s);
 	cta_sim_free(s);
+}
+
+static void per_run(const struct cta_sim_opts *o, unsigned grid, unsigned from, int skip,
+                    struct per_out *r)
+{
+	per_run_of(&per_kernel, o, grid, from, skip, r);
 }
 
 static void per_free(struct per_out *r)
@@ -190,6 +213,27 @@ static void skip_shifted_wrong_is_seen(void **state)
 	per_free(&r[1]);
 }
 
+/* A body that overran its stack in a block of a skipped period stops the
+ * run where it stops without the skip, with the same message: each
+ * skipped block's canary is checked before the next one is made. */
+static void stack_overrun_in_a_skipped_block_is_seen(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.device = *cta_device_find("H100-SXM");
+	o.threads = 1;
+	struct per_out r[2];
+	per_run_of(&per_smash, &o, 40000, 30000, 0, &r[0]);
+	per_run_of(&per_smash, &o, 40000, 30000, 1, &r[1]);
+	assert_int_not_equal(r[0].rc, 0);
+	assert_non_null(strstr(r[0].err, "overflowed"));
+	assert_string_equal(r[0].err, r[1].err);
+	assert_true(r[1].skipped > 20000);
+	assert_true(per_same(&r[0], &r[1], 40000));
+	per_free(&r[0]);
+	per_free(&r[1]);
+}
+
 /* Nothing to skip where the schedule does not repeat (jittered latencies)
  * or where the run keeps a trace. */
 static void no_skip_without_a_period_or_with_a_trace(void **state)
@@ -221,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(repeating_schedule_is_skipped_exactly),
 	    cmocka_unit_test(skip_shifted_wrong_is_seen),
+	    cmocka_unit_test(stack_overrun_in_a_skipped_block_is_seen),
 	    cmocka_unit_test(no_skip_without_a_period_or_with_a_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
