@@ -29,7 +29,7 @@ else
 fi
 "$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
 for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any kc_guards \
-	kc_inner_loops; do
+	kc_inner_loops kc_one_trip; do
 	if [ -n "$PLUGIN" ]; then
 		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
 			ok "$k is compiled to regions"
@@ -67,6 +67,17 @@ if [ -n "$PLUGIN" ]; then
 	else
 		bad "kc_inner_loops' thread loops with loops inside are functions of their own"
 		grep 'kc_inner' "$tmp/build.out" | sed 's/^/# /'
+	fi
+fi
+
+# kc_one_trip's grid-stride loop makes one trip a thread where the grid
+# covers the data: its thread loop gets a copy without it (OneTripPass).
+if [ -n "$PLUGIN" ]; then
+	if grep -q 'kc_one_trip__kc_fis: a thread loop whose loop inside makes one trip' "$tmp/build.out"; then
+		ok "kc_one_trip's thread loop has a copy without its grid-stride loop"
+	else
+		bad "kc_one_trip's thread loop has a copy without its grid-stride loop"
+		grep 'kc_one' "$tmp/build.out" | sed 's/^/# /'
 	fi
 fi
 
@@ -121,4 +132,14 @@ both 'result +PASS' kc_inner_loops
 both 'result +PASS' kc_inner_loops --block 4,4,4 --arg rounds=7
 both 'result +PASS' kc_inner_loops --arg rounds=0 --block 8,8,1
 both 'result +PASS' kc_inner_loops --threads 2 --arg blocks=300 --arg rounds=2
+# One trip a thread everywhere (the copy), several (the loop as it was), a
+# last thread with none, starts that wrap in the first block (with a stride
+# larger than the data, only the test for the wrap tells), two rows.
+both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=0
+both 'result +PASS' kc_one_trip
+both 'result +PASS' kc_one_trip --arg rounds=39
+both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=-5
+both 'result +PASS' kc_one_trip --arg rounds=99 --arg valid=-5
+both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=0 --block 8,8,1
+both 'result +PASS' kc_one_trip --threads 2 --arg blocks=300 --arg rounds=299 --arg valid=0
 tap_end

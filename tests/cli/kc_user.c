@@ -12,9 +12,11 @@
 
 static const struct cta_param_desc kc_params[] = {
     {"blocks", "40", "blocks in the grid (64 threads each)"},
-    {"rounds", "3", "barrier-loop trips"},
+    {"rounds", "3", "barrier-loop trips; kc_one_trip: the stride is (rounds + 1) * 64"},
     {"active", "64", "kc_early_exit: threads of a block that reach the barriers"},
-    {"valid", "1", "kc_two_barriers: 0 sends odd threads to another barrier; kc_guards: m"},
+    {"valid", "1",
+     "kc_two_barriers: 0 sends odd threads to another barrier; kc_guards: m; kc_one_trip: "
+     "the start's offset"},
     {NULL, NULL, NULL},
 };
 
@@ -171,6 +173,32 @@ static int kc_inner_loops_verify(struct cta_harness *h)
 	return 0;
 }
 
+/* kc_one_trip against the same loop in plain C. */
+static int kc_one_trip_verify(struct cta_harness *h)
+{
+	int rc = kc_launched_ok(h);
+	if (rc)
+		return rc;
+	unsigned n = KC_BLOCK, total = (unsigned)S.blocks * n;
+	unsigned stride = ((unsigned)S.rounds + 1) * 64;
+	int s[KC_BLOCK];
+	for (int b = 0; b < S.blocks; b++) {
+		for (unsigned t = 0; t < n; t++) {
+			int sum = 0;
+			for (unsigned i = (unsigned)b * n + t + (unsigned)S.valid; i < total;
+			     i += stride)
+				sum += S.in[i] + 1;
+			s[t] = sum;
+		}
+		for (unsigned t = 0; t < n; t++)
+			if (S.out[(size_t)b * n + t] != s[(t + 1) % n])
+				return cta_harness_fail(h, "out[%zu]: expected %d, got %d",
+				                        (size_t)b * n + t, s[(t + 1) % n],
+				                        S.out[(size_t)b * n + t]);
+	}
+	return 0;
+}
+
 static int kc_slots_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_slots);
@@ -201,6 +229,11 @@ static int kc_guards_setup(struct cta_harness *h)
 static int kc_inner_loops_setup(struct cta_harness *h)
 {
 	return kc_setup_for(h, &kc_inner_loops);
+}
+
+static int kc_one_trip_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_one_trip);
 }
 
 static int kc_steal_setup(struct cta_harness *h)
@@ -273,3 +306,11 @@ static const struct cta_kernel_info kc_inner_loops_info = {
     .verify = kc_inner_loops_verify,
 };
 CTA_HARNESS(kc_inner_loops_info)
+static const struct cta_kernel_info kc_one_trip_info = {
+    .name = "kc_one_trip",
+    .summary = "test kernel: a grid-stride loop of one trip a thread, or more, or none",
+    .params = kc_params,
+    .setup = kc_one_trip_setup,
+    .verify = kc_one_trip_verify,
+};
+CTA_HARNESS(kc_one_trip_info)

@@ -7,7 +7,8 @@
  * by the last thread with values live across it, and shared memory that
  * each block must find zeroed whatever the blocks before it wrote (the
  * engine zeroes only part of it for the loop form: sim/exec/regions.c),
- * and loops inside a thread's regions. */
+ * loops inside a thread's regions, and a grid-stride loop of one trip a
+ * thread (or more, or none). */
 #ifndef KC_USER_BODY_H
 #define KC_USER_BODY_H
 
@@ -160,6 +161,27 @@ CTA_KERNEL(kc_inner_loops, struct kc_args, p)
 		cta_spin_ns(1);
 	}
 	p->out[base + t] = acc;
+}
+
+/* A grid-stride loop before a barrier, its start offset by `valid` and its
+ * stride (rounds + 1) * 64: where every thread of a run makes one trip of
+ * it, the kernel compiler runs a copy of the thread loop without it
+ * (OneTripPass in compiler/regions_pass.cpp); where a thread makes more,
+ * or none, or the starts wrap, the loop as it was. */
+CTA_KERNEL(kc_one_trip, struct kc_args, p)
+{
+	CTA_SHARED_ARRAY(int, s, 1024);
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned total = gridDim.x * n, stride = ((unsigned)p->rounds + 1) * 64;
+	int sum = 0;
+	for (unsigned i = blockIdx.x * n + t + (unsigned)p->valid; i < total; i += stride) {
+		sum += p->in[i] + 1;
+		cta_spin_ns(2);
+	}
+	s[t] = sum;
+	__syncthreads();
+	p->out[(unsigned long long)blockIdx.x * n + t] = s[(t + 1) % n];
 }
 
 /* kc_steal's work for each block index it is handed (its own, then the
