@@ -1,7 +1,8 @@
 /* Cluster launch control in the simulator: try_cancel (and its cluster
  * multicast form), the mbarrier it completes on, the result queries, and
  * the high-level work-stealing loops built on them. Requests are resolved
- * by the engine at their issue time, in global (time, sequence) order, so
+ * by the engine at their issue time (under the sm_90 emulation a far GPC's
+ * later, cta__clc_arrival), in global (time, sequence) order, so
  * "the next block not yet started" is exact. Each rule of the CUDA guide
  * and PTX ISA that users can break is checked here. */
 #include <inttypes.h>
@@ -736,6 +737,22 @@ deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome, st
 	mbar_check(u, tc, b);
 }
 
+/* Emulated CLC: the unit a request takes is its place in the order in
+ * which the requests' atomics reach the emulation's cursor, and a far
+ * GPC's atomics take clc_far_ppm as long to get there: the engine resolves
+ * a far block's request that much later than its issue (the request's
+ * extra on the far side), so that of requests issued at one instant the
+ * near GPCs' take the units first, as the GPU's do (docs/FIDELITY.md).
+ * Its completion stays its issue plus its latency. */
+uint64_t cta__clc_arrival(struct cta_sim *s, const struct cta__request *r)
+{
+	if (!s->dev.clc_emulated || !r->far)
+		return 0;
+	if (__builtin_expect(!s->clc_costs_made, 0))
+		emu_costs_make(s);
+	return s->clc_cost[1][EMU_REQUEST] - s->clc_cost[0][EMU_REQUEST];
+}
+
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 {
 	struct cta__kernel *k = r->k;
@@ -783,7 +800,8 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 		int64_t d = (int64_t)(cta__base_rand(s) % (2 * j + 1)) - (int64_t)j;
 		lat = (int64_t)lat + d < 1 ? 1 : (uint64_t)((int64_t)lat + d);
 	}
-	r->done_t = s->now + lat;
+	/* (A far request is resolved cta__clc_arrival after its issue.) */
+	r->done_t = s->now - cta__clc_arrival(s, r) + lat;
 	if (outcome == CTA_CANCEL_SUCCESS) {
 		r->unit_index = k->next_unit++;
 		if (k->next_unit == k->nunits)

@@ -12,6 +12,9 @@
  * docs/FIDELITY.md). Called before r is resolved. */
 uint64_t cta__clc_issuer_work(struct cta_sim *s, const struct cta__request *r);
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r);
+/* Emulated CLC: how much later than its issue the engine resolves request
+ * r (a far GPC's atomics reach the emulation's cursor later); 0 otherwise. */
+uint64_t cta__clc_arrival(struct cta_sim *s, const struct cta__request *r);
 /* 0: a wait whose phase one request completed always takes the general
  * issuer_waited and observe (the unit tests compare both ways); 1 by
  * default. cta__clc_quick_observes counts, per host thread, the waits

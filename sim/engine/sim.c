@@ -648,9 +648,12 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
                                                                      struct cta__unit *u)
 {
 	flush_outbox(s, u);
-	/* New cancel requests are resolved at their issue time, in issue order. */
+	/* New cancel requests are resolved at their issue time (an emulated
+	 * one from a far GPC later: cta__clc_arrival), in issue order. */
 	for (struct cta__request *r = u->new_reqs; r; r = r->next_new) {
 		uint64_t t = r->issue_t < s->now ? s->now : r->issue_t;
+		/* (Emulated CLC: a far GPC's request reaches the cursor later.) */
+		t += cta__clc_arrival(s, r);
 		/* Emulated CLC's cancels interleave (each claim waits for the
 		 * claims before it on its bitmap word): the calendar. With a
 		 * fixed latency they come in time order, which a ring takes

@@ -630,6 +630,66 @@ static void emulated_requests_from_far_gpcs_take_longer(void **state)
 	}
 }
 
+/* Requests issued at one instant take the units in the order their
+ * atomics reach the emulation's cursor, the near GPCs' first
+ * (cta__clc_arrival): 16 blocks of spin_clc resident on the first 8 SMs
+ * of an H100, GPC 1 (SMs 2 and 3) far at 1.5x, 12 units left after the
+ * first wave. With the far factor the 12 near blocks' first requests take
+ * the 12 units and the 4 far blocks' fail; with the factor 0 the units go
+ * in the blocks' order, and some far block's takes one. */
+static void emulated_simultaneous_requests_go_to_the_near_gpcs_first(void **state)
+{
+	(void)state;
+	for (int far = 0; far < 2; far++) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "arrive.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 8;
+		o.timing_only = 1;
+		o.trace_path = path;
+		emulated_clc(&o.device);
+		o.device.clc_far_gpcs = 1u << 1;
+		o.device.clc_far_ppm = far ? 1500000 : 0;
+		const char *args[] = {"grid=28", "ns=2000", NULL};
+		struct cta_harness *h;
+		assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
+		cta_harness_free(h);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		int seen[28] = {0};
+		uint64_t issue0 = UINT64_MAX, issue1 = 0;
+		unsigned near_won = 0, far_won = 0, far_lost = 0, firsts = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			if (r->ev == CTA_TEV_CANCEL && r->phys < 28 && !seen[r->phys]) {
+				seen[r->phys] = 1; /* its first request */
+				issue0 = r->t_ns < issue0 ? r->t_ns : issue0;
+				issue1 = r->t_ns > issue1 ? r->t_ns : issue1;
+			} else if (r->ev == CTA_TEV_CANCEL_DONE && r->phys < 28 &&
+			           seen[r->phys] == 1) {
+				seen[r->phys] = 2; /* its first completion */
+				int on_far = r->sm == 2 || r->sm == 3;
+				int won = r->code == CTA_CANCEL_SUCCESS;
+				near_won += !on_far && won;
+				far_won += on_far && won;
+				far_lost += on_far && !won;
+				firsts++;
+			}
+		}
+		assert_int_equal(firsts, 16);
+		assert_int_equal(issue0, issue1); /* one instant */
+		if (far) {
+			assert_int_equal(near_won, 12);
+			assert_int_equal(far_lost, 4);
+		} else {
+			assert_true(far_won > 0);
+		}
+		cta_trace_free(&t);
+		remove(path);
+	}
+}
+
 /* The emulation's round trip grows with the requesters
  * (clc_crowd_units): with 16 blocks of spin_clc resident on 8 SMs and
  * clc_crowd_units 8, the first failed request, issued while all 16 are
@@ -1528,6 +1588,7 @@ int main(void)
 	    cmocka_unit_test(emulated_clc_trace_does_not_depend_on_the_number_of_host_threads),
 	    cmocka_unit_test(emulated_claims_of_one_word_complete_a_turn_apart),
 	    cmocka_unit_test(emulated_requests_from_far_gpcs_take_longer),
+	    cmocka_unit_test(emulated_simultaneous_requests_go_to_the_near_gpcs_first),
 	    cmocka_unit_test(emulated_requests_take_longer_with_more_requesters),
 	    cmocka_unit_test(emulated_issuer_pays_the_crowd_share_after_a_completion),
 	    cmocka_unit_test(crowd_tail_share_is_recovered_from_simulated_loops),
