@@ -1470,7 +1470,7 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 	 * times. */
 	if (j > 0 && s->batch[i - 1] && !skip_check(s, j - 1, s->batch[i - 1])) {
 		p->bad = j - 1;
-		s->skip_last = NULL;
+		s->skip_quick = 0;
 		return s->batch[i] = NULL;
 	}
 	const struct cta__period_run *r = skip_run_of(p, j);
@@ -1482,7 +1482,7 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 		cta__base_errf(s, "out of memory for blocks");
 		s->hung = 1;
 		p->bad = j;
-		s->skip_last = NULL;
+		s->skip_quick = 0;
 		p->failed = 1;
 		return s->batch[i] = NULL;
 	}
@@ -1497,7 +1497,7 @@ static void skip_commit(struct cta_sim *s, size_t i, struct cta__unit *u)
 	size_t j = i - s->nready;
 	if (p->bad == SIZE_MAX && !skip_check(s, j, u)) {
 		p->bad = j;
-		s->skip_last = NULL;
+		s->skip_quick = 0;
 	}
 	if (p->bad == j) {
 		/* Off its prediction: kept as it is for the engine (pre). */
@@ -1538,7 +1538,7 @@ int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
 	if (c->end_t != r->end + dt || c->exited < c->nthreads ||
 	    (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error)) {
 		p->bad = j;
-		s->skip_last = NULL;
+		s->skip_quick = 0;
 		return 0;
 	}
 	s->batch[i] = NULL;
@@ -1669,6 +1669,7 @@ static void skip_periods(struct cta_sim *s)
 			break;
 	}
 	s->skip_run = 0;
+	s->skip_quick = 0;
 	s->skip_r = s->skip_last = NULL;
 	if (p->failed)
 		return;

@@ -1201,7 +1201,7 @@ static int skip_move(struct cta__lane *l)
 	 * becomes the next block's in place (as cta__exec_unit_retarget,
 	 * the outbox left as it is), its one row claimed as cta__claim
 	 * would claim it (the cursor as the last claim left it). */
-	if (__builtin_expect(r < s->skip_last && s->skip_quick && !l->comm, 1) &&
+	if (__builtin_expect(s->skip_quick && r < s->skip_last && !l->comm, 1) &&
 	    c->end_t == r->end + s->skip_dt && c->exited >= c->nthreads &&
 	    !((o->lanes ^ 1) | o->nrecs | o->ntext | o->nubs | o->nmarks | o->ubtotal | o->error |
 	      o->comm | o->crossings) &&
@@ -1881,7 +1881,10 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 	struct cta__fiber *host = cta__fiber_host(cta__base_seg_worker->fpool);
 	seg_v = v;
 	seg_n = n;
-	s->skip_lane = NULL;
+	/* (Skipped periods run on the engine's thread alone: the workers of
+	 * a parallel batch leave it be.) */
+	if (s->skip_run)
+		s->skip_lane = NULL;
 	for (seg_i = 0; seg_i < n; seg_i++) {
 		struct cta__unit *u = seg_unit(s, seg_i);
 		if (!u)
