@@ -291,6 +291,13 @@ struct cta_device_model {
 	 * on a full SM*); `ctasim calibrate` fits it from such first waves.
 	 * 0: none, and no cluster is held. */
 	/* (clc_late_ppm: beside spin_add_ns, in what was padding.) */
+	/* The register file's gate, the longest wait: a block it holds is let
+	 * go at the latest this long after its start, whatever runs beside
+	 * it (0: only as blocks end). On an H100 a block of the
+	 * register-heavy spin held behind an 80 us block went 60 us after
+	 * its start as often as at that block's end (docs/FIDELITY.md);
+	 * `ctasim calibrate` fits it from the waits of later-wave blocks. */
+	unsigned spin_regs_wait_ns;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

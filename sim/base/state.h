@@ -506,7 +506,9 @@ struct cta__sealed {
 };
 
 /* ---- the simulator ----------------------------------------------------- */
-enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL, EV_POLL, EV_RETIRE };
+/* EV_GATE_WAIT: a block the register file's gate holds on SM `a` has
+ * waited its longest (spin_regs_wait_ns). */
+enum evtype { EV_RELEASE = 1, EV_DISPATCH, EV_END, EV_CANCEL, EV_POLL, EV_RETIRE, EV_GATE_WAIT };
 
 struct cta_sim {
 	struct cta_sim_opts o;

@@ -1056,18 +1056,32 @@ static uint64_t open_at(const struct cta_sim *s, const struct cta__sm *m,
 	return late > s->now && m->threads + k->threads > s->dev.max_threads_per_sm ? late : s->now;
 }
 
+/* Whether a block of k held since `start` has waited the register file's
+ * gate's longest (spin_regs_wait_ns), with `running` threads running on
+ * its SM that the issue gate would let it begin beside. */
+static int regs_wait_over(const struct cta_sim *s, const struct cta__kernel *k, uint64_t start,
+                          unsigned running)
+{
+	return s->dev.spin_regs_wait_ns && k->part_warps &&
+	       start + s->dev.spin_regs_wait_ns <= s->now &&
+	       (!s->dev.spin_gate_threads || running <= s->dev.spin_gate_threads);
+}
+
 /* A block of `leaving` threads and `lwarps` warps leaving SM sm (not yet
  * taken off its counts) lets the units the gates hold there begin, oldest
  * first, while the threads running before each are at most
- * spin_gate_threads and the register file's gate lets it; with `all`,
- * every one, at the time open_at gives for `late` (0: now). */
+ * spin_gate_threads and the register file's gate lets it, or (`due`) it
+ * waited that gate's longest; with `all`, every one, at the time open_at
+ * gives for `late` (0: now). */
 static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsigned lwarps, int all,
-                         uint64_t late)
+                         uint64_t late, int due)
 {
 	struct cta__sm *m = &s->sms[sm];
 	unsigned running = m->threads - leaving - m->gate_threads;
 	unsigned warps = m->warps - lwarps - m->gate_warps;
-	while (m->gate_head && (all || gate_lets(s, m->gate_head->k, running, warps))) {
+	while (m->gate_head &&
+	       (all || gate_lets(s, m->gate_head->k, running, warps) ||
+	        (due && regs_wait_over(s, m->gate_head->k, m->gate_head->start_t, running)))) {
 		struct cta__unit *u = m->gate_head;
 		m->gate_head = u->gate_next;
 		if (!m->gate_head)
@@ -1097,7 +1111,9 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 		}
 	}
 	/* The same for blocks held as records (struct cta__held). */
-	while (m->held_head && (all || gate_lets(s, m->held_head->p.k, running, warps))) {
+	while (m->held_head &&
+	       (all || gate_lets(s, m->held_head->p.k, running, warps) ||
+	        (due && regs_wait_over(s, m->held_head->p.k, m->held_head->p.start_t, running)))) {
 		struct cta__held *h = m->held_head;
 		m->held_head = h->next;
 		if (!m->held_head)
@@ -1399,7 +1415,7 @@ static void on_retire(struct cta_sim *s, struct cta__retiring *r)
 static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
 {
 	if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
-		gate_release(s, sm, k->threads, k->warps, 0, 0);
+		gate_release(s, sm, k->threads, k->warps, 0, 0, 0);
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
 	int refill = cta__sched_can_refill(s, k);
@@ -1952,6 +1968,13 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 	case EV_RETIRE:
 		on_retire(s, e.p);
 		break;
+	case EV_GATE_WAIT: {
+		/* A held block waited the register file's gate's longest. */
+		unsigned sm = (unsigned)e.a;
+		if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
+			gate_release(s, sm, 0, 0, 0, 0, 1);
+		break;
+	}
 	case EV_CANCEL: {
 		struct cta__request *r = e.p;
 		/* Blocks that steal work end only when none is left: a block the
@@ -1969,7 +1992,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		r->k->steals = 1;
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 0, 1, late);
+				gate_release(s, sm, 0, 0, 1, late, 0);
 		cta__clc_resolve(s, r);
 		*resume = r->unit;
 		return CTA__STEP_RESUME;
@@ -1980,7 +2003,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		 * block may be the one they wait for). */
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 0, 1, 0);
+				gate_release(s, sm, 0, 0, 1, 0, 0);
 		s->npolls--;
 		u->poll_queued = 0;
 		if (poll_watchdog(s, u))

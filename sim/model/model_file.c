@@ -91,6 +91,7 @@ static const struct key keys[] = {
     OPT_UINT(spin_block_add_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(spin_gate_threads, 65536),
     OPT_UINT(spin_regs_free, 64),
+    OPT_UINT(spin_regs_wait_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(spin_issue_ps, 1000000),
     OPT_UINT(clc_emulated, 1),
     OPT_UINT(clc_request_ns, CTA_DEVICE_SPIN_ADD_MAX),
@@ -600,6 +601,8 @@ static int finish(struct loader *ld)
 		ld->m.spin_gate_threads = 0;
 	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_regs_free")])
 		ld->m.spin_regs_free = 0;
+	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_regs_wait_ns")])
+		ld->m.spin_regs_wait_ns = 0;
 	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_issue_ps")])
 		ld->m.spin_issue_ps = 0;
 	if (ld->base_line && shape_changed && !ld->line_of[key_index("sweep_first")]) {

@@ -148,6 +148,7 @@ struct sweep_fit {
 	uint32_t spin_add_ns, block_add_ns;
 	unsigned gate_threads; /* spin_gate_threads: the issue gate */
 	unsigned regs_free;    /* spin_regs_free: the register file's gate */
+	unsigned regs_wait_ns; /* spin_regs_wait_ns: its longest wait */
 	unsigned issue_ps;     /* spin_issue_ps: a declared instruction, per warp */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
 	 * request, the issuer's time after it, the claim of a success and its
@@ -203,6 +204,7 @@ static const struct sweep_fit sweep_h100 = {
     .block_add_ns = 1017,
     .gate_threads = 1024,
     .regs_free = 1,
+    .regs_wait_ns = 60700,
     .issue_ps = 587,
     .clc_request_ns = 825,
     .clc_steal_ns = 758,
@@ -248,6 +250,7 @@ static const struct sweep_fit sweep_h200 = {
     .block_add_ns = 854,
     .gate_threads = 1024,
     .regs_free = 1,
+    .regs_wait_ns = 60600,
     .issue_ps = 588,
     .clc_request_ns = 826,
     .clc_steal_ns = 1050,
@@ -571,6 +574,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->spin_block_add_ns = f->block_add_ns;
 		m->spin_gate_threads = f->gate_threads;
 		m->spin_regs_free = f->regs_free;
+		m->spin_regs_wait_ns = f->regs_wait_ns;
 		m->spin_issue_ps = f->issue_ps;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;

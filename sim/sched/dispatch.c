@@ -598,6 +598,22 @@ static int any_pending(struct cta_sim *s)
 	return 0;
 }
 
+/* A block of a register-limited kernel that the gates hold is let go at
+ * the latest spin_regs_wait_ns after its start (EV_GATE_WAIT: the engine
+ * lets go the blocks of its SM that waited so long, oldest first). */
+static int regs_wait_timer(struct cta_sim *s, const struct cta__kernel *k, unsigned sm,
+                           uint64_t start)
+{
+	if (!s->dev.spin_regs_wait_ns || !k->part_warps)
+		return 0;
+	if (cta__evq_push(&s->q, start + s->dev.spin_regs_wait_ns, EV_GATE_WAIT, NULL, sm)) {
+		cta__base_errf(s, "out of memory for events");
+		s->hung = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /* Starts k's next pending unit on sms[] (one per CTA), taking the SM's
  * room first when `take_sm` (clusters took theirs while being placed);
  * returns 1, or 0 with the run stopped when memory ran out. */
@@ -632,6 +648,8 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 			p.h->p = p;
 			p.h->p.h = NULL;
 			cta__exec_gate_hold_placed(s, p.h);
+			if (regs_wait_timer(s, k, sms[0], start))
+				return 0;
 			if (cta__base_hold_apart(s, k)) {
 				/* Out of the batch until let go (gate_release). */
 				struct cta__held *h = p.h;
@@ -669,6 +687,8 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	if (hold) {
 		cta__exec_gate_hold(s, u);
 		s->open_held++;
+		if (regs_wait_timer(s, k, sms[0], u->start_t))
+			return 0;
 	}
 	cta__base_ready(s, u);
 	return 1;

@@ -462,6 +462,19 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	                &m, write_file("regs_bad.model", "base = H100-SXM\nspin_regs_free = 65\n"),
 	                err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "spin_regs_free"));
+	/* Its longest wait: the fitted presets carry it, a table of its own
+	 * without the key has none, the key reads back. */
+	assert_int_equal(cta_device_find("H100")->spin_regs_wait_ns, 60700);
+	assert_int_equal(cta_device_find("H200")->spin_regs_wait_ns, 60600);
+	assert_int_equal(cta_device_load(&m, write_file("spin4.model", text), err, sizeof(err)), 0);
+	assert_int_equal(m.spin_regs_wait_ns, 0);
+	assert_int_equal(cta_device_load(&m,
+	                                 write_file("regs_wait.model",
+	                                            "base = H100-SXM\nspin_regs_wait_ns = 45000\n"),
+	                                 err, sizeof(err)),
+	                 0);
+	assert_int_equal(m.spin_regs_wait_ns, 45000);
+	assert_save_round_trip(&m, "regs_wait_saved.model");
 	assert_int_equal(cta_device_load(&m, write_file("spin2.model", text), err, sizeof(err)), 0);
 	m.spin_scale_ppm[3] = CTA_DEVICE_SPIN_SCALE_MAX + 1;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);

@@ -528,6 +528,37 @@ static void declared_issue_ops_cost_each_call_after_the_first_by_warps_per_sched
 	assert_int_equal(end[2][1], end[0][1]);
 }
 
+/* The register file's gate's longest wait (spin_regs_wait_ns): on one SM
+ * of the H100-SXM preset, block 2 of three 256-thread blocks comes when
+ * the 20 us block 1 ends and waits behind the 80 us block 0; with a
+ * longest wait of 30 us it begins its work 30 us after its start, while
+ * block 0 still runs, and runs its 20 us; with none (0) it begins when
+ * block 0 ends. */
+static void register_gate_lets_a_block_go_after_its_longest_wait(void **state)
+{
+	(void)state;
+	enum { NS = 20000, WAIT = 30000 };
+	for (unsigned w = 0; w <= 1; w++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_regs_free = 1;
+		o.device.spin_regs_wait_ns = w ? WAIT : 0;
+		unsigned long long t0[3], t1[3];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_regs(&o, &a, 3, 256, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		assert_int_equal(t1[2] - t0[2], NS);
+		if (w) {
+			assert_true(t0[2] >= t1[1] + WAIT && t0[2] < t1[1] + WAIT + 2000);
+			assert_true(t0[2] < t1[0]);
+		} else {
+			assert_true(t0[2] >= t1[0] && t0[2] < t1[0] + 1000);
+		}
+	}
+}
+
 /* The register file's gate counts the SM's warps together, dealt evenly
  * over the four sub-partitions (four warps each at 108 registers a
  * thread), not each block's rounded up apart: fifteen 64-thread (2-warp)
@@ -1573,6 +1604,7 @@ int main(void)
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
+	    cmocka_unit_test(register_gate_lets_a_block_go_after_its_longest_wait),
 	    cmocka_unit_test(
 	        declared_issue_ops_cost_each_call_after_the_first_by_warps_per_scheduler),
 	    cmocka_unit_test(early_commits_change_nothing),

@@ -267,6 +267,9 @@ int cta_cmd_calibrate(int argc, char **argv)
 		printf("  spin_regs_free       %u (later blocks that would leave fewer warps' "
 		       "registers free wait)\n",
 		       m->spin_regs_free);
+	if (m->spin_regs_wait_ns)
+		printf("  spin_regs_wait_ns    %u (the longest such a block waits)\n",
+		       m->spin_regs_wait_ns);
 	if (rep.n_issue)
 		printf("  spin_issue_ps        %u (%" PRIu64 " blocks of declared arithmetic)\n",
 		       m->spin_issue_ps, rep.n_issue);
