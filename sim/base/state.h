@@ -679,7 +679,7 @@ struct cta_sim {
 	/* While they run: the run whose counterpart the running block is,
 	 * the period's last, and the period's shifts (struct cta__period's
 	 * dt and db); skip_quick when its blocks are one CTA of one row of
-	 * threads in a 1-D grid and no sanitizer follows them, so that a
+	 * threads in a 1-D grid, so that a
 	 * block that ran as predicted and left its CTA clean moves on in
 	 * place in a few stores (skip_move in sim/exec/exec.c). */
 	const struct cta__period_run *skip_r, *skip_last;

@@ -1659,7 +1659,7 @@ static void skip_periods(struct cta_sim *s)
 	}
 	s->skip_run = 1;
 	p->run0 = &p->runs[p->r0 - p->base];
-	s->skip_quick = !s->san && k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1 &&
+	s->skip_quick = k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1 &&
 	                k->cursor0.ctas == 1 && k->cursor0.left == k->cursor0.idim.x;
 	uint64_t kk;
 	p->bad = SIZE_MAX;

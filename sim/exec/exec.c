@@ -1237,6 +1237,9 @@ static int skip_move(struct cta__lane *l)
 			l->tid.x = 0;
 			l->run_x0 = 0;
 			l->row_end = u->cursor.idim.x;
+			/* A new block to the sanitizer (cta__exec_unit_retarget's). */
+			if (s->san)
+				cta__san_unit_start(s, u);
 			return 2;
 		}
 	}
