@@ -3720,7 +3720,8 @@ struct OutlinePass : PassInfoMixin<OutlinePass> {
 // not at all with the thread, so a test before the loop decides for the
 // whole run: S(hi - 1) < n (every thread enters, where the loop is
 // guarded by S(t) < n) and S(lo) + stride >= n without wrapping (no
-// thread goes round). Where it holds, a copy of the thread loop with that
+// thread goes round), compared as the loop compares (unsigned or signed).
+// Where it holds, a copy of the thread loop with that
 // loop's guard and back edge gone runs instead: the thread loop is then
 // innermost, and the vectoriser takes it; a maximum the threads fold a
 // value every thread computes alike into (each thread's end time, the
@@ -3741,9 +3742,9 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 							return true;
 		return false;
 	}
-	// The continue condition of a branch as l < r (unsigned), the way
-	// `into` goes: false when it is not of that form.
-	static bool ult(BranchInst *BR, BasicBlock *into, Value *&l, Value *&r)
+	// The continue condition of a branch as l < r, the way `into` goes:
+	// false when it is not of that form; sgn, whether signed.
+	static bool lt(BranchInst *BR, BasicBlock *into, Value *&l, Value *&r, bool &sgn)
 	{
 		if (!BR || !BR->isConditional())
 			return false;
@@ -3754,11 +3755,12 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 		    BR->getSuccessor(0) == into ? C->getPredicate() : C->getInversePredicate();
 		l = C->getOperand(0);
 		r = C->getOperand(1);
-		if (pr == ICmpInst::ICMP_UGT) {
+		if (pr == ICmpInst::ICMP_UGT || pr == ICmpInst::ICMP_SGT) {
 			std::swap(l, r);
-			pr = ICmpInst::ICMP_ULT;
+			pr = ICmpInst::getSwappedPredicate(pr);
 		}
-		return pr == ICmpInst::ICMP_ULT;
+		sgn = pr == ICmpInst::ICMP_SLT;
+		return pr == ICmpInst::ICMP_ULT || pr == ICmpInst::ICMP_SLT;
 	}
 	// Moves I (and what it reads inside the copy) before IP, where that is
 	// safe: pure arithmetic of values from outside.
@@ -3796,7 +3798,8 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 			return false;
 		// The back edge: next < N, next = iv + St, iv starting at S.
 		Value *next = nullptr, *N = nullptr;
-		if (!ult(dyn_cast<BranchInst>(ILt->getTerminator()), IH, next, N))
+		bool sgn = false;
+		if (!lt(dyn_cast<BranchInst>(ILt->getTerminator()), IH, next, N, sgn))
 			return false;
 		auto *nx = dyn_cast<BinaryOperator>(next);
 		if (!nx || nx->getOpcode() != Instruction::Add)
@@ -3821,7 +3824,8 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 		if (G && TL->contains(G) && !IL->contains(G)) {
 			auto *br = dyn_cast<BranchInst>(G->getTerminator());
 			Value *gl = nullptr, *gr = nullptr;
-			if (ult(br, IPre, gl, gr) && gl == S && gr == N &&
+			bool gs = false;
+			if (lt(br, IPre, gl, gr, gs) && gs == sgn && gl == S && gr == N &&
 			    TL->contains(br->getSuccessor(0)) && TL->contains(br->getSuccessor(1)))
 				GB = br;
 		}
@@ -3851,13 +3855,24 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 		Value *hi = Exp.expandCodeFor(last, Ty, IP);
 		IRBuilder<> pb(IP);
 		// No wrap from the first thread to the last (a step of one wraps at
-		// most once over fewer than 2^32 threads), none adding the stride.
-		Value *ok = pb.CreateICmpULE(lo, hi);
-		Value *ov = pb.CreateBinaryIntrinsic(Intrinsic::uadd_with_overflow, hi, St);
-		ok = pb.CreateAnd(ok, pb.CreateNot(pb.CreateExtractValue(ov, 1)));
-		ok = pb.CreateAnd(ok, pb.CreateICmpUGE(pb.CreateAdd(lo, St), N));
+		// most once over fewer than 2^32 threads), none adding the stride
+		// (signed: to the first's start or the last's), in the loop's
+		// compare's signedness.
+		Value *ok = sgn ? pb.CreateICmpSLE(lo, hi) : pb.CreateICmpULE(lo, hi);
+		Intrinsic::ID addo =
+		    sgn ? Intrinsic::sadd_with_overflow : Intrinsic::uadd_with_overflow;
+		for (Value *end : {hi, lo}) {
+			Value *ov = pb.CreateBinaryIntrinsic(addo, end, St);
+			ok = pb.CreateAnd(ok, pb.CreateNot(pb.CreateExtractValue(ov, 1)));
+			if (!sgn)
+				break; // (lo + St cannot overflow where hi + St does not)
+		}
+		Value *first = pb.CreateAdd(lo, St);
+		ok =
+		    pb.CreateAnd(ok, sgn ? pb.CreateICmpSGE(first, N) : pb.CreateICmpUGE(first, N));
 		if (GB)
-			ok = pb.CreateAnd(ok, pb.CreateICmpULT(hi, N));
+			ok = pb.CreateAnd(ok,
+			                  sgn ? pb.CreateICmpSLT(hi, N) : pb.CreateICmpULT(hi, N));
 		// The copy.
 		ValueToValueMapTy vm;
 		SmallVector<BasicBlock *, 16> copies;

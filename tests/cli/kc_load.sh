@@ -140,6 +140,7 @@ both 'result +PASS' kc_one_trip
 both 'result +PASS' kc_one_trip --arg rounds=39
 both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=-5
 both 'result +PASS' kc_one_trip --arg rounds=99 --arg valid=-5
+both 'result +PASS' kc_one_trip --arg rounds=99 --arg valid=-70
 both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=0 --block 8,8,1
 both 'result +PASS' kc_one_trip --threads 2 --arg blocks=300 --arg rounds=299 --arg valid=0
 tap_end

@@ -181,20 +181,27 @@ static int kc_one_trip_verify(struct cta_harness *h)
 		return rc;
 	unsigned n = KC_BLOCK, total = (unsigned)S.blocks * n;
 	unsigned stride = ((unsigned)S.rounds + 1) * 64;
-	int s[KC_BLOCK];
+	int s[KC_BLOCK], s2[KC_BLOCK];
 	for (int b = 0; b < S.blocks; b++) {
 		for (unsigned t = 0; t < n; t++) {
-			int sum = 0;
+			int sum = 0, sum2 = 0;
 			for (unsigned i = (unsigned)b * n + t + (unsigned)S.valid; i < total;
 			     i += stride)
 				sum += S.in[i] + 1;
+			for (int j = (int)((unsigned)b * n + t) + S.valid; j < (int)total;
+			     j += (int)stride)
+				if (j >= 0)
+					sum2 += S.in[j] * 2;
 			s[t] = sum;
+			s2[t] = sum2;
 		}
-		for (unsigned t = 0; t < n; t++)
-			if (S.out[(size_t)b * n + t] != s[(t + 1) % n])
+		for (unsigned t = 0; t < n; t++) {
+			int want = s[(t + 1) % n] + s2[(t + 2) % n];
+			if (S.out[(size_t)b * n + t] != want)
 				return cta_harness_fail(h, "out[%zu]: expected %d, got %d",
-				                        (size_t)b * n + t, s[(t + 1) % n],
+				                        (size_t)b * n + t, want,
 				                        S.out[(size_t)b * n + t]);
+		}
 	}
 	return 0;
 }

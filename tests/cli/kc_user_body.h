@@ -167,7 +167,7 @@ CTA_KERNEL(kc_inner_loops, struct kc_args, p)
  * stride (rounds + 1) * 64: where every thread of a run makes one trip of
  * it, the kernel compiler runs a copy of the thread loop without it
  * (OneTripPass in compiler/regions_pass.cpp); where a thread makes more,
- * or none, or the starts wrap, the loop as it was. */
+ * or none, or the starts wrap, the loop as it was. Unsigned, then signed. */
 CTA_KERNEL(kc_one_trip, struct kc_args, p)
 {
 	CTA_SHARED_ARRAY(int, s, 1024);
@@ -181,7 +181,17 @@ CTA_KERNEL(kc_one_trip, struct kc_args, p)
 	}
 	s[t] = sum;
 	__syncthreads();
-	p->out[(unsigned long long)blockIdx.x * n + t] = s[(t + 1) % n];
+	/* The same with signed indices, which start below 0 where `valid`
+	 * is negative (the second half of s: blocks of up to 512 threads). */
+	int sum2 = 0;
+	for (int j = (int)(blockIdx.x * n + t) + p->valid; j < (int)total; j += (int)stride) {
+		if (j >= 0)
+			sum2 += p->in[j] * 2;
+		cta_spin_ns(1);
+	}
+	s[512 + t] = sum2;
+	__syncthreads();
+	p->out[(unsigned long long)blockIdx.x * n + t] = s[(t + 1) % n] + s[512 + (t + 2) % n];
 }
 
 /* kc_steal's work for each block index it is handed (its own, then the
