@@ -308,6 +308,15 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 		return -1;
 	for (long i = 0; i < n; i++) {
 		const struct cta__event *e = &s->per->ev[i];
+		if (e->type == EV_GATE_WAIT) {
+			/* A held block's longest wait on SM a (the register
+			 * file's gate): its time, sequence and SM. */
+			put(c, UINT64_MAX - 3);
+			put(c, REL_T(e->t));
+			put(c, REL_Q(e->seq));
+			put(c, e->a);
+			continue;
+		}
 		if (e->type != EV_RETIRE)
 			return -1;
 		const struct cta__retiring *r = e->p;
@@ -495,6 +504,20 @@ static void shift_held(struct cta__held *h, uint64_t db, uint64_t dt)
 		h->rel_t += dt;
 }
 
+/* A queued event (canon_build: a block's retirement, or a held block's
+ * longest wait, which names its SM alone). */
+static void shift_event(struct cta__event *e, uint64_t db, uint64_t dt, uint64_t dq)
+{
+	e->t += dt;
+	e->seq += dq;
+	if (e->type == EV_RETIRE) {
+		struct cta__retiring *rt = e->p;
+		rt->logical += db;
+		rt->start_t += dt;
+		rt->end_t += dt;
+	}
+}
+
 void cta__engine_period_shift(struct cta_sim *s, uint64_t n)
 {
 	struct cta__period *p = s->per;
@@ -510,30 +533,16 @@ void cta__engine_period_shift(struct cta_sim *s, uint64_t n)
 	struct cta__evq *q = &s->q;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
 		struct cta__ring *r = &q->r[i];
-		for (size_t j = 0; j < r->n; j++) {
-			struct cta__event *e = &r->e[(r->head + j) & (r->cap - 1)];
-			e->t += dt;
-			e->seq += dq;
-			struct cta__retiring *rt = e->p;
-			rt->logical += db;
-			rt->start_t += dt;
-			rt->end_t += dt;
-		}
+		for (size_t j = 0; j < r->n; j++)
+			shift_event(&r->e[(r->head + j) & (r->cap - 1)], db, dt, dq);
 		if (r->n) {
 			r->last_t += dt;
 			r->head_t += dt;
 			r->head_seq += dq;
 		}
 	}
-	for (size_t j = 0; j < q->n; j++) {
-		struct cta__event *e = &q->h[j];
-		e->t += dt;
-		e->seq += dq;
-		struct cta__retiring *rt = e->p;
-		rt->logical += db;
-		rt->start_t += dt;
-		rt->end_t += dt;
-	}
+	for (size_t j = 0; j < q->n; j++)
+		shift_event(&q->h[j], db, dt, dq);
 	s->fe_free += dt;
 	if (s->resv_valid) {
 		s->resv_t += dt;
