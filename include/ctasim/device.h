@@ -214,6 +214,7 @@ struct cta_device_model {
 	 * (docs/FIDELITY.md, *A streaming body in the steal loop*); a
 	 * failure leaves the loop before that fence. 0: none. */
 	unsigned clc_drain_ns;
+	/* (... and clc_drain_first_ns, at the end.) */
 	/* Emulated CLC: the GPCs (bit g: GPC g, 0-31) on the far side of the
 	 * L2 from the emulation's atomics, whose blocks pay every cost above
 	 * times clc_far_ppm / 1e6 (0: none). */
@@ -298,6 +299,13 @@ struct cta_device_model {
 	 * its start as often as at that block's end (docs/FIDELITY.md);
 	 * `ctasim calibrate` fits it from the waits of later-wave blocks. */
 	unsigned spin_regs_wait_ns;
+	/* Emulated CLC, a launch that declares stream_mem: every thread that
+	 * decodes the success of its block's first request (issued while the
+	 * block still ran its own index) spends clc_drain_first_ns more than
+	 * clc_drain_ns, alike on every GPC (not scaled by clc_far_ppm): a
+	 * block's first release fence waits longer (docs/FIDELITY.md, *A
+	 * storing body in the steal loop*). 0: none. */
+	unsigned clc_drain_first_ns;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

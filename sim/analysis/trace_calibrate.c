@@ -101,6 +101,10 @@ struct fit {
 	 * clc_steal_ns, the others clc_drain_ns; 2: its post enters nothing
 	 * else). */
 	struct samples clc_post_stream;
+	/* ... and per storing loop (clc_stream), its blocks' first success
+	 * to the next request less the same over all of its successes
+	 * (medians): one vote for clc_drain_first_ns. */
+	struct samples clc_drain_first;
 	struct samples clc_fail_kernel; /* per kernel: its median failure */
 	/* ... and beside each, the kernel's requesters: its units resident at
 	 * once (clc_units_resident). */
@@ -564,7 +568,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 		return CTA_ENOMEM;
 	}
 	size_t ncl = 0;
-	struct samples fails = {0}, tails = {0}, posts = {0}, exits = {0};
+	struct samples fails = {0}, tails = {0}, posts = {0}, exits = {0}, firsts = {0}, all = {0};
 	unsigned char far[32] = {0};
 	double ratio = 1;
 	uint64_t units = 0;
@@ -599,15 +603,24 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 		/* issue: the open request's; done/ok: the last completion, and
 		 * whether a steal was decoded since. */
 		uint64_t issue = 0, done = 0;
-		int open = 0, have_done = 0, ok = 0, stole = 0;
+		int open = 0, have_done = 0, ok = 0, stole = 0, succs = 0;
 		for (size_t k = i; k < j && !rc; k++) {
 			const struct cta_trace_rec *r = &t->recs[ks[k].seq];
 			switch (r->ev) {
 			case CTA_TEV_CANCEL:
 				if (have_done && !stole && !multi)
 					rc = push(&tails, near_scale(r->t_ns - done, 0, sc));
-				else if (have_done && ok && known && !rc)
+				else if (have_done && ok && known && !rc) {
 					rc = push(&posts, near_scale(r->t_ns - done, iter_ns, sc));
+					/* A storing loop's, as taken (the first
+					 * success's extra is alike on every GPC):
+					 * every success, and its blocks' first
+					 * (clc_drain_first_ns). */
+					if (!rc && stream)
+						rc = push(&all, r->t_ns - done);
+					if (!rc && stream && succs == 1)
+						rc = push(&firsts, r->t_ns - done);
+				}
 				issue = r->t_ns;
 				open = 1;
 				have_done = 0;
@@ -620,6 +633,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				stole = 0;
 				done = r->t_ns;
 				ok = r->code == CTA_CANCEL_SUCCESS;
+				succs += ok;
 				if (multi)
 					break;
 				rc = push(ok ? &fit->clc_succ : &fit->clc_fail,
@@ -669,7 +683,14 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				if (!rc)
 					rc = push(&fit->clc_exit_units, units);
 			}
-			tails.n = posts.n = exits.n = 0;
+			/* A storing loop's blocks' first successes against
+			 * all of its successes, whose median the drain (or
+			 * the cluster barrier) takes. */
+			if (!rc && firsts.n && stream) {
+				uint64_t a = median(&all), f1 = median(&firsts);
+				rc = push(&fit->clc_drain_first, f1 > a ? f1 - a : 0);
+			}
+			tails.n = posts.n = exits.n = firsts.n = all.n = 0;
 			ncl = 0;
 		}
 		i = j;
@@ -678,6 +699,8 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 	free(tails.v);
 	free(posts.v);
 	free(exits.v);
+	free(firsts.v);
+	free(all.v);
 	free(cl);
 	free(ks);
 	return rc;
@@ -1010,6 +1033,11 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	if (flags)
 		out->clc_drain_ns = clamp_add(median_less_call_of(&fit->clc_post, flags, 1, f, add,
 		                                                  steal_less + out->clc_steal_ns));
+	/* A storing loop's block's first success: each such kernel votes
+	 * how much longer it takes to the next request than its later ones
+	 * (0: none marked). */
+	out->clc_drain_first_ns =
+	    fit->clc_drain_first.n ? clamp_add((double)median(&fit->clc_drain_first)) : 0;
 	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
 	/* Each kernel one vote: the median. */
 	out->clc_late_ppm = fit->clc_late.n ? (unsigned)median(&fit->clc_late) : 0;
@@ -1091,6 +1119,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_post_cluster.v);
 	free(f->clc_post_threads.v);
 	free(f->clc_post_stream.v);
+	free(f->clc_drain_first.v);
 	free(f->clc_exit.v);
 	free(f->clc_exit_units.v);
 	free(f->clc_far.v);

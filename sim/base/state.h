@@ -159,6 +159,7 @@ struct cta__request {
 	unsigned char resolved;
 	unsigned char outcome; /* cta_cancel_outcome */
 	unsigned char far;     /* emulated CLC: the issuer's SM is on a far GPC */
+	unsigned char own;     /* issued while its block still ran its own index */
 };
 _Static_assert(sizeof(struct cta__request) <= 128, "a request fits two cache lines");
 

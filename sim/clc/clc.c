@@ -591,6 +591,8 @@ void cta__clc_try_cancel(cta_clc_result *result, uint64_t *bar, int multicast, c
 	r->line = line;
 	r->counted = 0;
 	r->far = 0;
+	/* (No success decoded yet: read_first moves steal_current.) */
+	r->own = c->steal_current == c->logical;
 	r->next_new = NULL;
 	r->next = c->reqs;
 	c->reqs = r;
@@ -957,8 +959,13 @@ static inline bool read_canceled(struct cta__lane_x *x, const struct cta__rslot 
 		x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_STEAL);
 		/* ... whose release fence waits for a streaming body's global
 		 * stores (clc_drain_ns). */
-		if (x->l.unit->k->l.stream_mem)
+		if (x->l.unit->k->l.stream_mem) {
 			x->l.vtime += emu_cost(x->l.unit->sim, lane_cta(x)->sm, EMU_DRAIN);
+			/* ... longer at the block's first success, alike on every
+			 * GPC (clc_drain_first_ns). */
+			if (sl->r->own)
+				x->l.vtime += dev->clc_drain_first_ns;
+		}
 	}
 	return ok;
 }

@@ -158,7 +158,7 @@ struct sweep_fit {
 	uint64_t clc_request_ns;
 	uint32_t clc_steal_ns, clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
 	/* ... and a storing body's release fence at each decoded success. */
-	uint32_t clc_drain_ns;
+	uint32_t clc_drain_ns, clc_drain_first_ns;
 	/* ... paid times clc_far_ppm / 1e6 by blocks of the GPCs in
 	 * clc_far_gpcs (the far side of the L2 from the emulation's atomics). */
 	uint32_t clc_far_gpcs, clc_far_ppm;
@@ -213,6 +213,7 @@ static const struct sweep_fit sweep_h100 = {
     .clc_claim_turn_ns = 422,
     .clc_exit_ns = 548,
     .clc_drain_ns = 676,
+    .clc_drain_first_ns = 704,
     .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
     .clc_far_ppm = 1312500,
     .clc_crowd_units = 599,
@@ -259,6 +260,7 @@ static const struct sweep_fit sweep_h200 = {
     .clc_claim_turn_ns = 450,
     .clc_exit_ns = 655,
     .clc_drain_ns = 390,
+    .clc_drain_first_ns = 736,
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
     .clc_far_ppm = 1256098,
     .clc_crowd_units = 576,
@@ -584,6 +586,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_claim_turn_ns = f->clc_claim_turn_ns;
 		m->clc_exit_ns = f->clc_exit_ns;
 		m->clc_drain_ns = f->clc_drain_ns;
+		m->clc_drain_first_ns = f->clc_drain_first_ns;
 		m->clc_far_gpcs = f->clc_far_gpcs;
 		m->clc_far_ppm = f->clc_far_ppm;
 		m->clc_crowd_units = f->clc_crowd_units;

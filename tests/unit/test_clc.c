@@ -1281,10 +1281,61 @@ static void emulated_storing_body_pays_the_drain_at_each_success(void **state)
 	}
 }
 
+/* ... and clc_drain_first_ns more at the success of a block's first
+ * request (the block still on its own index), once a block: 48 units on
+ * 16 resident blocks, each vecscale_clc block that stole ends 500 ns
+ * later with clc_drain_first_ns 500 than with 0, however many it stole;
+ * spin_clc's blocks at the same time. */
+static void emulated_storing_body_pays_the_first_drain_once(void **state)
+{
+	(void)state;
+	const char *kernels[2] = {"vecscale_clc", "spin_clc"};
+	const char *vargs[] = {"n=49152", NULL};
+	const char *sargs[] = {"grid=48", "ns=1000", NULL};
+	for (int k = 0; k < 2; k++) {
+		uint64_t end[2][48] = {{0}};
+		unsigned succ[48] = {0}, twice = 0;
+		for (int first = 0; first < 2; first++) {
+			char path[256];
+			st_tmpname(path, sizeof(path), "drainfirst.trace");
+			struct cta_sim_opts o = st_opts("H100-SXM");
+			o.sm_limit = 8;
+			o.trace_path = path;
+			emulated_clc(&o.device);
+			o.device.clc_drain_ns = 300;
+			o.device.clc_drain_first_ns = first ? 500 : 0;
+			struct cta_harness *h;
+			assert_int_equal(st_run_harness(&h, kernels[k], &o, k ? sargs : vargs), 0);
+			cta_harness_free(h);
+			struct cta_trace t;
+			char err[256];
+			assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+			for (size_t j = 0; j < t.count; j++) {
+				const struct cta_trace_rec *r = &t.recs[j];
+				assert_true(r->phys == CTA_TRACE_NONE || r->phys < 48);
+				if (first && r->ev == CTA_TEV_CANCEL_DONE &&
+				    r->code == CTA_CANCEL_SUCCESS)
+					succ[r->phys]++;
+				if (r->ev == CTA_TEV_END)
+					end[first][r->phys] = r->t_ns;
+			}
+			cta_trace_free(&t);
+			remove(path);
+		}
+		for (unsigned b = 0; b < 16; b++) {
+			twice += succ[b] > 1;
+			assert_int_equal(end[1][b] - end[0][b], !k && succ[b] ? 500 : 0);
+		}
+		/* (Blocks that stole twice pay it once.) */
+		assert_true(twice > 0);
+	}
+}
+
 /* Simulates `kernel` with args under the emulation (a steal of 1500 ns,
- * clc_drain_ns drain) into *t, marked as a GPU's emulated trace. */
+ * clc_drain_ns drain, clc_drain_first_ns first) into *t, marked as a
+ * GPU's emulated trace. */
 static void drain_loop_trace(struct cta_trace *t, const char *kernel, const char *const *args,
-                             unsigned drain)
+                             unsigned drain, unsigned first)
 {
 	char path[256];
 	st_tmpname(path, sizeof(path), "drainfit.trace");
@@ -1295,6 +1346,7 @@ static void drain_loop_trace(struct cta_trace *t, const char *kernel, const char
 	emulated_clc(&o.device);
 	o.device.clc_steal_ns = 1500;
 	o.device.clc_drain_ns = drain;
+	o.device.clc_drain_first_ns = first;
 	struct cta_harness *h;
 	assert_int_equal(st_run_harness(&h, kernel, &o, args), 0);
 	cta_harness_free(h);
@@ -1317,8 +1369,8 @@ static void drain_is_recovered_from_simulated_steal_loops(void **state)
 	const char *vargs[] = {"n=65536", NULL};
 	for (unsigned drain = 400; drain <= 1200; drain += 800) {
 		struct cta_trace t[2];
-		drain_loop_trace(&t[0], "spin_clc", sargs, drain);
-		drain_loop_trace(&t[1], "vecscale_clc", vargs, drain);
+		drain_loop_trace(&t[0], "spin_clc", sargs, drain, 0);
+		drain_loop_trace(&t[1], "vecscale_clc", vargs, drain, 0);
 		const struct cta_trace *ts[2] = {&t[0], &t[1]};
 		uint64_t loop_ns[2] = {2000, CTA_CALIB_CLC_NS_ZERO};
 		unsigned char stream[2] = {0, 1};
@@ -1343,6 +1395,46 @@ static void drain_is_recovered_from_simulated_steal_loops(void **state)
 		assert_int_equal(
 		    cta_trace_calibrate_opts(&m, &rep, h100, ts + 1, 1, &co, err, sizeof(err)), 0);
 		assert_int_equal(m.clc_drain_ns, 0);
+		cta_trace_free(&t[0]);
+		cta_trace_free(&t[1]);
+	}
+}
+
+/* clc_drain_first_ns comes back from traces the simulator made with it
+ * (and clc_drain_ns 400): the storing loop's (vecscale_clc, 64 tiles on
+ * 16 resident blocks) first successes take it beyond its successes'
+ * median to the next request; with none simulated none is fitted, nor
+ * without the storing flag. */
+static void first_drain_is_recovered_from_simulated_steal_loops(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	const char *sargs[] = {"grid=64", "ns=2000", NULL};
+	const char *vargs[] = {"n=65536", NULL};
+	for (unsigned first = 0; first <= 800; first += 800) {
+		struct cta_trace t[2];
+		drain_loop_trace(&t[0], "spin_clc", sargs, 400, first);
+		drain_loop_trace(&t[1], "vecscale_clc", vargs, 400, first);
+		const struct cta_trace *ts[2] = {&t[0], &t[1]};
+		uint64_t loop_ns[2] = {2000, CTA_CALIB_CLC_NS_ZERO};
+		unsigned char stream[2] = {0, 1};
+		struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+		co.clc_ns = loop_ns;
+		co.clc_stream = stream;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		char err[256] = "";
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		if (m.clc_drain_first_ns < first * 9 / 10 || m.clc_drain_first_ns > first * 11 / 10)
+			fail_msg("first drain %u, simulated with %u", m.clc_drain_first_ns, first);
+		/* The drain itself is the successes' median, as before. */
+		if (m.clc_drain_ns < 360 || m.clc_drain_ns > 440)
+			fail_msg("drain %u, simulated with 400", m.clc_drain_ns);
+		co.clc_stream = NULL;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		assert_int_equal(m.clc_drain_first_ns, 0);
 		cta_trace_free(&t[0]);
 		cta_trace_free(&t[1]);
 	}
@@ -1599,6 +1691,8 @@ int main(void)
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(emulated_storing_body_pays_the_drain_at_each_success),
 	    cmocka_unit_test(drain_is_recovered_from_simulated_steal_loops),
+	    cmocka_unit_test(emulated_storing_body_pays_the_first_drain_once),
+	    cmocka_unit_test(first_drain_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(late_first_requests_wait_for_the_blocks_aheads_first_call),
 	    cmocka_unit_test(late_share_is_recovered_from_simulated_first_waves),
 	    cmocka_unit_test(shared_stacks_change_no_trace),

@@ -239,12 +239,17 @@ static int parse_line(struct config *c, char *line, const char *path, unsigned l
 		c->clc_ns = c->spin_ns ? c->spin_ns : CTA_CALIB_CLC_NS_ZERO;
 	/* vecscale_clc's call stores its element (the launch's stream_mem);
 	 * with an imbalance pattern its calls are the usual ns but for the
-	 * heavy tiles' few more, enough for clc_drain_ns. */
+	 * heavy tiles' few more, enough for clc_drain_ns. Its cluster form's
+	 * too: that marks its blocks' first successes apart
+	 * (clc_drain_first_ns), where its loop enters only the cluster
+	 * barrier's fit. */
 	if (!c->scenario && !strcmp(w[2], "vecscale_clc")) {
 		c->clc_stream = imbalanced ? 2 : 1;
 		if (imbalanced)
 			c->clc_ns = c->spin_ns ? c->spin_ns : CTA_CALIB_CLC_NS_ZERO;
 	}
+	if (!c->scenario && !imbalanced && !strcmp(w[2], "vecscale_clc_cluster"))
+		c->clc_stream = 1;
 	if (c->scenario || strcmp(w[2], "spin") || imbalanced)
 		c->spin_ns = 0;
 	if (c->placement_only)
