@@ -3721,13 +3721,13 @@ struct OutlinePass : PassInfoMixin<OutlinePass> {
 // whole run: S(hi - 1) < n (every thread enters, where the loop is
 // guarded by S(t) < n) and S(lo) + stride >= n without wrapping (no
 // thread goes round), compared as the loop compares (unsigned or signed).
-// Where it holds, a copy of the thread loop with that
-// loop's guard and back edge gone runs instead: the thread loop is then
-// innermost, and the vectoriser takes it; a maximum the threads fold a
-// value every thread computes alike into (each thread's end time, the
-// region's clock plus the same cost) is taken once before the copy. The
-// loop as it was runs where the test fails. Run after GuardFreePass; not on
-// --sanitize's copies (san_pass.h reads their loops in place).
+// Where it holds, a copy of the thread loop with that loop's guard and back
+// edge gone runs instead: the thread loop is then innermost, and the
+// vectoriser takes it; a maximum the threads fold a value every thread
+// computes alike into (each thread's end time, the region's clock plus the
+// same cost) is taken once before the copy. The loop as it was runs where
+// the test fails. Run after GuardFreePass; not on --sanitize's copies
+// (san_pass.h reads their loops in place).
 struct OneTripPass : PassInfoMixin<OneTripPass> {
 	static bool isThread(const Loop *L)
 	{
