@@ -294,10 +294,11 @@ struct cta_device_model {
 	/* (clc_late_ppm: beside spin_add_ns, in what was padding.) */
 	/* The register file's gate, the longest wait: a block it holds is let
 	 * go at the latest this long after its start, whatever runs beside
-	 * it (0: only as blocks end). On an H100 a block of the
-	 * register-heavy spin held behind an 80 us block went 60 us after
-	 * its start as often as at that block's end (docs/FIDELITY.md);
-	 * `ctasim calibrate` fits it from the waits of later-wave blocks. */
+	 * it (0: only as blocks end). On an H100 a 20 us block of the
+	 * register-heavy spin placed with an 80 us one ended with it, 60 us
+	 * before the gate alone would have ended it; the wait stands in for
+	 * that on such grids (docs/FIDELITY.md). `ctasim calibrate` fits it
+	 * from the waits of later-wave blocks. */
 	unsigned spin_regs_wait_ns;
 	/* Emulated CLC, a launch that declares stream_mem: every thread that
 	 * decodes the success of its block's first request (issued while the
