@@ -24,6 +24,32 @@ __attribute__((used)) static const char cta__kc_sanitized = 1;
  * of compiler/meson.build's kc_analysed run as the gcc objects have them). */
 __attribute__((used)) static const char cta__kc_analysed_only = 1;
 #endif
+#ifndef KC_SANITIZED
+/* The sanitizer's probe of a barrier-free body (compiler/san_probe.h): the
+ * vector form's run of threads (CTA__VEC_ROW in kernel.h) over the body, as
+ * one loop that the pass turns into NAME__kc_probe, a test of every byte
+ * the run may access against the shadow, or empties where it cannot. Never
+ * called as written. (In the plain objects only: one per kernel.) */
+#define KC_PROBE(name, argtype)                                                                    \
+	__attribute__((used)) static int name##__kc_probe_src(                                     \
+	    const argtype *cta__pa, struct cta__lane *cta__l, const struct cta__idx *cta__xp)      \
+	{                                                                                          \
+		struct cta__idx cta__v = *cta__xp;                                                 \
+		cta__v.bid.x &= 0xfffffu;                                                          \
+		cta__v.bdim.x &= 0x7ffu;                                                           \
+		cta__v.tid.x &= 0x3ffu;                                                            \
+		const unsigned cta__e = cta__l->row_end & 0x7ffu;                                  \
+		const argtype cta__copy = *cta__pa;                                                \
+		const argtype *cta__a =                                                            \
+		    sizeof(argtype) <= CTA__ARGS_COPY_MAX ? &cta__copy : cta__pa;                  \
+		_Pragma("clang loop vectorize(disable) interleave(disable) unroll(disable)") for ( \
+		    ; cta__v.tid.x < cta__e; cta__v.tid.x++)                                       \
+		    name##__kc_body(cta__a, cta__l, &cta__v);                                      \
+		return 1;                                                                          \
+	}
+#else
+#define KC_PROBE(name, argtype)
+#endif
 
 #undef CTA_KERNEL
 #define CTA_KERNEL(name, argtype, argname)                                                         \
@@ -38,6 +64,7 @@ __attribute__((used)) static const char cta__kc_analysed_only = 1;
 	{                                                                                          \
 		KC_REGISTER(&name##__kc);                                                          \
 	}                                                                                          \
+	KC_PROBE(name, argtype)                                                                    \
 	static void name##__kc_body(const argtype *argname, CTA__LANE_PARAM)
 
 #endif

@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/Analysis/InstructionSimplify.h"
 #include "llvm/Analysis/Loads.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -2515,8 +2516,11 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				                 .CreateGlobalStringPtr(
 				                     "analysed only: left to the gcc objects",
 				                     base + "__kc_why", 0, &M));
-				F->replaceAllUsesWith(UndefValue::get(F->getType()));
-				F->eraseFromParent();
+				// (The sanitizer's probe, KC_PROBE, keeps the body, which
+				// it inlines: san_probe.h.)
+				F->removeDeadConstantUsers();
+				if (F->use_empty())
+					F->eraseFromParent();
 				changed = true;
 				continue;
 			}
@@ -4016,6 +4020,7 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 } // namespace
 
 #include "san_pass.h"
+#include "san_probe.h"
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 {
@@ -4044,6 +4049,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 		        });
 		    PB.registerOptimizerLastEPCallback(
 		        [](ModulePassManager &MPM, OptimizationLevel) {
+			        MPM.addPass(SanProbePass());
 			        MPM.addPass(SanSharedPass());
 			        MPM.addPass(OutlinePass());
 		        });

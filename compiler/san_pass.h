@@ -663,6 +663,9 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 		Value *smem = field(i64, 0), *cap = field(i64, 8), *g = field(ptrT, 16);
 		Value *shadow = field(i64, 24), *ep = field(i32, 32), *base = field(i32, 36);
 		Value *span = e.CreateSub(ep, base); // initcheck: written in this block
+		// initcheck: the leading bytes the block's first region writes
+		// whole, which need no test (struct cta__san_fast's free)
+		Value *freeB = !isMc && !isRc ? field(i64, 48) : nullptr;
 		auto laneField = [&](IRBuilder<> &b, unsigned off) {
 			LoadInst *L =
 			    b.CreateLoad(i32, b.CreateConstInBoundsGEP1_64(i8, lane, off));
@@ -778,6 +781,13 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 				    b.CreateICmpULE(b.CreateAdd(off, b.getInt64(n)), cap), cont,
 				    asan);
 				continue;
+			}
+			if (freeB) {
+				BasicBlock *words = block("san.words");
+				b.CreateCondBr(
+				    b.CreateICmpULE(b.CreateAdd(off, b.getInt64(n)), freeB), cont,
+				    words);
+				b.SetInsertPoint(words);
 			}
 			if (skip.count(I)) {
 				BasicBlock *words = block("san.words");

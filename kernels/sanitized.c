@@ -62,6 +62,22 @@ void __asan_report_store_n(void *, long) __asm__("cta__san_report_storeN");
 	} while (0)
 #endif
 
+/* A run of threads whose every access the kernel compiler's probe finds in
+ * bytes with a clear shadow (compiler/san_probe.h) runs the plain build's
+ * vector loop (kernels/sanitized_fast.c, NAME__san_fast, weak: a body with
+ * none runs its own loop, tested, every time): none of its tests would
+ * have called anything. */
+#define CTA__VEC_ROW_FAST_DECL(name)                                                               \
+	int name##__san_fast(const void *, struct cta__lane *, const struct cta__idx *, uint64_t,  \
+	                     uint64_t *) __attribute__((weak));
+#define CTA__VEC_ROW_FAST(name)                                                                    \
+	do {                                                                                       \
+		uint64_t cta__fe;                                                                  \
+		if (name##__san_fast &&                                                            \
+		    name##__san_fast(cta__pa, cta__l, cta__xp, cta__t0, &cta__fe))                 \
+			return cta__fe;                                                            \
+	} while (0)
+
 /* Distinct names for the copies' descriptors, registered apart. */
 #define CTA__KDEF_NAME(name)  name##__sanitized
 #define CTA__KDEF_REGISTER(k) cta__san_kernel_register(k)

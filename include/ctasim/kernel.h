@@ -237,6 +237,15 @@ static inline int cta__claim(struct cta__lane *l)
 #define CTA__VEC_NEXT_THREAD(lane, v) ((lane)->tid.x = ++(v))
 #endif
 
+/* The sanitizer's copies (kernels/sanitized.c) may hand a run of threads to
+ * the plain vector loop, where nothing it accesses needs a test
+ * (kernels/sanitized_fast.c): what is declared before the vector form's
+ * function, and what it does first. */
+#ifndef CTA__VEC_ROW_FAST
+#define CTA__VEC_ROW_FAST_DECL(name)
+#define CTA__VEC_ROW_FAST(name)
+#endif
+
 /* The vector form's run of threads (see CTA__THREAD_LOOP), in a function
  * of its own: gcc 12 expands an AVX-512 masked load as a merge into the
  * destination's old value, which in a function that also makes calls lives
@@ -357,10 +366,12 @@ static inline int cta__claim(struct cta__lane *l)
 #define CTA_KERNEL(name, argtype, argname)                                                         \
 	__attribute__((always_inline)) static inline void name##__body(const argtype *argname,     \
 	                                                               CTA__LANE_PARAM);           \
+	CTA__VEC_ROW_FAST_DECL(name)                                                               \
 	CTA__LOOP_CLONES __attribute__((noinline)) static uint64_t name##__vrow(                   \
 	    const argtype *cta__pa, struct cta__lane *cta__l, const struct cta__idx *cta__xp,      \
 	    uint64_t cta__t0)                                                                      \
 	{                                                                                          \
+		CTA__VEC_ROW_FAST(name);                                                           \
 		CTA__VEC_ROW(name##__body, argtype, cta__pa);                                      \
 	}                                                                                          \
 	__attribute__((always_inline)) static inline void name##__rows(const argtype *cta__p)      \

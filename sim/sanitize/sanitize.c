@@ -373,6 +373,10 @@ struct shadow {
 	uint64_t start_t;
 	unsigned rank;
 	uint32_t base; /* the block's first epoch: older words are other blocks' */
+	/* initcheck: the block (its base) whose first region writes its
+	 * first `whole` bytes whole (cta__san_region) */
+	uint32_t wbase;
+	size_t whole;
 	uint64_t bar0; /* the block's barrier count at epoch base */
 	struct recs *r;
 };
@@ -1341,6 +1345,31 @@ void cta__san_report_storeN(uintptr_t a, size_t n)
 	check(a, n, 1, RET_PC);
 }
 
+/* ---- the probes of barrier-free bodies (compiler/san_probe.h) -----------
+ * 1 when every byte of [first, last + n) has a clear shadow byte: no
+ * inline test of an access there calls anything. 0 for a range out of
+ * order (an address that wrapped), one past the shadowed address space or
+ * of more than a few pages, and where the kernels test through calls. */
+int cta__san_clear(uintptr_t first, uintptr_t last, uint64_t n)
+{
+	if (!shadow_off || __atomic_load_n(&shadow_state, __ATOMIC_ACQUIRE) != 1 || first > last ||
+	    !n || last - first > ((uintptr_t)1 << 24) || last + n > ((uintptr_t)1 << 47))
+		return 0;
+	const unsigned char *p = (const unsigned char *)(shadow_off + (first >> 3));
+	const unsigned char *e = (const unsigned char *)(shadow_off + ((last + n - 1) >> 3) + 1);
+	uint64_t any = 0;
+	for (; p < e && ((uintptr_t)p & 7); p++)
+		any |= *p;
+	for (; p + 8 <= e; p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		any |= w;
+	}
+	for (; p < e; p++)
+		any |= *p;
+	return any == 0;
+}
+
 /* ---- the instrumented loop form (compiler/san_pass.h) -------------------
  * Each run of a region's loop asks for the block's granule words and the
  * current epoch once, and then tests its accesses of 8 aligned bytes of
@@ -1348,6 +1377,34 @@ void cta__san_report_storeN(uintptr_t a, size_t n)
  * the granule, initcheck's word; only a conflict, a split granule, another
  * size or an instruction without its index yet comes here. */
 static _Thread_local struct cta__san_fast no_fast; /* cap 0: nothing tested inline */
+
+/* How many leading bytes of x's block's shared memory its first region
+ * writes whole: the kernel compiler's cover (struct cta__kc_cover: every
+ * thread of rank t stores size bytes at site + t * size before its first
+ * barrier or its end), at the offsets this block's declarations got. */
+static size_t written_whole(const struct cta__unit *u, const struct cta__lane_x *x)
+{
+	const struct cta__kc_def *d = u->k->kc;
+	const struct cta__cta *c = x->cta;
+	if (!d || !(d->flags & CTA__KC_LOCAL_SMEM) || !d->ncover)
+		return 0;
+	const uint64_t n = (uint64_t)x->l.bdim.x * x->l.bdim.y * x->l.bdim.z;
+	size_t at = 0;
+	for (int grew = 1; grew && at < u->k->smem_bytes;) {
+		grew = 0;
+		for (uint32_t i = 0; i < d->ncover; i++)
+			for (unsigned k = 0; k < c->nsites; k++)
+				if (c->sites[k] == d->cover[i].site) {
+					size_t a = c->site_off[k], e = a + n * d->cover[i].size;
+					if (a <= at && e > at) {
+						at = e;
+						grew = 1;
+					}
+					break;
+				}
+	}
+	return at < u->k->smem_bytes ? at : u->k->smem_bytes;
+}
 
 struct cta__san_fast *cta__san_region(struct cta__lane *l)
 {
@@ -1381,6 +1438,25 @@ struct cta__san_fast *cta__san_region(struct cta__lane *l)
 	f->ep = ep;
 	f->base = h->base;
 	f->tool = (uint32_t)z->tool;
+	/* initcheck, for a body whose first region writes the leading
+	 * declared bytes whole (every thread its slot, on every path) and
+	 * reads no shared memory (struct cta__kc_cover): a read of them
+	 * passes once that region ran, and no write to them changes what a
+	 * later read of this block finds, so the loop form tests none of
+	 * them, in any region. Counted from the sites the block placed so
+	 * far; once a block, once past its first barrier. */
+	f->free = 0;
+	if (z->tool == CTA_SANITIZE_INITCHECK) {
+		if (h->wbase != h->base) {
+			f->free = written_whole(u, x);
+			if (ep > h->base) {
+				h->wbase = h->base;
+				h->whole = f->free;
+			}
+		} else {
+			f->free = h->whole;
+		}
+	}
 	return f;
 }
 

@@ -45,6 +45,9 @@ struct cta__san_fast {
 	uintptr_t shadow;
 	uint32_t ep, base;
 	uint32_t tool; /* cta_sanitize_tool */
+	/* initcheck: accesses to offsets [0, free) need no test at all (the
+	 * block's first region writes them whole: sim/sanitize/sanitize.c) */
+	uint64_t free;
 };
 struct cta__lane;
 CTA_EXPORT struct cta__san_fast *cta__san_region(struct cta__lane *l);
@@ -52,6 +55,11 @@ CTA_EXPORT struct cta__san_fast *cta__san_region(struct cta__lane *l);
  * nw >> 1 bytes at a, a write if nw & 1; *site is then the instruction's
  * index in racecheck's table (what the inline test records). */
 CTA_EXPORT void cta__san_slow(uintptr_t a, uint64_t nw, uint32_t *site);
+
+/* Whether every byte of [first, last + n) has a clear shadow byte, so that
+ * no inline test of an access there calls the runtime (the kernel
+ * compiler's probes of barrier-free bodies call it: compiler/san_probe.h). */
+CTA_EXPORT int cta__san_clear(uintptr_t first, uintptr_t last, uint64_t n);
 
 /* A block about to run under the sanitizer (cta__exec_unit_new): marks its
  * shared memory for the tool. sim/exec calls it through base/upcalls.h,
