@@ -1475,7 +1475,8 @@ static int fit_regs_wait(struct cta_device_model *out, const struct fit *fit)
 		}
 		n++;
 	}
-	qsort(cand.v, cand.n, sizeof(*cand.v), cmp_u64);
+	if (cand.n)
+		qsort(cand.v, cand.n, sizeof(*cand.v), cmp_u64);
 	uint64_t best = UINT64_MAX, none = 0;
 	for (size_t c = 0; c <= cand.n; c++) {
 		if (c && c < cand.n && cand.v[c] == cand.v[c - 1])
