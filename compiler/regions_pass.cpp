@@ -66,14 +66,18 @@ namespace
 {
 
 const char *const kBarrier = "cta__syncthreads";
+// A cluster barrier (cta_cluster_sync): the loop form splits the body there
+// as at a __syncthreads; the engine runs a cluster's CTAs as rounds on one
+// lane (sim/exec/regions.c, run_cluster), a body with one only where its
+// other waits are mbarrier waits (Fission::prepare).
+const char *const kCluster = "cta__cluster_sync";
 const char *const kSuffix = "__kc_body";
 
 // Calls that wait for, or depend on, other threads in ways the region form
 // does not model (the engine's lanes do): the body stays on fibers.
 bool isWaitingCall(StringRef n)
 {
-	return n == "cta__cluster_sync" || n == "cta__syncthreads_rule" || n == "cta__grid_sync" ||
-	       false;
+	return n == "cta__syncthreads_rule" || n == "cta__grid_sync";
 }
 
 // An mbarrier wait: the loop form ends a thread's region there when the
@@ -159,7 +163,7 @@ struct Checker {
 					return why;
 				continue;
 			}
-			if (n == kWait) {
+			if (n == kWait || n == kCluster) {
 				if (!inBody)
 					return n.str() + " in the helper " + F.getName().str() +
 					       " (not inlined into the body)";
@@ -167,7 +171,7 @@ struct Checker {
 			}
 			if (isWaitingCall(n))
 				return "it calls " + n.str() + where(I) +
-				       " (cluster and grid waits run on fibers)";
+				       " (grid waits run on fibers)";
 			if (!callee->isDeclaration()) {
 				std::string why = check(*callee, false, FAM);
 				if (!why.empty())
@@ -206,7 +210,7 @@ bool reachesBarrier(const Function &F, std::set<const Function *> &stack)
 		if (const auto *CB = dyn_cast<CallBase>(&I))
 			if (const Function *c = CB->getCalledFunction()) {
 				if (c->getName() == kBarrier || isWorkSteal(c->getName()) ||
-				    c->getName() == kWait)
+				    c->getName() == kWait || c->getName() == kCluster)
 					return true;
 				if (!c->isDeclaration() && reachesBarrier(*c, stack))
 					return true;
@@ -493,7 +497,8 @@ struct Fission {
 	const DataLayout &DL;
 	Argument *argA, *laneA, *ixA;
 	SmallVector<CallInst *, 8> bars;
-	SmallVector<int, 8> barKind;                      // 0 __syncthreads, 1 a work-stealing loop
+	SmallVector<int, 8>
+	    barKind; // 0 __syncthreads, 1 a work-stealing loop, 2 a wait, 3 a cluster barrier
 	SmallVector<CallInst *, 2> wsEnter;               // each loop's cta__kc_ws_enter call
 	SmallVector<CallInst *, 2> waitAt;                // each wait's cta__kc_wait_blocks call
 	SmallVector<BasicBlock *, 8> barBB;               // the block holding barrier i
@@ -572,7 +577,7 @@ struct Fission {
 					return "a call to " + c->getName().str() +
 					       " that could not be inlined";
 				if (c && (c->getName() == kBarrier || isWorkSteal(c->getName()) ||
-				          c->getName() == kWait))
+				          c->getName() == kWait || c->getName() == kCluster))
 					bars.push_back(cast<CallInst>(CB));
 				if (isa<InvokeInst>(CB) || (c && c->getName() == "setjmp"))
 					return "an invoke or setjmp" + where(I);
@@ -622,7 +627,8 @@ struct Fission {
 			bool te = CI->getCalledFunction()->getName() == "cta__try_cancel_blocks";
 			if (!te &&
 			    CI->getCalledFunction()->getName() != "cta__for_each_canceled_block") {
-				barKind.push_back(0);
+				barKind.push_back(
+				    CI->getCalledFunction()->getName() == kCluster ? 3 : 0);
 				continue;
 			}
 			Type *ptrT = PointerType::getUnqual(C), *i32 = Type::getInt32Ty(C);
@@ -649,6 +655,18 @@ struct Fission {
 		}
 		if (wsEnter.size() > 1)
 			return "more than one work-stealing loop in the body";
+		// A cluster barrier: the engine runs the cluster's threads one
+		// at a time in the fiber path's order (run_cluster), which knows
+		// cluster barriers and a block-wide mbarrier wait, no more.
+		if (std::count(barKind.begin(), barKind.end(), 3)) {
+			if (std::count(barKind.begin(), barKind.end(), 0))
+				return "a cluster barrier and a __syncthreads in one body";
+			if (!wsEnter.empty())
+				return "a cluster barrier and a work-stealing loop in one body";
+			if (waitAt.size() > 1)
+				return "a cluster barrier and more than one mbarrier wait in one "
+				       "body";
+		}
 		// Several waits: the engine keeps each thread's observations of
 		// the mbarriers apart (CTA__KC_OBS), where one lane runs them all.
 		if (bars.size() > kMaxBarriers)
@@ -2524,13 +2542,15 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				changed = true;
 				continue;
 			}
-			bool steals = false;
+			bool steals = false, cluster = false;
 			for (Instruction &I : instructions(*F))
 				if (auto *CI = dyn_cast<CallInst>(&I))
-					if (Function *c = CI->getCalledFunction())
+					if (Function *c = CI->getCalledFunction()) {
 						steals = steals || isWorkSteal(c->getName()) ||
 						         c->getName() == kWait;
-			if (why.empty() && bars.empty() && !steals)
+						cluster = cluster || c->getName() == kCluster;
+					}
+			if (why.empty() && bars.empty() && !steals && !cluster)
 				why = "no __syncthreads: the plain thread loop is already a loop";
 			changed = true;
 			if (!why.empty()) {
@@ -2619,9 +2639,12 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				// CTA__KC_OBS: more than one mbarrier wait, so a thread's
 				// observation of one must outlive the others' threads.
 				const unsigned obs = fz.waitAt.size() > 1 ? 8 : 0;
+				// CTA__KC_CLUSTER: a cluster barrier, which the engine's
+				// rounds of one CTA cannot take (run_cluster instead).
 				setDescField(D, 11,
 				             ConstantInt::get(i32, (local ? 1 : 0) | noWait |
-				                                       noShared | obs));
+				                                       noShared | obs |
+				                                       (cluster ? 32 : 0)));
 				if (local) {
 					Type *i64 = Type::getInt64Ty(Cx);
 					StructType *CT =
@@ -2659,11 +2682,13 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 					       << " of block-uniform values)\n";
 				continue;
 			}
-			if (steals) {
-				// The coroutine form has no work-stealing loop of its own.
-				why = "a work-stealing loop or mbarrier wait the loop form cannot "
-				      "take: " +
-				      fwhy;
+			if (steals || cluster) {
+				// The coroutine form has no work-stealing loop of its own,
+				// nor cluster barriers.
+				why =
+				    std::string(cluster ? "a cluster barrier"
+				                        : "a work-stealing loop or mbarrier wait") +
+				    " the loop form cannot take: " + fwhy;
 				if (verbose)
 					errs()
 					    << "ctasim-kc: " << base << ": fibers: " << why << "\n";

@@ -61,6 +61,13 @@ int cta__clc_ws_run(struct cta__kc_ws *w);
  * waiter at time vt: 0), or goes on when the phase completed (1). */
 int cta__clc_wait_blocks(uint64_t *bar, unsigned parity);
 int cta__clc_wait_park(uint64_t *bar, unsigned parity, const char *file, int line, uint64_t vt);
+/* The same for lane x (in the CTA whose mbarrier bar is), not the running
+ * one: a compiled cluster parks a lane per CTA whose threads wait. */
+int cta__clc_park_lane(struct cta__lane_x *x, uint64_t *bar, unsigned parity, const char *file,
+                       int line, uint64_t vt);
+/* Takes lane x off the waiters of the mbarrier it was parked on (a cluster
+ * given up). */
+void cta__clc_unpark_lane(struct cta__lane_x *x);
 
 /* exec -> sanitize. Under --sanitize a block's shared memory is marked in
  * the shadow the instrumented kernels test (what to mark depends on the

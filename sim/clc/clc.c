@@ -36,7 +36,6 @@ static inline uint64_t emu_scale(const struct cta_device_model *d, int far, uint
  * as bits (a request pays six: finding each there took about 85 of its
  * 1,735 instructions). */
 enum { EMU_REQUEST, EMU_REQUEST_TAIL, EMU_CLAIM, EMU_TURN, EMU_STEAL, EMU_EXIT, EMU_DRAIN };
-_Static_assert(EMU_REQUEST == 0, "cta__clc_arrival (clc.h) reads the request's cost as cost 0");
 
 static __attribute__((noinline, cold)) void emu_costs_make(struct cta_sim *s)
 {
@@ -635,11 +634,10 @@ static void encode(cta_clc_result *res, int success, uint3 b)
 /* Emulated CLC: the issuer's work since its request, if it already waits
  * for the request's completion (its lane is among the mbarrier's
  * waiters); 0 otherwise. */
-static inline __attribute__((always_inline)) uint64_t issuer_work(struct cta_sim *s,
-                                                                  const struct cta__request *r,
-                                                                  const struct cta__cta *c,
-                                                                  const struct cta__mbar *b)
+static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r,
+                            const struct cta__mbar *b)
 {
+	const struct cta__cta *c = &r->unit->ctas[r->cta];
 	if (c->reqs != r) /* it issued another since: that is what it did */
 		return 0;
 	uint64_t since = r->issue_t + emu_cost_r(s, r, EMU_REQUEST_TAIL);
@@ -666,8 +664,7 @@ uint64_t cta__clc_issuer_work(struct cta_sim *s, const struct cta__request *r)
 		return 0;
 	if (__builtin_expect(!s->clc_costs_made, 0))
 		emu_costs_make(s);
-	struct cta__cta *c = &r->unit->ctas[r->cta];
-	return issuer_work(s, r, c, mbar_find(c, r->bar_off));
+	return issuer_work(s, r, mbar_find(&r->unit->ctas[r->cta], r->bar_off));
 }
 
 /* Emulated CLC: ns (a request's atomics) as they take with the launch's
@@ -699,16 +696,14 @@ static uint64_t emu_crowd(const struct cta_sim *s, const struct cta__kernel *k, 
  * growth, and the share of it (clc_crowd_tail_ppm) that its record of the
  * completion, more round trips to the same atomics, adds before it goes
  * on. */
-static inline __attribute__((always_inline)) void emulated(struct cta_sim *s, struct cta__kernel *k,
-                                                           struct cta__request *r, uint64_t crowd,
-                                                           const struct cta__cta *c,
-                                                           const struct cta__mbar *b)
+static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r,
+                     uint64_t crowd, const struct cta__mbar *b)
 {
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
 		uint64_t word = r->unit_index / 16 + 1;
 		uint64_t turn = emu_cost_r(s, r, EMU_TURN);
-		done += issuer_work(s, r, c, b) + emu_cost_r(s, r, EMU_CLAIM);
+		done += issuer_work(s, r, b) + emu_cost_r(s, r, EMU_CLAIM);
 		if (k->claim_word == word && k->claim_done + turn > done)
 			done = k->claim_done + turn;
 		k->claim_word = word;
@@ -742,6 +737,22 @@ deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome, st
 	if (sl && sl->r == r && b->npend < sizeof(b->pend_slots))
 		b->pend_slots[b->npend++] = (unsigned char)(sl - tc->rslots);
 	mbar_check(u, tc, b);
+}
+
+/* Emulated CLC: the unit a request takes is its place in the order in
+ * which the requests' atomics reach the emulation's cursor, and a far
+ * GPC's atomics take clc_far_ppm as long to get there: the engine resolves
+ * a far block's request that much later than its issue (the request's
+ * extra on the far side), so that of requests issued at one instant the
+ * near GPCs' take the units first, as the GPU's do (docs/FIDELITY.md).
+ * Its completion stays its issue plus its latency. */
+uint64_t cta__clc_arrival(struct cta_sim *s, const struct cta__request *r)
+{
+	if (!s->dev.clc_emulated || !r->far)
+		return 0;
+	if (__builtin_expect(!s->clc_costs_made, 0))
+		emu_costs_make(s);
+	return s->clc_cost[1][EMU_REQUEST] - s->clc_cost[0][EMU_REQUEST];
 }
 
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
@@ -807,7 +818,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	struct cta__cta *c = &u->ctas[r->cta];
 	struct cta__mbar *rb = mbar_find(c, r->bar_off);
 	if (s->dev.clc_emulated)
-		emulated(s, k, r, crowd, c, rb);
+		emulated(s, k, r, crowd, rb);
 	if (r->multicast)
 		for (unsigned t = 0; t < u->nctas; t++)
 			deliver(u, r, t, outcome,
@@ -1357,7 +1368,22 @@ int cta__clc_wait_blocks(uint64_t *bar, unsigned parity)
 
 int cta__clc_wait_park(uint64_t *bar, unsigned parity, const char *file, int line, uint64_t vt)
 {
-	struct cta__lane_x *x = self();
+	return cta__clc_park_lane(self(), bar, parity, file, line, vt);
+}
+
+void cta__clc_unpark_lane(struct cta__lane_x *x)
+{
+	struct cta__mbar *b = x->wait_bar;
+	for (struct cta__lane_x **pp = b ? &b->waiters : NULL; pp && *pp; pp = &(*pp)->next_wait)
+		if (*pp == x) {
+			*pp = x->next_wait;
+			break;
+		}
+}
+
+int cta__clc_park_lane(struct cta__lane_x *x, uint64_t *bar, unsigned parity, const char *file,
+                       int line, uint64_t vt)
+{
 	struct cta__mbar *b = mbar_self(x, bar);
 	if (!b || (b->phase & 1) != (parity & 1))
 		return 1;

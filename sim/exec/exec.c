@@ -822,11 +822,9 @@ static inline void lane_bind(struct cta__unit *u, struct cta__lane_x *x)
 	u->out.lanes++;
 }
 
-/* A new lane for the unit's remaining threads, run by `spare` when given
- * (the calling runner, whose lane is done), else by a parked runner or a
- * fresh one. */
-static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
-                                    struct cta__fiber *spare)
+/* A lane for unit u (not yet bound to it), from the host thread's spare
+ * list or new; NULL when out of memory. */
+static struct cta__lane_x *lane_take(struct cta_sim *s, struct cta__unit *u)
 {
 	struct cta__worker *w = cta__base_seg_worker;
 	struct cta__lane_x *x = w->free_lanes;
@@ -856,6 +854,19 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 		x->l.cdim.z = k->l.cluster[2];
 	}
 	x->worker = (unsigned)(w - s->workers);
+	return x;
+}
+
+/* A new lane for the unit's remaining threads, run by `spare` when given
+ * (the calling runner, whose lane is done), else by a parked runner or a
+ * fresh one. */
+static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
+                                    struct cta__fiber *spare)
+{
+	struct cta__worker *w = cta__base_seg_worker;
+	struct cta__lane_x *x = lane_take(s, u);
+	if (!x)
+		return NULL;
 	x->fiber = spare;
 	if (!x->fiber)
 		x->fiber = cta__fiber_unpark(w->fpool);
@@ -868,6 +879,28 @@ static struct cta__lane_x *lane_new(struct cta_sim *s, struct cta__unit *u,
 	}
 	lane_bind(u, x);
 	return x;
+}
+
+struct cta__lane_x *cta__exec_lane_aux(struct cta__unit *u)
+{
+	struct cta__lane_x *x = lane_take(u->sim, u);
+	if (x) {
+		x->fiber = NULL;
+		lane_bind(u, x);
+	}
+	return x;
+}
+
+void cta__exec_lane_enter(struct cta__lane_x *x, unsigned rank)
+{
+	enter_cta(&x->l, rank);
+}
+
+void cta__exec_lane_retire(struct cta__lane_x *x)
+{
+	x->state = L_DONE;
+	x->l.active = 0;
+	x->l.unit->live_lanes--;
 }
 
 static int settle_barriers(struct cta_sim *s, struct cta__unit *u);

@@ -95,6 +95,13 @@ struct cta__cta *cta__exec_lane_cta(struct cta__lane_x *x);
 /* Suspends the calling lane in state st until the scheduler wakes it. */
 void cta__exec_lane_block(struct cta__lane_x *x, enum lstate st);
 void cta__exec_lane_wake(struct cta__unit *u, struct cta__lane_x *x);
+/* For a compiled cluster (sim/exec/regions.c): a lane of u without a fiber
+ * (NULL when out of memory), which parks for a CTA's waiting threads; x
+ * made the lane of CTA `rank`; a lane of u that takes no more part, retired
+ * as a finished one (its unit's count of live lanes). */
+struct cta__lane_x *cta__exec_lane_aux(struct cta__unit *u);
+void cta__exec_lane_enter(struct cta__lane_x *x, unsigned rank);
+void cta__exec_lane_retire(struct cta__lane_x *x);
 
 /* A spinning lane's poll cost: each suspension stands for the
  * CTA__POLL_BUDGET polls before it, at this many virtual ns each. A thread

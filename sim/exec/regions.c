@@ -106,7 +106,7 @@ int cta__regions_no_shared(const struct cta_kernel_def *kd)
 const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_kernel_def *kd = k->l.kernel;
-	if (!cta__kc_enabled || s->o.timing_only || k->csize != 1 || k->threads < 2)
+	if (!cta__kc_enabled || s->o.timing_only || k->threads < 2)
 		return NULL;
 	/* (--sanitize runs the instrumented copies.) */
 	const struct cta__kc_def *const *tab = s->o.sanitize ? san_defs : defs;
@@ -115,8 +115,14 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
 		const struct cta__kc_def *d = tab[i];
 		/* The same CTA_KERNEL: its name, and where it is written. */
 		if (!d->why && (d->ramp || d->fis) && d->line == kd->line &&
-		    !strcmp(d->name, kd->name) && !strcmp(base_name(d->file), base_name(kd->file)))
-			return d;
+		    !strcmp(d->name, kd->name) &&
+		    !strcmp(base_name(d->file), base_name(kd->file))) {
+			/* Clusters as a whole (run_cluster), not under --sanitize;
+			 * other bodies one CTA at a time. */
+			if (d->flags & CTA__KC_CLUSTER)
+				return d->fis && !s->o.sanitize ? d : NULL;
+			return k->csize == 1 ? d : NULL;
+		}
 	}
 	return NULL;
 }
@@ -538,7 +544,13 @@ struct fis_loc {
  * few hundred bytes where the fiber path keeps a lane and a stack per
  * thread. data holds the block-uniform values at the loop's barrier, then
  * the per-thread slots. */
+struct kc_cpark;
 struct cta__kc_park {
+	/* A lane of a compiled cluster (run_cluster): cl, the cluster's state,
+	 * and the CTA whose waiting threads the lane stands for on its
+	 * mbarrier (KC_IDLE: none); nothing else is used. */
+	struct kc_cpark *cl;
+	unsigned cl_cta;
 	struct fis_loc loc;
 	struct cta__kc_ws ws;
 	size_t cap;
@@ -607,6 +619,7 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 			return NULL;
 		pk->cap = need;
 	}
+	pk->cl = NULL;
 	pk->nsr = nsr;
 	pk->nwr = nwr;
 	pk->nor = nor;
@@ -696,8 +709,14 @@ static void park_restore(struct kc_block *b, const struct cta__kc_park *pk, unsi
 	}
 }
 
+static unsigned cluster_waiting(const struct cta__kc_park *pk);
+static int cluster_wait_time(const struct cta__kc_park *pk, unsigned rank, uint64_t *vt);
+static void cluster_proxy_free(struct cta__kc_park *pk);
+
 unsigned cta__regions_park_waiting(const struct cta__lane_x *x)
 {
+	if (x->kc_park->cl)
+		return cluster_waiting(x->kc_park);
 	return x->kc_park->nw ? x->kc_park->nw : x->kc_park->ws.n;
 }
 
@@ -707,6 +726,8 @@ int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint
 	const struct cta__kc_def *d = x->l.unit->k->kc;
 	if (!pk || !d)
 		return 0;
+	if (pk->cl)
+		return cluster_wait_time(pk, rank, vt);
 	if (!pk->nw) {
 		/* A work-stealing loop's block (cta__clc_ws_run): every thread
 		 * waits for the request right after its body, at the time its
@@ -802,6 +823,11 @@ int cta__regions_observed(const struct cta__lane_x *x, const void *bar, unsigned
 
 void cta__regions_park_free(struct cta__lane_x *x)
 {
+	if (x->kc_park->cl) {
+		cluster_proxy_free(x->kc_park);
+		x->kc_park = NULL;
+		return;
+	}
 	free(x->kc_park->ws.vt);
 	free(x->kc_park);
 	x->kc_park = NULL;
@@ -1374,12 +1400,742 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	return 0;
 }
 
+/* ---- clusters ---------------------------------------------------------- */
+
+/* A body with a cluster barrier (CTA__KC_CLUSTER) runs its cluster's
+ * threads one at a time, each a call of the loop form for one thread, in
+ * the order the fiber path runs them (exec.c): new threads in rank order,
+ * CTA after CTA; after a thread that waits, the woken threads first (the
+ * unit's run queue), then new ones; after a thread that ended, new ones
+ * first (its lane's thread loop claims them), then the woken; the thread
+ * whose arrival completes the cluster barrier goes on at once, the others
+ * after it in their arrival order; threads woken at an mbarrier go on in
+ * the reverse of their waits, CTA by CTA in the order their mbarriers
+ * completed. Each thread keeps its own copy of the block-uniform values
+ * (as run_block_fis's per-thread mode), its CTA its own slots. While the
+ * cluster waits for mbarriers, its state is a few hundred bytes (struct
+ * kc_cpark), and one lane per CTA whose threads wait stands for them on
+ * that CTA's mbarrier: each is woken as the fiber path's lanes of that
+ * CTA would be, in the same place of the unit's run queue. */
+
+#define KC_IDLE UINT32_MAX /* a cluster's lane that stands for no CTA */
+
+/* A thread of the cluster: its CTA, its rank, the time it goes on from. */
+struct kc_item {
+	uint32_t cta, rank;
+	uint64_t vt;
+};
+
+/* The cluster being run on this host thread (buffers kept from cluster to
+ * cluster). */
+struct kc_cl {
+	unsigned char *cont, *slots, *urep, *zero;
+	size_t cont_cap, slots_cap, urep_cap, zero_cap;
+	struct kc_item *q, *cw, *mw; /* run queue (a ring), cluster barrier, mbarriers */
+	unsigned qh, qn, ncw, icap;
+	unsigned *nmw;   /* per CTA: its threads at mbar[c], at mw + c * n in wait order */
+	unsigned *mpar;  /* per CTA: the phase parity they wait for */
+	uint64_t **mbar; /* per CTA: the mbarrier */
+	unsigned ccap;
+};
+static _Thread_local struct kc_cl kcl;
+
+/* A waiting cluster: its state (data: run_cluster's buffers, compacted),
+ * and the lanes it made. */
+struct kc_chead {
+	uint64_t *bar;
+	unsigned par, nw;
+	size_t off, nruns; /* its waiters: runs at data + off */
+};
+struct kc_cpark {
+	unsigned nctas, n, nref, nlanes; /* nref: proxies (struct cta__kc_park) of its lanes */
+	struct cta__lane_x **lanes;      /* nctas + 1 at most */
+	struct kc_chead *head;           /* per CTA */
+	size_t cw_off, cw_nruns;         /* the cluster barrier's waiters */
+	unsigned char *data;
+	size_t cap;
+};
+/* A run of items: ranks of one CTA at one time, each one more than the
+ * one before (dir 1) or one less (dir -1: the wake order of an mbarrier's
+ * waiters is the reverse of their waits, and so the next waits' order). */
+struct kc_irun {
+	uint32_t cta, rank, count;
+	int32_t dir;
+	uint64_t vt;
+};
+
+/* The run of v from i on: its length and direction. */
+static struct kc_irun irun_at(const struct kc_item *v, unsigned m, unsigned i)
+{
+	struct kc_irun r = {v[i].cta, v[i].rank, 1, 1, v[i].vt};
+	if (i + 1 < m && v[i + 1].rank + 1 == r.rank)
+		r.dir = -1;
+	while (i + r.count < m && v[i + r.count].cta == r.cta &&
+	       v[i + r.count].rank == r.rank + (uint32_t)r.dir * r.count &&
+	       v[i + r.count].vt == r.vt)
+		r.count++;
+	return r;
+}
+
+static size_t irun_count(const struct kc_item *v, unsigned m)
+{
+	size_t k = 0;
+	for (unsigned i = 0; i < m; k++)
+		i += irun_at(v, m, i).count;
+	return k;
+}
+
+static unsigned char *irun_put(unsigned char *o, const struct kc_item *v, unsigned m)
+{
+	for (unsigned i = 0; i < m;) {
+		struct kc_irun r = irun_at(v, m, i);
+		memcpy(o, &r, sizeof(r));
+		o += sizeof(r);
+		i += r.count;
+	}
+	return o;
+}
+
+static unsigned irun_get(const unsigned char *in, size_t nruns, struct kc_item *v)
+{
+	unsigned m = 0;
+	for (size_t k = 0; k < nruns; k++, in += sizeof(struct kc_irun)) {
+		struct kc_irun r;
+		memcpy(&r, in, sizeof(r));
+		for (uint32_t i = 0; i < r.count; i++)
+			v[m++] = (struct kc_item){r.cta, r.rank + (uint32_t)r.dir * i, r.vt};
+	}
+	return m;
+}
+
+/* Runs of equal records of rec bytes (nrec of them at p): a count of 8
+ * bytes, then the record. */
+static size_t rle_len(const unsigned char *p, size_t nrec, size_t rec)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < nrec; i++)
+		k += i == 0 || memcmp(p + i * rec, p + (i - 1) * rec, rec);
+	return k * (8 + rec);
+}
+
+static unsigned char *rle_put(unsigned char *o, const unsigned char *p, size_t nrec, size_t rec)
+{
+	for (size_t i = 0; i < nrec;) {
+		uint64_t count = 1;
+		while (i + count < nrec && !memcmp(p + (i + count) * rec, p + i * rec, rec))
+			count++;
+		memcpy(o, &count, 8);
+		memcpy(o + 8, p + i * rec, rec);
+		o += 8 + rec;
+		i += count;
+	}
+	return o;
+}
+
+static const unsigned char *rle_get(const unsigned char *in, unsigned char *p, size_t nrec,
+                                    size_t rec)
+{
+	for (size_t i = 0; i < nrec;) {
+		uint64_t count;
+		memcpy(&count, in, 8);
+		for (uint64_t j = 0; j < count; j++, i++)
+			memcpy(p + i * rec, in + 8, rec);
+		in += 8 + rec;
+	}
+	return in;
+}
+
+static unsigned cluster_waiting(const struct cta__kc_park *pk)
+{
+	return pk->cl_cta == KC_IDLE ? 0 : pk->cl->head[pk->cl_cta].nw;
+}
+
+static int cluster_wait_time(const struct cta__kc_park *pk, unsigned rank, uint64_t *vt)
+{
+	if (pk->cl_cta == KC_IDLE)
+		return 0;
+	const struct kc_chead *h = &pk->cl->head[pk->cl_cta];
+	const unsigned char *in = pk->cl->data + h->off;
+	for (size_t k = 0; k < h->nruns; k++, in += sizeof(struct kc_irun)) {
+		struct kc_irun r;
+		memcpy(&r, in, sizeof(r));
+		uint32_t lo = r.dir > 0 ? r.rank : r.rank - (r.count - 1);
+		if (rank >= lo && rank - lo < r.count) {
+			*vt = r.vt;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void cluster_free(struct kc_cpark *cl)
+{
+	free(cl->lanes);
+	free(cl->head);
+	free(cl->data);
+	free(cl);
+}
+
+static void cluster_proxy_free(struct cta__kc_park *pk)
+{
+	struct kc_cpark *cl = pk->cl;
+	free(pk);
+	if (--cl->nref == 0)
+		cluster_free(cl);
+}
+
+/* Lane y stands for CTA cta of cl (KC_IDLE: none); 0, or -1 when out of
+ * memory. */
+static int cluster_proxy(struct kc_cpark *cl, struct cta__lane_x *y, unsigned cta)
+{
+	struct cta__kc_park *pk = malloc(sizeof(*pk));
+	if (!pk)
+		return -1;
+	memset(pk, 0, sizeof(*pk));
+	pk->cl = cl;
+	pk->cl_cta = cta;
+	cl->nref++;
+	y->kc_park = pk;
+	return 0;
+}
+
+/* Room in kcl for a cluster of nctas CTAs of n threads; 0 or -1. */
+static int cluster_room(struct kc_cl *K, const struct cta__kc_def *d, unsigned nctas, unsigned n)
+{
+	size_t N = (size_t)nctas * n, ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
+	if (!grow_buf(&K->cont, &K->cont_cap, N + 64) ||
+	    !grow_buf(&K->slots, &K->slots_cap, N * d->slot_bytes + 64) ||
+	    !grow_buf(&K->urep, &K->urep_cap, N * stride + 64) ||
+	    !grow_buf(&K->zero, &K->zero_cap, ub + 64))
+		return -1;
+	if (N > K->icap) {
+		struct kc_item *q = realloc(K->q, N * sizeof(*q));
+		if (q)
+			K->q = q;
+		struct kc_item *cw = realloc(K->cw, N * sizeof(*cw));
+		if (cw)
+			K->cw = cw;
+		struct kc_item *mw = realloc(K->mw, N * sizeof(*mw));
+		if (mw)
+			K->mw = mw;
+		if (!q || !cw || !mw)
+			return -1;
+		K->icap = (unsigned)N;
+	}
+	if (nctas > K->ccap) {
+		unsigned *nmw = realloc(K->nmw, nctas * sizeof(*nmw));
+		if (nmw)
+			K->nmw = nmw;
+		unsigned *mpar = realloc(K->mpar, nctas * sizeof(*mpar));
+		if (mpar)
+			K->mpar = mpar;
+		uint64_t **mbar = realloc(K->mbar, nctas * sizeof(*mbar));
+		if (mbar)
+			K->mbar = mbar;
+		if (!nmw || !mpar || !mbar)
+			return -1;
+		K->ccap = nctas;
+	}
+	return 0;
+}
+
+static inline void q_push(struct kc_cl *K, unsigned N, struct kc_item it)
+{
+	K->q[(K->qh + K->qn++) % N] = it;
+}
+
+static inline struct kc_item q_pop(struct kc_cl *K, unsigned N)
+{
+	struct kc_item it = K->q[K->qh];
+	K->qh = (K->qh + 1) % N;
+	K->qn--;
+	return it;
+}
+
+/* CTA c's threads at its mbarrier go on, in the reverse of their waits. */
+static void cluster_wake(struct kc_cl *K, unsigned N, unsigned n, unsigned c)
+{
+	for (unsigned i = K->nmw[c]; i-- > 0;)
+		q_push(K, N, K->mw[(size_t)c * n + i]);
+	K->nmw[c] = 0;
+}
+
+/* kcl's state into cl->data; 0 or -1. */
+static int cluster_pack(struct kc_cpark *cl, const struct cta__kc_def *d)
+{
+	struct kc_cl *K = &kcl;
+	size_t N = (size_t)cl->nctas * cl->n, stride = (size_t)d->nbar * d->uni_bytes;
+	size_t sb = N * d->slot_bytes;
+	size_t need = rle_len(K->cont, N, 1) + rle_len(K->slots, sb / 16, 16) +
+	              (stride ? rle_len(K->urep, N, stride) : 0) +
+	              irun_count(K->cw, K->ncw) * sizeof(struct kc_irun);
+	for (unsigned c = 0; c < cl->nctas; c++)
+		need += irun_count(K->mw + (size_t)c * cl->n, K->nmw[c]) * sizeof(struct kc_irun);
+	if (need > cl->cap || need < cl->cap / 4) {
+		unsigned char *p = malloc(need ? need : 1);
+		if (!p)
+			return -1;
+		free(cl->data);
+		cl->data = p;
+		cl->cap = need;
+	}
+	unsigned char *o = rle_put(cl->data, K->cont, N, 1);
+	o = rle_put(o, K->slots, sb / 16, 16);
+	if (stride)
+		o = rle_put(o, K->urep, N, stride);
+	cl->cw_off = (size_t)(o - cl->data);
+	cl->cw_nruns = irun_count(K->cw, K->ncw);
+	o = irun_put(o, K->cw, K->ncw);
+	for (unsigned c = 0; c < cl->nctas; c++) {
+		struct kc_chead *h = &cl->head[c];
+		const struct kc_item *v = K->mw + (size_t)c * cl->n;
+		h->bar = K->mbar[c];
+		h->par = K->mpar[c];
+		h->nw = K->nmw[c];
+		h->off = (size_t)(o - cl->data);
+		h->nruns = irun_count(v, K->nmw[c]);
+		o = irun_put(o, v, K->nmw[c]);
+	}
+	return 0;
+}
+
+/* What cluster_pack kept, back into kcl. */
+static void cluster_unpack(const struct kc_cpark *cl, const struct cta__kc_def *d)
+{
+	struct kc_cl *K = &kcl;
+	size_t N = (size_t)cl->nctas * cl->n, stride = (size_t)d->nbar * d->uni_bytes;
+	const unsigned char *in = rle_get(cl->data, K->cont, N, 1);
+	in = rle_get(in, K->slots, N * d->slot_bytes / 16, 16);
+	if (stride)
+		rle_get(in, K->urep, N, stride);
+	K->ncw = irun_get(cl->data + cl->cw_off, cl->cw_nruns, K->cw);
+	for (unsigned c = 0; c < cl->nctas; c++) {
+		const struct kc_chead *h = &cl->head[c];
+		K->mbar[c] = h->bar;
+		K->mpar[c] = h->par;
+		K->nmw[c] = irun_get(cl->data + h->off, h->nruns, K->mw + (size_t)c * cl->n);
+	}
+}
+
+static uint64_t cluster_exited(const struct cta__unit *u)
+{
+	uint64_t e = 0;
+	for (unsigned i = 0; i < u->nctas; i++)
+		e += u->ctas[i].exited;
+	return e;
+}
+
+/* The lane as thread `rank` of CTA `cta` at virtual time vt (a report). */
+static void cluster_lane_at(struct kc_block *b, unsigned *in, unsigned cta, unsigned rank,
+                            uint64_t vt)
+{
+	if (*in != cta) {
+		cta__exec_lane_enter(b->x, cta);
+		*in = cta;
+	}
+	lane_at(b, rank, vt);
+}
+
+/* cluster_release of exec.c: the waiters go on at the latest arrival plus
+ * the barrier's cost, in their arrival order. */
+static uint64_t cluster_release(struct kc_cl *K, unsigned N, struct cta__unit *u)
+{
+	const struct cta_sim *s = u->sim;
+	uint64_t t = u->cbar_max_t +
+	             (s->dev.cluster_barrier_ns ? s->dev.cluster_barrier_ns : s->dev.barrier_ns);
+	u->cbar_gen++;
+	for (unsigned i = 0; i < K->ncw; i++) {
+		struct kc_item it = K->cw[i];
+		it.vt = t;
+		q_push(K, N, it);
+	}
+	K->ncw = 0;
+	u->cbar_arrived = 0;
+	u->cbar_max_t = 0;
+	return t;
+}
+
+/* The lanes of cl in u's run queue (woken: their mbarrier's phase
+ * completed), out of it in its order: their CTAs' threads go on (when
+ * `wake`), and the lanes wait no more; idle lanes lose their proxies too. */
+static void cluster_drain(struct kc_cpark *cl, struct cta__unit *u, unsigned N, unsigned n,
+                          int wake)
+{
+	struct kc_cl *K = &kcl;
+	for (struct cta__lane_x **pp = &u->runq; *pp;) {
+		struct cta__lane_x *y = *pp;
+		if (!y->kc_park || y->kc_park->cl != cl) {
+			pp = &y->next_run;
+			continue;
+		}
+		*pp = y->next_run;
+		unsigned c = y->kc_park->cl_cta;
+		free(y->kc_park);
+		cl->nref--;
+		y->kc_park = NULL;
+		y->l.active = 0;
+		if (wake && c != KC_IDLE)
+			cluster_wake(K, N, n, c);
+	}
+	u->runq_tail = NULL;
+	for (struct cta__lane_x *z = u->runq; z; z = z->next_run)
+		u->runq_tail = z;
+	for (unsigned i = 0; i < cl->nlanes; i++) {
+		struct cta__lane_x *y = cl->lanes[i];
+		if (y->kc_park && y->kc_park->cl_cta == KC_IDLE) {
+			free(y->kc_park);
+			cl->nref--;
+			y->kc_park = NULL;
+		}
+	}
+}
+
+/* Nothing of the cluster can run: threads whose mbarrier phase completed
+ * meanwhile go on (the fiber path woke them as it completed); 1 when some
+ * do. */
+static int cluster_catch_up(struct cta__lane_x *x, struct kc_cpark *cl, unsigned *in, unsigned N,
+                            unsigned n)
+{
+	struct kc_cl *K = &kcl;
+	struct cta__unit *u = x->l.unit;
+	if (cl)
+		cluster_drain(cl, u, N, n, 1);
+	for (unsigned c = 0; c < u->nctas; c++) {
+		if (!K->nmw[c])
+			continue;
+		int parked = 0;
+		for (unsigned i = 0; cl && i < cl->nlanes; i++)
+			parked |= cl->lanes[i]->kc_park && cl->lanes[i]->kc_park->cl_cta == c;
+		if (parked)
+			continue;
+		if (*in != c) {
+			cta__exec_lane_enter(x, c);
+			*in = c;
+		}
+		if (!cta__clc_wait_blocks(K->mbar[c], K->mpar[c]))
+			cluster_wake(K, N, n, c);
+	}
+	return K->qn != 0;
+}
+
+/* Cluster unit of lane x (fresh when cl is NULL, else woken: `woke`, the
+ * proxy of the lane x that was woken, taken from x already), as described
+ * above. 0 once every thread ended, CTA__KC_PARKED when it waits, -1 when
+ * out of memory before anything ran. */
+static int run_cluster(struct cta__lane_x *x, const struct cta__kc_def *d, struct kc_cpark *cl,
+                       unsigned woke)
+{
+	struct cta__lane *l = &x->l;
+	struct cta__unit *u = l->unit;
+	struct cta__kernel *k = u->k;
+	struct cta_sim *s = u->sim;
+	struct kc_block *b = &kcb;
+	struct kc_cl *K = &kcl;
+	const unsigned nctas = u->nctas, n = (unsigned)u->ctas[0].nthreads, N = nctas * n;
+	const size_t ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
+	if (cluster_room(K, d, nctas, n))
+		return -1;
+	if (b->wcap < 1)
+		wait_room(b, 1);
+	struct cta__cursor *cur = l->cursor;
+	unsigned next_new = N;
+	K->qh = K->qn = 0;
+	if (!cl) {
+		cur->left = 0;
+		cur->tid.x = cur->tid.y = cur->tid.z = 0;
+		cur->cta = nctas;
+		next_new = 0;
+		K->ncw = 0;
+		for (unsigned c = 0; c < nctas; c++)
+			K->nmw[c] = 0;
+	} else {
+		cluster_unpack(cl, d);
+		/* x's CTA's threads first, then those of the lanes woken after
+		 * x, in the run queue's order. */
+		cluster_wake(K, N, n, woke);
+		cluster_drain(cl, u, N, n, 1);
+	}
+	b->x = x;
+	b->u = u;
+	b->d = d;
+	b->n = n;
+	b->obs_on = 0;
+	b->mixed = 0;
+	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
+	struct cta__idx ix;
+	ix.tid.x = ix.tid.y = ix.tid.z = 0;
+	l->tid = ix.tid;
+	ix.bdim = l->bdim;
+	ix.gdim = l->gdim;
+	ix.spin = cur->spin;
+	ix.add = cur->add;
+	l->active = 1;
+	l->run_x0 = 0;
+	l->row_end = l->bdim.x;
+	kc_fis_fn fn = (kc_fis_fn)d->fis;
+	const void *args = k->args;
+	const uint64_t total = (uint64_t)N;
+	unsigned in = UINT32_MAX; /* the CTA the lane is in */
+	int ended = 0, self = 0;  /* the last thread ended; its arrival released */
+	struct kc_item it = {0, 0, 0};
+	struct cta__kc_run r;
+	r.lo2 = r.hi2 = 0;
+	r.n = n;
+	for (;;) {
+		int fresh = 0;
+		if (self) {
+			self = 0; /* it: the releasing thread, at the release */
+		} else if (ended && next_new < N) {
+			it = (struct kc_item){next_new / n, next_new % n, cur->t0};
+			next_new++;
+			fresh = 1;
+		} else if (K->qn) {
+			it = q_pop(K, N);
+		} else if (next_new < N) {
+			it = (struct kc_item){next_new / n, next_new % n, cur->t0};
+			next_new++;
+			fresh = 1;
+		} else if (cluster_catch_up(x, cl, &in, N, n)) {
+			continue;
+		} else if (u->cbar_arrived && u->cbar_arrived + cluster_exited(u) == total &&
+		           !u->watchdog) {
+			/* settle_barriers: the missing threads ended; reported at the
+			 * first waiter. */
+			struct kc_item w = K->cw[0];
+			const struct cta__kc_bar *at =
+			    &d->bars[K->cont[(size_t)w.cta * n + w.rank]];
+			cluster_lane_at(b, &in, w.cta, w.rank, w.vt);
+			cta__ub(s, UB_DIVERGENT_BARRIER, u, x, at->file, at->line,
+			        "%" PRIu64 " threads of the cluster exited without reaching this "
+			        "cluster barrier",
+			        cluster_exited(u));
+			cluster_release(K, N, u);
+			ended = 0;
+			continue;
+		} else {
+			break;
+		}
+		ended = 0;
+		if (it.cta != in) {
+			cta__exec_lane_enter(x, it.cta);
+			in = it.cta;
+		}
+		ix.bid = l->bid;
+		b->c = x->cta;
+		struct cta__cta *c = x->cta;
+		unsigned char *cont = K->cont + (size_t)it.cta * n;
+		unsigned char *mine = K->urep + ((size_t)it.cta * n + it.rank) * stride;
+		r.slots = K->slots + (size_t)it.cta * n * d->slot_bytes;
+		r.cont = cont;
+		r.region = fresh ? 0 : cont[it.rank] + 1u;
+		r.uin = fresh ? K->zero : mine + cont[it.rank] * ub;
+		r.uout = mine;
+		r.lo = it.rank;
+		r.hi = it.rank + 1u;
+		r.t = it.vt;
+		r.bar_max = r.end_max = r.arrived = r.exited = 0;
+		r.want = CTA__KC_NONE;
+		r.first_vt = r.last_vt = 0;
+		b->nw = 0;
+		fn(args, l, &ix, &r);
+		if (r.exited) {
+			c->exited++;
+			if (r.end_max > c->end_t)
+				c->end_t = r.end_max;
+			ended = 1;
+		} else if (b->nw) {
+			/* At an mbarrier whose phase has not completed. */
+			unsigned m = K->nmw[it.cta];
+			if (m && (K->mbar[it.cta] != b->wbar || K->mpar[it.cta] != b->wpar)) {
+				cta__base_out_error(
+				    u,
+				    "kernel %s: threads of a compiled cluster's CTA wait at two "
+				    "mbarriers or phases (not in the loop form)",
+				    k->label);
+				goto given_up;
+			}
+			K->mbar[it.cta] = b->wbar;
+			K->mpar[it.cta] = b->wpar;
+			K->mw[(size_t)it.cta * n + m] =
+			    (struct kc_item){it.cta, it.rank, b->wvt[0]};
+			K->nmw[it.cta] = m + 1;
+		} else if (r.arrived && d->bars[cont[it.rank]].kind == 3) {
+			/* cta__cluster_sync. */
+			const struct cta__kc_bar *at = &d->bars[cont[it.rank]];
+			uint64_t vt = r.bar_max;
+			u->out.crossings++;
+			u->cbar_arrived++;
+			if (vt > u->cbar_max_t)
+				u->cbar_max_t = vt;
+			uint64_t exited = cluster_exited(u);
+			if (u->cbar_arrived + exited == total) {
+				if (exited) {
+					lane_at(b, it.rank, vt);
+					cta__ub(s, UB_DIVERGENT_BARRIER, u, x, at->file, at->line,
+					        "%" PRIu64 " threads of the cluster exited without "
+					        "reaching this cluster barrier",
+					        exited);
+				}
+				it.vt = cluster_release(K, N, u);
+				self = 1;
+			} else {
+				K->cw[K->ncw++] = (struct kc_item){it.cta, it.rank, vt};
+			}
+		} else {
+			cta__base_out_error(
+			    u,
+			    "kernel %s: a compiled cluster's thread stopped "
+			    "where the loop form cannot go on (a kernel compiler bug)",
+			    k->label);
+			goto given_up;
+		}
+	}
+	if (cluster_exited(u) < total) {
+		int waits = 0;
+		for (unsigned cc = 0; cc < nctas; cc++)
+			waits |= K->nmw[cc] != 0;
+		if (!waits) {
+			cta__base_out_error(u,
+			                    "kernel %s: a compiled cluster can never continue (its "
+			                    "threads wait at the cluster barrier)",
+			                    k->label);
+			goto given_up;
+		}
+		/* The cluster waits: its state into the park, and a lane on each
+		 * mbarrier its threads wait at (this one first). */
+		if (!cl) {
+			cl = calloc(1, sizeof(*cl));
+			if (cl) {
+				cl->lanes = malloc((nctas + 1) * sizeof(*cl->lanes));
+				cl->head = calloc(nctas, sizeof(*cl->head));
+			}
+			if (!cl || !cl->lanes || !cl->head) {
+				if (cl)
+					cluster_free(cl);
+				cl = NULL;
+				cta__base_out_error(u, "kernel %s: out of memory", k->label);
+				goto given_up;
+			}
+			cl->nctas = nctas;
+			cl->n = n;
+			cl->lanes[cl->nlanes++] = x;
+		}
+		if (cluster_pack(cl, d)) {
+			cta__base_out_error(u, "kernel %s: out of memory", k->label);
+			goto given_up;
+		}
+		cl->nref++; /* (held while the lanes are given their parts) */
+		int x_used = 0;
+		for (unsigned cc = 0; cc < nctas; cc++) {
+			if (!K->nmw[cc])
+				continue;
+			struct cta__lane_x *y = NULL;
+			for (unsigned i = 0; i < cl->nlanes && !y; i++) {
+				struct cta__lane_x *z = cl->lanes[i];
+				if (z != x && z->kc_park && z->kc_park->cl_cta == cc)
+					y = z; /* still waiting there, woken by the next phase */
+			}
+			if (y)
+				continue;
+			if (!x_used) {
+				y = x;
+				x_used = 1;
+			}
+			for (unsigned i = 0; i < cl->nlanes && !y; i++)
+				if (cl->lanes[i] != x && !cl->lanes[i]->kc_park &&
+				    cl->lanes[i]->state != L_DONE)
+					y = cl->lanes[i];
+			if (!y) {
+				y = cta__exec_lane_aux(u);
+				if (!y) {
+					cl->nref--;
+					cta__base_out_error(u, "kernel %s: out of memory",
+					                    k->label);
+					goto given_up;
+				}
+				cl->lanes[cl->nlanes++] = y;
+			}
+			if (cluster_proxy(cl, y, cc)) {
+				cl->nref--;
+				cta__base_out_error(u, "kernel %s: out of memory", k->label);
+				goto given_up;
+			}
+			const struct kc_item *v = K->mw + (size_t)cc * n;
+			uint64_t vmax = 0;
+			unsigned top = 0;
+			for (unsigned i = 0; i < K->nmw[cc]; i++) {
+				vmax = v[i].vt > vmax ? v[i].vt : vmax;
+				top = v[i].rank > top ? v[i].rank : top;
+			}
+			const struct cta__kc_bar *at =
+			    &d->bars[K->cont[(size_t)cc * n + v[0].rank]];
+			cta__exec_lane_enter(y, cc);
+			y->l.active = 1;
+			/* (The thread a fiber-path deadlock report would name.) */
+			y->l.tid = tid_of(b, &y->l, top);
+			cta__clc_park_lane(y, K->mbar[cc], K->mpar[cc], at->file, at->line, vmax);
+		}
+		if (!x_used) {
+			/* Every CTA that waits has its lane: this one only gives up
+			 * its runner (runner_main). */
+			if (cluster_proxy(cl, x, KC_IDLE)) {
+				cl->nref--;
+				cta__base_out_error(u, "kernel %s: out of memory", k->label);
+				goto given_up;
+			}
+			l->active = 0;
+		}
+		cl->nref--;
+		return CTA__KC_PARKED;
+	}
+	goto done;
+given_up:
+	for (unsigned cc = 0; cc < nctas; cc++)
+		u->ctas[cc].exited = u->ctas[cc].nthreads;
+done:
+	if (cl) {
+		/* Its lanes take no more part (off the run queue and any
+		 * mbarrier: a given-up cluster may leave some there); this one
+		 * ends as runner_main has it. */
+		cluster_drain(cl, u, N, n, 0);
+		for (unsigned i = 0; i < cl->nlanes; i++) {
+			struct cta__lane_x *y = cl->lanes[i];
+			if (y == x)
+				continue;
+			if (y->kc_park) {
+				cta__clc_unpark_lane(y);
+				free(y->kc_park);
+				y->kc_park = NULL;
+				cl->nref--;
+			}
+			if (y->state != L_DONE)
+				cta__exec_lane_retire(y);
+		}
+		if (cl->nref == 0)
+			cluster_free(cl);
+	}
+	l->active = 0;
+	return 0;
+}
+
 int cta__regions_threads(struct cta__lane_x *x)
 {
 	struct cta__lane *l = &x->l;
 	const struct cta__kc_def *d = l->unit->k->kc;
 	int r;
-	if (x->kc_park) {
+	const int cluster = (d->flags & CTA__KC_CLUSTER) != 0;
+	if (x->kc_park && x->kc_park->cl) {
+		/* A cluster that waited, woken at x's mbarrier. */
+		struct cta__kc_park *pk = x->kc_park;
+		struct kc_cpark *cl = pk->cl;
+		unsigned woke = pk->cl_cta;
+		x->kc_park = NULL;
+		free(pk);
+		cl->nref--;
+		r = run_cluster(x, d, cl, woke);
+		if (r == CTA__KC_PARKED)
+			return r;
+	} else if (x->kc_park) {
 		/* A block that waited as a whole, woken. */
 		struct cta__kc_park *pk = x->kc_park;
 		x->kc_park = NULL;
@@ -1395,17 +2151,23 @@ int cta__regions_threads(struct cta__lane_x *x)
 		}
 	} else {
 		/* Only a unit none of whose threads started: its first lane. */
-		if (!d || l->cursor->nret || l->cursor->left != l->unit->ctas[0].nthreads ||
-		    l->unit->ctas[0].nthreads < 2)
+		const struct cta__unit *u = l->unit;
+		if (!d || l->cursor->nret ||
+		    l->cursor->left != (uint64_t)u->ctas[0].nthreads * u->nctas ||
+		    u->ctas[0].nthreads < 2)
 			return 0;
-		r = d->fis ? run_block_fis(x, d, NULL) : run_block(x, d);
+		r = cluster  ? run_cluster(x, d, NULL, 0)
+		    : d->fis ? run_block_fis(x, d, NULL)
+		             : run_block(x, d);
 		if (r == CTA__KC_PARKED)
 			return r;
 		if (r)
 			return 0; /* out of memory: the thread loop takes over */
 	}
 	while (cta__exec_lane_move_next(l)) {
-		r = d->fis ? run_block_fis(x, d, NULL) : run_block(x, d);
+		r = cluster  ? run_cluster(x, d, NULL, 0)
+		    : d->fis ? run_block_fis(x, d, NULL)
+		             : run_block(x, d);
 		if (r == CTA__KC_PARKED)
 			return r;
 		if (r)

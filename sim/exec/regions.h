@@ -12,7 +12,8 @@
 /* Where a barrier of a compiled body is written (its __syncthreads call),
  * and what it is: 0 a __syncthreads, 1 the entry of a work-stealing loop
  * (cta_for_each_canceled_block, cta_try_cancel_blocks), which the engine
- * then runs for the whole block (struct cta__kc_ws). */
+ * then runs for the whole block (struct cta__kc_ws), 2 an mbarrier wait,
+ * 3 a cluster barrier (cta_cluster_sync, CTA__KC_CLUSTER). */
 struct cta__kc_bar {
 	const char *file;
 	int line;
@@ -85,6 +86,12 @@ struct cta__kc_cover {
  * every body the pass saw: racecheck and initcheck, which follow shared
  * memory only, then run its plain build (sim/engine/sim.c). */
 #define CTA__KC_NO_SHARED 16u
+/* The body waits at a cluster barrier (cta_cluster_sync; a kind-3 entry
+ * of bars): the engine runs its cluster's threads as a whole, one at a
+ * time in the fiber path's order, the cluster waiting as a whole at its
+ * mbarriers (run_cluster in sim/exec/regions.c). Its other waits are
+ * mbarrier waits, one in the body at most (the kernel compiler checks). */
+#define CTA__KC_CLUSTER 32u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -177,8 +184,9 @@ static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i
 }
 
 /* The compiled form of kernel k, or NULL when it has none or its launch
- * cannot use it (clusters, timing-only runs, one-thread blocks). Under
- * --sanitize, its instrumented copy. */
+ * cannot use it (clusters but for CTA__KC_CLUSTER bodies, timing-only
+ * runs, one-thread blocks; CTA__KC_CLUSTER bodies under --sanitize).
+ * Under --sanitize, its instrumented copy. */
 const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Whether the kernel compiler found that kernel k's body never waits
  * (CTA__KC_NO_WAIT, or CTA__KC_POLLS_ONLY where k runs in region form:

@@ -29,7 +29,7 @@ else
 fi
 "$CTASIM" list --load "$tmp/libkc.so" >"$tmp/list" 2>&1
 for k in kc_slots kc_early_exit kc_two_barriers kc_steal kc_smem_rank kc_smem_any kc_guards \
-	kc_inner_loops kc_one_trip; do
+	kc_inner_loops kc_one_trip kc_cluster_order; do
 	if [ -n "$PLUGIN" ]; then
 		if grep -Eq "^  $k .*\[regions\]" "$tmp/list"; then
 			ok "$k is compiled to regions"
@@ -138,6 +138,16 @@ both 'result +PASS' kc_inner_loops --threads 2 --arg blocks=300 --arg rounds=2
 both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=0
 both 'result +PASS' kc_one_trip
 both 'result +PASS' kc_one_trip --arg rounds=39
+# A cluster's threads after each cluster barrier: the releasing thread, then
+# the others in their arrival order (each takes a number from a counter:
+# another order gives another checksum); threads that end before the
+# barrier (its release by the settling of the exits, reported as UB); rows;
+# host threads.
+both 'checksum' kc_cluster_order
+both 'checksum' kc_cluster_order --arg rounds=7 --block 8,8,1
+both 'divergent_barrier' kc_cluster_order --arg active=40
+both 'divergent_barrier' kc_cluster_order --arg active=1 --arg rounds=2 --block 2,8,4
+both 'checksum' kc_cluster_order --threads 2 --arg blocks=300
 both 'result +PASS' kc_one_trip --arg rounds=39 --arg valid=-5
 both 'result +PASS' kc_one_trip --arg rounds=99 --arg valid=-5
 both 'result +PASS' kc_one_trip --arg rounds=99 --arg valid=-70

@@ -47,6 +47,13 @@ static int kc_setup_for(struct cta_harness *h, const struct cta_kernel_def *k)
 	struct cta_launch_cfg cfg = {.grid = {(unsigned)blocks, 1, 1},
 	                             .block = {KC_BLOCK, 1, 1},
 	                             .smem_static = 1024 * sizeof(int)};
+	if (k == &kc_cluster_order) {
+		if (blocks % 2)
+			return cta_harness_fail(
+			    h, "kc_cluster_order: blocks must be even (clusters of 2)");
+		cfg.cluster[0] = 2;
+		cfg.cluster[1] = cfg.cluster[2] = 1;
+	}
 	return cta_harness_launch(h, k, &cfg, &a, sizeof a);
 }
 
@@ -248,6 +255,11 @@ static int kc_steal_setup(struct cta_harness *h)
 	return kc_setup_for(h, &kc_steal);
 }
 
+static int kc_cluster_order_setup(struct cta_harness *h)
+{
+	return kc_setup_for(h, &kc_cluster_order);
+}
+
 static const struct cta_kernel_info kc_slots_info = {
     .name = "kc_slots",
     .summary = "test kernel: per-thread values and a local array across barriers in a loop",
@@ -321,3 +333,12 @@ static const struct cta_kernel_info kc_one_trip_info = {
     .verify = kc_one_trip_verify,
 };
 CTA_HARNESS(kc_one_trip_info)
+static const struct cta_kernel_info kc_cluster_order_info = {
+    .name = "kc_cluster_order",
+    .summary = "test kernel: the order of a cluster's threads after each cluster barrier",
+    .params = kc_params,
+    .flags = CTA_KI_CLUSTER,
+    .setup = kc_cluster_order_setup,
+    .verify = kc_checksum,
+};
+CTA_HARNESS(kc_cluster_order_info)

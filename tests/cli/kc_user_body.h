@@ -7,8 +7,9 @@
  * by the last thread with values live across it, and shared memory that
  * each block must find zeroed whatever the blocks before it wrote (the
  * engine zeroes only part of it for the loop form: sim/exec/regions.c),
- * loops inside a thread's regions, and a grid-stride loop of one trip a
- * thread (or more, or none). */
+ * loops inside a thread's regions, a grid-stride loop of one trip a
+ * thread (or more, or none), and the order in which a cluster's threads go
+ * on after a cluster barrier. */
 #ifndef KC_USER_BODY_H
 #define KC_USER_BODY_H
 
@@ -222,6 +223,33 @@ CTA_KERNEL(kc_steal, struct kc_args, p)
 	__syncthreads();
 	if (s[(t + n - 1) % n] != mine || left != (int)(((t + 1) % n) * 7) + p->rounds)
 		p->out[0] = -1000000; /* a value lost across the loop */
+}
+
+/* Launched in clusters of two CTAs. Each round's arrivals at the cluster
+ * barrier come at different times, and after the barrier every thread
+ * takes a number from a plain counter in global memory, its cluster's own
+ * (a race on a GPU, where the order is anyone's; a cluster runs on one host
+ * thread): the numbers, in each thread's result, record the order in which
+ * the simulator ran the cluster's threads, which the kernel compiler's loop
+ * form must keep (sim/exec/regions.c, run_cluster). Threads past `active`
+ * end before the barrier (UB, reported either way). */
+CTA_KERNEL(kc_cluster_order, struct kc_args, p)
+{
+	unsigned n = blockDim.x * blockDim.y * blockDim.z;
+	unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+	unsigned me = cta_cluster_thread_rank();
+	unsigned long long i = (unsigned long long)blockIdx.x * n + t;
+	int *counter = &p->out[(unsigned long long)(blockIdx.x / 2) * 2 * n];
+	int acc = p->in[i];
+	if ((int)t >= p->active)
+		return;
+	for (int r = 0; r < p->rounds; r++) {
+		cta_spin_ns((me * 7 + (unsigned)r) % 5 + 1);
+		cta_cluster_sync();
+		int at = (*counter)++;
+		acc = acc * 3 + at + (int)me;
+	}
+	p->out[i] += acc;
 }
 
 #endif

@@ -23,7 +23,8 @@ if [ "$HAVE_KC" = 1 ]; then
 	for k in block_reduce ub_divergent_barrier ub_watchdog vec_add_clc vec_add_clc_3d \
 		vec_add_try_cancel_blocks ub_builtin_blockidx_in_body ub_leader_count spin_clc \
 		vecscale_clc ub_read_before_complete ub_read_failed_index clc_two_requests \
-		ub_request_after_observed_failure ub_result_buffer_in_flight; do
+		ub_request_after_observed_failure ub_result_buffer_in_flight vecscale_clc_cluster \
+		ub_multicast_cluster_not_running; do
 		if grep -E "^  $k .*\[regions\]" "$tmp/list" >/dev/null; then
 			ok "$k is compiled to regions"
 		else
@@ -146,5 +147,17 @@ both clc_two_requests --arg n=20000 --device A100-SXM --random-tiebreak --seed 9
 both clc_two_requests --arg n=40000 --ub off
 both ub_request_after_observed_failure --block 100 --threads 2
 both ub_result_buffer_in_flight --block 7,3,1
+# Clusters (sim/exec/regions.c, run_cluster): the cluster's threads one at a
+# time in the fiber path's order, the cluster waiting as a whole at each
+# CTA's mbarrier for the multicast request (a lane per CTA), its steals,
+# other shapes, devices, host threads and seeds; a CTA that ends before the
+# multicast (UB); tests/cli/kc_load.sh checks the order after the barrier.
+both vecscale_clc_cluster --arg n=300000 --block 96 --threads 2
+both vecscale_clc_cluster --arg n=1048576 --arg imbalance=1 --arg ns=3 --arg prologue_ns=50
+both vecscale_clc_cluster --arg n=100000 --device B200 --threads 2 --ub off
+both spin_clc --arg cluster=2 --arg grid=2000 --block 96 --arg ns=300 --threads 2
+both spin_clc --arg cluster=2 --arg grid=3000 --block 64 --device B200 --random-tiebreak --seed 9
+both spin_clc --arg cluster=2 --arg grid=700 --block 8,4,2 --arg imbalance=1 --seed 3
+both ub_multicast_cluster_not_running --arg after_exit=1
 
 tap_end
