@@ -23,8 +23,9 @@
 # `cluster-slots` (clustered blocks an SM holds),
 # `cluster-slots-holdout`, `launches` (several launches of one scenario:
 # where each one's first wave starts after the launch before it, the
-# carried dispatcher state's fit) or `launches-holdout` (its hold-out
-# scenarios). Writes
+# carried dispatcher state's fit), `launches-holdout` (its hold-out
+# scenarios), `coop` (the cooperative-kernels paper's kernels: the fit of
+# their wait costs) or `coop-holdout` (its hold-out shapes). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -68,6 +69,63 @@ if [ "$set_" = launches ] || [ "$set_" = launches-holdout ]; then
 		*) [ "$set_" = launches ] || continue ;; esac
 		scen "${b#hold_}" "$f"
 	done
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = coop ] || [ "$set_" = coop-holdout ]; then
+	# The cooperative-kernels paper's kernels (kernels/ck_body.h): the
+	# frontier BFS with a grid barrier built from atomics (gb) and with
+	# cta_grid_sync (gs) over nodes, degree, blocks and work per visit, and
+	# the work-stealing loop; `coop` is the fit of their wait costs
+	# (traces/reference/h100-coop), `coop-holdout` other shapes held out of
+	# it (traces/reference/h100-coop-holdout). Writes OUTDIR/configs.txt.
+	crun() { # name, args...: the run and its configs.txt line
+		echo "$*" >>"$out/configs.txt"
+		run "$@"
+	}
+	if [ "$set_" = coop ]; then
+		for k in gb:ck_graph_global_barrier gs:ck_graph_grid_sync; do
+			t=${k%%:*}
+			k=${k#*:}
+			crun "${t}_n4096" $k
+			crun "${t}_n1024" $k --arg nodes=1024
+			crun "${t}_n65536" $k --arg nodes=65536
+			crun "${t}_n16384_b132" $k --arg nodes=16384 --arg blocks=132
+			crun "${t}_n4096_b264" $k --arg blocks=264
+			crun "${t}_n4096_b528" $k --arg blocks=528
+			crun "${t}_n65536_b264" $k --arg nodes=65536 --arg blocks=264
+			crun "${t}_n16384_d8" $k --arg nodes=16384 --arg degree=8
+			crun "${t}_n4096_d2" $k --arg degree=2
+			crun "${t}_n4096_ns0" $k --arg ns=0
+			crun "${t}_n4096_ns1000" $k --arg ns=1000
+			# degree 0: a chain, one node a level: the barriers alone.
+			for b in 132 264 528 1056; do
+				crun "${t}_chain64_b$b" $k --arg nodes=64 --arg degree=0 --arg blocks=$b
+			done
+			crun "${t}_chain256" $k --arg nodes=256 --arg degree=0
+		done
+		crun ws_default ck_work_stealing
+		crun ws_steal0 ck_work_stealing --arg steal=0
+		crun ws_rq132 ck_work_stealing --arg root_queues=132
+		crun ws_rq132_steal0 ck_work_stealing --arg root_queues=132 --arg steal=0
+		crun ws_ns500 ck_work_stealing --arg ns=500
+		crun ws_roots256 ck_work_stealing --arg roots=256 --arg depth=3
+	else
+		for k in gb:ck_graph_global_barrier gs:ck_graph_grid_sync; do
+			t=${k%%:*}
+			k=${k#*:}
+			crun "hold_${t}_n8192_b396" $k --arg nodes=8192 --arg blocks=396
+			crun "hold_${t}_n32768" $k --arg nodes=32768
+			crun "hold_${t}_n2048_d6" $k --arg nodes=2048 --arg degree=6
+			crun "hold_${t}_n16384_ns500_b792" $k --arg nodes=16384 --arg ns=500 --arg blocks=792
+			crun "hold_${t}_n65536_d2_b528" $k --arg nodes=65536 --arg degree=2 --arg blocks=528
+			crun "hold_${t}_n4096_seed7" $k --arg graph_seed=7
+			crun "hold_${t}_chain128_b396" $k --arg nodes=128 --arg degree=0 --arg blocks=396
+			crun "hold_${t}_chain96_b792" $k --arg nodes=96 --arg degree=0 --arg blocks=792
+		done
+		crun hold_ws_roots128_rq4 ck_work_stealing --arg roots=128 --arg root_queues=4
+		crun hold_ws_fanout3_depth4 ck_work_stealing --arg fanout=3 --arg depth=4 --arg ns=1000
+	fi
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
