@@ -307,6 +307,29 @@ struct cta_device_model {
 	 * block's first release fence waits longer (docs/FIDELITY.md, *A
 	 * storing body in the steal loop*). 0: none. */
 	unsigned clc_drain_first_ns;
+	/* The register file's late entry: a later-wave block of a kernel
+	 * whose occupancy registers limit, placed beside running blocks of
+	 * its SM where its warps and theirs, dealt evenly over the four
+	 * sub-partitions, would leave at most spin_regs_free warps'
+	 * registers free in one (the level the gate lets go), is held too
+	 * (resident, as at the gate), at most this long after its start or
+	 * until a block ending there frees more. On an H100 a 64- or
+	 * 128-thread block of the register-heavy spin that began so took
+	 * 2.1-2.6 us beyond its time, one with more registers free 0.7-0.9 us
+	 * (docs/FIDELITY.md, *The register file*); `ctasim calibrate` fits
+	 * it from the later waves. 0: none. */
+	unsigned spin_regs_late_ns;
+	/* The register file's end hold: a block of a kernel whose occupancy
+	 * registers limit ends no earlier than the blocks of a lower index
+	 * placed on its SM with it (one kernel, one start) while those put
+	 * this many warps or more on one of its sub-partitions (a block at
+	 * place r among them, of w warps, has warps r*w .. r*w+w-1, warp i
+	 * on sub-partition i mod 4). On an H100 a 20 us block of the
+	 * register-heavy spin beside an 80 us one of a lower index ended
+	 * with it where two of that one's warps shared its sub-partitions
+	 * (docs/FIDELITY.md, *The register file*); `ctasim calibrate` fits
+	 * it from the first waves of such grids. 0: none. */
+	unsigned spin_regs_hold_warps;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

@@ -131,6 +131,11 @@ struct fit {
 	 * its start to the first end of those running blocks and how long
 	 * it waited (outlasted its time), three values a block. */
 	struct samples regs_wait;
+	/* The end hold (fit_regs_hold): first-wave blocks with blocks of a
+	 * lower index on their SM that asked for more than GATE_FAST_NS
+	 * longer, by the most warps those put on one of their
+	 * sub-partitions, and how many of those ended with them. */
+	uint64_t hold_n[16], hold_held[16];
 };
 #define REGS_LEVELS 16
 
@@ -1340,6 +1345,47 @@ static uint64_t one_call_ns(const uint64_t *kns, const struct cta_calib_work *w,
 	return 0;
 }
 
+/* The end hold's sample (fit_regs_hold) of first-wave block x = sm[b] of
+ * an SM's blocks sm[0, n) (by start), of `warps` warps: at place r among
+ * the SM's first-wave blocks by index, its warps r*w .. r*w+w-1 on
+ * sub-partitions i mod 4, as each other block's; the most warps that
+ * the first-wave blocks of a lower index that asked for more than
+ * GATE_FAST_NS longer put on one of its sub-partitions, and whether it
+ * ended with them (no more than GATE_FAST_NS before the first of them
+ * ended; one slowed a few us beside them did not). */
+static void hold_sample(struct fit *fit, const struct blk *sm, size_t n, size_t b,
+                        uint64_t first_end, const uint64_t *kns, const struct cta_calib_work *w,
+                        unsigned warps)
+{
+	const struct blk *x = &sm[b];
+	uint64_t len = one_call_ns(kns, w, x->block);
+	unsigned place = 0, cnt[4] = {0}, mine[4] = {0}, most = 0;
+	uint64_t first = UINT64_MAX; /* the first end of those longer blocks */
+	for (size_t c = 0; c < n; c++)
+		place += sm[c].s < first_end && sm[c].block < x->block;
+	for (unsigned i = 0; i < warps; i++)
+		mine[(place * warps + i) % 4] = 1;
+	for (size_t c = 0; c < n; c++) {
+		const struct blk *y = &sm[c];
+		uint64_t ylen = one_call_ns(kns, w, y->block);
+		if (y->s >= first_end || y->block >= x->block || ylen <= len + GATE_FAST_NS)
+			continue;
+		first = y->e < first ? y->e : first;
+		unsigned yplace = 0;
+		for (size_t d = 0; d < n; d++)
+			yplace += sm[d].s < first_end && sm[d].block < y->block;
+		for (unsigned i = 0; i < warps; i++) {
+			unsigned q = (yplace * warps + i) % 4;
+			if (mine[q] && ++cnt[q] > most)
+				most = cnt[q];
+		}
+	}
+	if (!most || most >= 16)
+		return;
+	fit->hold_n[most]++;
+	fit->hold_held[most] += x->e + GATE_FAST_NS >= first;
+}
+
 /* The register file's gate's samples (fit_regs_gate) from a single-kernel
  * trace, its blocks bs[0, nb) sorted by SM then start. The kernel's
  * occupancy is what its first wave stacked on one SM, once the grid had
@@ -1386,8 +1432,13 @@ static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct
 		for (size_t b = i; b < j; b++) {
 			const struct blk *x = &bs[b];
 			uint64_t len = one_call_ns(kns, w, x->block);
-			if (x->s < kf[0].first_end || !len)
+			if (!len)
 				continue;
+			if (x->s < kf[0].first_end) {
+				hold_sample(fit, bs + i, j - i, b - i, kf[0].first_end, kns, w,
+				            warps);
+				continue;
+			}
 			unsigned old = 0;
 			uint64_t first_end = UINT64_MAX;
 			for (size_t c = i; c < j && bs[c].s < x->s; c++) {
@@ -1498,6 +1549,64 @@ static int fit_regs_wait(struct cta_device_model *out, const struct fit *fit)
 	free(cand.v);
 	free(v);
 	return 0;
+}
+
+/* The register file's end hold (spin_regs_hold_warps): the warps H that
+ * predicts for the most first-wave blocks beside longer blocks of a
+ * lower index whether they ended with those (those whose longer
+ * neighbours put H or more warps on one of their sub-partitions; ties:
+ * the largest, which holds only where the traces saw it: a fit on
+ * 256-thread blocks alone, whose longer neighbour puts two warps on each
+ * sub-partition, cannot tell 1 from 2); 0 (none) where none did. */
+static void fit_regs_hold(struct cta_device_model *out, const struct fit *fit)
+{
+	if (!fit->regs_seen)
+		return;
+	unsigned hold = 0;
+	uint64_t best = 0, held = 0;
+	for (unsigned m = 1; m < 16; m++)
+		held += fit->hold_held[m];
+	for (unsigned h = 1; h <= 16 && held; h++) {
+		uint64_t agree = 0;
+		for (unsigned m = 1; m < 16; m++)
+			agree += m >= h ? fit->hold_held[m] : fit->hold_n[m] - fit->hold_held[m];
+		if (agree >= best) {
+			best = agree;
+			hold = h;
+		}
+	}
+	out->spin_regs_hold_warps = hold;
+}
+
+/* The register file's late entry (spin_regs_late_ns): the recorded
+ * later-wave blocks that did not wait (outlasted their time by at most
+ * GATE_FAST_NS) at the level the fitted gate lets go take E more than
+ * their time (the median), those with more registers free E' (the
+ * median over the levels above); where E is larger than E' by more than
+ * a call's add (cta_device_spin_add_ns at index 1), the model holds such
+ * a block E less that add (a held block let go after its entry begins
+ * its call at once), else none. */
+static int fit_regs_late(struct cta_device_model *out, const struct fit *fit)
+{
+	if (!fit->regs_seen)
+		return 0;
+	out->spin_regs_late_ns = 0;
+	const struct samples *r = &fit->regs_wait;
+	struct samples at = {0}, above = {0};
+	int rc = 0;
+	for (size_t i = 0; i + 2 < r->n && !rc; i += 3) {
+		if (r->v[i + 2] > GATE_FAST_NS || r->v[i] < out->spin_regs_free)
+			continue;
+		rc = push(r->v[i] == out->spin_regs_free ? &at : &above, r->v[i + 2]);
+	}
+	if (!rc && at.n && above.n) {
+		uint64_t add = cta_device_spin_add_ns(out, 1), e = median(&at), e2 = median(&above);
+		if (e > e2 + add)
+			out->spin_regs_late_ns = (unsigned)(e - add);
+	}
+	free(at.v);
+	free(above.v);
+	return rc;
 }
 
 /* One requested time at one resident count: the quantile of its blocks. */
@@ -2241,8 +2350,9 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		goto fail;
 	if (want_spin) {
 		fit_regs_gate(out, &fit);
-		if ((rc = fit_regs_wait(out, &fit)))
+		if ((rc = fit_regs_wait(out, &fit)) || (rc = fit_regs_late(out, &fit)))
 			goto fail;
+		fit_regs_hold(out, &fit);
 	}
 	fit_clc(out, &fit);
 	note_below_tick(out, rep);

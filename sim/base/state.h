@@ -112,6 +112,16 @@ struct cta__sm {
 	unsigned gate_threads, gate_warps;
 };
 
+/* The register file's end hold (spin_regs_hold_warps): per SM, the last
+ * COHORT_KEEP blocks of register-limited kernels to end there, as they
+ * were committed: the blocks placed with them (one kernel, one start)
+ * are each other's cohort (cohort_hold in sim/engine/sim.c). */
+#define CTA__COHORT_KEEP 32
+struct cta__cohort {
+	uint64_t start_t, index, end_t;
+	unsigned kid, warps, place;
+};
+
 /* ---- mbarriers and cancel requests -------------------------------------- */
 struct cta__request;
 
@@ -533,6 +543,10 @@ struct cta_sim {
 	struct cta__stream *streams;
 	unsigned nstreams;
 	struct cta__sm *sms;
+	/* nsms x CTA__COHORT_KEEP, a ring per SM (cohort_next[sm] its next
+	 * slot); NULL without an end hold. */
+	struct cta__cohort *cohorts;
+	unsigned *cohort_next;
 	unsigned nsms;
 	unsigned rr_next;      /* round-robin cursor */
 	uint64_t fe_free;      /* dispatcher front end busy until */

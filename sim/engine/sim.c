@@ -159,6 +159,8 @@ void cta_sim_free(cta_sim *s)
 	free(s->cand);
 	free(s->streams);
 	free(s->sms);
+	free(s->cohorts);
+	free(s->cohort_next);
 	free(s->ubs);
 	cta__san_sim_free(s);
 	free(s->bucket);
@@ -644,6 +646,59 @@ static inline int retire_early(struct cta_sim *s, struct cta__unit *u, const str
 	return 1;
 }
 
+/* The register file's end hold (spin_regs_hold_warps): CTA c of u, a
+ * block of a register-limited kernel whose last thread exited at
+ * c->end_t, ends no earlier than the blocks of a lower index placed on
+ * its SM with it (its cohort: one kernel, one start) that end more
+ * than COHORT_LONGER_NS later (longer blocks: the duration model's
+ * factors by index, which end a first wave's blocks a few hundred ns
+ * apart, keep their order), while those put spin_regs_hold_warps warps or more on one of its
+ * sub-partitions: a block at place r of its cohort (the blocks of a
+ * lower index in it before it, by the record of those ended), of w
+ * warps, has warp i of r*w .. r*w+w-1 on sub-partition i mod 4. It is
+ * recorded in its SM's ring, with that end. */
+#define COHORT_LONGER_NS 3000
+static void cohort_hold(struct cta_sim *s, const struct cta__unit *u, struct cta__cta *c)
+{
+	const struct cta__kernel *k = u->k;
+	struct cta__cohort *ring = &s->cohorts[(size_t)c->sm * CTA__COHORT_KEEP];
+	struct cta__cohort *b[CTA__COHORT_KEEP];
+	unsigned nb = 0, place = 0;
+	for (unsigned i = 0; i < CTA__COHORT_KEEP; i++) {
+		struct cta__cohort *e = &ring[i];
+		if (!e->warps || e->kid != k->id || e->start_t != u->start_t ||
+		    e->index >= u->index)
+			continue;
+		place++;
+		if (e->end_t <= c->end_t + COHORT_LONGER_NS)
+			continue;
+		/* By end, the latest first (ties: the lower index). */
+		unsigned j = nb++;
+		for (; j && (b[j - 1]->end_t < e->end_t ||
+		             (b[j - 1]->end_t == e->end_t && b[j - 1]->index > e->index));
+		     j--)
+			b[j] = b[j - 1];
+		b[j] = e;
+	}
+	unsigned mine[4] = {0}, cnt[4] = {0};
+	for (unsigned w = 0; w < k->warps; w++)
+		mine[(place * k->warps + w) % 4] = 1;
+	for (unsigned j = 0; j < nb; j++) {
+		int held = 0;
+		for (unsigned w = 0; w < b[j]->warps; w++) {
+			unsigned q = (b[j]->place * b[j]->warps + w) % 4;
+			held |= mine[q] && ++cnt[q] >= s->dev.spin_regs_hold_warps;
+		}
+		if (held) {
+			c->end_t = b[j]->end_t;
+			break;
+		}
+	}
+	unsigned *next = &s->cohort_next[c->sm];
+	ring[*next] = (struct cta__cohort){u->start_t, u->index, c->end_t, k->id, k->warps, place};
+	*next = (*next + 1) % CTA__COHORT_KEEP;
+}
+
 static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_sim *s,
                                                                      struct cta__unit *u)
 {
@@ -675,6 +730,9 @@ static inline __attribute__((always_inline)) void commit_unit_inline(struct cta_
 			c->done = 2;
 			if (c->end_t < s->now)
 				c->end_t = s->now;
+			if (__builtin_expect(s->cohorts != NULL, 0) && u->k->part_warps &&
+			    u->nctas == 1)
+				cohort_hold(s, u, c);
 			if (retire_early(s, u, c))
 				return;
 			push_end(s, c->end_t + s->dev.block_retire_ns, EV_END, u, i);
@@ -1034,15 +1092,20 @@ static void ready_insert_held(struct cta_sim *s, struct cta__held *h)
 	s->held_inserted++;
 }
 
-/* Whether the gates let a held block of k begin with `running` threads
- * and `warps` warps running on its SM. */
-static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, unsigned running,
-                     unsigned warps)
+/* Whether the gates let a held block of k, started at `start`, begin
+ * with `running` threads and `warps` warps running on its SM: the late
+ * entry (spin_regs_late_ns) holds one the register file's gate would
+ * let go with at most spin_regs_free warps' registers free until it
+ * waited that long. */
+static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, uint64_t start,
+                     unsigned running, unsigned warps)
 {
 	if (s->dev.spin_gate_threads && running > s->dev.spin_gate_threads)
 		return 0;
 	/* Only register-limited kernels have a register file's gate. */
-	return !k->part_warps || !cta__exec_regs_waits(s, k, warps);
+	return !k->part_warps ||
+	       (!cta__exec_regs_waits(s, k, warps) &&
+	        (start + s->dev.spin_regs_late_ns <= s->now || !cta__exec_regs_late(s, k, warps)));
 }
 
 /* When a block of k held on SM m is let go with every held block at a
@@ -1080,7 +1143,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 	unsigned running = m->threads - leaving - m->gate_threads;
 	unsigned warps = m->warps - lwarps - m->gate_warps;
 	while (m->gate_head &&
-	       (all || gate_lets(s, m->gate_head->k, running, warps) ||
+	       (all || gate_lets(s, m->gate_head->k, m->gate_head->start_t, running, warps) ||
 	        (due && regs_wait_over(s, m->gate_head->k, m->gate_head->start_t, running)))) {
 		struct cta__unit *u = m->gate_head;
 		m->gate_head = u->gate_next;
@@ -1112,7 +1175,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 	}
 	/* The same for blocks held as records (struct cta__held). */
 	while (m->held_head &&
-	       (all || gate_lets(s, m->held_head->p.k, running, warps) ||
+	       (all || gate_lets(s, m->held_head->p.k, m->held_head->p.start_t, running, warps) ||
 	        (due && regs_wait_over(s, m->held_head->p.k, m->held_head->p.start_t, running)))) {
 		struct cta__held *h = m->held_head;
 		m->held_head = h->next;
@@ -2079,6 +2142,16 @@ int cta_sim_run(cta_sim *s)
 	}
 	s->seal_static =
 	    cta__engine_seal && !s->tw && s->o.ub_mode != CTA_UB_ABORT && cta__engine_early_commits;
+	for (unsigned i = 0; i < s->nkernels && s->dev.spin_regs_hold_warps && !s->cohorts; i++) {
+		if (!s->kernels[i]->part_warps)
+			continue;
+		s->cohorts = calloc((size_t)s->nsms * CTA__COHORT_KEEP, sizeof(*s->cohorts));
+		s->cohort_next = calloc(s->nsms, sizeof(*s->cohort_next));
+		if (!s->cohorts || !s->cohort_next) {
+			cta__base_errf(s, "out of memory");
+			return CTA_ENOMEM;
+		}
+	}
 	if (cta__engine_period_new(s) < 0) {
 		cta__base_errf(s, "out of memory");
 		return CTA_ENOMEM;

@@ -240,6 +240,19 @@ int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, u
 	return (running + k->warps + 3) / 4 + s->dev.spin_regs_free > k->part_warps;
 }
 
+/* The register file's late entry (spin_regs_late_ns): whether a later
+ * block of k that finds `running` warps of other blocks running on its
+ * SM would leave at most spin_regs_free warps' registers free in its
+ * fullest sub-partition (counted as cta__exec_regs_waits counts them):
+ * such a block is held too, at most spin_regs_late_ns where the gate
+ * alone would let it go. */
+int cta__exec_regs_late(const struct cta_sim *s, const struct cta__kernel *k, unsigned running)
+{
+	if (!s->dev.spin_regs_late_ns || !k->part_warps || !k->units_done || !running)
+		return 0;
+	return (running + k->warps + 3) / 4 + s->dev.spin_regs_free >= k->part_warps;
+}
+
 /* The issue gate (spin_gate_threads): a block of one CTA that finds more
  * than that many threads running on its SM, or blocks already waiting
  * there, waits (resident) until the engine lets it go; the register
@@ -265,7 +278,8 @@ int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, u
 	if (!k->part_warps)
 		return 0;
 	unsigned other = m->warps > k->warps ? m->warps - k->warps : 0;
-	return cta__exec_regs_waits(s, k, other > m->gate_warps ? other - m->gate_warps : 0);
+	other = other > m->gate_warps ? other - m->gate_warps : 0;
+	return cta__exec_regs_waits(s, k, other) || cta__exec_regs_late(s, k, other);
 }
 
 struct cta__held *cta__exec_held_new(struct cta_sim *s)

@@ -57,6 +57,7 @@ static inline int cta__exec_cta_dirty(const struct cta__cta *c)
  * (gate_release in sim/engine/sim.c). */
 int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm);
 int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);
+int cta__exec_regs_late(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);
 void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u);
 /* before, bwarps: the threads and warps running on its SM before it. */
 void cta__exec_gate_open(struct cta_sim *s, struct cta__unit *u, unsigned before, unsigned bwarps,

@@ -146,10 +146,12 @@ struct sweep_fit {
 	 * the add per cta_spin_ns call and per block. */
 	uint32_t spin_scale_ppm[10];
 	uint32_t spin_add_ns, block_add_ns;
-	unsigned gate_threads; /* spin_gate_threads: the issue gate */
-	unsigned regs_free;    /* spin_regs_free: the register file's gate */
-	unsigned regs_wait_ns; /* spin_regs_wait_ns: its longest wait */
-	unsigned issue_ps;     /* spin_issue_ps: a declared instruction, per warp */
+	unsigned gate_threads;    /* spin_gate_threads: the issue gate */
+	unsigned regs_free;       /* spin_regs_free: the register file's gate */
+	unsigned regs_wait_ns;    /* spin_regs_wait_ns: its longest wait */
+	unsigned regs_late_ns;    /* spin_regs_late_ns: its late entry */
+	unsigned regs_hold_warps; /* spin_regs_hold_warps: its end hold */
+	unsigned issue_ps;        /* spin_issue_ps: a declared instruction, per warp */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
 	 * request, the issuer's time after it, the claim of a success and its
 	 * turn on a shared claim word, a decoded steal and the way out after
@@ -205,6 +207,8 @@ static const struct sweep_fit sweep_h100 = {
     .gate_threads = 1024,
     .regs_free = 1,
     .regs_wait_ns = 60700,
+    .regs_late_ns = 1899,
+    .regs_hold_warps = 2,
     .issue_ps = 587,
     .clc_request_ns = 825,
     .clc_steal_ns = 758,
@@ -252,6 +256,7 @@ static const struct sweep_fit sweep_h200 = {
     .gate_threads = 1024,
     .regs_free = 1,
     .regs_wait_ns = 60600,
+    .regs_hold_warps = 2,
     .issue_ps = 588,
     .clc_request_ns = 826,
     .clc_steal_ns = 1050,
@@ -577,6 +582,8 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->spin_gate_threads = f->gate_threads;
 		m->spin_regs_free = f->regs_free;
 		m->spin_regs_wait_ns = f->regs_wait_ns;
+		m->spin_regs_late_ns = f->regs_late_ns;
+		m->spin_regs_hold_warps = f->regs_hold_warps;
 		m->spin_issue_ps = f->issue_ps;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;

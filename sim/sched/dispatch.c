@@ -599,14 +599,18 @@ static int any_pending(struct cta_sim *s)
 }
 
 /* A block of a register-limited kernel that the gates hold is let go at
- * the latest spin_regs_wait_ns after its start (EV_GATE_WAIT: the engine
+ * the latest spin_regs_wait_ns after its start, and one that only the
+ * late entry holds spin_regs_late_ns after it (EV_GATE_WAIT: the engine
  * lets go the blocks of its SM that waited so long, oldest first). */
 static int regs_wait_timer(struct cta_sim *s, const struct cta__kernel *k, unsigned sm,
                            uint64_t start)
 {
-	if (!s->dev.spin_regs_wait_ns || !k->part_warps)
+	if (!k->part_warps)
 		return 0;
-	if (cta__evq_push(&s->q, start + s->dev.spin_regs_wait_ns, EV_GATE_WAIT, NULL, sm)) {
+	if ((s->dev.spin_regs_wait_ns &&
+	     cta__evq_push(&s->q, start + s->dev.spin_regs_wait_ns, EV_GATE_WAIT, NULL, sm)) ||
+	    (s->dev.spin_regs_late_ns &&
+	     cta__evq_push(&s->q, start + s->dev.spin_regs_late_ns, EV_GATE_WAIT, NULL, sm))) {
 		cta__base_errf(s, "out of memory for events");
 		s->hung = 1;
 		return -1;

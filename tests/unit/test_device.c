@@ -475,6 +475,32 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	                 0);
 	assert_int_equal(m.spin_regs_wait_ns, 45000);
 	assert_save_round_trip(&m, "regs_wait_saved.model");
+	/* The late entry and the end hold: the presets carry their fits (the
+	 * H200's traces have no later-wave block at the gate's level: no
+	 * late entry), a table of its own without the keys has neither, the
+	 * keys read back, and a hold past 64 warps is refused by name. */
+	assert_int_equal(cta_device_find("H100")->spin_regs_late_ns, 1899);
+	assert_int_equal(cta_device_find("H200")->spin_regs_late_ns, 0);
+	assert_int_equal(cta_device_find("H100")->spin_regs_hold_warps, 2);
+	assert_int_equal(cta_device_find("H200")->spin_regs_hold_warps, 2);
+	assert_int_equal(cta_device_find("B200")->spin_regs_hold_warps, 0);
+	assert_int_equal(cta_device_load(&m, write_file("spin5.model", text), err, sizeof(err)), 0);
+	assert_int_equal(m.spin_regs_late_ns, 0);
+	assert_int_equal(m.spin_regs_hold_warps, 0);
+	assert_int_equal(cta_device_load(&m,
+	                                 write_file("regs_late.model",
+	                                            "base = H100-SXM\nspin_regs_late_ns = 2500\n"
+	                                            "spin_regs_hold_warps = 3\n"),
+	                                 err, sizeof(err)),
+	                 0);
+	assert_int_equal(m.spin_regs_late_ns, 2500);
+	assert_int_equal(m.spin_regs_hold_warps, 3);
+	assert_save_round_trip(&m, "regs_late_saved.model");
+	assert_true(cta_device_load(&m,
+	                            write_file("regs_hold_bad.model",
+	                                       "base = H100-SXM\nspin_regs_hold_warps = 65\n"),
+	                            err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "spin_regs_hold_warps"));
 	assert_int_equal(cta_device_load(&m, write_file("spin2.model", text), err, sizeof(err)), 0);
 	m.spin_scale_ppm[3] = CTA_DEVICE_SPIN_SCALE_MAX + 1;
 	assert_int_equal(cta_device_validate(&m, err, sizeof(err)), CTA_EINVAL);

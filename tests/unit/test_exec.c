@@ -454,6 +454,8 @@ static void register_gate_holds_later_blocks_that_fill_their_sub_partitions(void
 		struct cta_sim_opts o = st_opts("H100-SXM");
 		o.sm_limit = 1;
 		o.device.spin_regs_free = gate;
+		/* (The end hold would end block 1 with block 0.) */
+		o.device.spin_regs_hold_warps = 0;
 		unsigned long long t0[9], t1[9];
 		struct ex_gate_args a = {t0, t1, NS};
 		int rc;
@@ -543,6 +545,7 @@ static void register_gate_lets_a_block_go_after_its_longest_wait(void **state)
 		o.sm_limit = 1;
 		o.device.spin_regs_free = 1;
 		o.device.spin_regs_wait_ns = w ? WAIT : 0;
+		o.device.spin_regs_hold_warps = 0;
 		unsigned long long t0[3], t1[3];
 		struct ex_gate_args a = {t0, t1, NS};
 		int rc;
@@ -568,7 +571,9 @@ static void register_gate_lets_a_block_go_after_its_longest_wait(void **state)
  * finds 10 warps running: 12 with its own, three a sub-partition, one
  * warp's registers free in each), 13 and 14 (14 and 16 warps: a quarter
  * full) wait for the first of them to end. Counting a block's 2 warps as
- * one in every sub-partition would hold block 12 too. */
+ * one in every sub-partition would hold block 12 too. (No late entry:
+ * it would hold blocks 11 and 12, register_late_entry_holds_the_level_
+ * the_gate_lets_go.) */
 static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **state)
 {
 	(void)state;
@@ -576,6 +581,7 @@ static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.sm_limit = 1;
 	o.device.spin_regs_free = 1;
+	o.device.spin_regs_late_ns = 0;
 	unsigned long long t0[G], t1[G];
 	struct ex_gate_args a = {t0, t1, NS};
 	int rc;
@@ -589,6 +595,77 @@ static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **
 	for (unsigned b = 13; b < G; b++) {
 		assert_true(t0[b] >= t1[8] && t0[b] < t1[8] + 1000);
 		assert_int_equal(t1[b] - t0[b], NS);
+	}
+}
+
+/* The late entry (spin_regs_late_ns): the setup above, blocks 8-14
+ * placed at once beside block 0. Blocks 8-10 leave two warps' registers
+ * free or more in each sub-partition and begin at once; blocks 11 and 12
+ * (8 and 10 warps running, 10 and 12 with their own: three a
+ * sub-partition) leave one, the level the gate lets go, and begin
+ * spin_regs_late_ns after their start unless a block ends first; 13 and
+ * 14 wait for the first of them to end, as before. Without it 11 and 12
+ * begin at once. */
+static void register_late_entry_holds_the_level_the_gate_lets_go(void **state)
+{
+	(void)state;
+	enum { NS = 20000, G = 15, LATE = 3000 };
+	for (unsigned late = 0; late <= LATE; late += LATE) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_regs_free = 1;
+		o.device.spin_regs_late_ns = late;
+		unsigned long long t0[G], t1[G];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_regs(&o, &a, G, 64, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		for (unsigned b = 8; b < 11; b++)
+			assert_true(t0[b] >= t1[1] && t0[b] < t1[1] + 1000);
+		for (unsigned b = 11; b < 13; b++) {
+			assert_true(t0[b] >= t1[1] + late && t0[b] < t1[1] + late + 1000);
+			assert_int_equal(t1[b] - t0[b], NS);
+		}
+		for (unsigned b = 13; b < G; b++)
+			assert_true(t0[b] >= t1[8] && t0[b] < t1[8] + 1000);
+	}
+}
+
+/* The end hold (spin_regs_hold_warps 2): first-wave blocks of a lower
+ * index that run longer hold a block's end while they put two warps on
+ * one of its sub-partitions. 256-thread blocks (two warps a
+ * sub-partition each), two an SM: block 1 (20 us) ends with block 0 (80
+ * us), so block 2 starts only then; without the hold at once. 128-thread
+ * blocks (one warp a sub-partition), four an SM: block 0 alone puts one
+ * warp on each, so blocks 1-3 end at their own time and block 4 starts
+ * then, held or not. (No register file's gate: it would hold block 2
+ * behind block 0 whatever ends.) */
+static void register_end_hold_ends_a_block_with_longer_ones_placed_with_it(void **state)
+{
+	(void)state;
+	enum { NS = 20000 };
+	for (unsigned hold = 0; hold <= 2; hold += 2) {
+		for (unsigned wide = 0; wide <= 1; wide++) {
+			unsigned block = wide ? 256 : 128, g = wide ? 3 : 5;
+			struct cta_sim_opts o = st_opts("H100-SXM");
+			o.sm_limit = 1;
+			o.device.spin_regs_free = 0;
+			o.device.spin_regs_late_ns = 0;
+			o.device.spin_regs_hold_warps = hold;
+			unsigned long long t0[5], t1[5];
+			struct ex_gate_args a = {t0, t1, NS};
+			int rc;
+			cta_sim *s = run_regs(&o, &a, g, block, &rc);
+			assert_int_equal(rc, 0);
+			cta_sim_free(s);
+			unsigned last = g - 1;
+			assert_int_equal(t1[last] - t0[last], NS);
+			if (hold && wide)
+				assert_true(t0[last] >= t1[0] && t0[last] < t1[0] + 2000);
+			else
+				assert_true(t0[last] >= t1[1] && t0[last] < t1[1] + 2000);
+		}
 	}
 }
 
@@ -1605,6 +1682,8 @@ int main(void)
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
 	    cmocka_unit_test(register_gate_lets_a_block_go_after_its_longest_wait),
+	    cmocka_unit_test(register_late_entry_holds_the_level_the_gate_lets_go),
+	    cmocka_unit_test(register_end_hold_ends_a_block_with_longer_ones_placed_with_it),
 	    cmocka_unit_test(
 	        declared_issue_ops_cost_each_call_after_the_first_by_warps_per_scheduler),
 	    cmocka_unit_test(early_commits_change_nothing),

@@ -270,6 +270,15 @@ int cta_cmd_calibrate(int argc, char **argv)
 	if (m->spin_regs_wait_ns)
 		printf("  spin_regs_wait_ns    %u (the longest such a block waits)\n",
 		       m->spin_regs_wait_ns);
+	if (m->spin_regs_hold_warps)
+		printf("  spin_regs_hold_warps %u (a block ends with longer ones of a lower index "
+		       "placed "
+		       "with it that put this many warps on one of its sub-partitions)\n",
+		       m->spin_regs_hold_warps);
+	if (m->spin_regs_late_ns)
+		printf(
+		    "  spin_regs_late_ns    %u (the longest the level above the gate holds one)\n",
+		    m->spin_regs_late_ns);
 	if (rep.n_issue)
 		printf("  spin_issue_ps        %u (%" PRIu64 " blocks of declared arithmetic)\n",
 		       m->spin_issue_ps, rep.n_issue);
