@@ -23,10 +23,7 @@ int cta__engine_period_new(struct cta_sim *s)
 	    s->o.spin_sched == CTA_SPIN_ADVERSARIAL)
 		return 0;
 	struct cta__kernel *k = s->kernels[0];
-	/* (A register-limited kernel's ends under the end hold follow the
-	 * engine's cohort record, which the period's state does not hold.) */
-	if (!k->never_waits || k->csize != 1 || k->l.cooperative || k->nunits < 4 ||
-	    (k->part_warps && s->dev.spin_regs_hold_warps))
+	if (!k->never_waits || k->csize != 1 || k->l.cooperative || k->nunits < 4)
 		return 0;
 	struct cta__period *p = calloc(1, sizeof(*p));
 	if (!p)

@@ -656,7 +656,9 @@ static inline int retire_early(struct cta_sim *s, struct cta__unit *u, const str
  * sub-partitions: a block at place r of its cohort (the blocks of a
  * lower index in it before it, by the record of those ended), of w
  * warps, has warp i of r*w .. r*w+w-1 on sub-partition i mod 4. It is
- * recorded in its SM's ring, with that end. */
+ * recorded in its SM's ring, with that end. A skipped period's blocks
+ * (skip_commit) are neither held nor recorded: its repeats of a period
+ * in which no end was held hold none. */
 #define COHORT_LONGER_NS 3000
 static void cohort_hold(struct cta_sim *s, const struct cta__unit *u, struct cta__cta *c)
 {
@@ -691,6 +693,11 @@ static void cohort_hold(struct cta_sim *s, const struct cta__unit *u, struct cta
 		}
 		if (held) {
 			c->end_t = b[j]->end_t;
+			/* The period's state does not hold the cohort ring: no
+			 * period is cut once an end was held (a period before
+			 * held none, nor do its repeats). */
+			if (s->per)
+				s->per->off = 1;
 			break;
 		}
 	}
