@@ -1581,31 +1581,28 @@ static void fit_regs_hold(struct cta_device_model *out, const struct fit *fit)
 /* The register file's late entry (spin_regs_late_ns): the recorded
  * later-wave blocks that did not wait (outlasted their time by at most
  * GATE_FAST_NS) at the level the fitted gate lets go take E more than
- * their time (the median), those with more registers free E' (the
- * median over the levels above); where E is larger than E' by more than
- * a call's add (cta_device_spin_add_ns at index 1), the model holds such
- * a block E less that add (a held block let go after its entry begins
- * its call at once), else none. */
+ * their time (the median); where E is more than a block that begins at
+ * once costs beyond its time (the fitted per-block add and the per-call
+ * add at index 1), the model holds such a block E less the per-call add
+ * (a held block let go after its entry begins its call at once), else
+ * none. */
 static int fit_regs_late(struct cta_device_model *out, const struct fit *fit)
 {
 	if (!fit->regs_seen)
 		return 0;
 	out->spin_regs_late_ns = 0;
 	const struct samples *r = &fit->regs_wait;
-	struct samples at = {0}, above = {0};
+	struct samples at = {0};
 	int rc = 0;
-	for (size_t i = 0; i + 2 < r->n && !rc; i += 3) {
-		if (r->v[i + 2] > GATE_FAST_NS || r->v[i] < out->spin_regs_free)
-			continue;
-		rc = push(r->v[i] == out->spin_regs_free ? &at : &above, r->v[i + 2]);
-	}
-	if (!rc && at.n && above.n) {
-		uint64_t add = cta_device_spin_add_ns(out, 1), e = median(&at), e2 = median(&above);
-		if (e > e2 + add)
+	for (size_t i = 0; i + 2 < r->n && !rc; i += 3)
+		if (r->v[i + 2] <= GATE_FAST_NS && r->v[i] == out->spin_regs_free)
+			rc = push(&at, r->v[i + 2]);
+	if (!rc && at.n) {
+		uint64_t add = cta_device_spin_add_ns(out, 1), e = median(&at);
+		if (e > add + out->spin_block_add_ns)
 			out->spin_regs_late_ns = (unsigned)(e - add);
 	}
 	free(at.v);
-	free(above.v);
 	return rc;
 }
 

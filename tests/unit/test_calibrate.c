@@ -465,6 +465,116 @@ static void register_gate_is_recovered_from_a_simulated_trace(void **state)
 	}
 }
 
+/* Blocks 0-3 of every eight spin 4 ns, the others ns. */
+CTA_KERNEL(cal_pairs, struct cal_spin_args, p)
+{
+	cta_spin_ns(blockIdx.x % 8 < 4 ? 4 * p->ns : p->ns);
+}
+
+/* The trace of `grid` blocks of `block` threads, 108 registers a thread,
+ * of cal_spin (20 us) or, with `pairs`, cal_pairs, simulated on four SMs
+ * of d. */
+static void regs_trace(struct cta_trace *t, const struct cta_device_model *d, const char *tag,
+                       unsigned grid, unsigned block, int pairs)
+{
+	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
+	so.device = *d;
+	so.sm_limit = 4;
+	so.threads = 1;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/ctasim-test-%ld-%s.trace",
+	         getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(),
+	         tag);
+	so.trace_path = path;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &so), 0);
+	struct cal_spin_args a = {20000};
+	struct cta_launch l = {0};
+	l.kernel = pairs ? &cal_pairs : &cal_spin;
+	l.grid[0] = grid;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = block;
+	l.block[1] = l.block[2] = 1;
+	l.regs_per_thread = 108;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	cta_sim_free(s);
+	char err[256] = "";
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+}
+
+/* The late entry comes back from a trace the simulator made with it (64
+ * threads, eight an SM, five waves, 2000 ns): the later blocks that begin
+ * at the gate's level (one warp's registers free) outlast their time by
+ * it, those with more free by nothing; a trace made without it gives
+ * none. */
+static void late_entry_is_recovered_from_a_simulated_trace(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	for (unsigned late = 0; late <= 2000; late += 2000) {
+		struct cta_device_model d = spin_only(h100);
+		d.spin_regs_free = 1;
+		d.spin_regs_late_ns = late;
+		d.spin_regs_hold_warps = 0;
+		struct cta_trace t;
+		char err[256] = "";
+		regs_trace(&t, &d, "late", 4 * 8 * 5, 64, 0);
+		const struct cta_trace *ts[1] = {&t};
+		struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+		o.block_ns = 20000;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &o, err, sizeof(err)), 0);
+		assert_int_equal(m.spin_regs_free, 1);
+		assert_int_equal(m.spin_regs_late_ns, late);
+		assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+		cta_trace_free(&t);
+	}
+}
+
+/* The end hold comes back from a trace the simulator made with it:
+ * 256-thread blocks, two an SM, blocks 0-3 of every eight 80 us and the
+ * others 20 us (the first wave's SMs hold blocks b and b + 4); a 20 us
+ * block of the first wave beside an 80 us one of a lower index (two of
+ * its warps on each sub-partition) ends with it.
+ * Those blocks alone cannot tell 1 from 2: the fit keeps 2. A trace made
+ * without it gives none (no block ended with a longer one). */
+static void end_hold_is_recovered_from_a_simulated_trace(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	for (unsigned hold = 0; hold <= 2; hold += 2) {
+		struct cta_device_model d = spin_only(h100);
+		d.spin_regs_free = 0;
+		d.spin_regs_late_ns = 0;
+		d.spin_regs_hold_warps = hold;
+		struct cta_trace t;
+		char err[256] = "";
+		regs_trace(&t, &d, "hold", 4 * 2 * 3, 256, 1);
+		const struct cta_trace *ts[1] = {&t};
+		uint32_t calls[24];
+		uint64_t ns[24];
+		for (unsigned b = 0; b < 24; b++) {
+			calls[b] = 1;
+			ns[b] = b % 8 < 4 ? 80000 : 20000;
+		}
+		struct cta_calib_work work[1] = {{24, calls, ns, NULL}};
+		struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+		o.work = work;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &o, err, sizeof(err)), 0);
+		assert_int_equal(m.spin_regs_hold_warps, hold);
+		assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+		cta_trace_free(&t);
+	}
+}
+
 /* The issue time comes from the blocks whose launch declared issue_ops
  * (work.issue: what their calls after the first charge at 1 ns an
  * instruction of a warp), against the blocks of as many calls without:
@@ -594,6 +704,8 @@ int main(void)
 	    cmocka_unit_test(issue_time_is_fitted_from_declared_arithmetic),
 	    cmocka_unit_test(issue_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(register_gate_is_recovered_from_a_simulated_trace),
+	    cmocka_unit_test(late_entry_is_recovered_from_a_simulated_trace),
+	    cmocka_unit_test(end_hold_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
 	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
 	    cmocka_unit_test(inconsistent_input_is_refused),
