@@ -330,6 +330,16 @@ struct cta_device_model {
 	 * (docs/FIDELITY.md, *The register file*); `ctasim calibrate` fits
 	 * it from the first waves of such grids. 0: none. */
 	unsigned spin_regs_hold_warps;
+	/* Emulated CLC, launches without clusters: the emulation's context
+	 * (dispatch frontier and cursor, one 32-byte sector that every
+	 * block's entry and every request goes to) as a queue. Each block's
+	 * entry holds it clc_entry_ps / 1000 ns from the launch's first start
+	 * on, each failed request issued while its block runs its own index
+	 * clc_sector_ps / 1000 ns after it reaches it (or after the entries
+	 * and requests ahead), and such a request completes no sooner than
+	 * clc_request_ns after its pass, whatever its crowd rule says
+	 * (docs/FIDELITY.md, *Requests in a burst*). 0: none. */
+	unsigned clc_entry_ps, clc_sector_ps;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

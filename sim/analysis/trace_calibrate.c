@@ -120,6 +120,13 @@ struct fit {
 	/* Per kernel with late first-wave blocks on full SMs: their median
 	 * lateness, in ppm of the loop's call (clc_late_samples). */
 	struct samples clc_late;
+	/* Per kernel without clusters whose first wave's first requests
+	 * failed in a burst that the emulation's context took one at a time
+	 * (clc_burst): its completions' spacing (ps, clc_sector_ps), and
+	 * (three values a kernel) its first completion after its first start,
+	 * its requests, and its first completion after its first issue
+	 * (clc_entry_ps). */
+	struct samples clc_sector, clc_entry;
 	int clc_emulated;
 	/* The register file's gate (fit_regs_gate): later-wave blocks of
 	 * register-limited kernels that found running blocks on their SM, by
@@ -322,14 +329,17 @@ static double median_less_call(const struct samples *s, double f, double add, do
  * kernel's median failure and the loop's work, is the uncontended claim),
  * and the median of its failures. */
 static int clc_kernel(struct fit *fit, struct clc_claim_rec *c, size_t n, struct samples *fails,
-                      int known, uint64_t iter_ns, uint64_t units)
+                      int known, uint64_t iter_ns, uint64_t units, int burst)
 {
 	int rc = 0;
 	uint64_t fail = 0;
 	if (fails->n) {
 		fail = median(fails);
-		rc = push(&fit->clc_fail_kernel, fail);
-		if (!rc)
+		/* (A burst's failures waited in the context's queue, which
+		 * clc_sector_ps and clc_entry_ps give: not the crowd's vote.) */
+		if (!burst)
+			rc = push(&fit->clc_fail_kernel, fail);
+		if (!rc && !burst)
 			rc = push(&fit->clc_fail_units, units);
 	}
 	struct samples solo = {0};
@@ -376,6 +386,88 @@ static uint64_t clc_units_resident(const struct cta_trace *t, uint32_t kernel,
 }
 
 /* The GPC of SM sm under the base model, or -1. */
+/* Emulated CLC, kernel `kernel` of trace t, without clusters: its first
+ * wave's blocks (started before its first end) and the first request of
+ * each, issued at its start. Where nine in ten of those requests failed,
+ * 64 or more of them, and their completions (10th to 90th percentile) are
+ * spread more than twice as wide as their issues, the emulation's context
+ * took them one at a time: the spread over the requests between the two
+ * percentiles is a vote for clc_sector_ps, and the kernel's first
+ * completion after its first start, its requests and its first completion
+ * after its first issue a point for clc_entry_ps (fit_clc). *burst says
+ * so (its failures then stay out of the crowd's vote). */
+static int clc_burst(struct fit *fit, const struct cta_trace *t, uint32_t kernel, int *burst)
+{
+	*burst = 0;
+	uint64_t first_end = UINT64_MAX, first_start = UINT64_MAX, nphys = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel != kernel || r->phys == CTA_TRACE_NONE)
+			continue;
+		if (r->ev == CTA_TEV_END && r->t_ns < first_end)
+			first_end = r->t_ns;
+		if (r->ev == CTA_TEV_START && r->t_ns < first_start)
+			first_start = r->t_ns;
+		if (r->phys + 1 > nphys)
+			nphys = r->phys + 1;
+	}
+	if (!nphys || nphys > (1u << 24))
+		return 0;
+	/* Per physical block: started in the first wave, its first issue and
+	 * its first completion (+1; 0: none), whether that one failed. */
+	uint64_t *iss = calloc(nphys * 3, sizeof(*iss));
+	unsigned char *st = calloc(nphys, 2);
+	if (!iss || !st) {
+		free(iss);
+		free(st);
+		return CTA_ENOMEM;
+	}
+	uint64_t *dn = iss + nphys, *sorted = iss + 2 * nphys;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->kernel != kernel || r->phys == CTA_TRACE_NONE)
+			continue;
+		uint64_t p = r->phys;
+		if (r->ev == CTA_TEV_START && r->t_ns < first_end)
+			st[p] = 1;
+		else if (r->ev == CTA_TEV_CANCEL && (!iss[p] || r->t_ns + 1 < iss[p]))
+			iss[p] = r->t_ns + 1;
+		else if (r->ev == CTA_TEV_CANCEL_DONE && (!dn[p] || r->t_ns + 1 < dn[p])) {
+			dn[p] = r->t_ns + 1;
+			st[nphys + p] = r->code != CTA_CANCEL_SUCCESS;
+		}
+	}
+	size_t n = 0, nfail = 0;
+	for (uint64_t p = 0; p < nphys; p++)
+		if (st[p] && iss[p] && dn[p] >= iss[p]) {
+			iss[n] = iss[p] - 1; /* (n <= p: compacted in place) */
+			sorted[n] = dn[p] - 1;
+			nfail += st[nphys + p];
+			n++;
+		}
+	int rc = 0;
+	if (n >= 64 && nfail * 10 >= n * 9) {
+		qsort(iss, n, sizeof(*iss), cmp_u64);
+		qsort(sorted, n, sizeof(*sorted), cmp_u64);
+		size_t a = n / 10, b = n * 9 / 10;
+		uint64_t ri = iss[b] - iss[a], rd = sorted[b] - sorted[a];
+		if (rd > 2 * ri && b > a) {
+			*burst = 1;
+			rc = push(&fit->clc_sector,
+			          (uint64_t)((double)rd * 1000 / (double)(b - a) + 0.5));
+			if (!rc)
+				rc = push(&fit->clc_entry, sorted[0] - first_start);
+			if (!rc)
+				rc = push(&fit->clc_entry, n);
+			if (!rc)
+				rc = push(&fit->clc_entry, sorted[0] - iss[0]);
+		}
+	}
+	free(iss);
+	free(st);
+	return rc;
+}
+
 static int gpc_of(const struct cta_device_model *base, uint64_t sm)
 {
 	if (sm == CTA_TRACE_NONE || sm >= base->sm_count || base->gpc_of_sm[sm] >= 32)
@@ -577,6 +669,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 	unsigned char far[32] = {0};
 	double ratio = 1;
 	uint64_t units = 0;
+	int burst = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t j = i;
 		while (j < n && ks[j].a == ks[i].a && ks[j].b == ks[i].b)
@@ -596,6 +689,9 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				e++;
 			rc = clc_far_kernel(t, ks, i, e, base, far, &ratio);
 			units = clc_units_resident(t, ks[i].a, kh);
+			burst = 0;
+			if (!rc && !multi)
+				rc = clc_burst(fit, t, (uint32_t)ks[i].a, &burst);
 			if (!rc && ratio > 1 && !multi) {
 				rc = push(&fit->clc_far, (uint64_t)(ratio * 1e6 + 0.5));
 				for (int g = 0; g < 32; g++)
@@ -667,7 +763,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 		if (!rc && (j == n || ks[j].a != ks[i].a)) {
 			/* (A loop whose call varies, stream 2, gives no claims.) */
 			rc = clc_kernel(fit, cl, ncl, &fails, known && !multi && stream != 2,
-			                iter_ns, units);
+			                iter_ns, units, burst);
 			if (!rc && tails.n)
 				rc = push(&fit->clc_tail, median(&tails));
 			if (!rc && posts.n && multi) {
@@ -971,6 +1067,41 @@ static int clc_late_samples(struct fit *fit, const struct cta_trace *t, uint64_t
 	return rc;
 }
 
+/* clc_sector_ps: the median of the bursts' votes (clc_burst); 0 without
+ * one. clc_entry_ps: of the bursts whose first completion came more than
+ * 1.5 requests after their first issue (the queue held it, not the
+ * request's own round trip), each votes its first completion after its
+ * first start, less one request and one pass, over its requests (the
+ * entries ahead of it: every block of the wave); the median, or 0. */
+static void fit_sector(struct cta_device_model *out, const struct fit *fit)
+{
+	out->clc_sector_ps = out->clc_entry_ps = 0;
+	if (!fit->clc_sector.n)
+		return;
+	struct samples v = {0};
+	for (size_t i = 0; i < fit->clc_sector.n; i++)
+		if (push(&v, fit->clc_sector.v[i]))
+			goto out;
+	uint64_t sector = median(&v);
+	out->clc_sector_ps = sector > 1000000 ? 1000000 : (unsigned)sector;
+	v.n = 0;
+	double req = (double)out->clc_request_ns;
+	for (size_t i = 0; i + 2 < fit->clc_entry.n; i += 3) {
+		const uint64_t *e = &fit->clc_entry.v[i];
+		if ((double)e[2] <= 1.5 * req || !e[1])
+			continue;
+		double ps = ((double)e[0] - req) * 1000 - (double)sector;
+		if (ps > 0 && push(&v, (uint64_t)(ps / (double)e[1] + 0.5)))
+			goto out;
+	}
+	if (v.n) {
+		uint64_t entry = median(&v);
+		out->clc_entry_ps = entry > 1000000 ? 1000000 : (unsigned)entry;
+	}
+out:
+	free(v.v);
+}
+
 static void fit_clc(struct cta_device_model *out, struct fit *fit)
 {
 	if (!fit->clc_emulated || !(fit->clc_fail.n || fit->clc_succ.n))
@@ -1004,6 +1135,8 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	out->clc_crowd_units = 0;
 	if (fit->clc_fail_kernel.n)
 		out->clc_crowd_units = fit_crowd(fit, &fail);
+	else if (fit->clc_fail.n) /* (bursts alone: their failures) */
+		fail = median(&fit->clc_fail);
 	else
 		fail = median(&fit->clc_succ);
 	out->clc_request_ns = clamp_add((double)fail);
@@ -1046,6 +1179,7 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
 	/* Each kernel one vote: the median. */
 	out->clc_late_ppm = fit->clc_late.n ? (unsigned)median(&fit->clc_late) : 0;
+	fit_sector(out, fit);
 }
 
 /* The starts and ends of a trace's known kernels that the fits pair up,
@@ -1129,6 +1263,8 @@ static void free_fit(struct fit *f)
 	free(f->clc_exit_units.v);
 	free(f->clc_far.v);
 	free(f->clc_late.v);
+	free(f->clc_sector.v);
+	free(f->clc_entry.v);
 	free(f->regs_wait.v);
 	free(f->clc_fail_kernel.v);
 	free(f->clc_fail_units.v);

@@ -69,6 +69,10 @@ struct cta__kernel {
 	 * the issuer's wait for it, its growth plus the tail's share
 	 * (clc_crowd_tail_ppm). */
 	uint64_t crowd_running, crowd_lat[2], crowd_wait[2];
+	/* ... and the emulation's context as a queue (clc_entry_ps,
+	 * clc_sector_ps): when it is free (ps), the blocks whose entries it
+	 * took, and when it last counted them (ns). */
+	uint64_t sector_ps, sector_entries, sector_seen;
 	uint64_t *fit;   /* SMs where one more block of this kernel fits (bwords words) */
 	int fit_valid;   /* fit is kept current (the kernel is a dispatch candidate) */
 	unsigned *sweep; /* placement = sweep: the first wave's SMs, in block order */

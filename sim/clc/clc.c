@@ -681,6 +681,34 @@ static uint64_t emu_crowd(const struct cta_sim *s, const struct cta__kernel *k, 
 	return (uint64_t)((double)ns * (1 + r * r) + 0.5);
 }
 
+/* Emulated CLC, a launch without clusters: the emulation's context (the
+ * dispatch frontier and the cursor, one 32-byte sector) as a queue that
+ * every block's entry (its atomicMax on the frontier) and every request
+ * (its atomics on the frontier and the cursor) goes through in turn:
+ * clc_entry_ps an entry, counted from the launch's first start for the
+ * blocks that started before its first request and from the last request
+ * for the later ones, and clc_sector_ps a request from when it gets there
+ * (the engine resolves it then). Returns the earliest completion of the
+ * request being resolved: its pass and the near GPCs' clc_request_ns after
+ * it. Resolved in global (time, sequence) order, so the same at any
+ * thread count (docs/FIDELITY.md, *Requests in a burst*). */
+static uint64_t sector_pass(struct cta_sim *s, struct cta__kernel *k)
+{
+	uint64_t started = k->st.launched;
+	if (started > k->sector_entries) {
+		uint64_t from = k->sector_entries ? k->sector_seen : k->st.first_start_ns;
+		if (k->sector_ps < from * 1000)
+			k->sector_ps = from * 1000;
+		k->sector_ps += (started - k->sector_entries) * s->dev.clc_entry_ps;
+		k->sector_entries = started;
+	}
+	k->sector_seen = s->now;
+	if (k->sector_ps < s->now * 1000)
+		k->sector_ps = s->now * 1000;
+	k->sector_ps += s->dev.clc_sector_ps;
+	return (k->sector_ps + 999) / 1000 + s->clc_cost[0][EMU_REQUEST];
+}
+
 /* Emulated CLC (docs/FIDELITY.md): a request completes clc_request_ns
  * after its issue; a success then claims its unit with a compare-and-swap
  * on the 32-bit word of the claim bitmap that holds the unit's two bits
@@ -804,6 +832,18 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	}
 	/* (A far request is resolved cta__clc_arrival after its issue.) */
 	r->done_t = s->now - cta__clc_arrival(s, r) + lat;
+	/* A request that fails, issued while its block still runs its own
+	 * index (its first, or the first two of a loop that issues two before
+	 * it waits), waits its turn at the context (sector_pass): the bursts
+	 * the queue was fitted on. */
+	if (s->dev.clc_emulated && (s->dev.clc_entry_ps | s->dev.clc_sector_ps) && k->csize <= 1 &&
+	    outcome != CTA_CANCEL_SUCCESS && r->own) {
+		uint64_t d = sector_pass(s, k);
+		if (d > r->done_t) {
+			crowd += d - r->done_t;
+			r->done_t = d;
+		}
+	}
 	if (outcome == CTA_CANCEL_SUCCESS) {
 		r->unit_index = k->next_unit++;
 		if (k->next_unit == k->nunits)

@@ -370,6 +370,8 @@ static void emulated_clc(struct cta_device_model *d)
 	d->clc_far_gpcs = 0;
 	d->clc_far_ppm = 0;
 	d->clc_crowd_units = 0;
+	d->clc_entry_ps = 0;
+	d->clc_sector_ps = 0;
 }
 
 static int trace_emulated; /* trace_of: model the sm_90 emulation */
@@ -1083,6 +1085,123 @@ static void late_first_requests_wait_for_the_blocks_aheads_first_call(void **sta
 	assert_true(w[1] > 0 && w[1] < w[0] + 1000);
 }
 
+/* A trace of `kernel` with `args` on the emulation's costs, with the
+ * context's queue (clc_entry_ps, clc_sector_ps) as given, on `sms` SMs. */
+static void burst_trace(struct cta_trace *t, const char *kernel, const char *const *args,
+                        unsigned sms, unsigned entry_ps, unsigned sector_ps)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "burst.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = sms;
+	o.timing_only = 1;
+	o.trace_path = path;
+	emulated_clc(&o.device);
+	o.device.clc_entry_ps = entry_ps;
+	o.device.clc_sector_ps = sector_ps;
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, kernel, &o, args), 0);
+	cta_harness_free(h);
+	char err[256];
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+	strcpy(t->header.clc, "emulated");
+}
+
+static int cmp_u64_test(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* The emulation's context as a queue: 16 blocks of spin_clc resident on 8
+ * SMs whose first requests all fail at once pass it one at a time, 50 ns
+ * apart, behind the 16 blocks' entries (100 ns each from the first start):
+ * their failures complete at the first start + 1600 + 50 k + 1000
+ * (clc_request_ns), k = 1 .. 16, where without the queue they all complete
+ * at their issue + 1000. Successes do not wait: a grid of 64 gives the
+ * same trace with the queue and without. */
+static void emulated_failed_first_requests_queue_at_the_context(void **state)
+{
+	(void)state;
+	const char *fargs[] = {"grid=16", "ns=2000", NULL};
+	for (int q = 0; q < 2; q++) {
+		struct cta_trace t;
+		burst_trace(&t, "spin_clc", fargs, 8, q ? 100000 : 0, q ? 50000 : 0);
+		uint64_t done[16], issue = 0, start = UINT64_MAX;
+		unsigned n = 0;
+		for (size_t j = 0; j < t.count; j++) {
+			const struct cta_trace_rec *r = &t.recs[j];
+			if (r->ev == CTA_TEV_START && r->t_ns < start)
+				start = r->t_ns;
+			if (r->ev == CTA_TEV_CANCEL)
+				issue = r->t_ns; /* (all at one instant) */
+			if (r->ev == CTA_TEV_CANCEL_DONE) {
+				assert_int_not_equal(r->code, CTA_CANCEL_SUCCESS);
+				assert_true(n < 16);
+				done[n++] = r->t_ns;
+			}
+		}
+		assert_int_equal(n, 16);
+		qsort(done, n, sizeof(done[0]), cmp_u64_test);
+		for (unsigned k = 0; k < n; k++) {
+			uint64_t want = q ? start + 1600 + 50 * (k + 1) + 1000 : issue + 1000;
+			if (done[k] != want)
+				fail_msg("queue %d: failure %u completed at %llu, not %llu", q, k,
+				         (unsigned long long)done[k], (unsigned long long)want);
+		}
+		cta_trace_free(&t);
+	}
+	const char *sargs[] = {"grid=64", "ns=2000", NULL};
+	struct cta_trace a, b;
+	burst_trace(&a, "spin_clc", sargs, 8, 0, 0);
+	burst_trace(&b, "spin_clc", sargs, 8, 100000, 50000);
+	assert_int_equal(a.count, b.count);
+	for (size_t j = 0; j < a.count; j++)
+		if (a.recs[j].t_ns != b.recs[j].t_ns || a.recs[j].ev != b.recs[j].ev)
+			fail_msg("record %zu moved with the queue on successes", j);
+	cta_trace_free(&a);
+	cta_trace_free(&b);
+}
+
+/* `ctasim calibrate` finds clc_sector_ps and clc_entry_ps again, within
+ * 10%, in traces the simulator made with them: a burst of 528 failed
+ * first requests (vec_add_try_cancel_blocks, one wave of 4 SMs' worth
+ * short of 132: every block resident) beside the 40-block kernel, whose
+ * failures give the request; from traces made without them, none. */
+static void context_queue_is_recovered_from_simulated_bursts(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	const char *bargs[] = {"n=135168", "ns=2000", NULL};
+	const char *sargs[] = {"n=10000", "ns=2000", NULL};
+	for (int q = 0; q < 2; q++) {
+		struct cta_trace t[2];
+		burst_trace(&t[0], "vec_add_try_cancel_blocks", bargs, 132, q ? 4000 : 0,
+		            q ? 3000 : 0);
+		burst_trace(&t[1], "vec_add_try_cancel_blocks", sargs, 132, q ? 4000 : 0,
+		            q ? 3000 : 0);
+		const struct cta_trace *ts[2] = {&t[0], &t[1]};
+		struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		char err[256] = "";
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)), 0);
+		if (!q) {
+			assert_int_equal(m.clc_sector_ps, 0);
+			assert_int_equal(m.clc_entry_ps, 0);
+		} else {
+			if (m.clc_sector_ps < 2700 || m.clc_sector_ps > 3300)
+				fail_msg("sector %u ps, simulated with 3000", m.clc_sector_ps);
+			if (m.clc_entry_ps < 3600 || m.clc_entry_ps > 4400)
+				fail_msg("entry %u ps, simulated with 4000", m.clc_entry_ps);
+		}
+		cta_trace_free(&t[0]);
+		cta_trace_free(&t[1]);
+	}
+}
+
 /* `ctasim calibrate` finds clc_late_ppm again in traces the simulator
  * made with it, within 10%; from traces made without it, none. */
 static void late_share_is_recovered_from_simulated_first_waves(void **state)
@@ -1695,6 +1814,8 @@ int main(void)
 	    cmocka_unit_test(first_drain_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(late_first_requests_wait_for_the_blocks_aheads_first_call),
 	    cmocka_unit_test(late_share_is_recovered_from_simulated_first_waves),
+	    cmocka_unit_test(emulated_failed_first_requests_queue_at_the_context),
+	    cmocka_unit_test(context_queue_is_recovered_from_simulated_bursts),
 	    cmocka_unit_test(shared_stacks_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace),
 	    cmocka_unit_test(cancel_round_trip_short_forms_change_no_trace_on_hardware_clc),

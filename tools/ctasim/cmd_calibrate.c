@@ -260,6 +260,11 @@ int cta_cmd_calibrate(int argc, char **argv)
 		printf("  clc_late_ppm         %u (first-wave blocks behind the gate on a full SM: "
 		       "their first request late by this share of a call)\n",
 		       m->clc_late_ppm);
+	if (m->clc_sector_ps)
+		printf("  clc_sector_ps        %u, clc_entry_ps %u (the emulation's context as a "
+		       "queue: "
+		       "a failed first request, a block's entry)\n",
+		       m->clc_sector_ps, m->clc_entry_ps);
 	if (m->spin_gate_threads)
 		printf("  spin_gate_threads    %u (blocks that find more threads running wait)\n",
 		       m->spin_gate_threads);

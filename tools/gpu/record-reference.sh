@@ -25,7 +25,9 @@
 # where each one's first wave starts after the launch before it, the
 # carried dispatcher state's fit), `launches-holdout` (its hold-out
 # scenarios), `coop` (the cooperative-kernels paper's kernels: the fit of
-# their wait costs) or `coop-holdout` (its hold-out shapes). Writes
+# their wait costs), `coop-holdout` (its hold-out shapes) or `clc-burst`
+# (bursts of emulated CLC first requests that all fail or all succeed at
+# once, 132 to 2112 requesters). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
 # driver, CUDA) and, for `all`, OUTDIR/bench.txt.
 set -u
@@ -327,6 +329,29 @@ if [ "$set_" = clc ]; then
 	run clc_spin_clc_g1056_ns20000 spin_clc --arg grid=1056 --arg ns=20000
 	run clc_vec_add_clc_g4096 vec_add_clc --arg n=1048576 --arg ns=2000
 	run clc_two_requests_g4096 clc_two_requests --arg n=1048576
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = clc-burst ]; then
+	# Bursts of first requests under the sm_90 emulation (docs/FIDELITY.md,
+	# *Requests in a burst*): grids of exactly one resident wave, whose
+	# blocks all issue their first request at their start and all fail
+	# (vec_add_try_cancel_blocks at 132 to 792 blocks, six an SM by
+	# registers; vec_add_clc at 528; spin_clc at 256 to 2112), and grids of
+	# two and more waves whose first requests all succeed at once.
+	for g in 132 264 396 660 792; do
+		run "burst_fail_tcb_g$g" vec_add_try_cancel_blocks --arg n=$((g * 256)) --arg ns=2000
+	done
+	run burst_fail_vec_add_clc_g528 vec_add_clc --arg n=135168 --arg ns=2000
+	run burst_fail_spin_b1024_g264 spin_clc --arg grid=264 --arg ns=2000
+	run burst_fail_spin_b512_g528 spin_clc --block 512 --arg grid=528 --arg ns=2000
+	run burst_fail_spin_b256_g1056 spin_clc --block 256 --arg grid=1056 --arg ns=2000
+	run burst_fail_spin_b128_g2112 spin_clc --block 128 --arg grid=2112 --arg ns=2000
+	run burst_win_vec_add_clc_g1584 vec_add_clc --arg n=405504 --arg ns=2000
+	run burst_win_spin_b1024_g528 spin_clc --arg grid=528 --arg ns=2000
+	run burst_win_spin_b512_g1584 spin_clc --block 512 --arg grid=1584 --arg ns=2000
+	run burst_win_spin_b256_g2112 spin_clc --block 256 --arg grid=2112 --arg ns=2000
+	run burst_win_spin_b128_g4224 spin_clc --block 128 --arg grid=4224 --arg ns=2000
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
