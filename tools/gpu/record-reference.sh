@@ -17,7 +17,8 @@
 # (where the launch before leaves the sweep: the fit's grids, its hold-out,
 # and the same grids recorded without the record-slot clear), `cluster`
 # (spin_clc in 2-CTA clusters: the cluster barrier's fit),
-# `cluster-holdout` (its hold-out shapes), `waves-holdout` (later waves
+# `cluster-holdout` (its hold-out shapes), `hold-holdout` (the register
+# file's end hold's hold-out shapes), `waves-holdout` (later waves
 # and the fixed-work kernel on shapes outside every fit), `cluster-place`
 # (where a clustered first wave starts, by grid), `cluster-place-holdout`,
 # `cluster-slots` (clustered blocks an SM holds),
@@ -278,6 +279,20 @@ if [ "$set_" = cluster-holdout ]; then
 	run clc_vecscale_clc_cluster_n512k vecscale_clc_cluster --arg n=524288
 	echo "done" >>"$out/runs.log"
 	exit 0
+fi
+if [ "$set_" = hold-holdout ]; then
+	# Held out of every fit, recorded once the register file's end hold
+	# was fitted: the register-heavy spin with mixed costs at 64 threads
+	# (whose sub-partitions by place the end hold assumes) and 128, one
+	# wave and several.
+	run hld_regs_mixed_b64_g1056 spin --arg regs=1 --block 64 --arg grid=1056 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run hld_regs_mixed_b64_g2640 spin --arg regs=1 --block 64 --arg grid=2640 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run hld_regs_mixed_b64_g6000_ns5000 spin --arg regs=1 --block 64 --arg grid=6000 \
+		--arg ns=5000 --arg imbalance=one_in_seven
+	run hld_regs_mixed_b128_g2112_ns10000 spin --arg regs=1 --block 128 --arg grid=2112 \
+		--arg ns=10000 --arg imbalance=one_in_seven
 fi
 if [ "$set_" = waves-holdout ]; then
 	# Held out of every fit: later waves, which go where the blocks of the
