@@ -4044,8 +4044,9 @@ struct OneTripPass : PassInfoMixin<OneTripPass> {
 
 } // namespace
 
-#include "san_pass.h"
 #include "san_probe.h"
+// (After the probe: its spans serve the loop form's untested copies.)
+#include "san_pass.h"
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo()
 {

@@ -714,6 +714,14 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 				several = e.CreateICmpUGT(e.CreateAdd(n1, n2), e.getInt64(1));
 			}
 		}
+		{
+			std::string why;
+			unsigned made = versionLoops(F, skip, several, why);
+			if (std::getenv("CTA_KC_VERBOSE"))
+				errs() << "ctasim-kc: " << F.getName() << ": " << made
+				       << " thread loops with an untested copy"
+				       << (why.empty() ? "" : " (not all: " + why + ")") << "\n";
+		}
 		Value *epMask = ConstantInt::get(i32, kEpMax);
 		Value *many = e.CreateOr(ep, e.getInt32(kMany << kEpBits));
 		for (Instruction *I : acc) {
@@ -878,6 +886,387 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 				b.CreateCondBr(b.CreateICmpEQ(wrote, b.getInt64(0)), fresh, cont);
 			}
 		}
+	}
+
+	// ---- thread loops that need no test ---------------------------------
+	// A thread loop of a tool's copy runs a copy of itself without tests
+	// where, for the threads of this run, none of its tests would call the
+	// runtime or change its state: each load and store of the loop is at an
+	// address the same in every thread or affine in the thread index (as
+	// for SanProbePass's spans, compiler/san_probe.h), or inside the
+	// body's own loop that each thread enters at most once (a grid-stride
+	// loop where the grid covers the data, as OneTripPass finds it: tested
+	// before the loop, then the access is its first trip's), and the
+	// runtime (cta__san_span) finds every access's range [first, last +
+	// size) clear: a clear shadow, or for racecheck and initcheck the
+	// declared shared bytes where the access would take no word (racecheck:
+	// an access RaceFree skips in a call of several threads; initcheck: a
+	// read below `free`, or a write of whole granules that the block's
+	// first region writes whole, whose words the runtime sets as the tested
+	// write would). A guarded access only widens its range. Accesses
+	// outside thread loops keep their tests; so does a loop with an atomic,
+	// a call that may touch memory other than a declared function's, or an
+	// access of another form. The test runs where each run of threads
+	// starts (lo .. hi, then lo2 .. hi2), with the values that run has.
+	static bool verbose2()
+	{
+		const char *v = std::getenv("CTA_KC_VERBOSE");
+		return v && std::string(v) == "2";
+	}
+	struct Span2 {
+		const SCEV *first, *last;
+		uint64_t size;
+		bool write, skip;
+	};
+	// IL (a loop of the body's inside thread loop L) makes at most one
+	// trip in every thread of the run where the conditions added to conds
+	// hold: its back edge is taken while iv + St < N (unsigned, 64 bits),
+	// iv starting at S(t), which steps by c >= 0 with the thread; then
+	// S(lo) + St >= N without wrapping (S(lo) <= S(last) and S(last) + St
+	// <= 2^64 - 1) sends every thread out after its first trip.
+	static bool oneTrip(Loop *IL, Loop *L, ScalarEvolution &SE, const SCEV *btc,
+	                    std::vector<SanProbePass::Cond> &conds)
+	{
+		BasicBlock *IH = IL->getHeader(), *IPre = IL->getLoopPreheader(),
+		           *ILt = IL->getLoopLatch();
+		if (!IL->isInnermost() || IL->getParentLoop() != L || !IPre || !ILt ||
+		    IL->getExitingBlock() != ILt)
+			return false;
+		Value *next = nullptr, *N = nullptr;
+		bool sgn = false;
+		if (!OneTripPass::lt(dyn_cast<BranchInst>(ILt->getTerminator()), IH, next, N,
+		                     sgn) ||
+		    sgn)
+			return false;
+		auto *nx = dyn_cast<BinaryOperator>(next);
+		if (!nx || nx->getOpcode() != Instruction::Add || !nx->getType()->isIntegerTy(64))
+			return false;
+		PHINode *iv = nullptr;
+		Value *St = nullptr;
+		for (unsigned k = 0; k < 2 && !iv; k++)
+			if (auto *p = dyn_cast<PHINode>(nx->getOperand(k)))
+				if (p->getParent() == IH && p->getNumIncomingValues() == 2 &&
+				    p->getIncomingValueForBlock(ILt) == nx) {
+					iv = p;
+					St = nx->getOperand(1 - k);
+				}
+		if (!iv)
+			return false;
+		const SCEV *sN = SE.getSCEV(N), *sSt = SE.getSCEV(St);
+		if (!SE.isLoopInvariant(sN, L) || !SE.isLoopInvariant(sSt, L))
+			return false;
+		const SCEV *S = SE.getSCEV(iv->getIncomingValueForBlock(IPre));
+		const SCEV *S0 = S, *S1 = S;
+		if (!SE.isLoopInvariant(S, L)) {
+			auto *AR = dyn_cast<SCEVAddRecExpr>(S);
+			auto *c = AR ? dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE)) : nullptr;
+			if (!AR || AR->getLoop() != L || !AR->isAffine() || !c ||
+			    c->getAPInt().isNegative() || !SE.isLoopInvariant(AR->getStart(), L))
+				return false;
+			S0 = AR->getStart();
+			S1 = AR->evaluateAtIteration(SE.getTruncateOrZeroExtend(btc, S->getType()),
+			                             SE);
+			conds.push_back({S0, CmpInst::ICMP_ULE, S1});
+		}
+		conds.push_back(
+		    {S1, CmpInst::ICMP_ULE, SE.getMinusSCEV(SE.getMinusOne(S->getType()), sSt)});
+		conds.push_back({SE.getAddExpr(S0, sSt), CmpInst::ICMP_UGE, sN});
+		return true;
+	}
+	// The ranges of L's accesses, or false (why says what stopped it).
+	static bool loopSpans(Loop *L, LoopInfo &LI, ScalarEvolution &SE, const DataLayout &DL,
+	                      const std::set<Instruction *> &skip, std::vector<Span2> &out,
+	                      std::vector<SanProbePass::Cond> &conds, std::set<Loop *> &once,
+	                      std::string &why)
+	{
+		const SCEV *btc = SE.getBackedgeTakenCount(L);
+		if (isa<SCEVCouldNotCompute>(btc) || SE.getTypeSizeInBits(btc->getType()) > 64) {
+			why = "the thread loop's trip count is not known";
+			return false;
+		}
+		conds.push_back({btc, CmpInst::ICMP_ULT, SE.getConstant(btc->getType(), 1u << 20)});
+		SanProbePass::Widen wide(SE, L, btc, conds);
+		for (BasicBlock *BB : L->blocks()) {
+			Loop *in = LI.getLoopFor(BB);
+			if (in != L && !once.count(in)) {
+				if (!oneTrip(in, L, SE, btc, conds)) {
+					why = "a loop inside that may make more than one trip";
+					return false;
+				}
+				once.insert(in);
+			}
+			for (Instruction &I : *BB) {
+				if (auto *CB = dyn_cast<CallBase>(&I)) {
+					auto *II = dyn_cast<IntrinsicInst>(CB);
+					if (II && (isa<DbgInfoIntrinsic>(II) ||
+					           II->isLifetimeStartOrEnd() ||
+					           !II->mayReadOrWriteMemory()))
+						continue;
+					// (The runtime's functions: the same call in both
+					// copies, instrumented in neither.)
+					Function *c = CB->getCalledFunction();
+					if (!II && c && c->isDeclaration() && !CB->isInlineAsm())
+						continue;
+					why = "a call";
+					return false;
+				}
+				if (!I.mayReadOrWriteMemory())
+					continue;
+				if (I.getMetadata(LLVMContext::MD_nosanitize))
+					continue; // (the simulator's: never tested)
+				Value *ptr;
+				Type *ty;
+				bool write;
+				if (!isa<LoadInst>(I) && !isa<StoreInst>(I)) {
+					why = "an access that is neither a load nor a store";
+					return false;
+				}
+				if (!wanted(I, ptr, ty, write)) {
+					if (I.getMetadata(LLVMContext::MD_nosanitize))
+						continue;
+					why = "an atomic access";
+					return false;
+				}
+				const uint64_t size = DL.getTypeStoreSize(ty).getFixedValue();
+				const SCEV *S = wide.visit(SE.getSCEV(ptr));
+				if (in != L) {
+					// (Its first trip, the only one.)
+					if (auto *AR = dyn_cast<SCEVAddRecExpr>(S))
+						if (AR->getLoop() == in)
+							S = AR->getStart();
+					if (!SE.isLoopInvariant(S, in)) {
+						why =
+						    "an access of the loop inside not affine in it";
+						return false;
+					}
+				}
+				const SCEV *first = S, *last = S;
+				if (!SE.isLoopInvariant(S, L)) {
+					auto *AR = dyn_cast<SCEVAddRecExpr>(S);
+					auto *step =
+					    AR ? dyn_cast<SCEVConstant>(AR->getStepRecurrence(SE))
+					       : nullptr;
+					if (!AR || AR->getLoop() != L || !AR->isAffine() ||
+					    !SE.isLoopInvariant(AR->getStart(), L) || !step ||
+					    step->getAPInt().abs().ugt(1u << 30)) {
+						why = "an access not affine in the thread index";
+						return false;
+					}
+					const SCEV *end = AR->evaluateAtIteration(
+					    SE.getTruncateOrZeroExtend(
+					        btc, AR->getType()->isPointerTy()
+					                 ? DL.getIntPtrType(AR->getType())
+					                 : AR->getType()),
+					    SE);
+					first = AR->getStart();
+					last = end;
+					if (step->getAPInt().isNegative())
+						std::swap(first, last);
+				}
+				const bool sk = skip.count(&I) != 0;
+				bool dup = false;
+				for (Span2 &o : out)
+					if (o.first == first && o.last == last && o.size == size) {
+						o.write = o.write || write;
+						o.skip = o.skip && sk;
+						dup = true;
+						break;
+					}
+				if (!dup)
+					out.push_back({first, last, size, write, sk});
+			}
+		}
+		return true;
+	}
+	// Versions each thread loop of a tool's copy (before its tests are
+	// placed): the loop as it is, and a copy whose accesses are marked
+	// untested, taken where cta__san_span clears every range. several: a
+	// call of more than one thread (racecheck's skip needs it), or null.
+	static unsigned versionLoops(Function &F, const std::set<Instruction *> &skip,
+	                             Value *several, std::string &why)
+	{
+		Module &M = *F.getParent();
+		LLVMContext &C = F.getContext();
+		const DataLayout &DL = M.getDataLayout();
+		Type *i32 = Type::getInt32Ty(C), *i64 = Type::getInt64Ty(C);
+		PointerType *ptrT = PointerType::getUnqual(C);
+		FunctionCallee spanFn =
+		    M.getOrInsertFunction("cta__san_span", i32, ptrT, ptrT, ptrT, ptrT, i64);
+		Value *fs = F.getArg(F.arg_size() - 1), *lane = F.getArg(1);
+		TargetLibraryInfoImpl TLII(Triple(M.getTargetTriple()));
+		TargetLibraryInfo TLI(TLII, &F);
+		std::set<BasicBlock *> tried;
+		unsigned made = 0;
+		for (int round = 0; round < 64; round++) {
+			DominatorTree DT(F);
+			LoopInfo LI(DT);
+			AssumptionCache AC(F);
+			ScalarEvolution SE(F, TLI, AC, DT, LI);
+			Loop *L = nullptr;
+			for (Loop *X : LI.getLoopsInPreorder()) {
+				if (!OneTripPass::isThread(X) || tried.count(X->getHeader()))
+					continue;
+				bool inner = false;
+				for (Loop *P = X->getParentLoop(); P; P = P->getParentLoop())
+					inner = inner || OneTripPass::isThread(P);
+				if (!inner) {
+					L = X;
+					break;
+				}
+			}
+			if (!L)
+				break;
+			tried.insert(L->getHeader());
+			simplifyLoop(L, &DT, &LI, &SE, &AC, nullptr, false);
+			formLCSSARecursively(*L, DT, &LI, &SE);
+			BasicBlock *Pre = L->getLoopPreheader();
+			SmallVector<BasicBlock *, 4> exits;
+			L->getExitBlocks(exits);
+			if (!Pre || !L->hasDedicatedExits() ||
+			    !isa<BranchInst>(Pre->getTerminator()) ||
+			    cast<BranchInst>(Pre->getTerminator())->isConditional()) {
+				why = "a thread loop not in simplified form";
+				continue;
+			}
+			std::vector<Span2> sp;
+			std::vector<SanProbePass::Cond> cs;
+			std::set<Loop *> once;
+			std::string w;
+			if (!loopSpans(L, LI, SE, DL, skip, sp, cs, once, w)) {
+				why = w;
+				if (verbose2())
+					errs() << "ctasim-kc: " << F.getName() << ": "
+					       << L->getHeader()->getName() << " keeps its tests ("
+					       << w << ")\n";
+				continue;
+			}
+			Instruction *at = Pre->getTerminator();
+			SCEVExpander ex(SE, DL, "san.span");
+			bool safe = true;
+			for (const Span2 &s : sp)
+				safe = safe && ex.isSafeToExpandAt(s.first, at) &&
+				       ex.isSafeToExpandAt(s.last, at);
+			for (const SanProbePass::Cond &c : cs)
+				safe = safe && ex.isSafeToExpandAt(c.lhs, at) &&
+				       ex.isSafeToExpandAt(c.rhs, at);
+			if (!safe) {
+				why = "an address not known before the thread loop";
+				continue;
+			}
+			// The test, where the run starts.
+			std::vector<Value *> tests;
+			for (const SanProbePass::Cond &c : cs) {
+				Value *l = ex.expandCodeFor(c.lhs, c.lhs->getType(), at);
+				Value *r = ex.expandCodeFor(c.rhs, c.lhs->getType(), at);
+				tests.push_back(IRBuilder<>(at).CreateICmp(c.pred, l, r));
+			}
+			std::vector<std::pair<Value *, Value *>> ends;
+			for (const Span2 &s : sp)
+				ends.push_back({ex.expandCodeFor(s.first, ptrT, at),
+				                ex.expandCodeFor(s.last, ptrT, at)});
+			IRBuilder<> b(at);
+			Value *ok = b.getTrue();
+			for (Value *t : tests)
+				ok = b.CreateAnd(ok, t);
+			// (Each call only where the ones before passed: initcheck's
+			// sets words.)
+			BasicBlock *H = L->getHeader();
+			BasicBlock *cur = Pre;
+			for (size_t i = 0; i < sp.size(); i++) {
+				uint64_t k = sp[i].size << 2 | (sp[i].write ? 1 : 0);
+				Value *kind = b.getInt64(k);
+				if (sp[i].skip && several)
+					kind =
+					    b.CreateOr(kind, b.CreateSelect(several, b.getInt64(2),
+					                                    b.getInt64(0)));
+				BasicBlock *nb = BasicBlock::Create(C, "san.span", &F, H);
+				b.CreateCondBr(ok, nb, H);
+				if (cur == Pre)
+					at->eraseFromParent();
+				b.SetInsertPoint(nb);
+				b.SetCurrentDebugLocation(DebugLoc());
+				CallInst *call = b.CreateCall(
+				    spanFn, {fs, lane, ends[i].first, ends[i].second, kind});
+				if (DISubprogram *SP = F.getSubprogram())
+					call->setDebugLoc(DILocation::get(C, SP->getLine(), 0, SP));
+				ok = b.CreateICmpNE(call, b.getInt32(0));
+				cur = nb;
+			}
+			// The copy, untested.
+			ValueToValueMapTy vm;
+			SmallVector<BasicBlock *, 16> copies;
+			for (BasicBlock *bb : L->blocks()) {
+				BasicBlock *c = CloneBasicBlock(bb, vm, ".nt", &F);
+				vm[bb] = c;
+				copies.push_back(c);
+			}
+			for (BasicBlock *c : copies)
+				for (Instruction &I : *c) {
+					RemapInstruction(&I, vm,
+					                 RF_NoModuleLevelChanges |
+					                     RF_IgnoreMissingLocals);
+					if (isa<LoadInst>(I) || isa<StoreInst>(I))
+						nosan(&I);
+				}
+			for (BasicBlock *E : exits)
+				for (PHINode &X : E->phis())
+					for (unsigned i = 0, n = X.getNumIncomingValues(); i < n;
+					     i++) {
+						BasicBlock *in = X.getIncomingBlock(i);
+						if (!L->contains(in))
+							continue;
+						Value *v = X.getIncomingValue(i);
+						Value *m = vm.lookup(v);
+						X.addIncoming(m ? m : v, cast<BasicBlock>(vm[in]));
+					}
+			// A loop inside makes one trip where the copy runs: its back
+			// edge goes (as OneTripPass's copy).
+			for (Loop *IL : once) {
+				auto *ILt2 = cast<BasicBlock>(vm[IL->getLoopLatch()]);
+				auto *IH2 = cast<BasicBlock>(vm[IL->getHeader()]);
+				BasicBlock *IE = IL->getExitBlock();
+				if (!IE || !L->contains(IE))
+					continue;
+				auto *IE2 = cast<BasicBlock>(vm[IE]);
+				IH2->removePredecessor(ILt2);
+				Instruction *t2 = ILt2->getTerminator();
+				BranchInst::Create(IE2, t2);
+				t2->eraseFromParent();
+			}
+			BasicBlock *H2 = cast<BasicBlock>(vm[H]);
+			BasicBlock *Lt2 = cast<BasicBlock>(vm[L->getLoopLatch()]);
+			if (MDNode *old = L->getLoopLatch()->getTerminator()->getMetadata(
+			        LLVMContext::MD_loop)) {
+				SmallVector<Metadata *, 4> ops{nullptr};
+				for (unsigned i = 1; i < old->getNumOperands(); i++)
+					ops.push_back(old->getOperand(i));
+				MDNode *md = MDNode::getDistinct(C, ops);
+				md->replaceOperandWith(0, md);
+				Lt2->getTerminator()->setMetadata(LLVMContext::MD_loop, md);
+			}
+			tried.insert(H2);
+			b.CreateCondBr(ok, H2, H);
+			if (cur == Pre)
+				at->eraseFromParent();
+			// H's phis take their entry values from Pre: the copy's, from
+			// the last test's block; the original's, from each test's.
+			for (PHINode &P : H2->phis())
+				P.setIncomingBlock(P.getBasicBlockIndex(Pre), cur);
+			if (cur != Pre)
+				for (PHINode &P : H->phis()) {
+					Value *v = P.getIncomingValueForBlock(Pre);
+					for (BasicBlock *tb : predecessors(H))
+						if (tb != Pre && !L->contains(tb) &&
+						    P.getBasicBlockIndex(tb) < 0)
+							P.addIncoming(v, tb);
+				}
+			made++;
+			if (verbose2())
+				errs() << "ctasim-kc: " << F.getName() << ": " << H->getName()
+				       << " has an untested copy (" << sp.size() << " ranges, "
+				       << cs.size() << " conditions)\n";
+		}
+		return made;
 	}
 
 	// One copy of F's code per tool, each tested for its tool alone

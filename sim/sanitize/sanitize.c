@@ -407,8 +407,14 @@ struct cta__san {
 static char **files;
 static size_t nfiles, capfiles;
 
+/* CTASIM_SAN_ALL_TESTED set: every thread loop of the instrumented loop
+ * form runs its tested copy (cta__san_span says no), for comparing the
+ * outputs of both routes (tests/cli/sanitize.sh). */
+static int all_tested;
+
 int cta__san_sim_new(struct cta_sim *s)
 {
+	all_tested = getenv("CTASIM_SAN_ALL_TESTED") != NULL;
 	s->san = calloc(1, sizeof(*s->san));
 	if (!s->san)
 		return CTA_ENOMEM;
@@ -1458,6 +1464,36 @@ struct cta__san_fast *cta__san_region(struct cta__lane *l)
 		}
 	}
 	return f;
+}
+
+int cta__san_span(struct cta__san_fast *f, struct cta__lane *l, uintptr_t first, uintptr_t last,
+                  uint64_t nk)
+{
+	const uint64_t n = nk >> 2;
+	if (all_tested || !n || first > last || last > UINTPTR_MAX - n)
+		return 0;
+	const uintptr_t end = last + n;
+	if (f->cap && f->tool != CTA_SANITIZE_MEMCHECK && first >= f->smem &&
+	    end - f->smem <= f->cap) {
+		if (f->tool == CTA_SANITIZE_RACECHECK)
+			return (nk & 2) != 0;
+		const uint64_t a = first - f->smem, e = end - f->smem;
+		if (e <= f->free)
+			return 1;
+		/* A write the block's first region makes whole (every thread its
+		 * slot, on every path, and no read of shared memory in that
+		 * region): its bytes are all written once the region ran, and
+		 * nothing reads them before; the words say so as the tested
+		 * writes would have. */
+		struct cta__lane_x *x = (struct cta__lane_x *)l;
+		if (!(nk & 1) || (a & 7) || (e & 7) || !x->cta || e > written_whole(l->unit, x))
+			return 0;
+		for (uint64_t g = a / 8; g < e / 8; g++)
+			f->g[g] = f->ep;
+		return 1;
+	}
+	/* (memcheck's declared shared bytes have a clear shadow.) */
+	return cta__san_clear(first, last, n);
 }
 
 void cta__san_slow(uintptr_t a, uint64_t nw, uint32_t *site)

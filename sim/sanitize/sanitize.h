@@ -61,6 +61,20 @@ CTA_EXPORT void cta__san_slow(uintptr_t a, uint64_t nw, uint32_t *site);
  * compiler's probes of barrier-free bodies call it: compiler/san_probe.h). */
 CTA_EXPORT int cta__san_clear(uintptr_t first, uintptr_t last, uint64_t n);
 
+/* Whether the instrumented loop form's tests of an access of nk >> 2
+ * bytes at every address of [first, last + (nk >> 2)) would neither call
+ * the runtime nor change what it keeps, so that a thread loop may run its
+ * untested copy (compiler/san_pass.h's versionLoops): a clear shadow, or in
+ * the block's declared shared bytes (f, from cta__san_region) racecheck's
+ * access whose words the loop form skips (nk & 2: an access RaceFree finds
+ * race-free, in a call of several threads) and initcheck's read below
+ * f->free or write (nk & 1) of whole granules that the block's first
+ * region writes whole, whose words it then sets as the tested writes
+ * would. */
+struct cta__lane;
+CTA_EXPORT int cta__san_span(struct cta__san_fast *f, struct cta__lane *l, uintptr_t first,
+                             uintptr_t last, uint64_t nk);
+
 /* A block about to run under the sanitizer (cta__exec_unit_new): marks its
  * shared memory for the tool. sim/exec calls it through base/upcalls.h,
  * which declares it again (this module may not include that header). */
