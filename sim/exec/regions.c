@@ -1818,6 +1818,30 @@ static int cluster_catch_up(struct cta__lane_x *x, struct kc_cpark *cl, unsigned
 	return K->qn != 0;
 }
 
+/* The cluster of lane x ended (or was given up): its other lanes take no
+ * more part (off the run queue and any mbarrier: a given-up cluster may
+ * leave some there), x ends as runner_main has it, and cl goes once no
+ * proxy holds it. */
+static void cluster_retire(struct kc_cpark *cl, struct cta__lane_x *x, unsigned N, unsigned n)
+{
+	cluster_drain(cl, x->l.unit, N, n, 0);
+	for (unsigned i = 0; i < cl->nlanes; i++) {
+		struct cta__lane_x *y = cl->lanes[i];
+		if (y == x)
+			continue;
+		if (y->kc_park) {
+			cta__clc_unpark_lane(y);
+			free(y->kc_park);
+			y->kc_park = NULL;
+			cl->nref--;
+		}
+		if (y->state != L_DONE)
+			cta__exec_lane_retire(y);
+	}
+	if (cl->nref == 0)
+		cluster_free(cl);
+}
+
 /* Cluster unit of lane x (fresh when cl is NULL, else woken: `woke`, the
  * proxy of the lane x that was woken, taken from x already), as described
  * above. 0 once every thread ended, CTA__KC_PARKED when it waits, -1 when
@@ -1833,8 +1857,17 @@ static int run_cluster(struct cta__lane_x *x, const struct cta__kc_def *d, struc
 	struct kc_cl *K = &kcl;
 	const unsigned nctas = u->nctas, n = (unsigned)u->ctas[0].nthreads, N = nctas * n;
 	const size_t ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
-	if (cluster_room(K, d, nctas, n))
-		return -1;
+	if (cluster_room(K, d, nctas, n)) {
+		if (!cl)
+			return -1; /* (the thread loop takes over) */
+		/* Woken, its state in cl: given up. */
+		cta__base_out_error(u, "kernel %s: out of memory", k->label);
+		for (unsigned c = 0; c < nctas; c++)
+			u->ctas[c].exited = u->ctas[c].nthreads;
+		cluster_retire(cl, x, N, n);
+		l->active = 0;
+		return 0;
+	}
 	if (b->wcap < 1)
 		wait_room(b, 1);
 	struct cta__cursor *cur = l->cursor;
@@ -2093,27 +2126,8 @@ given_up:
 	for (unsigned cc = 0; cc < nctas; cc++)
 		u->ctas[cc].exited = u->ctas[cc].nthreads;
 done:
-	if (cl) {
-		/* Its lanes take no more part (off the run queue and any
-		 * mbarrier: a given-up cluster may leave some there); this one
-		 * ends as runner_main has it. */
-		cluster_drain(cl, u, N, n, 0);
-		for (unsigned i = 0; i < cl->nlanes; i++) {
-			struct cta__lane_x *y = cl->lanes[i];
-			if (y == x)
-				continue;
-			if (y->kc_park) {
-				cta__clc_unpark_lane(y);
-				free(y->kc_park);
-				y->kc_park = NULL;
-				cl->nref--;
-			}
-			if (y->state != L_DONE)
-				cta__exec_lane_retire(y);
-		}
-		if (cl->nref == 0)
-			cluster_free(cl);
-	}
+	if (cl)
+		cluster_retire(cl, x, N, n);
 	l->active = 0;
 	return 0;
 }
@@ -2123,7 +2137,7 @@ int cta__regions_threads(struct cta__lane_x *x)
 	struct cta__lane *l = &x->l;
 	const struct cta__kc_def *d = l->unit->k->kc;
 	int r;
-	const int cluster = (d->flags & CTA__KC_CLUSTER) != 0;
+	const int cluster = d && (d->flags & CTA__KC_CLUSTER);
 	if (x->kc_park && x->kc_park->cl) {
 		/* A cluster that waited, woken at x's mbarrier. */
 		struct cta__kc_park *pk = x->kc_park;
