@@ -346,14 +346,14 @@ Function *toRegions(Function &F, SmallVectorImpl<CallInst *> &bars)
 	return R;
 }
 
-// CTA__KC_NO_WAIT (sim/exec/regions.h): whether no call the body can make
-// reaches anything but shared memory and __syncthreads: no spin or poll, no
-// CLC call, no grid, cluster or mbarrier wait. The body's own functions are
-// followed; any other external, indirect or inline-asm call may wait. Sets
-// *what to the first such callee. With `polls`, yield points
-// (cta__spin_poll: atomics, volatile accesses) are let through too
-// (CTA__KC_POLLS_ONLY).
-bool neverWaits(Function &F, std::string &what, bool polls = false)
+// What a walk of a body's call graph does with one direct callee that is
+// not an intrinsic: pass it by, follow it into its own calls, or stop there.
+enum class Callee { Pass, Follow, Stop };
+
+// Walks the calls F can make, following the callees `judge` says to; false
+// at the first callee it stops at, or at an indirect call or inline
+// assembly, with *what naming that call.
+template <typename Judge> bool walkCalls(Function &F, std::string &what, Judge judge)
 {
 	SmallVector<Function *, 16> worklist{&F};
 	SmallPtrSet<Function *, 16> seen{&F};
@@ -370,19 +370,38 @@ bool neverWaits(Function &F, std::string &what, bool polls = false)
 				what = "an indirect call or inline assembly";
 				return false;
 			}
-			StringRef n = c->getName();
-			if (n == "cta__shared" || n == "cta__shared_dynamic" || n == kBarrier ||
-			    (polls && n == "cta__spin_poll"))
-				continue;
-			if (c->isDeclaration()) {
-				what = n.str();
+			switch (judge(*c)) {
+			case Callee::Pass:
+				break;
+			case Callee::Stop:
+				what = c->getName().str();
 				return false;
+			case Callee::Follow:
+				if (seen.insert(c).second)
+					worklist.push_back(c);
+				break;
 			}
-			if (seen.insert(c).second)
-				worklist.push_back(c);
 		}
 	}
 	return true;
+}
+
+// CTA__KC_NO_WAIT (sim/exec/regions.h): whether no call the body can make
+// reaches anything but shared memory and __syncthreads: no spin or poll, no
+// CLC call, no grid, cluster or mbarrier wait. The body's own functions are
+// followed; any other external, indirect or inline-asm call may wait. Sets
+// *what to the first such callee. With `polls`, yield points
+// (cta__spin_poll: atomics, volatile accesses) are let through too
+// (CTA__KC_POLLS_ONLY).
+bool neverWaits(Function &F, std::string &what, bool polls = false)
+{
+	return walkCalls(F, what, [polls](Function &c) {
+		StringRef n = c.getName();
+		if (n == "cta__shared" || n == "cta__shared_dynamic" || n == kBarrier ||
+		    (polls && n == "cta__spin_poll"))
+			return Callee::Pass;
+		return c.isDeclaration() ? Callee::Stop : Callee::Follow;
+	});
 }
 
 // CTA__KC_NO_SHARED (sim/exec/regions.h): whether the body can never reach
@@ -394,32 +413,14 @@ bool neverWaits(Function &F, std::string &what, bool polls = false)
 // to the first call that stops it.
 bool neverShared(Function &F, std::string &what)
 {
-	SmallVector<Function *, 16> worklist{&F};
-	SmallPtrSet<Function *, 16> seen{&F};
-	while (!worklist.empty()) {
-		Function *G = worklist.pop_back_val();
-		for (Instruction &I : instructions(*G)) {
-			auto *CB = dyn_cast<CallBase>(&I);
-			if (!CB)
-				continue;
-			Function *c = CB->getCalledFunction();
-			if (c && c->isIntrinsic())
-				continue;
-			if (!c || CB->isInlineAsm()) {
-				what = "an indirect call or inline assembly";
-				return false;
-			}
-			StringRef n = c->getName();
-			if (n == "cta__shared" || n == "cta__shared_dynamic" ||
-			    (c->isDeclaration() && !n.startswith("cta_"))) {
-				what = n.str();
-				return false;
-			}
-			if (!c->isDeclaration() && seen.insert(c).second)
-				worklist.push_back(c);
-		}
-	}
-	return true;
+	return walkCalls(F, what, [](Function &c) {
+		StringRef n = c.getName();
+		if (n == "cta__shared" || n == "cta__shared_dynamic")
+			return Callee::Stop;
+		if (!c.isDeclaration())
+			return Callee::Follow;
+		return n.startswith("cta_") ? Callee::Pass : Callee::Stop;
+	});
 }
 
 // Sets field `idx` of the descriptor's initializer.
