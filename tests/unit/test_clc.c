@@ -1347,6 +1347,43 @@ static void emulated_each_failed_result_decoded_pays_the_way_out(void **state)
 		assert_int_equal(end[1][b] - end[0][b], 800);
 }
 
+/* Runs `kernel` with args once under the emulation on 8 SMs, with
+ * clc_drain_ns drain and clc_drain_first_ns first, and gives each unit's
+ * end time (end, nunits of them) and the successes its block decoded
+ * (succ, added to); returns the number of blocks that ended. */
+static unsigned drain_run(const char *kernel, const char *const *args, unsigned drain,
+                          unsigned first, uint64_t *end, unsigned *succ, unsigned nunits)
+{
+	char path[256];
+	st_tmpname(path, sizeof(path), "drain.trace");
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 8;
+	o.trace_path = path;
+	emulated_clc(&o.device);
+	o.device.clc_drain_ns = drain;
+	o.device.clc_drain_first_ns = first;
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, kernel, &o, args), 0);
+	cta_harness_free(h);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	unsigned nend = 0;
+	for (size_t j = 0; j < t.count; j++) {
+		const struct cta_trace_rec *r = &t.recs[j];
+		assert_true(r->phys == CTA_TRACE_NONE || r->phys < nunits);
+		if (r->ev == CTA_TEV_CANCEL_DONE && r->code == CTA_CANCEL_SUCCESS)
+			succ[r->phys]++;
+		if (r->ev == CTA_TEV_END) {
+			end[r->phys] = r->t_ns;
+			nend++;
+		}
+	}
+	cta_trace_free(&t);
+	remove(path);
+	return nend;
+}
+
 /* A launch that declares stream_mem (vecscale_clc's) pays clc_drain_ns at
  * each decode of a success under the emulation, and nothing at a failure;
  * one that does not (spin_clc) pays nothing. 32 units on 16 blocks, all
@@ -1360,43 +1397,18 @@ static void emulated_storing_body_pays_the_drain_at_each_success(void **state)
 	const char *vargs[] = {"n=32768", NULL};
 	const char *sargs[] = {"grid=32", "ns=1000", NULL};
 	for (int k = 0; k < 2; k++) {
+		const char *const *args = k ? sargs : vargs;
 		uint64_t end[2][32] = {{0}};
-		unsigned succ[32] = {0}, total = 0;
-		for (int drain = 0; drain < 2; drain++) {
-			char path[256];
-			st_tmpname(path, sizeof(path), "drain.trace");
-			struct cta_sim_opts o = st_opts("H100-SXM");
-			o.sm_limit = 8;
-			o.trace_path = path;
-			emulated_clc(&o.device);
-			o.device.clc_drain_ns = drain ? 300 : 0;
-			struct cta_harness *h;
-			assert_int_equal(st_run_harness(&h, kernels[k], &o, k ? sargs : vargs), 0);
-			cta_harness_free(h);
-			struct cta_trace t;
-			char err[256];
-			assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
-			unsigned nend = 0;
-			for (size_t j = 0; j < t.count; j++) {
-				const struct cta_trace_rec *r = &t.recs[j];
-				assert_true(r->phys == CTA_TRACE_NONE || r->phys < 32);
-				if (drain && r->ev == CTA_TEV_CANCEL_DONE &&
-				    r->code == CTA_CANCEL_SUCCESS) {
-					succ[r->phys]++;
-					total++;
-				}
-				if (r->ev == CTA_TEV_END) {
-					end[drain][r->phys] = r->t_ns;
-					nend++;
-				}
-			}
-			assert_int_equal(nend, 16);
-			cta_trace_free(&t);
-			remove(path);
+		unsigned succ[2][32] = {{0}}, total = 0;
+		for (int drain = 0; drain < 2; drain++)
+			assert_int_equal(drain_run(kernels[k], args, drain ? 300 : 0, 0, end[drain],
+			                           succ[drain], 32),
+			                 16);
+		for (unsigned b = 0; b < 32; b++) {
+			total += succ[1][b];
+			assert_int_equal(end[1][b] - end[0][b], k ? 0 : 300 * succ[1][b]);
 		}
 		assert_int_equal(total, 16);
-		for (unsigned b = 0; b < 32; b++)
-			assert_int_equal(end[1][b] - end[0][b], k ? 0 : 300 * succ[b]);
 	}
 }
 
@@ -1412,38 +1424,14 @@ static void emulated_storing_body_pays_the_first_drain_once(void **state)
 	const char *vargs[] = {"n=49152", NULL};
 	const char *sargs[] = {"grid=48", "ns=1000", NULL};
 	for (int k = 0; k < 2; k++) {
+		const char *const *args = k ? sargs : vargs;
 		uint64_t end[2][48] = {{0}};
-		unsigned succ[48] = {0}, twice = 0;
-		for (int first = 0; first < 2; first++) {
-			char path[256];
-			st_tmpname(path, sizeof(path), "drainfirst.trace");
-			struct cta_sim_opts o = st_opts("H100-SXM");
-			o.sm_limit = 8;
-			o.trace_path = path;
-			emulated_clc(&o.device);
-			o.device.clc_drain_ns = 300;
-			o.device.clc_drain_first_ns = first ? 500 : 0;
-			struct cta_harness *h;
-			assert_int_equal(st_run_harness(&h, kernels[k], &o, k ? sargs : vargs), 0);
-			cta_harness_free(h);
-			struct cta_trace t;
-			char err[256];
-			assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
-			for (size_t j = 0; j < t.count; j++) {
-				const struct cta_trace_rec *r = &t.recs[j];
-				assert_true(r->phys == CTA_TRACE_NONE || r->phys < 48);
-				if (first && r->ev == CTA_TEV_CANCEL_DONE &&
-				    r->code == CTA_CANCEL_SUCCESS)
-					succ[r->phys]++;
-				if (r->ev == CTA_TEV_END)
-					end[first][r->phys] = r->t_ns;
-			}
-			cta_trace_free(&t);
-			remove(path);
-		}
+		unsigned succ[2][48] = {{0}}, twice = 0;
+		for (int first = 0; first < 2; first++)
+			drain_run(kernels[k], args, 300, first ? 500 : 0, end[first], succ[first], 48);
 		for (unsigned b = 0; b < 16; b++) {
-			twice += succ[b] > 1;
-			assert_int_equal(end[1][b] - end[0][b], !k && succ[b] ? 500 : 0);
+			twice += succ[1][b] > 1;
+			assert_int_equal(end[1][b] - end[0][b], !k && succ[1][b] ? 500 : 0);
 		}
 		/* (Blocks that stole twice pay it once.) */
 		assert_true(twice > 0);
