@@ -1428,7 +1428,8 @@ static void emulated_storing_body_pays_the_first_drain_once(void **state)
 		uint64_t end[2][48] = {{0}};
 		unsigned succ[2][48] = {{0}}, twice = 0;
 		for (int first = 0; first < 2; first++)
-			drain_run(kernels[k], args, 300, first ? 500 : 0, end[first], succ[first], 48);
+			drain_run(kernels[k], args, 300, first ? 500 : 0, end[first], succ[first],
+			          48);
 		for (unsigned b = 0; b < 16; b++) {
 			twice += succ[1][b] > 1;
 			assert_int_equal(end[1][b] - end[0][b], !k && succ[1][b] ? 500 : 0);
