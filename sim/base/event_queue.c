@@ -364,6 +364,13 @@ void cta__evq_pop_other(struct cta__evq *q, struct cta__event *out)
 		pop_heap(q, out);
 	} else if (q->cal_n && q->other == &q->cal[q->cal_min].e) {
 		cal_pop(q, out);
+		/* With the heap and the spares empty (an emulated-CLC run's
+		 * steady state) the calendar's next is the earliest: set_other
+		 * without its call and tests. */
+		if (!(q->n | q->nspares)) {
+			q->other = q->cal_n ? &q->cal[q->cal_min].e : NULL;
+			return;
+		}
 	} else {
 		struct cta__ring *r = &q->r[q->order[0]];
 		*out = r->e[r->head];

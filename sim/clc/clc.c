@@ -634,10 +634,11 @@ static void encode(cta_clc_result *res, int success, uint3 b)
 /* Emulated CLC: the issuer's work since its request, if it already waits
  * for the request's completion (its lane is among the mbarrier's
  * waiters); 0 otherwise. */
-static uint64_t issuer_work(struct cta_sim *s, const struct cta__request *r,
-                            const struct cta__mbar *b)
+static inline __attribute__((always_inline)) uint64_t issuer_work(struct cta_sim *s,
+                                                                  const struct cta__request *r,
+                                                                  const struct cta__cta *c,
+                                                                  const struct cta__mbar *b)
 {
-	const struct cta__cta *c = &r->unit->ctas[r->cta];
 	if (c->reqs != r) /* it issued another since: that is what it did */
 		return 0;
 	uint64_t since = r->issue_t + emu_cost_r(s, r, EMU_REQUEST_TAIL);
@@ -664,7 +665,8 @@ uint64_t cta__clc_issuer_work(struct cta_sim *s, const struct cta__request *r)
 		return 0;
 	if (__builtin_expect(!s->clc_costs_made, 0))
 		emu_costs_make(s);
-	return issuer_work(s, r, mbar_find(&r->unit->ctas[r->cta], r->bar_off));
+	struct cta__cta *c = &r->unit->ctas[r->cta];
+	return issuer_work(s, r, c, mbar_find(c, r->bar_off));
 }
 
 /* Emulated CLC: ns (a request's atomics) as they take with the launch's
@@ -724,14 +726,16 @@ static uint64_t sector_pass(struct cta_sim *s, struct cta__kernel *k)
  * growth, and the share of it (clc_crowd_tail_ppm) that its record of the
  * completion, more round trips to the same atomics, adds before it goes
  * on. */
-static void emulated(struct cta_sim *s, struct cta__kernel *k, struct cta__request *r,
-                     uint64_t crowd, const struct cta__mbar *b)
+static inline __attribute__((always_inline)) void emulated(struct cta_sim *s, struct cta__kernel *k,
+                                                           struct cta__request *r, uint64_t crowd,
+                                                           const struct cta__cta *c,
+                                                           const struct cta__mbar *b)
 {
 	uint64_t done = r->done_t;
 	if (r->outcome == CTA_CANCEL_SUCCESS) {
 		uint64_t word = r->unit_index / 16 + 1;
 		uint64_t turn = emu_cost_r(s, r, EMU_TURN);
-		done += issuer_work(s, r, b) + emu_cost_r(s, r, EMU_CLAIM);
+		done += issuer_work(s, r, c, b) + emu_cost_r(s, r, EMU_CLAIM);
 		if (k->claim_word == word && k->claim_done + turn > done)
 			done = k->claim_done + turn;
 		k->claim_word = word;
@@ -858,7 +862,7 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	struct cta__cta *c = &u->ctas[r->cta];
 	struct cta__mbar *rb = mbar_find(c, r->bar_off);
 	if (s->dev.clc_emulated)
-		emulated(s, k, r, crowd, rb);
+		emulated(s, k, r, crowd, c, rb);
 	if (r->multicast)
 		for (unsigned t = 0; t < u->nctas; t++)
 			deliver(u, r, t, outcome,
