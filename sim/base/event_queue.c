@@ -213,7 +213,7 @@ int cta__evq_push_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, i
 }
 
 /* Room for one more calendar node, and the bucket heads once. */
-static __attribute__((noinline, cold)) int cal_grow(struct cta__evq *q)
+__attribute__((noinline, cold)) int cta__evq_cal_grow(struct cta__evq *q)
 {
 	if (!q->cal_b) {
 		q->cal_b = malloc(CTA__EVQ_CAL_BUCKETS * sizeof(*q->cal_b));
@@ -235,53 +235,6 @@ static __attribute__((noinline, cold)) int cal_grow(struct cta__evq *q)
 	q->cal_cap = cap;
 	if (q->cal_n)
 		set_other(q); /* it may have been a node's */
-	return 0;
-}
-
-int cta__evq_push_near(struct cta__evq *q, uint64_t now, uint64_t t, int type, void *p, uint64_t a)
-{
-	/* The span starts at now's bucket when no queued event is earlier
-	 * (none is: the engine pops in order; the test keeps the order
-	 * exact should one be). */
-	uint64_t nb = now >> CTA__EVQ_CAL_SHIFT;
-	if (nb > q->cal_floor && (!q->cal_n || q->cal[q->cal_min].e.t >> CTA__EVQ_CAL_SHIFT >= nb))
-		q->cal_floor = nb;
-	uint64_t bt = t >> CTA__EVQ_CAL_SHIFT;
-	if (bt < q->cal_floor || bt - q->cal_floor >= CTA__EVQ_CAL_BUCKETS)
-		return cta__evq_push(q, t, type, p, a);
-	if (q->cal_free == CTA__EVQ_NIL && cal_grow(q) < 0)
-		return CTA_ENOMEM;
-	uint32_t i = q->cal_free;
-	struct cta__evq_node *nd = &q->cal[i];
-	q->cal_free = nd->next;
-	nd->e = (struct cta__event){t, q->seq++, p, (uint32_t)a, type};
-	/* Into its bucket after every event not later (sequence numbers
-	 * only grow): most buckets are empty, and events at one time (every
-	 * cancel of a wave, with a fixed latency) append. */
-	unsigned b = (unsigned)(bt % CTA__EVQ_CAL_BUCKETS);
-	struct cta__evq_bucket *bk = &q->cal_b[b];
-	if (bk->head == CTA__EVQ_NIL) {
-		q->cal_bits[b / 64] |= 1ull << (b % 64);
-		nd->next = CTA__EVQ_NIL;
-		bk->head = bk->tail = i;
-	} else if (q->cal[bk->tail].e.t <= t) {
-		nd->next = CTA__EVQ_NIL;
-		q->cal[bk->tail].next = i;
-		bk->tail = i;
-	} else {
-		uint32_t *pp = &bk->head;
-		while (q->cal[*pp].e.t <= t)
-			pp = &q->cal[*pp].next;
-		nd->next = *pp;
-		*pp = i;
-	}
-	if (!q->cal_n++ || t < q->cal[q->cal_min].e.t) {
-		q->cal_min = i;
-		if (!q->other || before(&nd->e, q->other))
-			q->other = &nd->e;
-	}
-	/* (A later event leaves q->other as it was: cal_min's, the heap's
-	 * or a spare's, none of which moved.) */
 	return 0;
 }
 

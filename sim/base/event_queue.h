@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctasim/errors.h"
+
 /* 32 bytes: two events per cache line. */
 struct cta__event {
 	uint64_t t;
@@ -122,12 +124,6 @@ static inline int cta__evq_push(struct cta__evq *q, uint64_t t, int type, void *
 	}
 	return cta__evq_push_slow(q, best, t, type, p, a);
 }
-/* cta__evq_push for an event at t >= now (the engine's time, no
- * earlier than any queued event), of a stream that interleaves with
- * others (an emulated-CLC cancel): into the calendar when t is within
- * its span of now, else as cta__evq_push would place it. Returns 0 or
- * CTA_ENOMEM. */
-int cta__evq_push_near(struct cta__evq *q, uint64_t now, uint64_t t, int type, void *p, uint64_t a);
 int cta__evq_push_seq_slow(struct cta__evq *q, struct cta__ring *best, uint64_t t, uint64_t seq,
                            int type, void *p, uint64_t a);
 /* Pushes an event with the sequence number seq, taken earlier (events
@@ -165,6 +161,63 @@ static inline int cta__evq_before(const struct cta__event *a, const struct cta__
 	unsigned __int128 ka = (unsigned __int128)a->t << 64 | a->seq;
 	unsigned __int128 kb = (unsigned __int128)b->t << 64 | b->seq;
 	return ka < kb;
+}
+
+/* Room for one more calendar node, and the bucket heads once. */
+int cta__evq_cal_grow(struct cta__evq *q);
+/* cta__evq_push for an event at t >= now (the engine's time, no
+ * earlier than any queued event), of a stream that interleaves with
+ * others (an emulated-CLC cancel): into the calendar when t is within
+ * its span of now, else as cta__evq_push would place it. Returns 0 or
+ * CTA_ENOMEM. (Inline: its one caller, the engine's commit, pushes a
+ * cancel a request, and the call and its saved registers were about 10
+ * of a request's instructions.) */
+static inline int cta__evq_push_near(struct cta__evq *q, uint64_t now, uint64_t t, int type,
+                                     void *p, uint64_t a)
+{
+	/* The span starts at now's bucket when no queued event is earlier
+	 * (none is: the engine pops in order; the test keeps the order
+	 * exact should one be). */
+	uint64_t nb = now >> CTA__EVQ_CAL_SHIFT;
+	if (nb > q->cal_floor && (!q->cal_n || q->cal[q->cal_min].e.t >> CTA__EVQ_CAL_SHIFT >= nb))
+		q->cal_floor = nb;
+	uint64_t bt = t >> CTA__EVQ_CAL_SHIFT;
+	if (bt < q->cal_floor || bt - q->cal_floor >= CTA__EVQ_CAL_BUCKETS)
+		return cta__evq_push(q, t, type, p, a);
+	if (q->cal_free == CTA__EVQ_NIL && cta__evq_cal_grow(q) < 0)
+		return CTA_ENOMEM;
+	uint32_t i = q->cal_free;
+	struct cta__evq_node *nd = &q->cal[i];
+	q->cal_free = nd->next;
+	nd->e = (struct cta__event){t, q->seq++, p, (uint32_t)a, type};
+	/* Into its bucket after every event not later (sequence numbers
+	 * only grow): most buckets are empty, and events at one time (every
+	 * cancel of a wave, with a fixed latency) append. */
+	unsigned b = (unsigned)(bt % CTA__EVQ_CAL_BUCKETS);
+	struct cta__evq_bucket *bk = &q->cal_b[b];
+	if (bk->head == CTA__EVQ_NIL) {
+		q->cal_bits[b / 64] |= 1ull << (b % 64);
+		nd->next = CTA__EVQ_NIL;
+		bk->head = bk->tail = i;
+	} else if (q->cal[bk->tail].e.t <= t) {
+		nd->next = CTA__EVQ_NIL;
+		q->cal[bk->tail].next = i;
+		bk->tail = i;
+	} else {
+		uint32_t *pp = &bk->head;
+		while (q->cal[*pp].e.t <= t)
+			pp = &q->cal[*pp].next;
+		nd->next = *pp;
+		*pp = i;
+	}
+	if (!q->cal_n++ || t < q->cal[q->cal_min].e.t) {
+		q->cal_min = i;
+		if (!q->other || cta__evq_before(&nd->e, q->other))
+			q->other = &nd->e;
+	}
+	/* (A later event leaves q->other as it was: cal_min's, the heap's
+	 * or a spare's, none of which moved.) */
+	return 0;
 }
 
 /* Ring 0 or 1 when it holds the earliest event, else NULL (the earliest is
