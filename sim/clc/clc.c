@@ -36,6 +36,7 @@ static inline uint64_t emu_scale(const struct cta_device_model *d, int far, uint
  * as bits (a request pays six: finding each there took about 85 of its
  * 1,735 instructions). */
 enum { EMU_REQUEST, EMU_REQUEST_TAIL, EMU_CLAIM, EMU_TURN, EMU_STEAL, EMU_EXIT, EMU_DRAIN };
+_Static_assert(EMU_REQUEST == 0, "cta__clc_arrival (clc.h) reads the request's cost as cost 0");
 
 static __attribute__((noinline, cold)) void emu_costs_make(struct cta_sim *s)
 {
@@ -769,22 +770,6 @@ deliver(struct cta__unit *u, struct cta__request *r, unsigned t, int outcome, st
 	if (sl && sl->r == r && b->npend < sizeof(b->pend_slots))
 		b->pend_slots[b->npend++] = (unsigned char)(sl - tc->rslots);
 	mbar_check(u, tc, b);
-}
-
-/* Emulated CLC: the unit a request takes is its place in the order in
- * which the requests' atomics reach the emulation's cursor, and a far
- * GPC's atomics take clc_far_ppm as long to get there: the engine resolves
- * a far block's request that much later than its issue (the request's
- * extra on the far side), so that of requests issued at one instant the
- * near GPCs' take the units first, as the GPU's do (docs/FIDELITY.md).
- * Its completion stays its issue plus its latency. */
-uint64_t cta__clc_arrival(struct cta_sim *s, const struct cta__request *r)
-{
-	if (!s->dev.clc_emulated || !r->far)
-		return 0;
-	if (__builtin_expect(!s->clc_costs_made, 0))
-		emu_costs_make(s);
-	return s->clc_cost[1][EMU_REQUEST] - s->clc_cost[0][EMU_REQUEST];
 }
 
 void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
