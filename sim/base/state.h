@@ -383,6 +383,7 @@ struct cta__worker {
 	/* The lanes' spinning states (struct cta__lane_spin), the same way. */
 	struct cta__spin_slab *spin_slabs;
 	unsigned spin_slab_used;
+	uint64_t busy_ns; /* time in the segments of a parallel batch */
 };
 
 /* A run of threads a waiting lane handed back: x from tid.x to end-1. */
@@ -590,9 +591,16 @@ struct cta_sim {
 	unsigned nworkers;
 	double seg_ns;  /* running estimate of one segment's host cost, ns */
 	int seg_probed; /* ... measured on a probe only (run_ready) */
+	/* Running estimates of the wall time a unit takes from its making
+	 * to its commit, ns, run on this thread (ser_wall) and on the pool
+	 * (par_wall); 0 until measured, ser_probed while ser_wall comes
+	 * from a probe only (run_ready, pool_pays). */
+	double ser_wall, par_wall;
+	int ser_probed;
+	unsigned since_other; /* batches since the way not taken was timed */
+	uint64_t slices;      /* ... slices of batches timed here (run_ready) */
 	uint64_t batches;
-	uint64_t pool_units;   /* units whose bodies ran on the pool */
-	uint64_t batch_cpu_ns; /* CPU time of the segments of a parallel batch */
+	uint64_t pool_units; /* units whose bodies ran on the pool */
 	struct cta__unit **batch;
 	size_t batch_cap;
 	/* batch[i] is NULL while its unit is not made: placed[i] says what

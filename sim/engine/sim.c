@@ -792,14 +792,28 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The monotonic clock: read without a system call (the vDSO), where a
+ * thread's CPU clock takes one, which cost a block of block_reduce about
+ * as much as its body. */
+static uint64_t wall_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* One unit of a parallel batch. Its time is added to its worker's own
+ * line: one counter for all of them was a line every block of the batch
+ * wrote. (Wall time: a worker is not preempted often enough for it to
+ * matter to the estimate of a body's cost.) */
 static void segment_task(void *ctx, size_t i, unsigned worker)
 {
 	struct cta_sim *s = ctx;
 	if (!s->batch[s->par_base + i])
 		return; /* memory for its unit ran out: the run stops as hung */
-	uint64_t t0 = thread_cpu_ns();
+	uint64_t t0 = wall_ns();
 	run_segments(s, &s->batch[s->par_base + i], 1, worker);
-	__atomic_fetch_add(&s->batch_cpu_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+	s->workers[worker].busy_ns += wall_ns() - t0;
 }
 
 static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u);
@@ -1002,6 +1016,41 @@ static void seg_cost(struct cta_sim *s, double per, int probe)
 	} else if (!probe) {
 		s->seg_ns = 0.5 * s->seg_ns + 0.5 * per;
 	}
+}
+
+/* A batch is run on the pool only while that takes less wall time a
+ * unit, from its making to its commit, than running it here: the engine's
+ * own work a unit (making it, counting its start, committing it: about
+ * 800 instructions, on lines another core wrote last when it ran there)
+ * stays on this thread, so bodies cheaper than it (block_reduce's, well
+ * under a microsecond in the loop form) gain nothing from the pool. Both
+ * ways are timed (wall time: what the pool is for), and the way not taken
+ * is timed again every POOL_RETRY batches (on a slice of a batch when it
+ * is this thread's), so that bodies that grow or shrink move the choice;
+ * the choice changes only speed, never results. */
+#define POOL_RETRY 64
+
+/* How much of a batch the pool runs is timed here when this thread's way
+ * is timed on a slice: about this much host time. */
+#define SLICE_NS 200000.0
+
+static void wall_cost(double *est, double per)
+{
+	*est = *est == 0 ? per : 0.5 * *est + 0.5 * per;
+}
+
+/* Whether the pool is the way for a batch that has enough work to wake it:
+ * before both ways are timed, bodies of at least 2 us (a first guess at
+ * what the engine's work a unit and the hand-off cost); then the faster. */
+static int pool_pays(const struct cta_sim *s)
+{
+	if (!s->pool)
+		return 0;
+	if (s->seg_ns == 0)
+		return 1;
+	if (s->par_wall == 0 || s->ser_wall == 0)
+		return s->seg_ns >= 2000.0;
+	return s->par_wall < s->ser_wall;
 }
 
 /* Runs batch[from, to) on this thread, in dispatch order. */
@@ -1357,6 +1406,11 @@ static void run_ready(struct cta_sim *s)
 		if (s->gate_waiting)
 			n = gate_set_aside(s, 0, n, lazy);
 	}
+	/* The wall time of this batch's timed parts (pool_pays): on the
+	 * pool, and here, [1] for a probe's units; one slice a batch. */
+	uint64_t par_w0 = 0, ser_w[2] = {0, 0};
+	size_t par_m = 0, ser_m[2] = {0, 0}, ser_late[2] = {0, 0};
+	int sliced = 0;
 	for (size_t i = 0; i < n;) {
 		/* Waking the pool costs microseconds, and a block whose body
 		 * costs less than a couple of microseconds loses more to
@@ -1365,9 +1419,28 @@ static void run_ready(struct cta_sim *s)
 		 * estimate of a body's cost is a running average of measured
 		 * batches; the choice changes only speed, never results. */
 		size_t m = n - i, end = n;
-		int parallel =
-		    s->pool && m > 1 &&
-		    (s->seg_ns == 0 || (s->seg_ns >= 2000.0 && s->seg_ns * (double)m > 50000.0));
+		int enough =
+		    s->pool && m > 1 && (s->seg_ns == 0 || s->seg_ns * (double)m > 50000.0);
+		int parallel = enough && pool_pays(s);
+		/* The way not taken, timed again (POOL_RETRY): this thread's
+		 * on a slice of the batch, the rest then going the faster way;
+		 * the pool's on the whole batch. */
+		int slice = 0;
+		if (enough && s->par_wall > 0 && ++s->since_other >= POOL_RETRY) {
+			s->since_other = 0;
+			if (parallel)
+				slice = 1;
+			else
+				parallel = 1;
+		}
+		/* A probe's figure pays for a kernel's first lanes and pages:
+		 * a slice is timed before the pool is first woken for it (a
+		 * microsecond body measured about 2 us so, and its batches then
+		 * went to the pool, which timed them slower still). */
+		if (parallel &&
+		    (s->seg_probed || (s->par_wall > 0 && (s->ser_wall == 0 || s->ser_probed))))
+			slice = 1;
+		slice &= !sliced;
 		/* Blocks that wait for one another run on this thread, in
 		 * dispatch order: what a spinning one reads of another's
 		 * writes, and when it yields, must not depend on host threads.
@@ -1387,15 +1460,27 @@ static void run_ready(struct cta_sim *s)
 				end = n - j > PROBE_UNITS ? j + PROBE_UNITS : n;
 			}
 		}
-		if (!parallel || probe) {
+		if (slice && !probe) {
+			sliced = 1;
+			s->slices++;
+			double e = s->seg_ns > 0 ? SLICE_NS / s->seg_ns : 16.0;
+			end = e < 1.0 ? i + 1 : e < (double)(m / 4) ? i + (size_t)e : i + m / 4;
+			end = end > i ? end : i + 1;
+		}
+		if (!parallel || probe || slice) {
 			/* While the estimate keeps batches here, every 64th is
 			 * timed to notice when bodies become expensive. */
-			int timed = s->pool && (probe || (b & 63) == 1);
-			uint64_t t0 = timed ? thread_cpu_ns() : 0;
+			int timed = s->pool && (probe || slice || (b & 63) == 1);
+			uint64_t t0 = timed ? thread_cpu_ns() : 0, w0 = timed ? wall_ns() : 0;
 			run_serial(s, i, end, lazy);
-			if (timed)
+			if (timed) {
 				seg_cost(s, (double)(thread_cpu_ns() - t0) / (double)(end - i),
 				         probe);
+				ser_w[probe] += wall_ns() - w0;
+				ser_m[probe] += end - i;
+				/* Units left to the commits after the batch. */
+				ser_late[probe] += end - (s->commit_next > i ? s->commit_next : i);
+			}
 			if (s->pool)
 				for (size_t j = i; j < end; j++)
 					if (!batch_kernel(s, j)->comm_state)
@@ -1406,6 +1491,8 @@ static void run_ready(struct cta_sim *s)
 		/* The rest of the batch on the pool. Its units are committed
 		 * after it, so the early commits end here. The units are made
 		 * here, on this thread, which owns the free list. */
+		par_w0 = wall_ns();
+		par_m = m;
 		make_units(s, i, n);
 		if (lazy)
 			for (size_t j = i; j < n; j++)
@@ -1415,19 +1502,42 @@ static void run_ready(struct cta_sim *s)
 		/* The pools are idle: runners that finished away from their
 		 * maker go home before the workers need them. */
 		cta__exec_return_runners(s);
-		s->batch_cpu_ns = 0;
+		for (unsigned w = 0; w < s->nworkers; w++)
+			s->workers[w].busy_ns = 0;
 		s->par_base = i;
 		size_t chunk =
 		    s->seg_ns > 0 && s->seg_ns < CHUNK_NS ? (size_t)(CHUNK_NS / s->seg_ns) : 1;
 		cta__pool_run_chunked(s->pool, segment_task, s, m, chunk);
 		s->pool_units += m;
-		seg_cost(s, (double)s->batch_cpu_ns / (double)m, 0);
+		uint64_t busy = 0;
+		for (unsigned w = 0; w < s->nworkers; w++)
+			busy += s->workers[w].busy_ns;
+		seg_cost(s, (double)busy / (double)m, 0);
 		i = n;
 	}
 	s->early_commit = 0;
-	for (size_t i = s->commit_next; i < n; i++)
+	size_t timed = par_m | ser_m[0] | ser_m[1];
+	uint64_t c0 = timed ? wall_ns() : 0;
+	size_t from = s->commit_next;
+	for (size_t i = from; i < n; i++)
 		if (s->batch[i])
 			commit_batch_unit(s, i, s->batch[i]);
+	if (timed) {
+		/* Both ways' units with their commits: the pool's, on lines
+		 * its workers wrote, are its cost as much as the hand-off. */
+		uint64_t c1 = wall_ns();
+		double per = n > from ? (double)(c1 - c0) / (double)(n - from) : 0;
+		if (par_m)
+			wall_cost(&s->par_wall,
+			          ((double)(c0 - par_w0) + per * (double)par_m) / (double)par_m);
+		/* A probe's figure only while there is no other. */
+		int pr = ser_m[0] == 0;
+		if (ser_m[pr] && (!pr || s->ser_wall == 0 || s->ser_probed)) {
+			wall_cost(&s->ser_wall, ((double)ser_w[pr] + per * (double)ser_late[pr]) /
+			                            (double)ser_m[pr]);
+			s->ser_probed = pr;
+		}
+	}
 	if (!sealed)
 		return;
 	s->sealed_run = 0;
@@ -1787,7 +1897,7 @@ static void period_step(struct cta_sim *s)
 		s->per_hook = !s->per->off && s->per->logging;
 		return;
 	}
-	if (s->pool && !(s->seg_ns > 0 && s->seg_ns < 2000.0))
+	if (pool_pays(s))
 		return;
 	skip_periods(s);
 }

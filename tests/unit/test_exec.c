@@ -1146,10 +1146,12 @@ static void timing_only_runs_on_one_host_thread_whatever_threads_says(void **sta
 }
 
 /* A kernel's first units run on the engine's thread (the probe, whose
- * blocks show whether they wait for one another); one whose threads did
- * not spin runs on the pool from its next unit on, the rest of its first
- * wave included. A kernel whose threads spin never leaves the engine's
- * thread. */
+ * blocks show whether they wait for one another, then a timed slice:
+ * the probe's figure pays for the first lanes); one whose threads did
+ * not spin runs on the pool from there on, the rest of its first wave
+ * included. (Its second batch goes the way its timed wall cost says: on
+ * a loaded machine that may be this thread.) A kernel whose threads spin
+ * never leaves the engine's thread. */
 static void a_kernel_runs_on_the_pool_after_its_first_units(void **state)
 {
 	(void)state;
@@ -1162,7 +1164,16 @@ static void a_kernel_runs_on_the_pool_after_its_first_units(void **state)
 	assert_int_equal(st_run_harness(&h, "compute_heavy", &o, args), 0);
 	cta_sim *s = cta_harness_sim(h);
 	assert_int_equal(s->batches, 2);
-	assert_int_equal(s->pool_units, 1172 - 4);
+	/* The slice is at most a quarter of what is left of the wave. */
+	assert_true(s->pool_units >= (1056 - 4) * 3 / 4);
+	assert_true(s->pool_units <= 1172 - 4 - 1);
+	assert_true(s->par_wall > 0);
+	assert_true(s->ser_wall > 0);
+	assert_false(s->ser_probed);
+	/* One slice before the pool first ran it, one when the probe's
+	 * figure was replaced: at most one a batch. */
+	assert_true(s->slices >= 1);
+	assert_true(s->slices <= 2);
 	cta_harness_free(h);
 
 	const char *const ck[] = {NULL};
@@ -1170,6 +1181,29 @@ static void a_kernel_runs_on_the_pool_after_its_first_units(void **state)
 	s = cta_harness_sim(h);
 	assert_int_equal(s->pool_units, 0);
 	assert_int_equal(s->kernels[0]->comm_state, 2);
+	cta_harness_free(h);
+}
+
+/* Bodies cheaper than the engine's own work a block (saxpy's: well under
+ * a microsecond) are not handed to the pool once a slice of them was
+ * timed, and the period skip, which runs bodies on the engine's thread,
+ * takes such a run as it takes a run on one host thread. */
+static void cheap_bodies_stay_on_the_engines_thread(void **state)
+{
+	(void)state;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.threads = 2;
+	const char *const args[] = {"n=4194304", NULL};
+	struct cta_harness *h;
+	assert_int_equal(st_run_harness(&h, "saxpy", &o, args), 0);
+	cta_sim *s = cta_harness_sim(h);
+	assert_true(s->seg_ns > 0);
+	assert_false(s->seg_probed);
+	/* (An instrumented build's bodies may cost more than that.) */
+	if (s->seg_ns < 2000.0) {
+		assert_int_equal(s->pool_units, 0);
+		assert_true(cta_sim_blocks_skipped(s) > 0);
+	}
 	cta_harness_free(h);
 }
 
@@ -1668,6 +1702,7 @@ int main(void)
 	    cmocka_unit_test(timing_only_runs_one_thread_per_block),
 	    cmocka_unit_test(timing_only_runs_on_one_host_thread_whatever_threads_says),
 	    cmocka_unit_test(a_kernel_runs_on_the_pool_after_its_first_units),
+	    cmocka_unit_test(cheap_bodies_stay_on_the_engines_thread),
 	    cmocka_unit_test(blocks_of_a_wave_take_turns_on_a_few_units),
 	    cmocka_unit_test(blocks_the_gate_holds_wait_as_records),
 	    cmocka_unit_test(syncthreads_makes_shared_memory_writes_visible_to_the_block),
