@@ -825,8 +825,10 @@ void cta__clc_resolve(struct cta_sim *s, struct cta__request *r)
 	 * index (its first, or the first two of a loop that issues two before
 	 * it waits), waits its turn at the context (sector_pass): the bursts
 	 * the queue was fitted on. */
-	if (s->dev.clc_emulated && (s->dev.clc_entry_ps | s->dev.clc_sector_ps) && k->csize <= 1 &&
-	    outcome != CTA_CANCEL_SUCCESS && r->own) {
+	/* (The outcome first: nearly every request succeeds, and the model's
+	 * fields are loads a success would not need.) */
+	if (outcome != CTA_CANCEL_SUCCESS && r->own && s->dev.clc_emulated &&
+	    (s->dev.clc_entry_ps | s->dev.clc_sector_ps) && k->csize <= 1) {
 		uint64_t d = sector_pass(s, k);
 		if (d > r->done_t) {
 			crowd += d - r->done_t;

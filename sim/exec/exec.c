@@ -1048,9 +1048,9 @@ static inline __attribute__((always_inline)) void
 lane_engine_settled(struct cta_sim *s, struct cta__lane_x *x, struct cta__unit *u)
 {
 	struct cta__fiber *host = u->host;
-	seg_failed = 0;
-	seg_v = NULL;
-	seg_n = 0;
+	/* seg_failed is 0 (the quick wait's test, lane_engine's store), and
+	 * only lanes read seg_v and seg_n, which are set again before one
+	 * runs; the unit's trace records go to the writer from here on. */
 	cta__base_seg_unit = NULL;
 	for (struct cta__unit *cu = u;;) {
 		/* (Only unit_settle abandons lanes, never the commit: the test
@@ -1091,6 +1091,7 @@ static void lane_engine(struct cta_sim *s, struct cta__lane_x *x, struct cta__un
 {
 	if (!seg_failed)
 		unit_settle(s, u);
+	seg_failed = 0;
 	lane_engine_settled(s, x, u);
 }
 
