@@ -704,14 +704,14 @@ struct cta_sim {
 	struct cta__period *per;
 	int per_hook, skip_run;
 	/* While they run: the run whose counterpart the running block is,
-	 * the period's last, and the period's shifts (struct cta__period's
-	 * dt and db); skip_quick when its blocks are one CTA of one row of
-	 * threads in a 1-D grid, so that a
-	 * block that ran as predicted and left its CTA clean moves on in
-	 * place in a few stores (skip_move in sim/exec/exec.c). */
+	 * and the period's shifts (struct cta__period's dt and db);
+	 * skip_last, the period's last run where its blocks are one CTA of
+	 * one row of threads in a 1-D grid and no sanitizer runs (else
+	 * NULL), so that a block before it that ran as predicted and left
+	 * its CTA clean moves on in place in a few stores (skip_move in
+	 * sim/exec/exec.c). */
 	const struct cta__period_run *skip_r, *skip_last;
 	uint64_t skip_dt, skip_db;
-	int skip_quick;
 	/* The lane that moved on so last, and the canary of its fiber's
 	 * stack (cta__fiber_canary): kept while the lane goes from block to
 	 * block, its fiber never suspended between (each of those blocks

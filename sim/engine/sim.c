@@ -1666,7 +1666,7 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 	 * times. */
 	if (j > 0 && s->batch[i - 1] && !skip_check(s, j - 1, s->batch[i - 1])) {
 		p->bad = j - 1;
-		s->skip_quick = 0;
+		s->skip_last = NULL;
 		return s->batch[i] = NULL;
 	}
 	const struct cta__period_run *r = skip_run_of(p, j);
@@ -1678,7 +1678,7 @@ static struct cta__unit *skip_make(struct cta_sim *s, size_t i)
 		cta__base_errf(s, "out of memory for blocks");
 		s->hung = 1;
 		p->bad = j;
-		s->skip_quick = 0;
+		s->skip_last = NULL;
 		p->failed = 1;
 		return s->batch[i] = NULL;
 	}
@@ -1693,7 +1693,7 @@ static void skip_commit(struct cta_sim *s, size_t i, struct cta__unit *u)
 	size_t j = i - s->nready;
 	if (p->bad == SIZE_MAX && !skip_check(s, j, u)) {
 		p->bad = j;
-		s->skip_quick = 0;
+		s->skip_last = NULL;
 	}
 	if (p->bad == j) {
 		/* Off its prediction: kept as it is for the engine (pre). */
@@ -1734,7 +1734,7 @@ int cta__engine_skip_next(struct cta_sim *s, struct cta__unit *u, size_t i)
 	if (c->end_t != r->end + dt || c->exited < c->nthreads ||
 	    (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error)) {
 		p->bad = j;
-		s->skip_quick = 0;
+		s->skip_last = NULL;
 		return 0;
 	}
 	s->batch[i] = NULL;
@@ -1839,19 +1839,24 @@ static void skip_periods(struct cta_sim *s)
 	}
 	s->skip_run = 1;
 	p->run0 = &p->runs[p->r0 - p->base];
-	s->skip_quick = k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1 &&
-	                k->cursor0.ctas == 1 && k->cursor0.left == k->cursor0.idim.x;
+	/* The common block moves on in skip_move itself (below its run's
+	 * bound skip_last; NULL: never): one CTA of one row in a 1-D grid,
+	 * and no sanitizer, whose start of a block goes the general way. */
+	int quick = k->csize == 1 && k->l.grid[1] == 1 && k->l.grid[2] == 1 &&
+	            k->cursor0.ctas == 1 && k->cursor0.left == k->cursor0.idim.x && !s->san;
 	uint64_t kk;
 	p->bad = SIZE_MAX;
+	/* Each block is made from its counterpart's run (skip_make,
+	 * cta__engine_skip_next), not from a placement record: the entries
+	 * start empty, and a period that ran as predicted leaves them so
+	 * (each is emptied as its block moves on or is committed). */
+	memset(&s->batch[from], 0, n * sizeof(*s->batch));
 	for (kk = 1; kk <= periods; kk++) {
 		p->kk = kk;
 		p->dt = kk * p->D;
 		p->db = kk * p->P;
-		/* Each block is made from its counterpart's run (skip_make,
-		 * cta__engine_skip_next), not from a placement record. */
-		memset(&s->batch[from], 0, n * sizeof(*s->batch));
 		s->skip_r = p->run0;
-		s->skip_last = p->run0 + n - 1;
+		s->skip_last = quick ? p->run0 + n - 1 : NULL;
 		s->skip_dt = p->dt;
 		s->skip_db = p->db;
 		s->commit_next = from;
@@ -1865,7 +1870,6 @@ static void skip_periods(struct cta_sim *s)
 			break;
 	}
 	s->skip_run = 0;
-	s->skip_quick = 0;
 	s->skip_r = s->skip_last = NULL;
 	if (p->failed)
 		return;

@@ -930,13 +930,19 @@ void cta__exec_return_runners(struct cta_sim *s)
  * then decides whether the unit is done, waits, or is deadlocked), or
  * `fail` when no lane could be made. */
 static struct cta__lane_x pick_failed;
+/* The segment's thread-locals are initial-exec, as cta__cur: a static
+ * library's code is position-independent, where the default model reaches
+ * them through a call of __tls_get_addr that the linker turns into a load
+ * afterwards, but around which the compiler has already saved the
+ * registers a call clobbers (skip_move pushed six for it). */
+#define SEG_TLS __attribute__((tls_model("initial-exec")))
 /* Set when a lane found that no lane could be made, for cta__exec_units_run. */
-static _Thread_local int seg_failed;
+static _Thread_local int seg_failed SEG_TLS;
 /* The units cta__exec_units_run is running on this host thread, in order, and
  * the one running now: a runner whose unit finished without leaving a
  * waiting lane goes straight on to the next (lane_leave_slow). */
-static _Thread_local struct cta__unit *const *seg_v;
-static _Thread_local size_t seg_i, seg_n;
+static _Thread_local struct cta__unit *const *seg_v SEG_TLS;
+static _Thread_local size_t seg_i SEG_TLS, seg_n SEG_TLS;
 /* Unit i of the segment: made now when the engine left it to be made
  * (a serial batch on the engine's thread, struct cta__placed); NULL when
  * memory for it ran out (the run then stops as hung). */
@@ -1241,7 +1247,8 @@ static int skip_move(struct cta__lane *l)
 	/* The common block: as predicted, its outbox holding its lane's
 	 * count alone (one lane ever started: u->all is x alone, nothing
 	 * waits on the run queue), its CTA left as it found it, one CTA of
-	 * one row in a 1-D grid (s->skip_quick) and the claim at the end of
+	 * one row in a 1-D grid, no sanitizer (below s->skip_last, NULL
+	 * otherwise) and the claim at the end of
 	 * that row (no run handed back), a block before the period's last
 	 * (the segment is the period's batch: s->skip_r is the run of entry
 	 * seg_i). cta__engine_skip_next in a few
@@ -1249,8 +1256,8 @@ static int skip_move(struct cta__lane *l)
 	 * becomes the next block's in place (as cta__exec_unit_retarget,
 	 * the outbox left as it is), its one row claimed as cta__claim
 	 * would claim it (the cursor as the last claim left it). */
-	if (__builtin_expect(s->skip_quick && r < s->skip_last && !l->comm, 1) &&
-	    c->end_t == r->end + s->skip_dt && c->exited >= c->nthreads &&
+	if (__builtin_expect(r < s->skip_last && !l->comm, 1) && c->end_t == r->end + s->skip_dt &&
+	    c->exited >= c->nthreads &&
 	    !((o->lanes ^ 1) | o->nrecs | o->ntext | o->nubs | o->nmarks | o->ubtotal | o->error |
 	      o->comm | o->crossings) &&
 	    !u->clc_objs && !cta__exec_cta_dirty(c)) {
@@ -1285,9 +1292,6 @@ static int skip_move(struct cta__lane *l)
 			l->tid.x = 0;
 			l->run_x0 = 0;
 			l->row_end = u->cursor.idim.x;
-			/* A new block to the sanitizer (cta__exec_unit_retarget's). */
-			if (s->san)
-				cta__san_unit_start(s, u);
 			return 2;
 		}
 	}
