@@ -391,14 +391,14 @@ template <typename Judge> bool walkCalls(Function &F, std::string &what, Judge j
 // CLC call, no grid, cluster or mbarrier wait. The body's own functions are
 // followed; any other external, indirect or inline-asm call may wait. Sets
 // *what to the first such callee. With `polls`, yield points
-// (cta__spin_poll: atomics, volatile accesses) are let through too
+// (cta__spin_poll, cta__poll_thread: atomics, volatile accesses) are let through too
 // (CTA__KC_POLLS_ONLY).
 bool neverWaits(Function &F, std::string &what, bool polls = false)
 {
 	return walkCalls(F, what, [polls](Function &c) {
 		StringRef n = c.getName();
 		if (n == "cta__shared" || n == "cta__shared_dynamic" || n == kBarrier ||
-		    (polls && n == "cta__spin_poll"))
+		    (polls && (n == "cta__spin_poll" || n == "cta__poll_thread")))
 			return Callee::Pass;
 		return c.isDeclaration() ? Callee::Stop : Callee::Follow;
 	});
@@ -894,8 +894,8 @@ struct Fission {
 					continue;
 				StringRef nm = c ? c->getName() : "";
 				if (nm != "cta__shared" && nm != "cta__shared_dynamic" &&
-				    nm != "cta__spin_poll" && nm != kBarrier &&
-				    !nm.startswith("cta__kc_"))
+				    nm != "cta__spin_poll" && nm != "cta__poll_thread" &&
+				    nm != kBarrier && !nm.startswith("cta__kc_"))
 					return none;
 			}
 		// The first region's blocks, as they are now (the preludes split
@@ -2635,7 +2635,8 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 						local = local &&
 						        (n == "cta__shared" ||
 						         n == "cta__shared_dynamic" ||
-						         n == "cta__spin_poll" || n == kBarrier);
+						         n == "cta__spin_poll" ||
+						         n == "cta__poll_thread" || n == kBarrier);
 					}
 				// CTA__KC_OBS: more than one mbarrier wait, so a thread's
 				// observation of one must outlive the others' threads.

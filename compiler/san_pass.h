@@ -471,8 +471,8 @@ struct SanSharedPass : PassInfoMixin<SanSharedPass> {
 					if (n != "cta__shared" && n != "cta__shared_dynamic" &&
 					    n != "cta__kc_fis_scan" &&
 					    n != "cta__kc_fis_mismatch" && n != "cta__spin_poll" &&
-					    n != "cta__kc_san_fence" && n != "memset" &&
-					    n != "memcpy")
+					    n != "cta__poll_thread" && n != "cta__kc_san_fence" &&
+					    n != "memset" && n != "memcpy")
 						return false;
 				}
 			return true;

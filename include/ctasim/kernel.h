@@ -106,7 +106,8 @@ struct cta__lane {
 	unsigned cta_rank;     /* rank of this CTA in its cluster */
 	uint64_t vtime;        /* this thread's virtual clock, ns */
 	uint16_t steal_depth;  /* > 0 while inside a work-stealing body */
-	uint16_t polls;        /* yield points since the last cta__spin_poll (kernel.h) */
+	uint16_t polls;        /* thread poll_x's yield points since its start or its last
+	                        * cta__spin_poll (cta__poll) */
 	int active;            /* a thread is bound to this lane */
 	int comm;              /* 1: a global atomic ran: blocks may communicate; | 2: one
 	                        * changed memory since the last cta__spin_poll */
@@ -118,6 +119,8 @@ struct cta__lane {
 	unsigned char *smem; /* shared memory of this thread's CTA */
 	uint64_t *end_slot;  /* latest thread end of this thread's CTA */
 	uint64_t *exited;    /* threads of this CTA that finished their body */
+	unsigned poll_x;     /* tid.x of the thread whose yield points `polls` counts (cta__poll);
+	                      * a claim clears it to UINT32_MAX */
 };
 /* What a body reads of its thread's position, kept by the thread loop in
  * its own frame: reading it cannot alias the body's stores, so bodies
@@ -211,6 +214,7 @@ static inline int cta__claim(struct cta__lane *l)
 	l->tid = c->tid;
 	l->run_x0 = c->tid.x;
 	l->row_end = c->idim.x;
+	l->poll_x = UINT32_MAX;
 	c->left -= n;
 	c->tid.x = 0;
 	if (++c->tid.y == c->idim.y) {
@@ -458,12 +462,23 @@ CTA_EXPORT void *cta__shared_dynamic(void);
  * CTA__POLL_BUDGET of them in a row is asked (cta__spin_poll) whether it
  * spins, and a spinning thread is suspended so that the other resident
  * blocks run, as on a GPU (docs/FORWARD_PROGRESS.md). Below the budget a
- * yield point costs an increment and a compare. */
+ * yield point costs an increment and two compares. */
 #define CTA__POLL_BUDGET               16
 CTA_EXPORT void cta__spin_poll(const char *file, int line);
+/* The count is each thread's own, from its start: a lane's first yield
+ * point of a thread other than the one it counted for (poll_x, its tid.x
+ * within a claimed run) has cta__poll_thread start the thread's count (0
+ * on fibers, where a lane keeps its thread while it waits; the thread's
+ * own where one lane runs a compiled block's threads, sim/exec/regions.c).
+ * One compare per yield point, nothing per thread. (It reads the lane from
+ * cta__cur: a lane passed to a call keeps the kernel compiler's
+ * LaneScopePass off the loop form.) */
+CTA_EXPORT void cta__poll_thread(void);
 static inline void cta__poll(const char *file, int line)
 {
 	struct cta__lane *l = cta__cur;
+	if (__builtin_expect(l->poll_x != l->tid.x, 0))
+		cta__poll_thread();
 	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))
 		cta__spin_poll(file, line);
 }
@@ -472,6 +487,8 @@ static inline void cta__poll_mem(const char *file, int line)
 {
 	struct cta__lane *l = cta__cur;
 	l->comm = 1;
+	if (__builtin_expect(l->poll_x != l->tid.x, 0))
+		cta__poll_thread();
 	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))
 		cta__spin_poll(file, line);
 }

@@ -699,6 +699,7 @@ int cta__claim_returned(struct cta__lane *l)
 	l->tid = r->tid;
 	l->run_x0 = r->tid.x;
 	l->row_end = r->end;
+	l->poll_x = UINT32_MAX;
 	return 1;
 }
 
@@ -1291,6 +1292,7 @@ static int skip_move(struct cta__lane *l)
 			l->bid.x = (unsigned)index;
 			l->tid.x = 0;
 			l->run_x0 = 0;
+			l->poll_x = UINT32_MAX;
 			l->row_end = u->cursor.idim.x;
 			return 2;
 		}
@@ -1507,12 +1509,13 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
 	/* Never resumed. */
 }
 
-/* A thread made CTA__POLL_BUDGET yield points in a row (kernel.h). The
- * first time that happens to a thread only starts its count (the lane's
- * counter may hold polls of the threads it ran before); the second time it
- * spins: its lane is suspended, CTA__POLL_BUDGET polls later in virtual
- * time, and the engine resumes it with an EV_POLL in virtual-time order,
- * after whatever else is due before (other blocks, new blocks, ends). */
+/* A thread made CTA__POLL_BUDGET yield points in a row (kernel.h, counted
+ * from its start). The first time that happens to a thread only starts
+ * its spinning state (the lane's may be a thread's it ran before); the
+ * second time it spins: its lane is suspended, CTA__POLL_BUDGET polls
+ * later in virtual time, and the engine resumes it with an EV_POLL in
+ * virtual-time order, after whatever else is due before (other blocks,
+ * new blocks, ends). */
 void cta__spin_poll(const char *file, int line)
 {
 	struct cta__lane_x *x = cta__exec_lane_self();
@@ -1572,6 +1575,20 @@ void cta__spin_poll(const char *file, int line)
 	x->state = L_SPIN;
 	lane_leave(x);
 	/* Resumed by an EV_POLL (cta__units_poll_wake), cta__cur set back. */
+}
+
+/* A lane's first yield point of a thread other than the one its count is
+ * for (kernel.h's cta__poll): the thread's count starts. On fibers a lane
+ * keeps its thread while the thread waits, so the count of a thread the
+ * lane has not counted for starts at 0; a lane that runs a compiled
+ * block's threads keeps each thread's count (sim/exec/regions.c). */
+void cta__poll_thread(void)
+{
+	struct cta__lane *l = cta__cur;
+	if (__builtin_expect(l->unit->k->kc != NULL, 0) && cta__regions_poll_thread(l))
+		return;
+	l->poll_x = l->tid.x;
+	l->polls = 0;
 }
 
 /* cg::this_grid().sync() as cooperative groups builds it: a block barrier,

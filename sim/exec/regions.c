@@ -119,6 +119,8 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
 		    !strcmp(base_name(d->file), base_name(kd->file))) {
 			/* Clusters as a whole (run_cluster), not under --sanitize;
 			 * other bodies one CTA at a time. */
+			if (k->l.block[0] == 1 && !(d->flags & CTA__KC_NO_WAIT))
+				return NULL;
 			if (d->flags & CTA__KC_CLUSTER)
 				return d->fis && !s->o.sanitize ? d : NULL;
 			return k->csize == 1 ? d : NULL;
@@ -199,8 +201,60 @@ struct kc_block {
 	unsigned char *obs_n;
 	struct kc_obs *obs_e;
 	unsigned obs_cap;
+	/* Each thread's count of yield points (kernel.h's cta__poll), while
+	 * poll_on: the lane's polls is thread poll_owner's (UINT32_MAX: none),
+	 * the others' are in polls[] (cta__regions_poll_thread). */
+	int poll_on;
+	unsigned poll_owner;
+	uint16_t *polls;
+	size_t polls_cap;
 };
 static _Thread_local struct kc_block kcb;
+
+/* Room for n threads' counts of yield points, all 0, the lane's count
+ * no thread's; 0 or -1. */
+static int polls_start(struct kc_block *b, struct cta__lane_x *x, size_t n)
+{
+	if (n > b->polls_cap) {
+		free(b->polls);
+		b->polls = malloc(n * sizeof(*b->polls));
+		b->polls_cap = b->polls ? n : 0;
+		if (!b->polls)
+			return -1;
+	}
+	memset(b->polls, 0, n * sizeof(*b->polls));
+	b->poll_owner = UINT32_MAX;
+	x->l.poll_x = UINT32_MAX;
+	b->poll_on = 1;
+	return 0;
+}
+
+/* The lane's count back to its thread, and the lane's count no thread's:
+ * before a call of the loop form that may run a thread whose tid.x is the
+ * last one's (cta__poll tells threads apart by tid.x alone). */
+static inline void polls_flush(struct kc_block *b)
+{
+	struct cta__lane *l = &b->x->l;
+	if (b->poll_owner != UINT32_MAX) {
+		b->polls[b->poll_owner] = l->polls;
+		b->poll_owner = UINT32_MAX;
+	}
+	l->poll_x = UINT32_MAX;
+}
+
+int cta__regions_poll_thread(struct cta__lane *l)
+{
+	struct kc_block *b = &kcb;
+	if (!b->poll_on || &b->x->l != l)
+		return 0;
+	if (b->poll_owner != UINT32_MAX)
+		b->polls[b->poll_owner] = l->polls;
+	unsigned r = l->cta_rank * b->n + l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
+	b->poll_owner = r;
+	l->polls = b->polls[r];
+	l->poll_x = l->tid.x;
+	return 1;
+}
 
 void *cta__kc_frame(uint64_t size)
 {
@@ -360,6 +414,7 @@ static inline void run_thread(struct kc_block *b, const struct cta__kc_def *d, c
 		ix->tid.z = l->tid.z = t.z;
 	}
 	l->vtime = vt;
+	polls_flush(b);
 	void *f = b->frame[r];
 	for (;;) {
 		b->released = 0;
@@ -391,7 +446,7 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 	struct cta__kernel *k = u->k;
 	struct kc_block *b = &kcb;
 	unsigned n = (unsigned)l->cursor->left;
-	if (grow(b, n))
+	if (grow(b, n) || polls_start(b, x, n))
 		return -1;
 	/* Claim every thread of the block (cta__claim, row after row). */
 	struct cta__cursor *cur = l->cursor;
@@ -450,6 +505,8 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 		}
 		run_thread(b, d, args, &ix, r, vt);
 	}
+	polls_flush(b);
+	b->poll_on = 0;
 	l->active = 0;
 	if (b->nwait && u->watchdog) {
 		c->exited = c->nthreads; /* given up (cta__exec_bar_watchdog_report) */
@@ -567,7 +624,8 @@ struct cta__kc_park {
 	 * index, costs a run, not a slot per thread. */
 	size_t nsr, nwr;
 	/* Then, for a CTA__KC_OBS body, the threads' observations as nor runs
-	 * of threads that hold the same (struct orun, its entries). */
+	 * of threads that hold the same (struct orun, its entries). Last, the
+	 * threads' counts of yield points as runs of equal ones (rle_put). */
 	size_t nor;
 	unsigned char data[];
 };
@@ -578,6 +636,11 @@ struct wrun {
 struct orun {
 	uint32_t count, nobs;
 };
+
+static size_t rle_len(const unsigned char *p, size_t nrec, size_t rec);
+static unsigned char *rle_put(unsigned char *o, const unsigned char *p, size_t nrec, size_t rec);
+static const unsigned char *rle_get(const unsigned char *in, unsigned char *p, size_t nrec,
+                                    size_t rec);
 
 /* Threads t and t - 1 observed the same (a parked block keeps runs). */
 static int obs_same(const struct kc_block *b, unsigned t)
@@ -609,7 +672,9 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 			nor++;
 			obytes += sizeof(struct orun) + b->obs_n[t] * sizeof(struct kc_obs);
 		}
-	size_t need = ubp + sbytes + nwr * sizeof(struct wrun) + obytes;
+	const unsigned char *pc = (const unsigned char *)b->polls;
+	size_t need =
+	    ubp + sbytes + nwr * sizeof(struct wrun) + obytes + rle_len(pc, n, sizeof(*b->polls));
 	struct cta__kc_park *pk = b->spare_park;
 	b->spare_park = NULL;
 	if (!pk || pk->cap < need) {
@@ -666,6 +731,7 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 		o += sizeof(q) + q.nobs * sizeof(struct kc_obs);
 		t += q.count;
 	}
+	rle_put(o, pc, n, sizeof(*b->polls));
 	return pk;
 }
 
@@ -707,6 +773,7 @@ static void park_restore(struct kc_block *b, const struct cta__kc_park *pk, unsi
 		}
 		in += sizeof(q) + q.nobs * sizeof(struct kc_obs);
 	}
+	rle_get(in, (unsigned char *)b->polls, b->n, sizeof(*b->polls));
 }
 
 static unsigned cluster_waiting(const struct cta__kc_park *pk);
@@ -965,7 +1032,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	unsigned n = pk ? pk->ws.n : (unsigned)l->cursor->left;
 	size_t ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
 	if (grow(b, n) || !grow_buf(&b->slots, &b->slots_cap, (size_t)n * d->slot_bytes + 64) ||
-	    !grow_buf(&b->ubuf, &b->ubuf_cap, 2 * stride + ub + 64))
+	    !grow_buf(&b->ubuf, &b->ubuf_cap, 2 * stride + ub + 64) || polls_start(b, x, n))
 		return -1;
 	b->obs_on = 0;
 	if ((d->flags & CTA__KC_OBS) && n > b->obs_cap) {
@@ -1107,6 +1174,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				r.uout = mine;
 				r.lo = t;
 				r.hi = t + 1;
+				polls_flush(b);
 				fn(args, l, &ix, &r);
 			}
 			last = ord[cnt - 1];
@@ -1120,6 +1188,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				r.hi = n;
 				r.lo2 = 0;
 				r.hi2 = rot;
+				polls_flush(b);
 				fn(args, l, &ix, &r);
 				r.lo2 = r.hi2 = 0;
 				last = rot ? rot - 1 : n - 1;
@@ -1130,6 +1199,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 					r.lo = ord[i];
 					r.hi = ord[i] + 1u;
 					r.t = b->vt[i];
+					polls_flush(b);
 					fn(args, l, &ix, &r);
 				}
 				last = ord[cnt - 1];
@@ -1142,6 +1212,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 						j++;
 					r.lo = ord[i];
 					r.hi = ord[j - 1] + 1u;
+					polls_flush(b);
 					fn(args, l, &ix, &r);
 					i = j;
 				}
@@ -1189,6 +1260,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			}
 			if (!cta__clc_wait_park(b->wbar, b->wpar, d->bars[j].file, d->bars[j].line,
 			                        vmax)) {
+				polls_flush(b);
 				pk = park_new(b, d, n, uin, ub, 1);
 				if (!pk) {
 					cta__base_out_error(u, "kernel %s: out of memory",
@@ -1210,6 +1282,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 				pk->wpar = b->wpar;
 				x->kc_park = pk;
 				b->obs_on = 0;
+				b->poll_on = 0;
 				return CTA__KC_PARKED;
 			}
 		wait_resume:
@@ -1348,6 +1421,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 		int wr = cta__clc_ws_run(&ws);
 		if (wr == 0) {
 			/* The block waits for the request as a whole. */
+			polls_flush(b);
 			pk = park_new(b, d, n, uin, ub, 0);
 			if (!pk) {
 				free(ws.vt);
@@ -1364,6 +1438,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 			pk->nw = 0;
 			x->kc_park = pk;
 			b->obs_on = 0;
+			b->poll_on = 0;
 			return CTA__KC_PARKED;
 		}
 		free(ws.vt);
@@ -1397,6 +1472,7 @@ static int run_block_fis(struct cta__lane_x *x, const struct cta__kc_def *d,
 	}
 	l->active = 0;
 	b->obs_on = 0;
+	b->poll_on = 0;
 	return 0;
 }
 
@@ -1452,6 +1528,7 @@ struct kc_cpark {
 	struct cta__lane_x **lanes;      /* nctas + 1 at most */
 	struct kc_chead *head;           /* per CTA */
 	size_t cw_off, cw_nruns;         /* the cluster barrier's waiters */
+	size_t pl_off;                   /* the threads' counts of yield points (rle_put) */
 	unsigned char *data;
 	size_t cap;
 };
@@ -1671,6 +1748,8 @@ static int cluster_pack(struct kc_cpark *cl, const struct cta__kc_def *d)
 	              irun_count(K->cw, K->ncw) * sizeof(struct kc_irun);
 	for (unsigned c = 0; c < cl->nctas; c++)
 		need += irun_count(K->mw + (size_t)c * cl->n, K->nmw[c]) * sizeof(struct kc_irun);
+	const unsigned char *pc = (const unsigned char *)kcb.polls;
+	need += rle_len(pc, N, sizeof(*kcb.polls));
 	if (need > cl->cap || need < cl->cap / 4) {
 		unsigned char *p = malloc(need ? need : 1);
 		if (!p)
@@ -1696,6 +1775,8 @@ static int cluster_pack(struct kc_cpark *cl, const struct cta__kc_def *d)
 		h->nruns = irun_count(v, K->nmw[c]);
 		o = irun_put(o, v, K->nmw[c]);
 	}
+	cl->pl_off = (size_t)(o - cl->data);
+	rle_put(o, pc, N, sizeof(*kcb.polls));
 	return 0;
 }
 
@@ -1715,6 +1796,7 @@ static void cluster_unpack(const struct kc_cpark *cl, const struct cta__kc_def *
 		K->mpar[c] = h->par;
 		K->nmw[c] = irun_get(cl->data + h->off, h->nruns, K->mw + (size_t)c * cl->n);
 	}
+	rle_get(cl->data + cl->pl_off, (unsigned char *)kcb.polls, N, sizeof(*kcb.polls));
 }
 
 static uint64_t cluster_exited(const struct cta__unit *u)
@@ -1870,6 +1952,16 @@ static int run_cluster(struct cta__lane_x *x, const struct cta__kc_def *d, struc
 	}
 	if (b->wcap < 1)
 		wait_room(b, 1);
+	if (polls_start(b, x, N)) {
+		if (!cl)
+			return -1;
+		cta__base_out_error(u, "kernel %s: out of memory", k->label);
+		for (unsigned c = 0; c < nctas; c++)
+			u->ctas[c].exited = u->ctas[c].nthreads;
+		cluster_retire(cl, x, N, n);
+		l->active = 0;
+		return 0;
+	}
 	struct cta__cursor *cur = l->cursor;
 	unsigned next_new = N;
 	K->qh = K->qn = 0;
@@ -1970,6 +2062,7 @@ static int run_cluster(struct cta__lane_x *x, const struct cta__kc_def *d, struc
 		r.want = CTA__KC_NONE;
 		r.first_vt = r.last_vt = 0;
 		b->nw = 0;
+		polls_flush(b);
 		fn(args, l, &ix, &r);
 		if (r.exited) {
 			c->exited++;
@@ -2053,6 +2146,8 @@ static int run_cluster(struct cta__lane_x *x, const struct cta__kc_def *d, struc
 			cl->n = n;
 			cl->lanes[cl->nlanes++] = x;
 		}
+		polls_flush(b);
+		b->poll_on = 0;
 		if (cluster_pack(cl, d)) {
 			cta__base_out_error(u, "kernel %s: out of memory", k->label);
 			goto given_up;
@@ -2126,6 +2221,7 @@ given_up:
 	for (unsigned cc = 0; cc < nctas; cc++)
 		u->ctas[cc].exited = u->ctas[cc].nthreads;
 done:
+	b->poll_on = 0;
 	if (cl)
 		cluster_retire(cl, x, N, n);
 	l->active = 0;

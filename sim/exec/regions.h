@@ -185,7 +185,9 @@ static inline unsigned cta__regions_ws_at(const struct cta__kc_ws *w, unsigned i
 
 /* The compiled form of kernel k, or NULL when it has none or its launch
  * cannot use it (clusters but for CTA__KC_CLUSTER bodies, timing-only
- * runs, one-thread blocks; CTA__KC_CLUSTER bodies under --sanitize).
+ * runs, one-thread blocks; CTA__KC_CLUSTER bodies under --sanitize; blocks
+ * one thread wide of a body with yield points, whose threads kernel.h's
+ * cta__poll cannot tell apart by tid.x within a loop).
  * Under --sanitize, its instrumented copy. */
 const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__kernel *k);
 /* Whether the kernel compiler found that kernel k's body never waits
@@ -203,6 +205,11 @@ int cta__regions_no_shared(const struct cta_kernel_def *kd);
  * fiber until it is woken, when this is called again to go on. */
 #define CTA__KC_PARKED 2
 int cta__regions_threads(struct cta__lane_x *x);
+/* kernel.h's cta__poll_thread where lane l runs a compiled block's threads
+ * on this host thread: the count of the thread it ran last is kept, the
+ * running thread's comes back (1); 0 where l does not (the fiber path). */
+struct cta__lane;
+int cta__regions_poll_thread(struct cta__lane *l);
 /* Frees the state of a lane's waiting block (a lane given up). */
 void cta__regions_park_free(struct cta__lane_x *x);
 /* The threads of a lane's waiting block (a deadlock report's count). */

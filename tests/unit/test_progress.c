@@ -204,6 +204,20 @@ CTA_KERNEL(prog_ping_pong, struct prog_args, p)
 	}
 }
 
+/* Each thread makes 20 yield points, then reads its clock (the 21st): a
+ * thread's own count reaches CTA__POLL_BUDGET once, never twice, so none
+ * spins, whichever threads ran on its lane before it. */
+struct prog_polls_args {
+	unsigned *count;
+	unsigned long long *t; /* per thread: its clock at the end */
+};
+CTA_KERNEL(prog_twenty_polls, struct prog_polls_args, p)
+{
+	for (int i = 0; i < 20; i++)
+		atomicAdd(p->count, 1u);
+	p->t[threadIdx.x] = cta_globaltimer_ns();
+}
+
 static struct cta_launch launch_of(const struct cta_kernel_def *k, unsigned grid, unsigned block,
                                    const struct prog_args *a)
 {
@@ -241,6 +255,34 @@ static void a_thread_spinning_forever_is_stopped_by_the_watchdog(void **state)
 	assert_int_equal(r->block, 0);
 	assert_true(r->t_ns > 50000 && r->t_ns < 60000);
 	assert_non_null(strstr(r->cause, "thread 0 of block (0,0,0)"));
+	cta_sim_free(s);
+}
+
+/* Yield points are counted per thread from its start (kernel.h's
+ * cta__poll): a thread that never makes CTA__POLL_BUDGET of them twice
+ * never spins, even on a lane whose earlier threads left a count there
+ * (once those counted on, every fourth thread of a run spun, its clock a
+ * poll round later). */
+static void yield_points_are_counted_per_thread(void **state)
+{
+	(void)state;
+	unsigned count = 0;
+	unsigned long long t[64] = {0};
+	struct prog_polls_args a = {&count, t};
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = &prog_twenty_polls;
+	l.grid[0] = l.grid[1] = l.grid[2] = 1;
+	l.block[0] = 64;
+	l.block[1] = l.block[2] = 1;
+	l.args = &a;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	assert_int_equal(count, 64 * 20);
+	for (int i = 1; i < 64; i++)
+		assert_int_equal(t[i], t[0]);
 	cta_sim_free(s);
 }
 
@@ -317,6 +359,7 @@ int main(void)
 	    cmocka_unit_test(too_large_cooperative_launch_fails_at_launch),
 	    cmocka_unit_test(spinning_kernels_trace_identically_on_any_host_threads),
 	    cmocka_unit_test(a_thread_spinning_forever_is_stopped_by_the_watchdog),
+	    cmocka_unit_test(yield_points_are_counted_per_thread),
 	    cmocka_unit_test(a_higher_priority_kernel_holding_the_sms_is_forward_progress),
 	    cmocka_unit_test(adversarial_scheduling_catches_reliance_on_fairness),
 	};
