@@ -719,6 +719,10 @@ struct cta_sim {
 	 * other way out of skip_move and at each segment. */
 	const struct cta__lane_x *skip_lane;
 	const uint64_t *skip_canary;
+	/* Blocks that lane moved on so since the batch's entries and the
+	 * lanes' count were last brought up to date (skip_sync in
+	 * sim/exec/exec.c): once a run of them, not once a block. */
+	size_t skip_moved;
 };
 
 #endif

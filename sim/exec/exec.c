@@ -1114,10 +1114,14 @@ static inline void check_stack(struct cta__unit *u, const struct cta__fiber *f)
 }
 
 /* lane_leave for a lane that is done, or when no woken lane is ready. */
+static inline void skip_sync(struct cta_sim *s, struct cta__unit *u);
+
 __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 {
 	struct cta__unit *u = x->l.unit;
 	struct cta__fiber *self = x->fiber;
+	if (__builtin_expect(u->sim->skip_moved != 0, 0))
+		skip_sync(u->sim, u);
 	/* A block of one CTA whose one running thread waits on its own cancel
 	 * request (x->state L_MBAR: lane_leave came here because nothing
 	 * else of the unit is ready) in a resumed unit: nothing is left to
@@ -1236,6 +1240,24 @@ int cta__claim_next(struct cta__lane *l)
  * of threads too, as cta__claim would. */
 static int skip_move_slow(struct cta__lane *l);
 
+/* The batch's entries and the lanes' count after s->skip_moved blocks
+ * moved on in skip_move: the unit u is entry seg_base + seg_i's (the
+ * entry the run of them began at empty again), the next to commit, and
+ * each of them started a lane. Done where the lane leaves that run
+ * (skip_move_slow, lane_leave_slow), before anything reads them. */
+static inline void skip_sync(struct cta_sim *s, struct cta__unit *u)
+{
+	size_t m = s->skip_moved;
+	if (m) {
+		size_t i = s->seg_base + seg_i;
+		s->batch[i - m] = NULL;
+		s->batch[i] = u;
+		s->commit_next = i;
+		s->lanes_started += m;
+		s->skip_moved = 0;
+	}
+}
+
 static int skip_move(struct cta__lane *l)
 {
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
@@ -1253,10 +1275,11 @@ static int skip_move(struct cta__lane *l)
 	 * that row (no run handed back), a block before the period's last
 	 * (the segment is the period's batch: s->skip_r is the run of entry
 	 * seg_i). cta__engine_skip_next in a few
-	 * stores: the entry moves on, the lane is counted, and the unit
-	 * becomes the next block's in place (as cta__exec_unit_retarget,
+	 * stores: the unit becomes the next block's in place (as cta__exec_unit_retarget,
 	 * the outbox left as it is), its one row claimed as cta__claim
-	 * would claim it (the cursor as the last claim left it). */
+	 * would claim it (the cursor as the last claim left it); the batch's
+	 * entry and the lanes' count follow once the lane leaves the run of
+	 * such blocks (skip_sync). */
 	if (__builtin_expect(r < s->skip_last && !l->comm, 1) && c->end_t == r->end + s->skip_dt &&
 	    c->exited >= c->nthreads &&
 	    !((o->lanes ^ 1) | o->nrecs | o->ntext | o->nubs | o->nmarks | o->ubtotal | o->error |
@@ -1269,11 +1292,7 @@ static int skip_move(struct cta__lane *l)
 		const uint64_t *w = s->skip_canary;
 		if (__builtin_expect(!w || *w == CTA__FIBER_CANARY, 1)) {
 			*psi = si + 1;
-			size_t i = s->seg_base + si;
-			s->batch[i] = NULL;
-			s->commit_next = i + 1;
-			s->batch[i + 1] = u;
-			s->lanes_started++;
+			s->skip_moved++;
 			s->skip_r = ++r;
 			uint64_t dt = s->skip_dt, index = r->index + s->skip_db;
 			if (c->smem_dirty)
@@ -1307,6 +1326,7 @@ __attribute__((noinline)) static int skip_move_slow(struct cta__lane *l)
 	struct cta__unit *u = l->unit;
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = &u->ctas[0];
+	skip_sync(s, u);
 	s->skip_lane = NULL;
 	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq || u->cursor.nret ||
 	    u->nctas != 1 || u->clc_objs || x->cta != c) {
