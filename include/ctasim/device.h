@@ -340,6 +340,17 @@ struct cta_device_model {
 	 * clc_request_ns after its pass, whatever its crowd rule says
 	 * (docs/FIDELITY.md, *Requests in a burst*). 0: none. */
 	unsigned clc_entry_ps, clc_sector_ps;
+	/* The register file by placement order: a block of a kernel whose
+	 * occupancy registers limit takes its SM's sub-partitions in the
+	 * order its SM's such blocks were placed (the block's warp i on
+	 * sub-partition (n + i) mod 4, n the warps of such blocks placed
+	 * there before it, mod 4), and fits only where each of them has
+	 * room for its warps; the register file's gate and late entry count
+	 * the warps running on its own sub-partitions. `ctasim calibrate`
+	 * fits it from the later waves of such grids whose blocks do not
+	 * fill the four alike (docs/FIDELITY.md, *The register file*).
+	 * 0: the SM's warps dealt evenly. */
+	unsigned spin_regs_order;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

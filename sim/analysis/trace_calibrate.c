@@ -143,6 +143,13 @@ struct fit {
 	 * longer, by the most warps those put on one of their
 	 * sub-partitions, and how many of those ended with them. */
 	uint64_t hold_n[16], hold_held[16];
+	/* The sub-partitions by placement order (fit_regs_order): blocks of
+	 * register-limited kernels whose warps do not fill the four
+	 * sub-partitions alike, started on an SM, and of them those whose
+	 * sub-partitions would then hold more warps than a quarter's
+	 * registers allow with the blocks' warps taken in their SM's start
+	 * order, and with them taken by block index instead. */
+	uint64_t order_n, order_over, order_over_index;
 };
 #define REGS_LEVELS 16
 
@@ -1535,6 +1542,9 @@ static void hold_sample(struct fit *fit, const struct blk *sm, size_t n, size_t 
  * together, rounded up (dealt evenly over the four sub-partitions, as
  * the simulator's gate counts them); it waited when it outlasted its
  * time by GATE_FAST_NS. */
+static void order_sample(struct fit *fit, const struct blk *bs, size_t n, unsigned warps,
+                         unsigned part);
+
 static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct cta__kfacts *kf,
                         const uint64_t *kns, const struct cta_calib_work *w,
                         const struct cta_device_model *base, const struct blk *bs, size_t nb)
@@ -1565,6 +1575,8 @@ static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct
 		size_t j = i;
 		while (j < nb && bs[j].sm == bs[i].sm)
 			j++;
+		if (warps % 4)
+			order_sample(fit, bs + i, j - i, warps, part);
 		for (size_t b = i; b < j; b++) {
 			const struct blk *x = &bs[b];
 			uint64_t len = one_call_ns(kns, w, x->block);
@@ -1603,6 +1615,49 @@ static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct
 		i = j;
 	}
 	return 0;
+}
+
+/* The order sample (fit_regs_order) of one SM's blocks bs[0..n), in
+ * start order: each block, with the warps of the blocks started before it
+ * and still resident (ended after its start) on the sub-partitions the
+ * start order gives them (the p-th block's warp i on (p * warps + i) mod
+ * 4), and on those its index gives them ((block * warps + i) mod 4). */
+static void order_sample(struct fit *fit, const struct blk *bs, size_t n, unsigned warps,
+                         unsigned part)
+{
+	for (size_t b = 0; b < n; b++) {
+		unsigned by_order[4] = {0, 0, 0, 0}, by_index[4] = {0, 0, 0, 0};
+		for (size_t c = 0; c <= b; c++) {
+			if (c < b && bs[c].e <= bs[b].s)
+				continue;
+			for (unsigned i = 0; i < warps; i++) {
+				by_order[(c * warps + i) % 4]++;
+				by_index[(bs[c].block * warps + i) % 4]++;
+			}
+		}
+		int over = 0, over_index = 0;
+		for (unsigned q = 0; q < 4; q++) {
+			over |= by_order[q] > part;
+			over_index |= by_index[q] > part;
+		}
+		fit->order_n++;
+		fit->order_over += over;
+		fit->order_over_index += over_index;
+	}
+}
+
+/* The sub-partitions by placement order (spin_regs_order): 1 where the
+ * traces hold ORDER_MIN or more starts of blocks that do not fill the
+ * sub-partitions alike and the start order overfills a sub-partition for
+ * fewer than a tenth as many of them as the block index does (on
+ * traces/reference/h100, 944 of 167294 against 1790 of 5000 in
+ * prior_regs_b64_g5000 alone); the base's where the traces hold fewer. */
+#define ORDER_MIN 1000
+static void fit_regs_order(struct cta_device_model *out, const struct fit *fit)
+{
+	if (fit->order_n < ORDER_MIN)
+		return;
+	out->spin_regs_order = fit->order_over * 10 < fit->order_over_index;
 }
 
 /* The register file's gate (spin_regs_free): a later block waits where
@@ -2483,6 +2538,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		goto fail;
 	if (want_spin) {
 		fit_regs_gate(out, &fit);
+		fit_regs_order(out, &fit);
 		if ((rc = fit_regs_wait(out, &fit)) || (rc = fit_regs_late(out, &fit)))
 			goto fail;
 		fit_regs_hold(out, &fit);

@@ -101,6 +101,11 @@ struct cta__stream {
 	struct cta__kernel *head, *tail; /* kernels not yet done, in order */
 };
 
+struct cta__part {
+	uint64_t index;
+	unsigned kid, base;
+};
+
 /* ---- per-SM resources ----------------------------------------------------- */
 struct cta__sm {
 	unsigned threads, warps, blocks, regs, smem;
@@ -114,6 +119,13 @@ struct cta__sm {
 	 * but --sanitize's: the two lists are never both in use). */
 	struct cta__held *held_head, *held_tail;
 	unsigned gate_threads, gate_warps;
+	/* The sub-partitions by placement order (spin_regs_order): the warps
+	 * of register-limited blocks resident on each, the sub-partition the
+	 * next such block's first warp takes, and each resident block's
+	 * kernel, index and first sub-partition. */
+	unsigned char part_w[4], part_g[4]; /* resident; of them, held by the gates */
+	unsigned part_next, npart;
+	struct cta__part *part;
 };
 
 /* The register file's end hold (spin_regs_hold_warps): per SM, the last

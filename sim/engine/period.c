@@ -25,6 +25,11 @@ int cta__engine_period_new(struct cta_sim *s)
 	struct cta__kernel *k = s->kernels[0];
 	if (!k->never_waits || k->csize != 1 || k->l.cooperative || k->nunits < 4)
 		return 0;
+	/* The sub-partitions by placement order (spin_regs_order) are state
+	 * the period's canonical form does not hold (blocks of 4k warps take
+	 * every sub-partition alike: the rule leaves them be). */
+	if (s->dev.spin_regs_order && k->part_warps && k->warps % 4)
+		return 0;
 	struct cta__period *p = calloc(1, sizeof(*p));
 	if (!p)
 		return CTA_ENOMEM;

@@ -158,6 +158,8 @@ void cta_sim_free(cta_sim *s)
 	free(s->kernels);
 	free(s->cand);
 	free(s->streams);
+	for (unsigned i = 0; s->sms && i < s->nsms; i++)
+		free(s->sms[i].part);
 	free(s->sms);
 	free(s->cohorts);
 	free(s->cohort_next);
@@ -816,7 +818,8 @@ static void segment_task(void *ctx, size_t i, unsigned worker)
 	s->workers[worker].busy_ns += wall_ns() - t0;
 }
 
-static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u);
+static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u,
+                    uint64_t logical);
 
 /* A unit of the batch starts: its kernel's counts and coverage. */
 static inline void unit_started(struct cta_sim *s, struct cta__unit *u)
@@ -1154,14 +1157,23 @@ static void ready_insert_held(struct cta_sim *s, struct cta__held *h)
  * let go with at most spin_regs_free warps' registers free until it
  * waited that long. */
 static int gate_lets(const struct cta_sim *s, const struct cta__kernel *k, uint64_t start,
-                     unsigned running, unsigned warps)
+                     unsigned running, unsigned warps, unsigned sm, uint64_t index,
+                     const unsigned *lsub)
 {
 	if (s->dev.spin_gate_threads && running > s->dev.spin_gate_threads)
 		return 0;
 	/* Only register-limited kernels have a register file's gate. */
-	return !k->part_warps ||
-	       (!cta__exec_regs_waits(s, k, warps) &&
-	        (start + s->dev.spin_regs_late_ns <= s->now || !cta__exec_regs_late(s, k, warps)));
+	if (!k->part_warps)
+		return 1;
+	unsigned want[4];
+	if (warps && cta__exec_part_of(s, sm, k, index, want)) {
+		unsigned f = cta__exec_part_fullest(s, sm, want, 1, lsub);
+		return !cta__exec_regs_fills(s, k, f, 0) &&
+		       (start + s->dev.spin_regs_late_ns <= s->now ||
+		        !cta__exec_regs_fills(s, k, f, 1));
+	}
+	return !cta__exec_regs_waits(s, k, warps) &&
+	       (start + s->dev.spin_regs_late_ns <= s->now || !cta__exec_regs_late(s, k, warps));
 }
 
 /* When a block of k held on SM m is let go with every held block at a
@@ -1193,13 +1205,15 @@ static int regs_wait_over(const struct cta_sim *s, const struct cta__kernel *k, 
  * waited that gate's longest; with `all`, every one, at the time open_at
  * gives for `late` (0: now). */
 static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsigned lwarps, int all,
-                         uint64_t late, int due)
+                         uint64_t late, int due, const unsigned *lsub)
 {
 	struct cta__sm *m = &s->sms[sm];
 	unsigned running = m->threads - leaving - m->gate_threads;
 	unsigned warps = m->warps - lwarps - m->gate_warps;
 	while (m->gate_head &&
-	       (all || gate_lets(s, m->gate_head->k, m->gate_head->start_t, running, warps) ||
+	       (all ||
+	        gate_lets(s, m->gate_head->k, m->gate_head->start_t, running, warps, sm,
+	                  m->gate_head->ctas[0].logical, lsub) ||
 	        (due && regs_wait_over(s, m->gate_head->k, m->gate_head->start_t, running)))) {
 		struct cta__unit *u = m->gate_head;
 		m->gate_head = u->gate_next;
@@ -1207,6 +1221,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 			m->gate_tail = NULL;
 		m->gate_threads -= u->k->threads;
 		m->gate_warps -= u->k->warps;
+		cta__exec_part_gate(s, sm, u->k, u->ctas[0].logical, 0);
 		s->gate_waiting--;
 		cta__exec_gate_open(s, u, running, warps, open_at(s, m, u->k, late));
 		running += u->k->threads;
@@ -1231,7 +1246,9 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 	}
 	/* The same for blocks held as records (struct cta__held). */
 	while (m->held_head &&
-	       (all || gate_lets(s, m->held_head->p.k, m->held_head->p.start_t, running, warps) ||
+	       (all ||
+	        gate_lets(s, m->held_head->p.k, m->held_head->p.start_t, running, warps, sm,
+	                  m->held_head->p.index, lsub) ||
 	        (due && regs_wait_over(s, m->held_head->p.k, m->held_head->p.start_t, running)))) {
 		struct cta__held *h = m->held_head;
 		m->held_head = h->next;
@@ -1239,6 +1256,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 			m->held_tail = NULL;
 		m->gate_threads -= h->p.k->threads;
 		m->gate_warps -= h->p.k->warps;
+		cta__exec_part_gate(s, sm, h->p.k, h->p.index, 0);
 		s->gate_waiting--;
 		uint64_t at = open_at(s, m, h->p.k, late);
 		cta__exec_gate_open_placed(s, h, running, warps, at);
@@ -1572,7 +1590,7 @@ static void on_end(struct cta_sim *s, struct cta__unit *u, unsigned i)
 	k->st.busy_ns += c->end_t - u->start_t;
 	if (c->end_t > k->st.last_end_ns)
 		k->st.last_end_ns = c->end_t;
-	on_free(s, k, c->sm, u);
+	on_free(s, k, c->sm, u, c->logical);
 }
 
 /* The same for a block whose unit was freed at its commit (retire_early). */
@@ -1587,20 +1605,24 @@ static void on_retire(struct cta_sim *s, struct cta__retiring *r)
 	unsigned sm = r->sm;
 	r->next = s->free_retiring;
 	s->free_retiring = r;
-	on_free(s, k, sm, NULL);
+	on_free(s, k, sm, NULL, r->logical);
 }
 
 /* A CTA of k on SM sm retired; u is its unit, NULL when it was freed
  * already (a unit of one CTA, retire_early). */
-static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u)
+static void on_free(struct cta_sim *s, struct cta__kernel *k, unsigned sm, struct cta__unit *u,
+                    uint64_t logical)
 {
-	if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
-		gate_release(s, sm, k->threads, k->warps, 0, 0, 0);
+	if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head)) {
+		unsigned lsub[4] = {0, 0, 0, 0};
+		cta__exec_part_of(s, sm, k, logical, lsub);
+		gate_release(s, sm, k->threads, k->warps, 0, 0, 0, lsub);
+	}
 	/* Most blocks of a grid that fills the GPU hand their slot straight to
 	 * the kernel's next block (see cta__sched_can_refill). */
 	int refill = cta__sched_can_refill(s, k);
 	if (!refill)
-		cta__sched_free_cta(s, k, sm);
+		cta__sched_free_cta(s, k, sm, logical);
 	if (!u) {
 		k->units_done++;
 	} else if (++u->ctas_done == u->nctas) {
@@ -2156,7 +2178,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		/* A held block waited the register file's gate's longest. */
 		unsigned sm = (unsigned)e.a;
 		if (s->gate_waiting && (s->sms[sm].gate_head || s->sms[sm].held_head))
-			gate_release(s, sm, 0, 0, 0, 0, 1);
+			gate_release(s, sm, 0, 0, 0, 0, 1, NULL);
 		break;
 	}
 	case EV_CANCEL: {
@@ -2176,7 +2198,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		r->k->steals = 1;
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 0, 1, late, 0);
+				gate_release(s, sm, 0, 0, 1, late, 0, NULL);
 		cta__clc_resolve(s, r);
 		*resume = r->unit;
 		return CTA__STEP_RESUME;
@@ -2187,7 +2209,7 @@ static inline __attribute__((always_inline)) int engine_step(struct cta_sim *s,
 		 * block may be the one they wait for). */
 		for (unsigned sm = 0; s->gate_waiting && sm < s->nsms; sm++)
 			if (s->sms[sm].gate_head || s->sms[sm].held_head)
-				gate_release(s, sm, 0, 0, 1, 0, 0);
+				gate_release(s, sm, 0, 0, 1, 0, 0, NULL);
 		s->npolls--;
 		u->poll_queued = 0;
 		if (poll_watchdog(s, u))

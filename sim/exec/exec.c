@@ -253,6 +253,53 @@ int cta__exec_regs_late(const struct cta_sim *s, const struct cta__kernel *k, un
 	return (running + k->warps + 3) / 4 + s->dev.spin_regs_free >= k->part_warps;
 }
 
+int cta__exec_part_of(const struct cta_sim *s, unsigned sm, const struct cta__kernel *k,
+                      uint64_t index, unsigned want[4])
+{
+	const struct cta__sm *m = &s->sms[sm];
+	if (!s->dev.spin_regs_order || !k->part_warps || k->csize != 1 || !(k->warps % 4))
+		return 0;
+	for (unsigned j = 0; j < m->npart; j++) {
+		if (m->part[j].index != index || m->part[j].kid != k->id)
+			continue;
+		want[0] = want[1] = want[2] = want[3] = 0;
+		for (unsigned i = 0; i < k->warps; i++)
+			want[(m->part[j].base + i) % 4]++;
+		return 1;
+	}
+	return 0;
+}
+
+unsigned cta__exec_part_fullest(const struct cta_sim *s, unsigned sm, const unsigned want[4],
+                                int own_held, const unsigned *lsub)
+{
+	const struct cta__sm *m = &s->sms[sm];
+	unsigned most = 0;
+	for (unsigned q = 0; q < 4; q++) {
+		if (!want[q])
+			continue;
+		/* Running there: resident less held less the leaving block's;
+		 * the block's own warps once, held or not. */
+		unsigned run = m->part_w[q] - m->part_g[q] - (lsub ? lsub[q] : 0);
+		run += own_held ? want[q] : 0;
+		most = run > most ? run : most;
+	}
+	return most;
+}
+
+/* Whether a later block of k whose fullest sub-partition would hold
+ * `fullest` warps with its own waits at the gate (late: is held by the
+ * late entry). */
+int cta__exec_regs_fills(const struct cta_sim *s, const struct cta__kernel *k, unsigned fullest,
+                         int late)
+{
+	if (!k->part_warps || !k->units_done)
+		return 0;
+	if (late)
+		return s->dev.spin_regs_late_ns && fullest + s->dev.spin_regs_free >= k->part_warps;
+	return s->dev.spin_regs_free && fullest + s->dev.spin_regs_free > k->part_warps;
+}
+
 /* The issue gate (spin_gate_threads): a block of one CTA that finds more
  * than that many threads running on its SM, or blocks already waiting
  * there, waits (resident) until the engine lets it go; the register
@@ -264,7 +311,8 @@ int cta__exec_regs_late(const struct cta_sim *s, const struct cta__kernel *k, un
  * first requests of a stealing kernel's first wave (clc_late_ppm): on an
  * H100 clustered blocks behind the gate were as late as single ones
  * (docs/FIDELITY.md). */
-int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm)
+int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm,
+                         uint64_t index)
 {
 	if ((!s->dev.spin_gate_threads && !s->dev.spin_regs_free) ||
 	    (k->csize != 1 && !s->dev.clc_late_ppm) || k->l.cooperative || k->steals ||
@@ -279,6 +327,11 @@ int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, u
 		return 0;
 	unsigned other = m->warps > k->warps ? m->warps - k->warps : 0;
 	other = other > m->gate_warps ? other - m->gate_warps : 0;
+	unsigned want[4];
+	if (other && cta__exec_part_of(s, sm, k, index, want)) {
+		unsigned f = cta__exec_part_fullest(s, sm, want, 0, NULL);
+		return cta__exec_regs_fills(s, k, f, 0) || cta__exec_regs_fills(s, k, f, 1);
+	}
 	return cta__exec_regs_waits(s, k, other) || cta__exec_regs_late(s, k, other);
 }
 
@@ -310,6 +363,17 @@ void cta__exec_held_free(struct cta_sim *s, struct cta__held *h)
 	s->free_held = h;
 }
 
+void cta__exec_part_gate(struct cta_sim *s, unsigned sm, const struct cta__kernel *k,
+                         uint64_t index, int held)
+{
+	unsigned want[4];
+	if (!cta__exec_part_of(s, sm, k, index, want))
+		return;
+	for (unsigned q = 0; q < 4; q++)
+		s->sms[sm].part_g[q] =
+		    (unsigned char)(s->sms[sm].part_g[q] + (held ? (int)want[q] : -(int)want[q]));
+}
+
 void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h)
 {
 	struct cta__sm *m = &s->sms[h->p.sm];
@@ -324,6 +388,7 @@ void cta__exec_gate_hold_placed(struct cta_sim *s, struct cta__held *h)
 	m->held_tail = h;
 	m->gate_threads += h->p.k->threads;
 	m->gate_warps += h->p.k->warps;
+	cta__exec_part_gate(s, h->p.sm, h->p.k, h->p.index, 1);
 	s->gate_waiting++;
 }
 
@@ -339,6 +404,7 @@ void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u)
 	m->gate_tail = u;
 	m->gate_threads += u->k->threads;
 	m->gate_warps += u->k->warps;
+	cta__exec_part_gate(s, u->ctas[0].sm, u->k, u->ctas[0].logical, 1);
 	s->gate_waiting++;
 }
 

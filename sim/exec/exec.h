@@ -55,7 +55,24 @@ static inline int cta__exec_cta_dirty(const struct cta__cta *c)
  * its start), with `before` threads running on its SM besides it, which
  * sets its duration model's index. The engine lets held units go
  * (gate_release in sim/engine/sim.c). */
-int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm);
+int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, unsigned sm,
+                         uint64_t index);
+/* The sub-partitions by placement order (spin_regs_order): where the rule
+ * applies to block `index` of k on SM sm, its warps on each sub-partition
+ * (want[4]) and 1, else 0; the most warps running on one of its
+ * sub-partitions with its own (own_held: its warps are counted as held),
+ * less those of a block leaving (lsub, or NULL); counting a block's warps
+ * as held by the gates (held) or no longer (0); and whether a later block
+ * of k with `fullest` warps so waits at the register file's gate, or
+ * (late) is held by its late entry. */
+int cta__exec_part_of(const struct cta_sim *s, unsigned sm, const struct cta__kernel *k,
+                      uint64_t index, unsigned want[4]);
+unsigned cta__exec_part_fullest(const struct cta_sim *s, unsigned sm, const unsigned want[4],
+                                int own_held, const unsigned *lsub);
+void cta__exec_part_gate(struct cta_sim *s, unsigned sm, const struct cta__kernel *k,
+                         uint64_t index, int held);
+int cta__exec_regs_fills(const struct cta_sim *s, const struct cta__kernel *k, unsigned fullest,
+                         int late);
 int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);
 int cta__exec_regs_late(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);
 void cta__exec_gate_hold(struct cta_sim *s, struct cta__unit *u);

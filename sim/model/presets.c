@@ -151,6 +151,7 @@ struct sweep_fit {
 	unsigned regs_wait_ns;    /* spin_regs_wait_ns: its longest wait */
 	unsigned regs_late_ns;    /* spin_regs_late_ns: its late entry */
 	unsigned regs_hold_warps; /* spin_regs_hold_warps: its end hold */
+	unsigned regs_order;      /* spin_regs_order: sub-partitions by placement order */
 	unsigned issue_ps;        /* spin_issue_ps: a declared instruction, per warp */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
 	 * request, the issuer's time after it, the claim of a success and its
@@ -211,6 +212,7 @@ static const struct sweep_fit sweep_h100 = {
     .regs_wait_ns = 60700,
     .regs_late_ns = 1899,
     .regs_hold_warps = 2,
+    .regs_order = 1,
     .issue_ps = 587,
     .clc_request_ns = 825,
     .clc_steal_ns = 758,
@@ -590,6 +592,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->spin_regs_wait_ns = f->regs_wait_ns;
 		m->spin_regs_late_ns = f->regs_late_ns;
 		m->spin_regs_hold_warps = f->regs_hold_warps;
+		m->spin_regs_order = f->regs_order;
 		m->spin_issue_ps = f->issue_ps;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;

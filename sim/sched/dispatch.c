@@ -175,6 +175,33 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 	return 0;
 }
 
+/* The sub-partitions by placement order (spin_regs_order): the blocks of
+ * one CTA of a register-limited kernel take their SM's sub-partitions in
+ * the order they are placed there, warp after warp (of the 64-thread
+ * register-heavy grids of traces/reference/h100, 944 of 167294 starts
+ * would overfill a sub-partition so, 1790 of 5000 by block index in one
+ * of them: docs/FIDELITY.md, *The register file*). Such a block fits only
+ * where its own sub-partitions have room for its warps, and never takes
+ * a slot by refill (cta__sched_can_refill), which skips that test. Blocks
+ * of 4k warps take every sub-partition alike: the rule leaves them be. */
+static int part_on(const struct cta_sim *s, const struct cta__kernel *k)
+{
+	return s->dev.spin_regs_order && k->part_warps && k->csize == 1 && k->warps % 4;
+}
+
+/* spin_regs_order: whether k's next block finds room for its warps on the
+ * sub-partitions its SM's placement order gives it. */
+static int part_fits(const struct cta__sm *m, const struct cta__kernel *k)
+{
+	unsigned need[4] = {0, 0, 0, 0};
+	for (unsigned i = 0; i < k->warps; i++)
+		need[(m->part_next + i) % 4]++;
+	for (unsigned q = 0; q < 4; q++)
+		if (m->part_w[q] + need[q] > k->part_warps)
+			return 0;
+	return 1;
+}
+
 /* Registers are counted per sub-partition, as the occupancy calculator
  * does: a warp's registers come from one of the four, so of each quarter
  * of the SM's registers only whole warps of k's size are usable (with 112
@@ -184,7 +211,7 @@ int cta__sched_kernel_init(struct cta_sim *s, struct cta__kernel *k)
 static int fits(const struct cta_sim *s, const struct cta__sm *m, const struct cta__kernel *k)
 {
 	const struct cta_device_model *d = &s->dev;
-	return m->blocks + 1 <= d->max_blocks_per_sm &&
+	return (!part_on(s, k) || part_fits(m, k)) && m->blocks + 1 <= d->max_blocks_per_sm &&
 	       (k->csize == 1 || !d->cluster_max_blocks_per_sm ||
 	        m->cblocks + 1 <= d->cluster_max_blocks_per_sm) &&
 	       m->threads + k->threads <= d->max_threads_per_sm &&
@@ -221,6 +248,9 @@ int cta__sched_init(struct cta_sim *s)
 	s->refill_ok =
 	    !s->dev.dispatch_latency_ns && !s->o.jitter_ns && !s->o.random_tiebreak &&
 	    (s->dev.placement == CTA_PLACE_SPREAD || s->dev.placement == CTA_PLACE_SWEEP);
+	for (unsigned i = 0; i < s->nsms && s->dev.spin_regs_order; i++)
+		if (!(s->sms[i].part = calloc(s->dev.max_blocks_per_sm, sizeof(*s->sms[i].part))))
+			return CTA_ENOMEM;
 	s->bwords = (s->nsms + 63) / 64;
 	s->nbuckets = s->dev.max_blocks_per_sm + 1;
 	s->bucket = calloc((size_t)s->nbuckets * s->bwords, sizeof(uint64_t));
@@ -268,6 +298,34 @@ static void refit_kernel(struct cta_sim *s, struct cta__kernel *k)
 			k->fit[i / 64] |= 1ull << (i % 64);
 }
 
+/* spin_regs_order: block `index` of k takes its sub-partitions on sm. */
+static void part_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k, uint64_t index)
+{
+	struct cta__sm *m = &s->sms[sm];
+	if (!part_on(s, k))
+		return;
+	m->part[m->npart++] = (struct cta__part){index, k->id, m->part_next};
+	for (unsigned i = 0; i < k->warps; i++)
+		m->part_w[(m->part_next + i) % 4]++;
+	m->part_next = (m->part_next + k->warps) % 4;
+}
+
+/* ... and gives them back when it leaves. */
+static void part_free(struct cta_sim *s, unsigned sm, const struct cta__kernel *k, uint64_t index)
+{
+	struct cta__sm *m = &s->sms[sm];
+	if (!part_on(s, k))
+		return;
+	for (unsigned j = 0; j < m->npart; j++) {
+		if (m->part[j].index != index || m->part[j].kid != k->id)
+			continue;
+		for (unsigned i = 0; i < k->warps; i++)
+			m->part_w[(m->part[j].base + i) % 4]--;
+		m->part[j] = m->part[--m->npart];
+		return;
+	}
+}
+
 static void sm_take(struct cta_sim *s, unsigned sm, const struct cta__kernel *k)
 {
 	struct cta__sm *m = &s->sms[sm];
@@ -294,9 +352,9 @@ int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k)
 	/* (With cand_valid, nothing_fits reads the list as it is; when no
 	 * room was freed since nothing last fitted, it is known without the
 	 * scan, as dispatch_one knows it.) */
-	return s->refill_ok && s->cand_valid && s->ncand && s->cand[0] == k && k->csize == 1 &&
-	       k->sweep_pos >= k->sweep_len && k->next_unit < k->nunits && !s->dispatch_pending &&
-	       !s->in_dispatch && !s->resv_valid && s->fe_free <= s->now &&
+	return s->refill_ok && !part_on(s, k) && s->cand_valid && s->ncand && s->cand[0] == k &&
+	       k->csize == 1 && k->sweep_pos >= k->sweep_len && k->next_unit < k->nunits &&
+	       !s->dispatch_pending && !s->in_dispatch && !s->resv_valid && s->fe_free <= s->now &&
 	       (s->nofit_gen == s->room_gen || nothing_fits(s));
 }
 
@@ -314,9 +372,10 @@ void cta__sched_refill(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
 	s->nofit_gen = s->room_gen;
 }
 
-void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm)
+void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm, uint64_t index)
 {
 	struct cta__sm *m = &s->sms[sm];
+	part_free(s, sm, k, index);
 	bucket_move(s, sm, m->blocks, m->blocks - 1);
 	m->blocks--;
 	m->cblocks -= k->csize > 1;
@@ -629,11 +688,13 @@ static int place_unit(struct cta_sim *s, struct cta__kernel *k, const unsigned *
 	if (!s->sms[sms[k->csize - 1]].sweep_first)
 		s->carry_gpc = s->sms[sms[k->csize - 1]].gpc + 1;
 	uint64_t start = s->now + jitter(s, s->dev.block_start_ns);
-	if (take_sm)
+	if (take_sm) {
+		part_take(s, sms[0], k, unit);
 		sm_take(s, sms[0], k);
+	}
 	/* A block the issue gate holds waits apart until it is let go: as a
 	 * record where units are made lazily, else as its unit, made now. */
-	int hold = cta__exec_gate_holds(s, k, sms[0]);
+	int hold = cta__exec_gate_holds(s, k, sms[0], unit);
 	if (k->csize == 1 && s->lazy_units) {
 		/* Its unit is made when its batch comes to it; one the gate
 		 * holds waits as a record too (struct cta__held). */

@@ -26,7 +26,7 @@ static inline void cta__sched_request_inline(struct cta_sim *s)
 	cta__sched_request(s);
 }
 void cta__sched_dispatch(struct cta_sim *s);
-void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm);
+void cta__sched_free_cta(struct cta_sim *s, struct cta__kernel *k, unsigned sm, uint64_t index);
 /* Whether a block of k ending now can be refilled by cta__sched_refill
  * (asked before anything of the block is freed). */
 int cta__sched_can_refill(struct cta_sim *s, const struct cta__kernel *k);

@@ -484,9 +484,14 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	assert_int_equal(cta_device_find("H100")->spin_regs_hold_warps, 2);
 	assert_int_equal(cta_device_find("H200")->spin_regs_hold_warps, 2);
 	assert_int_equal(cta_device_find("B200")->spin_regs_hold_warps, 0);
+	/* The sub-partitions by placement order: fitted on the H100's
+	 * 64-thread grids; the H200's traces have none (its fit keeps 0). */
+	assert_int_equal(cta_device_find("H100")->spin_regs_order, 1);
+	assert_int_equal(cta_device_find("H200")->spin_regs_order, 0);
 	assert_int_equal(cta_device_load(&m, write_file("spin5.model", text), err, sizeof(err)), 0);
 	assert_int_equal(m.spin_regs_late_ns, 0);
 	assert_int_equal(m.spin_regs_hold_warps, 0);
+	assert_int_equal(m.spin_regs_order, 0);
 	assert_int_equal(cta_device_load(&m,
 	                                 write_file("regs_late.model",
 	                                            "base = H100-SXM\nspin_regs_late_ns = 2500\n"

@@ -536,6 +536,40 @@ static void declared_issue_ops_cost_each_call_after_the_first_by_warps_per_sched
  * longest wait of 30 us it begins its work 30 us after its start, while
  * block 0 still runs, and runs its 20 us; with none (0) it begins when
  * block 0 ends. */
+/* The sub-partitions by placement order (spin_regs_order), the gates off:
+ * on one SM, eight 64-thread blocks of 108 registers a thread (four
+ * warps a sub-partition); block 0 (80 us, warps on sub-partitions 0 and
+ * 1) outlasts the other seven. When they end, the next blocks take the
+ * sub-partitions in turn from 0: blocks 8, 10 and 12 fill 0 and 1 beside
+ * block 0, so block 14, whose turn is 0 and 1 again, waits for one of
+ * them to end although 2 and 3 have room; counted over the whole SM it
+ * starts with the others. */
+static void register_order_places_a_block_on_its_own_sub_partitions(void **state)
+{
+	(void)state;
+	enum { NS = 20000, G = 15 };
+	for (unsigned order = 0; order <= 1; order++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_regs_free = 0;
+		o.device.spin_regs_late_ns = 0;
+		o.device.spin_regs_hold_warps = 0;
+		o.device.spin_regs_order = order;
+		unsigned long long t0[G], t1[G];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_regs(&o, &a, G, 64, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		for (unsigned b = 8; b < 14; b++)
+			assert_true(t0[b] >= t1[1] && t0[b] < t1[1] + 1000);
+		if (order)
+			assert_true(t0[14] >= t1[8] && t0[14] < t1[8] + 1000);
+		else
+			assert_true(t0[14] >= t1[1] && t0[14] < t1[1] + 1000);
+	}
+}
+
 static void register_gate_lets_a_block_go_after_its_longest_wait(void **state)
 {
 	(void)state;
@@ -582,6 +616,7 @@ static void register_gate_deals_the_sms_warps_evenly_over_sub_partitions(void **
 	o.sm_limit = 1;
 	o.device.spin_regs_free = 1;
 	o.device.spin_regs_late_ns = 0;
+	o.device.spin_regs_order = 0;
 	unsigned long long t0[G], t1[G];
 	struct ex_gate_args a = {t0, t1, NS};
 	int rc;
@@ -615,6 +650,7 @@ static void register_late_entry_holds_the_level_the_gate_lets_go(void **state)
 		o.sm_limit = 1;
 		o.device.spin_regs_free = 1;
 		o.device.spin_regs_late_ns = late;
+		o.device.spin_regs_order = 0;
 		unsigned long long t0[G], t1[G];
 		struct ex_gate_args a = {t0, t1, NS};
 		int rc;
@@ -1716,6 +1752,7 @@ int main(void)
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
+	    cmocka_unit_test(register_order_places_a_block_on_its_own_sub_partitions),
 	    cmocka_unit_test(register_gate_lets_a_block_go_after_its_longest_wait),
 	    cmocka_unit_test(register_late_entry_holds_the_level_the_gate_lets_go),
 	    cmocka_unit_test(register_end_hold_ends_a_block_with_longer_ones_placed_with_it),

@@ -280,6 +280,10 @@ int cta_cmd_calibrate(int argc, char **argv)
 		       "placed "
 		       "with it that put this many warps on one of its sub-partitions)\n",
 		       m->spin_regs_hold_warps);
+	if (m->spin_regs_order)
+		printf(
+		    "  spin_regs_order      1 (a later block takes its SM's sub-partitions in its "
+		    "placement order)\n");
 	if (m->spin_regs_late_ns)
 		printf(
 		    "  spin_regs_late_ns    %u (the longest the level above the gate holds one)\n",

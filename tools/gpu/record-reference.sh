@@ -18,7 +18,8 @@
 # and the same grids recorded without the record-slot clear), `cluster`
 # (spin_clc in 2-CTA clusters: the cluster barrier's fit),
 # `cluster-holdout` (its hold-out shapes), `hold-holdout` (the register
-# file's end hold's hold-out shapes), `waves-holdout` (later waves
+# file's end hold's hold-out shapes), `order-holdout` (the sub-partitions
+# by placement order's hold-out shapes), `waves-holdout` (later waves
 # and the fixed-work kernel on shapes outside every fit), `cluster-place`
 # (where a clustered first wave starts, by grid), `cluster-place-holdout`,
 # `cluster-slots` (clustered blocks an SM holds),
@@ -293,6 +294,27 @@ if [ "$set_" = hold-holdout ]; then
 		--arg ns=5000 --arg imbalance=one_in_seven
 	run hld_regs_mixed_b128_g2112_ns10000 spin --arg regs=1 --block 128 --arg grid=2112 \
 		--arg ns=10000 --arg imbalance=one_in_seven
+fi
+if [ "$set_" = order-holdout ]; then
+	# Held out of every fit, recorded once the sub-partitions by placement
+	# order (spin_regs_order) were fitted: the register-heavy spin at
+	# block sizes whose warps do not fill the four sub-partitions alike
+	# (1, 2, 3 and 5 warps), over several waves, with one cost and with
+	# mixed costs.
+	run ord_regs_b32_g5280 spin --arg regs=1 --block 32 --arg grid=5280 --arg ns=20000
+	run ord_regs_b96_g2200 spin --arg regs=1 --block 96 --arg grid=2200 --arg ns=20000
+	run ord_regs_b160_g1300 spin --arg regs=1 --block 160 --arg grid=1300 --arg ns=20000
+	run ord_regs_b64_g3700_ns10000 spin --arg regs=1 --block 64 --arg grid=3700 --arg ns=10000
+	run ord_regs_mixed_b64_g4500_ns10000 spin --arg regs=1 --block 64 --arg grid=4500 \
+		--arg ns=10000 --arg imbalance=one_in_seven
+	run ord_regs_mixed_b32_g4224 spin --arg regs=1 --block 32 --arg grid=4224 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run ord_regs_mixed_b96_g2640_ns10000 spin --arg regs=1 --block 96 --arg grid=2640 \
+		--arg ns=10000 --arg imbalance=one_in_seven
+	run ord_regs_mixed_b160_g1300 spin --arg regs=1 --block 160 --arg grid=1300 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	echo "done" >>"$out/runs.log"
+	exit 0
 fi
 if [ "$set_" = waves-holdout ]; then
 	# Held out of every fit: later waves, which go where the blocks of the
