@@ -486,7 +486,7 @@ static inline void cta__poll(const char *file, int line)
 static inline void cta__poll_mem(const char *file, int line)
 {
 	struct cta__lane *l = cta__cur;
-	l->comm = 1;
+	l->comm |= 1; /* (a write's 2 stays until cta__spin_poll sees it) */
 	if (__builtin_expect(l->poll_x != l->tid.x, 0))
 		cta__poll_thread();
 	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))

@@ -108,6 +108,37 @@ static void one_block_more_is_a_forward_progress_report(void **state)
 	cta_harness_free(h);
 }
 
+/* A grid barrier's writes are progress however far apart the writer's
+ * yield points fall: a chain of 128 barrier levels (about 540 us) passes
+ * under a watchdog of 20 us, which its run of nothing but spinning
+ * between two levels never reaches. (A write seen only when it was the
+ * last memory access before the spinning check once let the watchdog stop
+ * it after 21 us.) */
+static void barrier_writes_keep_the_watchdog_away(void **state)
+{
+	(void)state;
+	static const char *chain[] = {"nodes=128", "degree=0", NULL};
+	const struct cta_kernel_info *ki = cta_harness_find("ck_graph_global_barrier");
+	assert_non_null(ki);
+	struct cta_harness_opts ho = {0};
+	ho.version = CTA_HARNESS_OPTS_VERSION;
+	ho.sim = st_opts("H100-SXM");
+	ho.sim.sm_limit = 4;
+	ho.sim.watchdog_ns = 20000;
+	ho.args = chain;
+	ho.nargs = 2;
+	ho.grid_set = 1;
+	ho.grid[0] = 32;
+	ho.grid[1] = ho.grid[2] = 1;
+	struct cta_harness *h;
+	assert_int_equal(cta_harness_new(&h, ki, &ho), 0);
+	assert_int_equal(cta_harness_run(h), 0);
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	assert_int_equal(cta_sim_ub_count(cta_harness_sim(h)), 0);
+	assert_true(cta_sim_makespan_ns(cta_harness_sim(h)) > 20 * 20000);
+	cta_harness_free(h);
+}
+
 static void too_large_cooperative_launch_fails_at_launch(void **state)
 {
 	(void)state;
@@ -357,6 +388,7 @@ int main(void)
 	    cmocka_unit_test(one_block_more_is_a_forward_progress_report),
 	    cmocka_unit_test(the_issue_gate_never_holds_blocks_that_wait_for_each_other),
 	    cmocka_unit_test(too_large_cooperative_launch_fails_at_launch),
+	    cmocka_unit_test(barrier_writes_keep_the_watchdog_away),
 	    cmocka_unit_test(spinning_kernels_trace_identically_on_any_host_threads),
 	    cmocka_unit_test(a_thread_spinning_forever_is_stopped_by_the_watchdog),
 	    cmocka_unit_test(yield_points_are_counted_per_thread),
