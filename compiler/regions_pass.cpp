@@ -126,6 +126,10 @@ std::string where(const Instruction &I)
 
 struct Checker {
 	std::set<const Function *> seen;
+	// A loop of the body or its helpers polls (a yield point in a loop):
+	// the loop form then ends a thread's region at each yield point where
+	// it spins (Fission's spin mode, CTA__KC_SPIN).
+	bool spins = false;
 	// Why F (a helper the body calls, or the body) cannot run as regions;
 	// empty when it can. Barriers are allowed in the body (inBody) only.
 	std::string check(const Function &F, bool inBody, FunctionAnalysisManager &FAM)
@@ -180,22 +184,32 @@ struct Checker {
 		}
 		// A loop that reads memory another thread writes (an atomic or
 		// volatile load) may spin until a thread after it in the region
-		// writes: only a lane of its own lets that thread run.
+		// writes: only a lane of its own lets that thread run, unless the
+		// loop also has a yield point (atomics, fences, volatile loads,
+		// kernel.h's cta__poll), where a spinning thread is suspended
+		// (docs/FORWARD_PROGRESS.md): on its fiber, or in the loop form at
+		// the end of its region there (spins).
 		auto &LI = FAM.getResult<LoopAnalysis>(const_cast<Function &>(F));
-		// So may a loop of yield points (atomics, fences, volatile loads,
-		// kernel.h's cta__poll): cta__spin_poll suspends a spinning thread
-		// on its fiber (docs/FORWARD_PROGRESS.md).
+		std::set<const Loop *> polling;
+		for (const Instruction &I : instructions(F))
+			if (const auto *CB = dyn_cast<CallBase>(&I)) {
+				std::set<const Function *> st;
+				if (CB->getCalledFunction() &&
+				    reachesPoll(*CB->getCalledFunction(), st))
+					for (const Loop *L = LI.getLoopFor(I.getParent()); L;
+					     L = L->getParentLoop())
+						polling.insert(L);
+			}
 		for (const Instruction &I : instructions(F)) {
 			const auto *L = dyn_cast<LoadInst>(&I);
-			const auto *CB = dyn_cast<CallBase>(&I);
-			std::set<const Function *> st;
-			bool poll = CB && CB->getCalledFunction() &&
-			            reachesPoll(*CB->getCalledFunction(), st);
-			if (!poll && (!L || !(L->isVolatile() || L->isAtomic())))
+			if (!L || !(L->isVolatile() || L->isAtomic()))
 				continue;
-			if (LI.getLoopFor(I.getParent()))
-				return "it spins on memory" + where(I) + " in " + F.getName().str();
+			const Loop *lp = LI.getLoopFor(I.getParent());
+			if (lp && !polling.count(lp))
+				return "it spins on memory" + where(I) + " in " +
+				       F.getName().str() + " with no yield point in the loop";
 		}
+		spins = spins || !polling.empty();
 		return "";
 	}
 };
@@ -216,6 +230,44 @@ bool reachesBarrier(const Function &F, std::set<const Function *> &stack)
 					return true;
 			}
 	return false;
+}
+
+// Folds what the inlined helpers' constant arguments decide (ck_body.h's
+// ck_graph_app(p, 0) never reaches its grid_sync branch), so that the
+// checks see only the code the body can run.
+void foldConstants(Function &F)
+{
+	const DataLayout &DL = F.getParent()->getDataLayout();
+	// (The arguments still pass through allocas this early.)
+	SmallVector<AllocaInst *, 16> promote;
+	for (Instruction &I : F.getEntryBlock())
+		if (auto *A = dyn_cast<AllocaInst>(&I))
+			if (isAllocaPromotable(A))
+				promote.push_back(A);
+	if (!promote.empty()) {
+		DominatorTree DT(F);
+		PromoteMemToReg(promote, DT);
+	}
+	for (int round = 0; round < 4; round++) {
+		bool changed = false;
+		for (BasicBlock &bb : F)
+			for (Instruction &I : make_early_inc_range(bb))
+				if (Value *v = simplifyInstruction(&I, SimplifyQuery(DL))) {
+					if (v != &I && !I.getType()->isVoidTy()) {
+						I.replaceAllUsesWith(v);
+						changed = true;
+					}
+					if (isInstructionTriviallyDead(&I)) {
+						I.eraseFromParent();
+						changed = true;
+					}
+				}
+		for (BasicBlock &bb : F)
+			changed |= ConstantFoldTerminator(&bb, true);
+		changed |= removeUnreachableBlocks(F);
+		if (!changed)
+			return;
+	}
 }
 
 void inlineBarrierHelpers(Function &F)
@@ -515,6 +567,12 @@ struct Fission {
 	// and its virtual time from the lane, so each loop keeps them there,
 	// and preludes keep no loads (each thread's read is checked as its).
 	bool publish;
+	// A loop of the body polls (Checker::spins): each yield point's slow
+	// call (cta__spin_poll) becomes a test that ends the thread's region
+	// there when it spins (a kind-4 entry of bars), and the engine runs
+	// the block's threads one at a time (CTA__KC_SPIN, run_spin in
+	// sim/exec/regions.c).
+	bool spinMode = false;
 
 	Fission(Function &f)
 	    : F(f), M(*f.getParent()), C(f.getContext()), DL(f.getParent()->getDataLayout()),
@@ -578,7 +636,8 @@ struct Fission {
 					return "a call to " + c->getName().str() +
 					       " that could not be inlined";
 				if (c && (c->getName() == kBarrier || isWorkSteal(c->getName()) ||
-				          c->getName() == kWait || c->getName() == kCluster))
+				          c->getName() == kWait || c->getName() == kCluster ||
+				          (spinMode && c->getName() == "cta__spin_poll")))
 					bars.push_back(cast<CallInst>(CB));
 				if (isa<InvokeInst>(CB) || (c && c->getName() == "setjmp"))
 					return "an invoke or setjmp" + where(I);
@@ -590,6 +649,31 @@ struct Fission {
 		// whole block (sim/exec/regions.c). The marker call only stands
 		// for that barrier: its block is never run.
 		for (CallInst *&CI : bars) {
+			if (CI->getCalledFunction()->getName() == "cta__spin_poll") {
+				// if (cta__kc_spin_blocks(file, line)) [spin j]: a thread
+				// that spins ends its region here, its clock a poll round
+				// on; it goes on after the yield point once the engine
+				// resumes it (an EV_POLL).
+				Type *ptrT = PointerType::getUnqual(C), *i32 = Type::getInt32Ty(C);
+				IRBuilder<> b(CI);
+				FunctionCallee blocks =
+				    M.getOrInsertFunction("cta__kc_spin_blocks", i32, ptrT, i32);
+				CallInst *q = b.CreateCall(
+				    blocks, {CI->getArgOperand(0),
+				             b.CreateZExtOrTrunc(CI->getArgOperand(1), i32)});
+				q->setDebugLoc(CI->getDebugLoc());
+				Instruction *thenT = SplitBlockAndInsertIfThen(
+				    b.CreateICmpNE(q, b.getInt32(0)), CI, false);
+				FunctionCallee mark = M.getOrInsertFunction(
+				    "cta__kc_ws_point", Type::getVoidTy(C), ptrT, i32);
+				CallInst *m = CallInst::Create(
+				    mark, {CI->getArgOperand(0), CI->getArgOperand(1)}, "", thenT);
+				m->setDebugLoc(CI->getDebugLoc());
+				CI->eraseFromParent();
+				CI = m;
+				barKind.push_back(4);
+				continue;
+			}
 			if (CI->getCalledFunction()->getName() == kWait) {
 				// if (cta__kc_wait_blocks(bar, parity)) { [wait j]
 				// try_wait(...) } else try_wait(...): the call after the
@@ -656,6 +740,12 @@ struct Fission {
 		}
 		if (wsEnter.size() > 1)
 			return "more than one work-stealing loop in the body";
+		// Spinning threads: the engine's one-at-a-time rounds of a CTA
+		// (run_spin) know __syncthreads and yield points, no more.
+		if (spinMode && (!wsEnter.empty() || !waitAt.empty() ||
+		                 std::count(barKind.begin(), barKind.end(), 3)))
+			return "a loop that spins on memory beside a work-stealing loop, an "
+			       "mbarrier wait or a cluster barrier";
 		// A cluster barrier: the engine runs the cluster's threads one
 		// at a time in the fiber path's order (run_cluster), which knows
 		// cluster barriers and a block-wide mbarrier wait, no more.
@@ -672,10 +762,14 @@ struct Fission {
 		// the mbarriers apart (CTA__KC_OBS), where one lane runs them all.
 		if (bars.size() > kMaxBarriers)
 			return "more than " + std::to_string(kMaxBarriers) + " barriers";
-		for (CallInst *CI : bars)
-			if (!isa<Constant>(CI->getArgOperand(0)) ||
-			    !isa<ConstantInt>(CI->getArgOperand(1)))
-				return "a barrier whose location is not a constant" + where(*CI);
+		// (A yield point's location may be a choice of several, where
+		// clang merged the calls of two branches: the engine reads where a
+		// thread spins from cta__kc_spin_blocks, its table entry none.)
+		for (size_t j = 0; j < bars.size(); j++)
+			if (barKind[j] != 4 && (!isa<Constant>(bars[j]->getArgOperand(0)) ||
+			                        !isa<ConstantInt>(bars[j]->getArgOperand(1))))
+				return "a barrier whose location is not a constant" +
+				       where(*bars[j]);
 		// The barrier alone in its block; the code after it starts a region.
 		entryOf.push_back(&F.getEntryBlock());
 		for (CallInst *CI : bars) {
@@ -2246,9 +2340,10 @@ struct Fission {
 						    C, "bar" + std::to_string(j) + tag, G, done);
 						VM[barBB[j]] = X;
 						IRBuilder<> e(X);
-						if (barKind[j] == 2) {
-							// An mbarrier wait: cta__kc_wait_blocks
-							// counted the thread; no barrier
+						if (barKind[j] == 2 || barKind[j] == 4) {
+							// An mbarrier wait (cta__kc_wait_blocks) or
+							// a spin (cta__kc_spin_blocks), which
+							// counted the thread: no barrier
 							// bookkeeping.
 							e.CreateStore(e.getInt8(j), contAt);
 							for (AllocaInst *A : allocas)
@@ -2497,6 +2592,14 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			FAM.invalidate(*F, PreservedAnalyses::none());
 			Checker ck;
 			std::string why = ck.check(*F, true, FAM);
+			if (why.find("grid waits") != std::string::npos) {
+				// Perhaps in a branch its inlined helpers' arguments rule
+				// out (only then: the other bodies' code stays as it was).
+				foldConstants(*F);
+				FAM.invalidate(*F, PreservedAnalyses::none());
+				ck = Checker();
+				why = ck.check(*F, true, FAM);
+			}
 			SmallVector<CallInst *, 8> bars;
 			for (Instruction &I : instructions(*F))
 				if (auto *CI = dyn_cast<CallInst>(&I))
@@ -2569,6 +2672,7 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			setDescField(D, 2, nullp);
 			// The loop form first; the coroutine form where it cannot.
 			Fission fz(*F);
+			fz.spinMode = ck.spins;
 			std::string fwhy = fz.prepare();
 			if (fwhy.empty())
 				fwhy = fz.classify();
@@ -2607,11 +2711,17 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				StructType *BT =
 				    StructType::get(Cx, {PointerType::getUnqual(Cx), i32, i32});
 				std::vector<Constant *> rows;
-				for (size_t j = 0; j < fz.bars.size(); j++)
+				for (size_t j = 0; j < fz.bars.size(); j++) {
+					Value *file = fz.bars[j]->getArgOperand(0),
+					      *line = fz.bars[j]->getArgOperand(1);
+					if (!isa<Constant>(file) || !isa<ConstantInt>(line)) {
+						file = nullp; // (a yield point's: see prepare)
+						line = ConstantInt::get(i32, 0);
+					}
 					rows.push_back(ConstantStruct::get(
-					    BT, {cast<Constant>(fz.bars[j]->getArgOperand(0)),
-					         cast<Constant>(fz.bars[j]->getArgOperand(1)),
+					    BT, {cast<Constant>(file), cast<Constant>(line),
 					         ConstantInt::get(i32, fz.barKind[j])}));
+				}
 				auto *AT = ArrayType::get(BT, rows.size());
 				auto *tab = new GlobalVariable(
 				    M, AT, true, GlobalValue::PrivateLinkage,
@@ -2643,10 +2753,16 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 				const unsigned obs = fz.waitAt.size() > 1 ? 8 : 0;
 				// CTA__KC_CLUSTER: a cluster barrier, which the engine's
 				// rounds of one CTA cannot take (run_cluster instead).
+				// CTA__KC_SPIN: yield points that end a spinning thread's
+				// region (run_spin).
+				// (A spinning thread in that form suspends at its yield
+				// points: not CTA__KC_POLLS_ONLY.)
 				setDescField(D, 11,
-				             ConstantInt::get(i32, (local ? 1 : 0) | noWait |
-				                                       noShared | obs |
-				                                       (cluster ? 32 : 0)));
+				             ConstantInt::get(
+				                 i32, (local ? 1 : 0) |
+				                          (fz.spinMode ? noWait & ~4u : noWait) |
+				                          noShared | obs | (cluster ? 32 : 0) |
+				                          (fz.spinMode ? 64 : 0)));
 				if (local) {
 					Type *i64 = Type::getInt64Ty(Cx);
 					StructType *CT =
@@ -2684,13 +2800,13 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 					       << " of block-uniform values)\n";
 				continue;
 			}
-			if (steals || cluster) {
+			if (steals || cluster || ck.spins) {
 				// The coroutine form has no work-stealing loop of its own,
-				// nor cluster barriers.
-				why =
-				    std::string(cluster ? "a cluster barrier"
-				                        : "a work-stealing loop or mbarrier wait") +
-				    " the loop form cannot take: " + fwhy;
+				// nor cluster barriers, nor spinning threads.
+				why = std::string(cluster  ? "a cluster barrier"
+				                  : steals ? "a work-stealing loop or mbarrier wait"
+				                           : "a loop that spins on memory") +
+				      " the loop form cannot take: " + fwhy;
 				if (verbose)
 					errs()
 					    << "ctasim-kc: " << base << ": fibers: " << why << "\n";

@@ -2006,12 +2006,19 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 	uint64_t since = s->mark_t > s->progress_t ? s->mark_t : s->progress_t;
 	if (s->now < since || s->now - since <= s->watchdog_ns)
 		return 0;
-	struct cta__lane_x *x = u->spinners;
-	for (struct cta__lane_x *y = x; y; y = y->next_wait)
-		if (y->spin->spin_since < x->spin->spin_since)
-			x = y;
-	if (!x)
+	/* The spinning thread that spun longest (the first in the spinners'
+	 * order of those), named by its lane. */
+	struct cta__exec_spinner sp, y;
+	unsigned at = 0;
+	if (!cta__exec_unit_spinner(u, 0, &sp))
 		return 0;
+	for (unsigned i = 1; cta__exec_unit_spinner(u, i, &y); i++)
+		if (y.since < sp.since) {
+			sp = y;
+			at = i;
+		}
+	cta__exec_unit_spinner(u, at, &sp);
+	struct cta__lane_x *x = sp.x;
 	/* Spinning units and waiting kernels, for the message. */
 	uint64_t nspinning = 0;
 	for (size_t i = 0; i < s->nunits_made; i++)
@@ -2023,14 +2030,13 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 			pk = s->kernels[i];
 	const struct cta__cta *c = x->cta;
 	char msg[512];
-	int n =
-	    snprintf(msg, sizeof(msg),
-	             "thread %u of block (%u,%u,%u) has spun on global memory since t=%" PRIu64
-	             " ns (%" PRIu64 " ns of virtual time with nothing but spinning: the "
-	             "watchdog is %" PRIu64 " ns, --watchdog); %" PRIu64 " resident block%s spin%s",
-	             x->l.tid.x + x->l.bdim.x * (x->l.tid.y + x->l.bdim.y * x->l.tid.z), c->bid.x,
-	             c->bid.y, c->bid.z, x->spin->spin_since, s->now - since, s->watchdog_ns,
-	             nspinning, nspinning == 1 ? "" : "s", nspinning == 1 ? "s" : "");
+	int n = snprintf(
+	    msg, sizeof(msg),
+	    "thread %u of block (%u,%u,%u) has spun on global memory since t=%" PRIu64
+	    " ns (%" PRIu64 " ns of virtual time with nothing but spinning: the "
+	    "watchdog is %" PRIu64 " ns, --watchdog); %" PRIu64 " resident block%s spin%s",
+	    sp.rank, c->bid.x, c->bid.y, c->bid.z, sp.since, s->now - since, s->watchdog_ns,
+	    nspinning, nspinning == 1 ? "" : "s", nspinning == 1 ? "s" : "");
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		n = (int)strlen(msg);
 	int rule = UB_WATCHDOG;
@@ -2073,18 +2079,17 @@ static int poll_watchdog(struct cta_sim *s, struct cta__unit *u)
 		         "; adversarial scheduling starved the other spinning blocks: the kernel "
 		         "relies on fair scheduling among resident blocks");
 	}
-	cta__exec_watchdog_stop(s, u, x, rule, x->spin->spin_file, x->spin->spin_line, msg);
+	cta__exec_watchdog_stop(s, u, x, rule, sp.file, sp.line, msg);
 	commit_unit(s, u);
 	/* Also name each other spinning block once, where it spins. */
 	for (size_t i = 0; rule == UB_FORWARD_PROGRESS && i < s->nunits_made; i++) {
 		struct cta__unit *v = s->units[i];
-		if (v == u || !v->live || !v->spinners)
+		if (v == u || !v->live || !cta__exec_unit_spinner(v, 0, &y))
 			continue;
-		struct cta__lane_x *y = v->spinners;
-		cta__ub(s, UB_FORWARD_PROGRESS, v, y, y->spin->spin_file, y->spin->spin_line,
+		cta__ub(s, UB_FORWARD_PROGRESS, v, y.x, y.file, y.line,
 		        "block (%u,%u,%u) of kernel %s spins here too, waiting like block "
 		        "(%u,%u,%u)",
-		        y->cta->bid.x, y->cta->bid.y, y->cta->bid.z, v->k->label, c->bid.x,
+		        y.x->cta->bid.x, y.x->cta->bid.y, y.x->cta->bid.z, v->k->label, c->bid.x,
 		        c->bid.y, c->bid.z);
 		commit_unit(s, v);
 	}

@@ -1721,12 +1721,40 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now)
 	u->nspin = 0;
 	while (x) {
 		struct cta__lane_x *n = x->next_wait;
-		if (x->l.vtime < now)
-			x->l.vtime = now;
-		x->spin->spin_resume_t = x->l.vtime;
+		if (x->kc_park) {
+			/* A compiled block: its spinning threads go on (run_spin). */
+			cta__regions_spin_wake(x, now);
+		} else {
+			if (x->l.vtime < now)
+				x->l.vtime = now;
+			x->spin->spin_resume_t = x->l.vtime;
+		}
 		lane_wake(u, x);
 		x = n;
 	}
+}
+
+static unsigned lane_rank(const struct cta__lane_x *x);
+
+int cta__exec_unit_spinner(struct cta__unit *u, unsigned i, struct cta__exec_spinner *sp)
+{
+	for (struct cta__lane_x *x = u->spinners; x; x = x->next_wait) {
+		unsigned m = x->kc_park ? cta__regions_nspin(x) : 1;
+		if (i >= m) {
+			i -= m;
+			continue;
+		}
+		sp->x = x;
+		if (x->kc_park)
+			return cta__regions_spinner(x, i, &sp->rank, &sp->since, &sp->file,
+			                            &sp->line);
+		sp->rank = lane_rank(x);
+		sp->since = x->spin->spin_since;
+		sp->file = x->spin->spin_file;
+		sp->line = x->spin->spin_line;
+		return 1;
+	}
+	return 0;
 }
 
 /* A CTA of one thread (every CTA of a timing-only run): the barrier

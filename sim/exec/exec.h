@@ -147,5 +147,18 @@ void cta__exec_bar_watchdog_report(struct cta__unit *u, struct cta__lane_x *x, s
 /* An EV_POLL for u is due: its spinning lanes become runnable, at now at
  * the earliest. */
 void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now);
+/* A spinning thread of a unit: the lane that stands for it (set to name
+ * it in a report), its rank, since when it spins, where it last spun. */
+struct cta__exec_spinner {
+	struct cta__lane_x *x;
+	unsigned rank;
+	uint64_t since;
+	const char *file;
+	int line;
+};
+/* The i-th spinning thread of u in the order of u->spinners (a lane's
+ * thread, or each of a compiled block's: cta__regions_spinner), into *sp;
+ * 0 when there is none. */
+int cta__exec_unit_spinner(struct cta__unit *u, unsigned i, struct cta__exec_spinner *sp);
 
 #endif

@@ -123,6 +123,8 @@ const struct cta__kc_def *cta__regions_for(struct cta_sim *s, const struct cta__
 				return NULL;
 			if (d->flags & CTA__KC_CLUSTER)
 				return d->fis && !s->o.sanitize ? d : NULL;
+			if (d->flags & CTA__KC_SPIN)
+				return d->fis && k->csize == 1 && !s->o.sanitize ? d : NULL;
 			return k->csize == 1 ? d : NULL;
 		}
 	}
@@ -208,8 +210,27 @@ struct kc_block {
 	unsigned poll_owner;
 	uint16_t *polls;
 	size_t polls_cap;
+	/* A CTA__KC_SPIN body's threads' spinning states (run_spin), and
+	 * whether the thread just run suspended at a yield point (at spun_vt). */
+	struct kc_spin *spins;
+	size_t spins_cap;
+	int spun;
+	uint64_t spun_vt;
 };
 static _Thread_local struct kc_block kcb;
+
+/* A thread's spinning state (struct cta__lane_spin of a lane on fibers):
+ * its suspensions in a row, since when it spins with no write, when an
+ * EV_POLL last resumed it, where it last suspended. Its padding is zero:
+ * equal states compare equal (a park keeps runs of them). */
+struct kc_spin {
+	uint64_t since, resume_t;
+	const char *file;
+	int line;
+	unsigned rounds;
+	uint32_t started; /* it reached CTA__POLL_BUDGET once: the next time it spins */
+	uint32_t pad;
+};
 
 /* Room for n threads' counts of yield points, all 0, the lane's count
  * no thread's; 0 or -1. */
@@ -627,6 +648,14 @@ struct cta__kc_park {
 	 * of threads that hold the same (struct orun, its entries). Last, the
 	 * threads' counts of yield points as runs of equal ones (rle_put). */
 	size_t nor;
+	/* A block of a CTA__KC_SPIN body (run_spin; then nothing above but
+	 * loc is used): data holds its state at these offsets, its ncw
+	 * threads at the barrier and nsp that spin (struct kc_item each, in
+	 * the order they came), and the EV_POLL's time once one woke it. */
+	int spin;
+	unsigned ncw, nsp;
+	size_t off_cw, off_sp, off_pl, off_ss;
+	uint64_t wake_t;
 	unsigned char data[];
 };
 struct wrun {
@@ -685,6 +714,7 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 		pk->cap = need;
 	}
 	pk->cl = NULL;
+	pk->spin = 0;
 	pk->nsr = nsr;
 	pk->nwr = nwr;
 	pk->nor = nor;
@@ -784,6 +814,8 @@ unsigned cta__regions_park_waiting(const struct cta__lane_x *x)
 {
 	if (x->kc_park->cl)
 		return cluster_waiting(x->kc_park);
+	if (x->kc_park->spin)
+		return x->kc_park->ncw + x->kc_park->nsp;
 	return x->kc_park->nw ? x->kc_park->nw : x->kc_park->ws.n;
 }
 
@@ -795,6 +827,8 @@ int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint
 		return 0;
 	if (pk->cl)
 		return cluster_wait_time(pk, rank, vt);
+	if (pk->spin)
+		return 0;
 	if (!pk->nw) {
 		/* A work-stealing loop's block (cta__clc_ws_run): every thread
 		 * waits for the request right after its body, at the time its
@@ -2228,6 +2262,416 @@ done:
 	return 0;
 }
 
+/* ---- spinning threads ------------------------------------------------- */
+
+/* A body with yield points in a loop (CTA__KC_SPIN) runs its block's
+ * threads one at a time, each a call of the loop form for one thread, in
+ * the order the fiber path runs them (exec.c), as run_cluster does a
+ * cluster's: new threads in rank order; after a thread that waits, the
+ * woken threads first (the run queue), then new ones; after a thread that
+ * ended, new ones first; the thread whose arrival completes the
+ * __syncthreads goes on at once, the others after it in their arrival
+ * order. A thread that spins at a yield point (cta__kc_spin_blocks, as
+ * cta__spin_poll on fibers) ends its call there. Once nothing can run,
+ * the block waits as one lane on its unit's spinners (its state a few
+ * hundred bytes, struct cta__kc_park), where the fiber path keeps a lane
+ * and a stack per thread; the EV_POLL that wakes the lane wakes its
+ * spinning threads as it would their lanes: in the reverse of their
+ * suspensions, each at the later of its time and the poll's. */
+
+int cta__kc_spin_blocks(const char *file, unsigned line)
+{
+	struct kc_block *b = &kcb;
+	struct cta__lane *l = &b->x->l;
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	struct kc_spin *sp = &b->spins[b->cur];
+	l->polls = 0;
+	if (l->comm & 2) {
+		/* A write another thread may wait for: progress. */
+		l->comm = 1;
+		if (sp->started)
+			sp->since = l->vtime;
+		if (l->vtime > __atomic_load_n(&s->progress_t, __ATOMIC_RELAXED))
+			__atomic_store_n(&s->progress_t, l->vtime, __ATOMIC_RELAXED);
+	}
+	if (!sp->started) {
+		sp->started = 1;
+		sp->since = l->vtime;
+		sp->rounds = 0;
+		return 0;
+	}
+	const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
+	if (l->vtime - sp->resume_t > round || l->vtime < sp->resume_t)
+		sp->rounds = 0;
+	sp->rounds++;
+	uint64_t mult = sp->rounds / CTA__SPIN_RAMP;
+	mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
+	l->vtime += round * mult;
+	sp->file = file;
+	sp->line = (int)line;
+	__atomic_store_n(&s->any_spin, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->k->comm_state, 2, __ATOMIC_RELAXED);
+	b->spun = 1;
+	b->spun_vt = l->vtime;
+	return 1;
+}
+
+/* Room for n threads' spinning states in b; 0 or -1. */
+static int spins_room(struct kc_block *b, size_t n)
+{
+	if (n <= b->spins_cap)
+		return 0;
+	free(b->spins);
+	b->spins = malloc(n * sizeof(*b->spins));
+	b->spins_cap = b->spins ? n : 0;
+	return b->spins ? 0 : -1;
+}
+
+/* The CTA barrier completes (barrier_release of exec.c): its waiters go on
+ * at the latest arrival plus the barrier's cost, in their arrival order;
+ * returns that time. */
+static uint64_t spin_release(struct kc_cl *K, unsigned n, struct cta__lane_x *x, struct cta__cta *c)
+{
+	uint64_t t = c->bar_max_t + x->l.unit->sim->dev.barrier_ns;
+	c->bar_rel_t = t;
+	c->bar_gen++;
+	for (unsigned i = 0; i < K->ncw; i++) {
+		struct kc_item it = K->cw[i];
+		it.vt = t;
+		q_push(K, n, it);
+	}
+	K->ncw = 0;
+	x->bar_gen = c->bar_gen;
+	c->bar_arrived = 0;
+	c->bar_max_t = 0;
+	c->bar_file = NULL;
+	c->bar_divergent_reported = 0;
+	return t;
+}
+
+/* The state of a waiting CTA__KC_SPIN block (n threads, nsp of them
+ * spinning, on K->mw) into a park; NULL when out of memory. */
+static struct cta__kc_park *spin_pack(struct kc_block *b, struct kc_cl *K,
+                                      const struct cta__kc_def *d, unsigned n, unsigned nsp)
+{
+	size_t stride = (size_t)d->nbar * d->uni_bytes, sb = (size_t)n * d->slot_bytes;
+	const unsigned char *pl = (const unsigned char *)b->polls;
+	const unsigned char *ss = (const unsigned char *)b->spins;
+	size_t need = rle_len(K->cont, n, 1) + rle_len(K->slots, sb / 16, 16) +
+	              (stride ? rle_len(K->urep, n, stride) : 0) +
+	              (K->ncw + nsp) * sizeof(struct kc_item) + rle_len(pl, n, sizeof(*b->polls)) +
+	              rle_len(ss, n, sizeof(*b->spins));
+	struct cta__kc_park *pk = malloc(sizeof(*pk) + need);
+	if (!pk)
+		return NULL;
+	memset(pk, 0, sizeof(*pk));
+	pk->cap = need;
+	pk->spin = 1;
+	pk->ncw = K->ncw;
+	pk->nsp = nsp;
+	unsigned char *o = rle_put(pk->data, K->cont, n, 1);
+	o = rle_put(o, K->slots, sb / 16, 16);
+	if (stride)
+		o = rle_put(o, K->urep, n, stride);
+	pk->off_cw = (size_t)(o - pk->data);
+	memcpy(o, K->cw, K->ncw * sizeof(struct kc_item));
+	o += K->ncw * sizeof(struct kc_item);
+	pk->off_sp = (size_t)(o - pk->data);
+	memcpy(o, K->mw, nsp * sizeof(struct kc_item));
+	o += nsp * sizeof(struct kc_item);
+	pk->off_pl = (size_t)(o - pk->data);
+	o = rle_put(o, pl, n, sizeof(*b->polls));
+	pk->off_ss = (size_t)(o - pk->data);
+	rle_put(o, ss, n, sizeof(*b->spins));
+	return pk;
+}
+
+/* What spin_pack kept, back into K and b; the spinning threads' count. */
+static unsigned spin_unpack(struct kc_block *b, struct kc_cl *K, const struct cta__kc_def *d,
+                            unsigned n, const struct cta__kc_park *pk)
+{
+	size_t stride = (size_t)d->nbar * d->uni_bytes, sb = (size_t)n * d->slot_bytes;
+	const unsigned char *in = rle_get(pk->data, K->cont, n, 1);
+	in = rle_get(in, K->slots, sb / 16, 16);
+	if (stride)
+		rle_get(in, K->urep, n, stride);
+	K->ncw = pk->ncw;
+	memcpy(K->cw, pk->data + pk->off_cw, pk->ncw * sizeof(struct kc_item));
+	memcpy(K->mw, pk->data + pk->off_sp, pk->nsp * sizeof(struct kc_item));
+	rle_get(pk->data + pk->off_pl, (unsigned char *)b->polls, n, sizeof(*b->polls));
+	rle_get(pk->data + pk->off_ss, (unsigned char *)b->spins, n, sizeof(*b->spins));
+	return pk->nsp;
+}
+
+void cta__regions_spin_wake(struct cta__lane_x *x, uint64_t now)
+{
+	x->kc_park->wake_t = now;
+}
+
+unsigned cta__regions_nspin(const struct cta__lane_x *x)
+{
+	return x->kc_park && x->kc_park->spin ? x->kc_park->nsp : 0;
+}
+
+int cta__regions_spinner(struct cta__lane_x *x, unsigned i, unsigned *rank, uint64_t *since,
+                         const char **file, int *line)
+{
+	const struct cta__kc_park *pk = x->kc_park;
+	if (!pk || !pk->spin || i >= pk->nsp)
+		return 0;
+	struct kc_item it;
+	memcpy(&it, pk->data + pk->off_sp + (size_t)(pk->nsp - 1 - i) * sizeof(it), sizeof(it));
+	/* Its state: the run of the park's states that holds it. */
+	const unsigned char *in = pk->data + pk->off_ss;
+	for (uint64_t t = 0;;) {
+		uint64_t count;
+		memcpy(&count, in, 8);
+		if (it.rank < t + count) {
+			struct kc_spin sp;
+			memcpy(&sp, in + 8, sizeof(sp));
+			*rank = it.rank;
+			*since = sp.since;
+			*file = sp.file;
+			*line = sp.line;
+			/* (The lane names it in reports.) */
+			struct cta__lane *l = &x->l;
+			l->tid.x = it.rank % l->bdim.x;
+			l->tid.y = it.rank / l->bdim.x % l->bdim.y;
+			l->tid.z = it.rank / (l->bdim.x * l->bdim.y);
+			l->vtime = it.vt;
+			return 1;
+		}
+		t += count;
+		in += 8 + sizeof(struct kc_spin);
+	}
+}
+
+/* The block of lane x of a CTA__KC_SPIN body (fresh when pk is NULL, else
+ * woken by an EV_POLL: its park, taken from x), as described above. 0 once
+ * every thread ended, CTA__KC_PARKED when it waits, -1 when out of memory
+ * before anything ran. */
+static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct cta__kc_park *pk)
+{
+	struct cta__lane *l = &x->l;
+	struct cta__unit *u = l->unit;
+	struct cta__kernel *k = u->k;
+	struct cta_sim *s = u->sim;
+	struct kc_block *b = &kcb;
+	struct kc_cl *K = &kcl;
+	const unsigned n = (unsigned)u->ctas[0].nthreads;
+	const size_t ub = d->uni_bytes, stride = (size_t)d->nbar * ub;
+	if (cluster_room(K, d, 1, n) || spins_room(b, n) || polls_start(b, x, n)) {
+		if (!pk)
+			return -1; /* (the thread loop takes over) */
+		free(pk);
+		cta__base_out_error(u, "kernel %s: out of memory", k->label);
+		x->cta->exited = x->cta->nthreads;
+		l->active = 0;
+		return 0;
+	}
+	struct cta__cursor *cur = l->cursor;
+	unsigned next_new = n, nsp = 0;
+	K->qh = K->qn = 0;
+	if (!pk) {
+		cur->left = 0;
+		cur->tid.x = cur->tid.y = cur->tid.z = 0;
+		if (cur->cta != l->cta_rank || !l->smem)
+			cta__lane_enter_cta(l);
+		cur->cta++;
+		next_new = 0;
+		K->ncw = 0;
+		memset(b->spins, 0, n * sizeof(*b->spins));
+	} else {
+		unsigned m = spin_unpack(b, K, d, n, pk);
+		/* The EV_POLL (cta__exec_unit_poll_wake): the spinning threads
+		 * go on in the reverse of their suspensions, each at the later of
+		 * its time and the poll's. */
+		for (unsigned i = m; i-- > 0;) {
+			struct kc_item it = K->mw[i];
+			if (it.vt < pk->wake_t)
+				it.vt = pk->wake_t;
+			b->spins[it.rank].resume_t = it.vt;
+			q_push(K, n, it);
+		}
+		free(pk);
+	}
+	b->x = x;
+	b->u = u;
+	b->d = d;
+	b->n = n;
+	b->c = x->cta;
+	b->obs_on = 0;
+	b->mixed = 0;
+	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
+	struct cta__idx ix;
+	ix.tid.x = ix.tid.y = ix.tid.z = 0;
+	l->tid = ix.tid;
+	ix.bid = l->bid;
+	ix.bdim = l->bdim;
+	ix.gdim = l->gdim;
+	ix.spin = cur->spin;
+	ix.add = cur->add;
+	l->active = 1;
+	l->run_x0 = 0;
+	l->row_end = l->bdim.x;
+	kc_fis_fn fn = (kc_fis_fn)d->fis;
+	const void *args = k->args;
+	struct cta__cta *c = x->cta;
+	int ended = 0, self = 0; /* the last thread ended; its arrival released */
+	struct kc_item it = {0, 0, 0};
+	struct cta__kc_run r;
+	r.lo2 = r.hi2 = 0;
+	r.n = n;
+	r.slots = K->slots;
+	r.cont = K->cont;
+	for (;;) {
+		int fresh = 0;
+		if (self) {
+			self = 0; /* it: the releasing thread, at the release */
+		} else if (ended && next_new < n) {
+			it = (struct kc_item){0, next_new++, cur->t0};
+			fresh = 1;
+		} else if (K->qn) {
+			it = q_pop(K, n);
+		} else if (next_new < n) {
+			it = (struct kc_item){0, next_new++, cur->t0};
+			fresh = 1;
+		} else if (c->bar_arrived && c->bar_arrived + c->exited == c->nthreads &&
+		           !u->watchdog) {
+			/* settle_barriers: the missing threads exited; reported at
+			 * the first waiter. */
+			if (!c->bar_divergent_reported && !c->foreach_calls) {
+				struct kc_item w = K->cw[0];
+				const struct cta__kc_bar *at = &d->bars[K->cont[w.rank]];
+				lane_at(b, w.rank, w.vt);
+				cta__ub(s, UB_DIVERGENT_BARRIER, u, x, at->file, at->line,
+				        "%" PRIu64 " of the block's %" PRIu64
+				        " threads exited without reaching this barrier",
+				        c->exited, (uint64_t)c->nthreads);
+			}
+			spin_release(K, n, x, c);
+			ended = 0;
+			continue;
+		} else {
+			break;
+		}
+		ended = 0;
+		unsigned char *mine = K->urep + (size_t)it.rank * stride;
+		r.region = fresh ? 0 : K->cont[it.rank] + 1u;
+		r.uin = fresh ? K->zero : mine + K->cont[it.rank] * ub;
+		r.uout = mine;
+		r.lo = it.rank;
+		r.hi = it.rank + 1u;
+		r.t = it.vt;
+		r.bar_max = r.end_max = r.arrived = r.exited = 0;
+		r.want = CTA__KC_NONE;
+		r.first_vt = r.last_vt = 0;
+		b->cur = it.rank;
+		b->spun = 0;
+		polls_flush(b);
+		fn(args, l, &ix, &r);
+		if (r.exited) {
+			c->exited++;
+			if (r.end_max > c->end_t)
+				c->end_t = r.end_max;
+			ended = 1;
+		} else if (b->spun) {
+			K->mw[nsp++] = (struct kc_item){0, it.rank, b->spun_vt};
+		} else if (r.arrived && d->bars[K->cont[it.rank]].kind == 0) {
+			/* cta__syncthreads_rule. */
+			const struct cta__kc_bar *at = &d->bars[K->cont[it.rank]];
+			uint64_t vt = r.bar_max;
+			u->out.crossings++;
+			c->cold_dirty = 1;
+			if (c->bar_arrived == 0) {
+				c->bar_file = at->file;
+				c->bar_line = at->line;
+			} else if ((c->bar_line != at->line ||
+			            (c->bar_file != at->file && strcmp(c->bar_file, at->file))) &&
+			           !c->bar_divergent_reported) {
+				c->bar_divergent_reported = 1;
+				lane_at(b, it.rank, vt);
+				cta__ub(
+				    s, UB_DIVERGENT_BARRIER, u, x, at->file, at->line,
+				    "other threads of the block wait at the __syncthreads at %s:%d",
+				    c->bar_file, c->bar_line);
+			}
+			c->bar_arrived++;
+			if (vt > c->bar_max_t)
+				c->bar_max_t = vt;
+			if (c->bar_arrived + c->exited == c->nthreads) {
+				if (c->exited && !c->bar_divergent_reported) {
+					lane_at(b, it.rank, vt);
+					cta__ub(s, UB_DIVERGENT_BARRIER, u, x, at->file, at->line,
+					        "%" PRIu64 " of the block's %" PRIu64
+					        " threads exited without reaching this barrier",
+					        c->exited, (uint64_t)c->nthreads);
+				}
+				if (cta__exec_bar_idle(s, c)) {
+					lane_at(b, it.rank, vt);
+					cta__exec_bar_watchdog_report(u, x, c, at->file, at->line,
+					                              c->bar_idle_ns);
+					goto given_up;
+				}
+				it.vt = spin_release(K, n, x, c);
+				self = 1;
+			} else {
+				K->cw[K->ncw++] = (struct kc_item){0, it.rank, vt};
+			}
+		} else {
+			cta__base_out_error(
+			    u,
+			    "kernel %s: a compiled block's thread stopped "
+			    "where the loop form cannot go on (a kernel compiler bug)",
+			    k->label);
+			goto given_up;
+		}
+	}
+	if (c->exited < c->nthreads) {
+		if (!nsp) {
+			if (!u->watchdog)
+				cta__base_out_error(
+				    u,
+				    "kernel %s: a compiled block can never continue (its "
+				    "threads wait at __syncthreads)",
+				    k->label);
+			goto given_up;
+		}
+		/* The block waits for its spinning threads' next poll:
+		 * cta__spin_poll's suspension, once for all of them. */
+		polls_flush(b);
+		pk = spin_pack(b, K, d, n, nsp);
+		if (!pk) {
+			cta__base_out_error(u, "kernel %s: out of memory", k->label);
+			goto given_up;
+		}
+		uint64_t wake = K->mw[0].vt;
+		for (unsigned i = 1; i < nsp; i++)
+			wake = K->mw[i].vt < wake ? K->mw[i].vt : wake;
+		if (!u->nspin || wake < u->spin_wake)
+			u->spin_wake = wake;
+		x->kc_park = pk;
+		x->next_wait = u->spinners;
+		u->spinners = x;
+		u->nspin++;
+		x->state = L_SPIN;
+		/* (The thread a report names: the latest to spin.) */
+		l->tid = tid_of(b, l, K->mw[nsp - 1].rank);
+		x->wait_file = b->spins[K->mw[nsp - 1].rank].file;
+		x->wait_line = b->spins[K->mw[nsp - 1].rank].line;
+		b->poll_on = 0;
+		return CTA__KC_PARKED;
+	}
+	goto done;
+given_up:
+	c->exited = c->nthreads;
+done:
+	b->poll_on = 0;
+	l->active = 0;
+	return 0;
+}
+
 int cta__regions_threads(struct cta__lane_x *x)
 {
 	struct cta__lane *l = &x->l;
@@ -2249,6 +2693,12 @@ int cta__regions_threads(struct cta__lane_x *x)
 		/* A block that waited as a whole, woken. */
 		struct cta__kc_park *pk = x->kc_park;
 		x->kc_park = NULL;
+		if (pk->spin) {
+			r = run_spin(x, d, pk);
+			if (r == CTA__KC_PARKED)
+				return r;
+			goto next;
+		}
 		r = run_block_fis(x, d, pk);
 		if (r == CTA__KC_PARKED)
 			return r;
@@ -2266,18 +2716,21 @@ int cta__regions_threads(struct cta__lane_x *x)
 		    l->cursor->left != (uint64_t)u->ctas[0].nthreads * u->nctas ||
 		    u->ctas[0].nthreads < 2)
 			return 0;
-		r = cluster  ? run_cluster(x, d, NULL, 0)
-		    : d->fis ? run_block_fis(x, d, NULL)
-		             : run_block(x, d);
+		r = cluster                     ? run_cluster(x, d, NULL, 0)
+		    : (d->flags & CTA__KC_SPIN) ? run_spin(x, d, NULL)
+		    : d->fis                    ? run_block_fis(x, d, NULL)
+		                                : run_block(x, d);
 		if (r == CTA__KC_PARKED)
 			return r;
 		if (r)
 			return 0; /* out of memory: the thread loop takes over */
 	}
+next:
 	while (cta__exec_lane_move_next(l)) {
-		r = cluster  ? run_cluster(x, d, NULL, 0)
-		    : d->fis ? run_block_fis(x, d, NULL)
-		             : run_block(x, d);
+		r = cluster                     ? run_cluster(x, d, NULL, 0)
+		    : (d->flags & CTA__KC_SPIN) ? run_spin(x, d, NULL)
+		    : d->fis                    ? run_block_fis(x, d, NULL)
+		                                : run_block(x, d);
 		if (r == CTA__KC_PARKED)
 			return r;
 		if (r)

@@ -13,7 +13,8 @@
  * and what it is: 0 a __syncthreads, 1 the entry of a work-stealing loop
  * (cta_for_each_canceled_block, cta_try_cancel_blocks), which the engine
  * then runs for the whole block (struct cta__kc_ws), 2 an mbarrier wait,
- * 3 a cluster barrier (cta_cluster_sync, CTA__KC_CLUSTER). */
+ * 3 a cluster barrier (cta_cluster_sync, CTA__KC_CLUSTER), 4 a yield point
+ * where a thread spins (CTA__KC_SPIN). */
 struct cta__kc_bar {
 	const char *file;
 	int line;
@@ -92,6 +93,14 @@ struct cta__kc_cover {
  * mbarriers (run_cluster in sim/exec/regions.c). Its other waits are
  * mbarrier waits, one in the body at most (the kernel compiler checks). */
 #define CTA__KC_CLUSTER 32u
+/* A loop of the body polls (yield points in a loop: it may spin on
+ * memory): each yield point's slow call is cta__kc_spin_blocks, which ends
+ * a spinning thread's region there (a kind-4 entry of bars), and the
+ * engine runs the block's threads one at a time in the fiber path's order,
+ * the block waiting for its spinning threads' polls as a whole (run_spin
+ * in sim/exec/regions.c). Its other waits are __syncthreads (the kernel
+ * compiler checks). */
+#define CTA__KC_SPIN 64u
 /* What the loop form reads and writes (every field 8 bytes: the pass
  * addresses them by offset). */
 #define CTA__KC_EXITED 0xffu /* run->cont[t] of a thread that ended */
@@ -137,6 +146,11 @@ CTA_EXPORT void cta__kc_ws_enter(int mode, int rank, int is_leader, void *fn, vo
  * 1 when the thread would block (its phase has not completed), and it is
  * then counted as waiting and ends its region there; 0 when it goes on. */
 CTA_EXPORT int cta__kc_wait_blocks(uint64_t *bar, unsigned parity);
+/* Called by the loop form of a CTA__KC_SPIN body where a thread made
+ * CTA__POLL_BUDGET yield points (kernel.h's cta__spin_poll): 1 when the
+ * thread spins, its clock a poll round on, and it then ends its region
+ * there; 0 when it goes on. */
+CTA_EXPORT int cta__kc_spin_blocks(const char *file, unsigned line);
 /* Stands for that barrier in the compiled code; never called. */
 CTA_EXPORT void cta__kc_ws_point(const char *file, int line);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);
@@ -210,6 +224,16 @@ int cta__regions_threads(struct cta__lane_x *x);
  * running thread's comes back (1); 0 where l does not (the fiber path). */
 struct cta__lane;
 int cta__regions_poll_thread(struct cta__lane *l);
+/* A CTA__KC_SPIN block parked on lane x, woken by an EV_POLL at `now`
+ * (cta__exec_unit_poll_wake). */
+void cta__regions_spin_wake(struct cta__lane_x *x, uint64_t now);
+/* How many of its threads spin. */
+unsigned cta__regions_nspin(const struct cta__lane_x *x);
+/* Its i-th spinning thread (0: the latest to spin, as the head of a unit's
+ * spinners): rank, since when it spins, where; the lane then names that
+ * thread (its tid). 0 when there is none (or x is no such block). */
+int cta__regions_spinner(struct cta__lane_x *x, unsigned i, unsigned *rank, uint64_t *since,
+                         const char **file, int *line);
 /* Frees the state of a lane's waiting block (a lane given up). */
 void cta__regions_park_free(struct cta__lane_x *x);
 /* The threads of a lane's waiting block (a deadlock report's count). */
