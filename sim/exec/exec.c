@@ -1635,14 +1635,7 @@ void cta__spin_poll(const char *file, int line)
 		sp->spin_rounds = 0;
 		return;
 	}
-	/* (Anything more than a round's polls since it resumed is work.) */
-	const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
-	if (l->vtime - sp->spin_resume_t > round || l->vtime < sp->spin_resume_t)
-		sp->spin_rounds = 0;
-	sp->spin_rounds++;
-	uint64_t mult = sp->spin_rounds / CTA__SPIN_RAMP;
-	mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
-	l->vtime += round * mult;
+	cta__exec_spin_backoff(&l->vtime, sp->spin_resume_t, &sp->spin_rounds);
 	sp->spin_file = file;
 	sp->spin_line = line;
 	x->wait_file = file;

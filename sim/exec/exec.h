@@ -131,6 +131,22 @@ void cta__exec_lane_retire(struct cta__lane_x *x);
 #define CTA__POLL_NS   100
 #define CTA__SPIN_RAMP 8
 #define CTA__SPIN_MAX  64
+/* A spinning thread suspends at *vtime, after *rounds suspensions in a row,
+ * the last EV_POLL having resumed it at resume_t (cta__spin_poll on
+ * fibers, cta__kc_spin_blocks in region form: one rule, byte-identical
+ * traces): more than a round's polls since then was work, and the count
+ * starts again; the suspension stands for the round's polls times the
+ * back-off's multiplier, added to *vtime. */
+static inline void cta__exec_spin_backoff(uint64_t *vtime, uint64_t resume_t, unsigned *rounds)
+{
+	const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
+	if (*vtime - resume_t > round || *vtime < resume_t)
+		*rounds = 0;
+	++*rounds;
+	uint64_t mult = *rounds / CTA__SPIN_RAMP;
+	mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
+	*vtime += round * mult;
+}
 /* Stops the run at the watchdog: a report on lane x of unit u (UB_WATCHDOG
  * or UB_FORWARD_PROGRESS), which ends the run when the unit is committed,
  * and u's lanes given up silently once they settle. */

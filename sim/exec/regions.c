@@ -2301,13 +2301,7 @@ int cta__kc_spin_blocks(const char *file, unsigned line)
 		sp->rounds = 0;
 		return 0;
 	}
-	const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
-	if (l->vtime - sp->resume_t > round || l->vtime < sp->resume_t)
-		sp->rounds = 0;
-	sp->rounds++;
-	uint64_t mult = sp->rounds / CTA__SPIN_RAMP;
-	mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
-	l->vtime += round * mult;
+	cta__exec_spin_backoff(&l->vtime, sp->resume_t, &sp->rounds);
 	sp->file = file;
 	sp->line = (int)line;
 	__atomic_store_n(&s->any_spin, 1, __ATOMIC_RELAXED);
