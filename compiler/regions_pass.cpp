@@ -1880,6 +1880,179 @@ struct Fission {
 			if (kind[A] == 2)
 				u0[A] = B.CreateLoad(A->getAllocatedType(),
 				                     B.CreateConstInBoundsGEP1_64(i8, uin, off[A]));
+		// Thread t's slot of a variable kept per thread.
+		auto slotOf = [&](IRBuilder<> &b, AllocaInst *A, Value *t64) -> Value * {
+			uint64_t sz = DL.getTypeAllocSize(A->getAllocatedType());
+			if (auto *cn = dyn_cast<ConstantInt>(A->getArraySize()))
+				sz *= cn->getZExtValue();
+			uint64_t al = std::max<uint64_t>(16, A->getAlign().value());
+			sz = (sz + al - 1) / al * al;
+			return b.CreateGEP(i8, slotBase[A], b.CreateMul(t64, b.getInt64(sz)));
+		};
+		auto spMax = [&](IRBuilder<> &e, AllocaInst *a, Value *vt) {
+			Value *o = e.CreateLoad(i64, a);
+			e.CreateStore(e.CreateSelect(e.CreateICmpUGT(vt, o), vt, o), a);
+		};
+		// A spinning body (spinMode): the engine runs one thread a call
+		// (run_spin), so a loop of its own for each region's frontier
+		// gains nothing, and each such loop held a copy of all the code
+		// its start reaches, which with a region at each yield point
+		// (every atomic) is most of the body: ck_work_stealing's 35
+		// regions made 120k instructions, and its sanitized object took
+		// minutes to compile. Its frontiers share one thread loop and
+		// one copy of the body instead: a frontier's entry (a switch on
+		// `start`) puts the thread in the lane and restores the region's
+		// values as its own loop did, and jumps into the copy at its
+		// start; the exits keep the full count of a barrier or an end (as
+		// a loop that touches the lane does), at the lane's time where
+		// the region touches the lane, else at the run's.
+		AllocaInst *spStart = nullptr, *spTouch = nullptr;
+		BasicBlock *spH = nullptr;
+		PHINode *spT = nullptr;
+		SwitchInst *spEnter = nullptr, *spAgain = nullptr;
+		Value *spX = nullptr, *spY = nullptr, *spZ = nullptr;
+		ValueToValueMapTy spVM;
+		unsigned spId = 0;
+		if (spinMode) {
+			Type *i1 = Type::getInt1Ty(C);
+			spStart = B.CreateAlloca(i32, nullptr, "start");
+			spTouch = B.CreateAlloca(i1, nullptr, "touch");
+			BasicBlock *none = BasicBlock::Create(C, "spin.none", G, done);
+			new UnreachableInst(C, none);
+			spH = BasicBlock::Create(C, "hdr.spin", G, done);
+			BasicBlock *body = BasicBlock::Create(C, "thr.spin", G, done);
+			BasicBlock *latch = BasicBlock::Create(C, "next.spin", G, done);
+			BasicBlock *runs = BasicBlock::Create(C, "runs.spin", G, done);
+			BasicBlock *again = BasicBlock::Create(C, "run2.spin", G, done);
+			IRBuilder<> b(spH);
+			spT = b.CreatePHI(i32, 2, "t");
+			b.CreateCondBr(b.CreateICmpULT(spT, b.CreateLoad(i32, hiS)), body, runs);
+			// Where a run of threads ends: on to the second run, if any.
+			b.SetInsertPoint(runs);
+			b.CreateCondBr(b.CreateAnd(b.CreateNot(b.CreateLoad(i1, segS)),
+			                           b.CreateICmpULT(lo2, hi2)),
+			               again, done);
+			b.SetInsertPoint(again);
+			b.CreateStore(b.getTrue(), segS);
+			b.CreateStore(lo2, loS);
+			b.CreateStore(hi2, hiS);
+			spAgain = b.CreateSwitch(b.CreateLoad(i32, spStart), none);
+			b.SetInsertPoint(latch);
+			spT->addIncoming(b.CreateAdd(spT, b.getInt32(1)), latch);
+			markThreadLoop(b.CreateBr(spH));
+			b.SetInsertPoint(body);
+			// (The 3-D index, which a one-row block's threads get too:
+			// their y and z are 0.)
+			spX = b.CreateURem(spT, bx);
+			spY = b.CreateURem(b.CreateUDiv(spT, bx), by);
+			spZ = b.CreateUDiv(spT, bxy);
+			b.CreateStore(spX, ixl);
+			b.CreateStore(spY, b.CreateConstInBoundsGEP1_64(i8, ixl, 4));
+			b.CreateStore(spZ, b.CreateConstInBoundsGEP1_64(i8, ixl, 8));
+			Value *t64 = b.CreateZExt(spT, i64);
+			spVM[argA] = gArgs;
+			spVM[laneA] = gLane;
+			spVM[ixA] = ixl;
+			std::map<AllocaInst *, Value *> target;
+			for (AllocaInst *A : allocas)
+				target[A] = kind[A] == 1 ? slotOf(b, A, t64) : (Value *)priv[A];
+			for (auto &kv : target)
+				spVM[kv.first] = kv.second;
+			Value *contAt = b.CreateGEP(i8, cont, t64);
+			spEnter = b.CreateSwitch(b.CreateLoad(i32, spStart), none);
+			auto vtime = [&](IRBuilder<> &e) -> Value * {
+				Value *lv = e.CreateLoad(
+				    i64, e.CreateConstInBoundsGEP1_64(i8, gLane, kLaneVtime));
+				return e.CreateSelect(e.CreateLoad(i1, spTouch), lv, T);
+			};
+			for (unsigned j = 0; j < nb; j++) {
+				BasicBlock *X = BasicBlock::Create(
+				    C, "bar" + std::to_string(j) + ".spin", G, done);
+				spVM[barBB[j]] = X;
+				IRBuilder<> e(X);
+				Value *vt = nullptr;
+				if (barKind[j] != 4) {
+					vt = vtime(e);
+					e.CreateStore(
+					    e.CreateAdd(e.CreateLoad(i64, aArr), e.getInt64(1)),
+					    aArr);
+					spMax(e, aBar, vt);
+					e.CreateStore(vt, aLast);
+				}
+				e.CreateStore(e.getInt8(j), contAt);
+				for (AllocaInst *A : allocas)
+					if (kind[A] == 2)
+						e.CreateStore(
+						    e.CreateLoad(A->getAllocatedType(), priv[A]),
+						    next[{j, A}]);
+				e.CreateStore(e.getTrue(), flag[j]);
+				if (barKind[j] == 4) {
+					// (A spin, which cta__kc_spin_blocks counted.)
+					e.CreateBr(latch);
+					continue;
+				}
+				Value *w = e.CreateLoad(i64, aWant);
+				BasicBlock *chk = BasicBlock::Create(C, "chk", G, done);
+				BasicBlock *first = BasicBlock::Create(C, "first", G, done);
+				BasicBlock *mis = BasicBlock::Create(C, "mis", G, done);
+				e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(j)), latch, chk);
+				e.SetInsertPoint(chk);
+				e.CreateCondBr(e.CreateICmpEQ(w, e.getInt64(~0ull)), first, mis);
+				e.SetInsertPoint(first);
+				e.CreateStore(e.getInt64(j), aWant);
+				e.CreateStore(vt, aFirst);
+				e.CreateBr(latch);
+				e.SetInsertPoint(mis);
+				CallInst *mc =
+				    e.CreateCall(mism, {gRun, t64, e.getInt64(j), vt, w});
+				mc->setDebugLoc(barLoc);
+				e.CreateBr(latch);
+			}
+			BasicBlock *XR = BasicBlock::Create(C, "end.spin", G, done);
+			{
+				IRBuilder<> e(XR);
+				Value *vt = vtime(e);
+				e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit), e.getInt64(1)),
+				              aExit);
+				spMax(e, aEnd, vt);
+				e.CreateStore(e.getInt8(0xff), contAt);
+				e.CreateBr(latch);
+			}
+			// The code the frontiers reach, once, in the body's order.
+			std::set<BasicBlock *> in;
+			for (auto &fr : frontiers)
+				for (BasicBlock *s : fr)
+					for (BasicBlock *bb : reach(s))
+						in.insert(bb);
+			std::vector<BasicBlock *> clones;
+			for (BasicBlock &bb : F)
+				if (in.count(&bb)) {
+					BasicBlock *c = CloneBasicBlock(&bb, spVM, ".spin", G);
+					c->moveBefore(done);
+					spVM[&bb] = c;
+					clones.push_back(c);
+				}
+			SmallVector<Instruction *, 8> deadA;
+			for (AllocaInst *A : allocas) {
+				Value *c = spVM.lookup(A);
+				if (c && c != target[A]) {
+					deadA.push_back(cast<Instruction>(c));
+					spVM[A] = target[A];
+				}
+			}
+			for (BasicBlock *c : clones)
+				for (Instruction &I : *c)
+					RemapInstruction(&I, spVM,
+					                 RF_NoModuleLevelChanges |
+					                     RF_IgnoreMissingLocals);
+			for (BasicBlock *c : clones)
+				if (auto *R = dyn_cast<ReturnInst>(c->getTerminator())) {
+					BranchInst::Create(XR, R);
+					R->eraseFromParent();
+				}
+			for (Instruction *I : deadA)
+				I->eraseFromParent();
+		}
 		for (unsigned r = 0; r < entryOf.size(); r++) {
 			BasicBlock *disp =
 			    BasicBlock::Create(C, "fis.r" + std::to_string(r), G, done);
@@ -1952,6 +2125,76 @@ struct Fission {
 			}
 			IRBuilder<> vd(vdisp);
 			Value *frV = vd.CreateLoad(i32, frA);
+			if (spinMode) {
+				// The frontiers' entries into the shared loop (above).
+				SwitchInst *fsw = vd.CreateSwitch(frV, done, fr.size());
+				for (unsigned k = 0; k < fr.size(); k++) {
+					ConstantInt *id =
+					    ConstantInt::get(Type::getInt32Ty(C), spId++);
+					std::string tag = rtag + "f" + std::to_string(k);
+					bool touch = touchesLane(reach(fr[k]));
+					BasicBlock *pre =
+					    BasicBlock::Create(C, "pre" + tag, G, done);
+					fsw->addCase(vd.getInt32(k), pre);
+					spAgain->addCase(id, pre);
+					IRBuilder<> b(pre);
+					Value *lo = b.CreateLoad(i32, loS);
+					if (publish && !touch)
+						nosan(b.CreateStore(T, b.CreateConstInBoundsGEP1_64(
+						                           i8, gLane, kLaneVtime)));
+					b.CreateStore(id, spStart);
+					b.CreateBr(spH);
+					spT->addIncoming(lo, pre);
+					BasicBlock *en =
+					    BasicBlock::Create(C, "thr" + tag, G, done);
+					spEnter->addCase(id, en);
+					b.SetInsertPoint(en);
+					b.CreateStore(b.getInt1(touch), spTouch);
+					if (touch || publish) {
+						StoreInst *st[4] = {
+						    b.CreateStore(spX, gLane),
+						    b.CreateStore(spY, b.CreateConstInBoundsGEP1_64(
+						                           i8, gLane, 4)),
+						    b.CreateStore(spZ, b.CreateConstInBoundsGEP1_64(
+						                           i8, gLane, 8)),
+						    touch ? b.CreateStore(
+						                T, b.CreateConstInBoundsGEP1_64(
+						                       i8, gLane, kLaneVtime))
+						          : nullptr};
+						if (publish)
+							for (StoreInst *S : st)
+								if (S)
+									nosan(S);
+					}
+					if (publish) {
+						// (The compiler barrier between threads, as in
+						// the loops below.)
+						CallInst *fence =
+						    b.CreateCall(M.getOrInsertFunction(
+						        "cta__kc_san_fence", Type::getVoidTy(C)));
+						fence->setDoesNotThrow();
+						fence->addFnAttr(Attribute::WillReturn);
+					}
+					for (AllocaInst *A : snap[r])
+						b.CreateStore(
+						    b.CreateLoad(A->getAllocatedType(), snapA[A]),
+						    priv[A]);
+					for (AllocaInst *A : allocas)
+						if (kind[A] == 3) {
+							ValueToValueMapTy rm;
+							rm[argA] = gArgs;
+							rm[ixA] = ixl;
+							rm[laneA] = gLane;
+							b.CreateStore(
+							    rematEmit(
+							        onlyStore(A)->getValueOperand(), b,
+							        rm),
+							    priv[A]);
+						}
+					b.CreateBr(cast<BasicBlock>(spVM[fr[k]]));
+				}
+				continue;
+			}
 			BasicBlock *hdr[2];
 			for (int v = 0; v < 2; v++) {
 				hdr[v] = BasicBlock::Create(C, "fis.f" + rtag, G, done);
@@ -2285,17 +2528,7 @@ struct Fission {
 					std::map<AllocaInst *, Value *> target;
 					for (AllocaInst *A : allocas) {
 						if (kind[A] == 1) {
-							uint64_t sz = DL.getTypeAllocSize(
-							    A->getAllocatedType());
-							if (auto *cn = dyn_cast<ConstantInt>(
-							        A->getArraySize()))
-								sz *= cn->getZExtValue();
-							uint64_t al = std::max<uint64_t>(
-							    16, A->getAlign().value());
-							sz = (sz + al - 1) / al * al;
-							target[A] = b.CreateGEP(
-							    i8, slotBase[A],
-							    b.CreateMul(t64, b.getInt64(sz)));
+							target[A] = slotOf(b, A, t64);
 						} else {
 							target[A] = priv[A];
 						}
