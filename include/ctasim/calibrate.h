@@ -64,6 +64,17 @@ struct cta_calib_work {
 	const uint64_t *issue;
 };
 
+/* A blocking kernel's configuration as the simulator ran it with the
+ * device's wait_* terms (docs/FIDELITY.md, *Blocking kernels*): at the
+ * point `at` (wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps)
+ * its busy span (first block start to last block end) was busy0 ns, and
+ * busy[i] with term i at at[i] + step[i] (busy0 0: not run). `ctasim
+ * fidelity` gets it by simulating the traced configuration (fit=wait). */
+struct cta_calib_wait {
+	uint64_t at[4], step[4];
+	uint64_t busy0, busy[4];
+};
+
 /* Options of cta_trace_calibrate_opts. */
 struct cta_calib_opts {
 	/* The time every block of the traces asked for with one cta_spin_ns
@@ -103,6 +114,10 @@ struct cta_calib_opts {
 	 * clc_ns is its calls' usual ns (an imbalance pattern: it gives
 	 * nothing else). */
 	const unsigned char *clc_stream;
+	/* Per trace (NULL: none): its blocking-kernel probes, or busy0 0;
+	 * with any, the wait_* terms are fitted to the traces' busy spans by
+	 * least squares over the probes' slopes (fit_wait). */
+	const struct cta_calib_wait *wait;
 };
 /* A clc_ns entry for a steal loop whose one call asks for 0 ns (0 itself
  * says the loop's work is not known). */
@@ -111,7 +126,7 @@ struct cta_calib_opts {
 	{                                                                                          \
 		.block_ns = 0, .quantile = 0.99, .named = NULL, .n_named = 0,                      \
 		.duration_only = NULL, .trace_ns = NULL, .replay_waves = 0, .work = NULL,          \
-		.clc_ns = NULL, .clc_stream = NULL                                                 \
+		.clc_ns = NULL, .clc_stream = NULL, .wait = NULL                                   \
 	}
 
 /* Fits a device model to one or more traces (normally hardware traces of

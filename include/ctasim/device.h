@@ -351,6 +351,18 @@ struct cta_device_model {
 	 * fill the four alike (docs/FIDELITY.md, *The register file*).
 	 * 0: the SM's warps dealt evenly. */
 	unsigned spin_regs_order;
+	/* Kernels whose blocks wait for other blocks (docs/FIDELITY.md,
+	 * *Blocking kernels*): once a thread of a kernel spun on global
+	 * memory, and from the start of a cooperative launch, each global
+	 * atomic and volatile access of its threads happens in virtual-time
+	 * order (a thread whose clock is ahead of the engine's waits for
+	 * it), a volatile load costs its thread wait_load_ns, an atomic
+	 * waits for its turn on its address (wait_turn_ps each; a warp's
+	 * atomics at one time on one address share a turn) and then costs
+	 * wait_atomic_ns, and a cta_grid_sync arrival takes wait_sync_ps on
+	 * the grid's count. `ctasim calibrate` fits them from the barrier
+	 * chains of traces marked `fit=wait`. All 0: none of it. */
+	unsigned wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

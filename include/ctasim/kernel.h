@@ -158,6 +158,11 @@ enum { cta__ix = 0 };
 #endif
 extern CTA_EXPORT CTA__THREAD_LOCAL struct cta__lane *cta__cur
     __attribute__((tls_model("initial-exec")));
+/* The global access of the yield point that calls cta__spin_poll: its
+ * address shifted left by 2, or'ed with its CTA__ACC_* kind (0: a yield
+ * point without one). Written only on that slow path. */
+extern CTA_EXPORT CTA__THREAD_LOCAL uintptr_t cta__acc __attribute__((tls_model("initial-exec")));
+enum { CTA__ACC_NONE, CTA__ACC_LOAD, CTA__ACC_STORE, CTA__ACC_ATOMIC };
 CTA_EXPORT void cta__lane_enter_cta(struct cta__lane *l);
 CTA_EXPORT int cta__claim_returned(struct cta__lane *l);
 CTA_EXPORT int cta__claim_next(struct cta__lane *l);
@@ -479,18 +484,23 @@ static inline void cta__poll(const char *file, int line)
 	struct cta__lane *l = cta__cur;
 	if (__builtin_expect(l->poll_x != l->tid.x, 0))
 		cta__poll_thread();
-	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))
+	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0)) {
+		cta__acc = 0;
 		cta__spin_poll(file, line);
+	}
 }
-/* A yield point that touches global memory: blocks may communicate. */
-static inline void cta__poll_mem(const char *file, int line)
+/* A yield point that touches global memory at p (a CTA__ACC_* kind of
+ * access): blocks may communicate. */
+static inline void cta__poll_mem(const volatile void *p, unsigned kind, const char *file, int line)
 {
 	struct cta__lane *l = cta__cur;
 	l->comm |= 1; /* (a write's 2 stays until cta__spin_poll sees it) */
 	if (__builtin_expect(l->poll_x != l->tid.x, 0))
 		cta__poll_thread();
-	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0))
+	if (__builtin_expect(++l->polls >= CTA__POLL_BUDGET, 0)) {
+		cta__acc = (uintptr_t)p << 2 | kind;
 		cta__spin_poll(file, line);
+	}
 }
 
 /* ---- global atomics ----------------------------------------------------
@@ -505,20 +515,20 @@ static inline void cta__poll_mem(const char *file, int line)
 #define CTA__ATOMIC_INT_OPS(sfx, T)                                                                \
 	static inline T cta__atomic_add_##sfx(T *p, T v, const char *file, int line)               \
 	{                                                                                          \
-		cta__poll_mem(file, line);                                                         \
+		cta__poll_mem(p, CTA__ACC_ATOMIC, file, line);                                     \
 		CTA__WROTE(v != 0);                                                                \
 		return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                                 \
 	}                                                                                          \
 	static inline T cta__atomic_exch_##sfx(T *p, T v, const char *file, int line)              \
 	{                                                                                          \
-		cta__poll_mem(file, line);                                                         \
+		cta__poll_mem(p, CTA__ACC_ATOMIC, file, line);                                     \
 		T old = __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                               \
 		CTA__WROTE(old != v);                                                              \
 		return old;                                                                        \
 	}                                                                                          \
 	static inline T cta__atomic_cas_##sfx(T *p, T cmp, T v, const char *file, int line)        \
 	{                                                                                          \
-		cta__poll_mem(file, line);                                                         \
+		cta__poll_mem(p, CTA__ACC_ATOMIC, file, line);                                     \
 		T want = cmp;                                                                      \
 		__atomic_compare_exchange_n(p, &cmp, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);    \
 		CTA__WROTE(cmp == want && want != v);                                              \
@@ -526,7 +536,7 @@ static inline void cta__poll_mem(const char *file, int line)
 	}                                                                                          \
 	static inline T cta__atomic_min_##sfx(T *p, T v, const char *file, int line)               \
 	{                                                                                          \
-		cta__poll_mem(file, line);                                                         \
+		cta__poll_mem(p, CTA__ACC_ATOMIC, file, line);                                     \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
 		                                               __ATOMIC_RELAXED))                  \
@@ -536,7 +546,7 @@ static inline void cta__poll_mem(const char *file, int line)
 	}                                                                                          \
 	static inline T cta__atomic_max_##sfx(T *p, T v, const char *file, int line)               \
 	{                                                                                          \
-		cta__poll_mem(file, line);                                                         \
+		cta__poll_mem(p, CTA__ACC_ATOMIC, file, line);                                     \
 		T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                      \
 		while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,    \
 		                                               __ATOMIC_RELAXED))                  \
@@ -550,7 +560,7 @@ CTA__ATOMIC_INT_OPS(u64, unsigned long long)
 CTA__ATOMIC_INT_OPS(ul, unsigned long) /* uint64_t on LP64 systems */
 static inline float cta__atomic_add_f32(float *p, float v, const char *file, int line)
 {
-	cta__poll_mem(file, line);
+	cta__poll_mem(p, CTA__ACC_ATOMIC, file, line);
 	CTA__WROTE(v != 0);
 	union {
 		float f;
@@ -579,9 +589,10 @@ static inline float cta__atomic_add_f32(float *p, float v, const char *file, int
  * a stale cache line (a `volatile` load, ld.volatile on a GPU); the way to
  * poll a flag another block writes. cta_st_volatile(p, v): the matching
  * store. Both are yield points. */
-#define cta_ld_volatile(p) (cta__poll_mem(CTA__LOC), *(volatile __typeof__(*(p)) *)(p))
+#define cta_ld_volatile(p)                                                                         \
+	(cta__poll_mem((p), CTA__ACC_LOAD, CTA__LOC), *(volatile __typeof__(*(p)) *)(p))
 #define cta_st_volatile(p, v)                                                                      \
-	(cta__poll_mem(CTA__LOC), cta__cur->comm = 3,                                              \
+	(cta__poll_mem((p), CTA__ACC_STORE, CTA__LOC), cta__cur->comm = 3,                         \
 	 (void)(*(volatile __typeof__(*(p)) *)(p) = (v)))
 
 /* cta_grid_sync(): cg::this_grid().sync(): every thread of the grid waits

@@ -2461,9 +2461,110 @@ static void note_below_tick(const struct cta_device_model *out, struct cta_calib
 		}
 }
 
+/* First block start to last block end of trace t, ns (0: none). */
+static uint64_t busy_span(const struct cta_trace *t)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->ev == CTA_TEV_START && r->t_ns < t0)
+			t0 = r->t_ns;
+		if (r->ev == CTA_TEV_END && r->t_ns > t1)
+			t1 = r->t_ns;
+	}
+	return t0 != UINT64_MAX && t1 > t0 ? t1 - t0 : 0;
+}
+
+/* The blocking kernels' terms (wait_load_ns, wait_atomic_ns,
+ * wait_turn_ps, wait_sync_ps): each probed trace j gives its busy span
+ * H_j and the simulator's, S_j(p) ~ busy0_j + sum_i (p_i - at_i) g_ij
+ * with g_ij its slope in term i; p minimises sum_j (S_j(p) / H_j - 1)^2,
+ * a term none of the probes moves kept from the base, a term that comes
+ * out negative set to 0 and the others fitted again. */
+static void fit_wait(struct cta_device_model *out, const struct cta_trace *const *traces, size_t n,
+                     const struct cta_calib_wait *w)
+{
+	enum { K = 4 };
+	double a[K][K] = {{0}}, b[K] = {0};
+	int any = 0;
+	for (size_t j = 0; w && j < n; j++) {
+		uint64_t h = w[j].busy0 ? busy_span(traces[j]) : 0;
+		if (!h)
+			continue;
+		any = 1;
+		double g[K], r = (double)w[j].busy0 / (double)h - 1;
+		for (int i = 0; i < K; i++) {
+			g[i] = w[j].step[i] ? ((double)w[j].busy[i] - (double)w[j].busy0) /
+			                          (double)w[j].step[i] / (double)h
+			                    : 0;
+			r -= g[i] * (double)w[j].at[i];
+		}
+		/* Its residual S/H - 1 is r + sum_i g_i p_i. */
+		for (int i = 0; i < K; i++) {
+			for (int k = 0; k < K; k++)
+				a[i][k] += g[i] * g[k];
+			b[i] -= g[i] * r;
+		}
+	}
+	if (!any)
+		return;
+	unsigned *term[K] = {&out->wait_load_ns, &out->wait_atomic_ns, &out->wait_turn_ps,
+	                     &out->wait_sync_ps};
+	int fixed[K];
+	double p[K];
+	for (int i = 0; i < K; i++) {
+		fixed[i] = a[i][i] <= 1e-30;
+		p[i] = fixed[i] ? (double)*term[i] : 0;
+	}
+	for (int round = 0; round <= K; round++) {
+		/* The free terms' normal equations, the fixed ones moved right. */
+		double m[K][K + 1];
+		for (int i = 0; i < K; i++) {
+			for (int k = 0; k < K; k++)
+				m[i][k] = fixed[i] ? (i == k) : fixed[k] ? 0 : a[i][k];
+			m[i][K] = fixed[i] ? p[i] : b[i];
+			for (int k = 0; k < K; k++)
+				if (!fixed[i] && fixed[k])
+					m[i][K] -= a[i][k] * p[k];
+		}
+		for (int c = 0; c < K; c++) {
+			int piv = c;
+			for (int r = c + 1; r < K; r++)
+				if (fabs(m[r][c]) > fabs(m[piv][c]))
+					piv = r;
+			if (fabs(m[piv][c]) < 1e-30)
+				return; /* the probes cannot tell the terms apart: the base's */
+			for (int k = 0; k <= K; k++) {
+				double t = m[c][k];
+				m[c][k] = m[piv][k];
+				m[piv][k] = t;
+			}
+			for (int r = 0; r < K; r++)
+				if (r != c) {
+					double f = m[r][c] / m[c][c];
+					for (int k = c; k <= K; k++)
+						m[r][k] -= f * m[c][k];
+				}
+		}
+		int neg = 0;
+		for (int i = 0; i < K; i++) {
+			p[i] = m[i][K] / m[i][i];
+			if (!fixed[i] && p[i] < 0) {
+				fixed[i] = 1;
+				p[i] = 0;
+				neg = 1;
+			}
+		}
+		if (!neg)
+			break;
+	}
+	for (int i = 0; i < K; i++)
+		*term[i] = p[i] < 0 ? 0 : p[i] > 1e6 ? 1000000u : (unsigned)(p[i] + 0.5);
+}
+
 /* Checks the inputs, gathers every sample, then fits in order: topology,
  * placement (mean order, then the sweep rule or the replayed waves),
- * latencies, durations, emulated CLC. */
+ * latencies, durations, emulated CLC, blocking kernels. */
 int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_report *report,
                              const struct cta_device_model *base,
                              const struct cta_trace *const *traces, size_t n,
@@ -2544,6 +2645,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		fit_regs_hold(out, &fit);
 	}
 	fit_clc(out, &fit);
+	fit_wait(out, traces, n, opts->wait);
 	note_below_tick(out, rep);
 	free_fit(&fit);
 	return 0;

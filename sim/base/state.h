@@ -256,6 +256,13 @@ struct cta__lane_spin {
 	unsigned spin_rounds; /* suspensions since it last did anything else */
 	uint64_t spin_since;
 	uint64_t spin_resume_t; /* when an EV_POLL last resumed it */
+	/* A blocking kernel's accesses in virtual-time order (device
+	 * wait_*, wait_access in sim/exec/exec.c): its clock after its last
+	 * yield point, the yield points since with nothing between them,
+	 * and whether it waits for the engine's clock (not spinning). */
+	uint64_t acc_end;
+	unsigned acc_idle;
+	unsigned char timed;
 };
 
 /* Observation i (< CTA__OBS_MAX) of lane x; NULL when it would be in
@@ -705,6 +712,10 @@ struct cta_sim {
 	uint64_t mark_t;           /* when the last event other than a poll was noticed */
 	int stopped;               /* a watchdog or forward_progress report ended the run */
 	int any_spin; /* a lane spun (cta__spin_poll): commits look at units' spinners */
+	int in_pool;  /* a batch runs on the worker pool */
+	/* A blocking kernel's atomics by address (device wait_turn_ps,
+	 * wait_sync_ps; sim/exec/exec.c), made when first needed. */
+	struct cta__wait_slot *wait_slots;
 	/* Free struct cta__retiring records, and the slabs they come from. */
 	struct cta__retiring *free_retiring;
 	void *retiring_slabs;

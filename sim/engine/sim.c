@@ -207,6 +207,7 @@ void cta_sim_free(cta_sim *s)
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
 		cta__fiber_pool_free(s->workers[i].fpool);
 	free(s->workers);
+	free(s->wait_slots);
 	cta__pool_free(s->pool);
 	cta__evq_free(&s->q);
 	free(s);
@@ -1525,7 +1526,9 @@ static void run_ready(struct cta_sim *s)
 		s->par_base = i;
 		size_t chunk =
 		    s->seg_ns > 0 && s->seg_ns < CHUNK_NS ? (size_t)(CHUNK_NS / s->seg_ns) : 1;
+		s->in_pool = 1;
 		cta__pool_run_chunked(s->pool, segment_task, s, m, chunk);
+		s->in_pool = 0;
 		s->pool_units += m;
 		uint64_t busy = 0;
 		for (unsigned w = 0; w < s->nworkers; w++)

@@ -22,6 +22,7 @@
 #include "exec/regions.h"
 
 _Thread_local struct cta__lane *cta__cur __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t cta__acc __attribute__((tls_model("initial-exec")));
 
 struct cta__lane_x *cta__exec_lane_self(void)
 {
@@ -660,6 +661,12 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	k->kc = cta__regions_for(s, k);
+	/* A body that may spin on memory stays on fibers where the device
+	 * models blocking kernels' accesses (cta__exec_wait_model). */
+	if (k->kc && (k->kc->flags & CTA__KC_SPIN) &&
+	    (s->dev.wait_load_ns | s->dev.wait_atomic_ns | s->dev.wait_turn_ps |
+	     s->dev.wait_sync_ps))
+		k->kc = NULL;
 	k->never_waits = cta__regions_never_waits(k);
 }
 
@@ -1595,6 +1602,176 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
 	/* Never resumed. */
 }
 
+/* ---- Kernels whose blocks wait for other blocks (device wait_*) ----
+ * Once a thread of a kernel spun on global memory (its comm_state 2), and
+ * from the start of a cooperative launch, its blocks run on the engine's
+ * thread (run_ready) and every yield point of its threads comes here
+ * (their poll count kept one short of the budget): a global atomic or
+ * volatile store happens at the thread's virtual time, the thread waiting
+ * on its unit's spinners until the engine's clock reaches its own (an
+ * EV_POLL at that time wakes it, and no timed lane of the unit before its
+ * time), and so does a volatile load from the third of a poll on (loads
+ * with nothing between them), so that a thread reads what other blocks
+ * wrote before it in virtual time, never what they write later, whatever
+ * order the host ran them in. Then its cost: a volatile load
+ * wait_load_ns, an atomic its turn on its address (wait_turn_ps a turn,
+ * from the time its address is free; a warp's atomics on one address at
+ * one time share a turn; the atomic takes effect at its turn, the thread
+ * waiting for it) and wait_atomic_ns. Not on the worker pool (a batch
+ * there started before a thread spun), not for the loop form (the
+ * compiled bodies: cta__exec_unit_template keeps such kernels on fibers),
+ * not under adversarial spin scheduling. */
+#define WAIT_SLOTS 4096
+struct cta__wait_slot {
+	uintptr_t addr;        /* the address << 2, or 0 */
+	uint64_t free_ps;      /* when its next turn can start */
+	uint64_t at_ps;        /* the last atomic's arrival ... */
+	uint64_t start_ps;     /* ... and its turn's start */
+	const void *warp_unit; /* ... and its warp: unit and warp index */
+	unsigned warp;
+};
+
+int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k)
+{
+	const struct cta_device_model *d = &s->dev;
+	return (d->wait_load_ns | d->wait_atomic_ns | d->wait_turn_ps | d->wait_sync_ps) &&
+	       !k->kc && s->o.spin_sched != CTA_SPIN_ADVERSARIAL && !s->in_pool &&
+	       (k->l.cooperative || __atomic_load_n(&k->comm_state, __ATOMIC_RELAXED) == 2);
+}
+
+/* x's spinning state, started for its current thread. */
+static struct cta__lane_spin *spin_of(struct cta__lane_x *x)
+{
+	struct cta__lane *l = &x->l;
+	struct cta__lane_spin *sp = x->spin;
+	if (!sp)
+		sp = x->spin = spin_alloc(cta__base_seg_worker);
+	if (sp->poll_unit != l->unit || sp->poll_tid.x != l->tid.x || sp->poll_tid.y != l->tid.y ||
+	    sp->poll_tid.z != l->tid.z || sp->poll_bid.x != l->bid.x ||
+	    sp->poll_bid.y != l->bid.y || sp->poll_bid.z != l->bid.z) {
+		sp->poll_unit = l->unit;
+		sp->poll_tid = l->tid;
+		sp->poll_bid = l->bid;
+		sp->spin_since = l->vtime;
+		sp->spin_rounds = 0;
+		sp->acc_end = l->vtime;
+		sp->acc_idle = 0;
+	}
+	return sp;
+}
+
+/* x waits on its unit's spinners until the engine's clock reaches its
+ * own. */
+static void wait_for_time(struct cta__lane_x *x, struct cta__lane_spin *sp, const char *file,
+                          int line)
+{
+	struct cta__lane *l = &x->l;
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	while (l->vtime > s->now) {
+		x->wait_file = file;
+		x->wait_line = line;
+		flush_progress(l);
+		hand_back_rest(x);
+		if (!u->nspin || l->vtime < u->spin_wake)
+			u->spin_wake = l->vtime;
+		__atomic_store_n(&s->any_spin, 1, __ATOMIC_RELAXED);
+		sp->timed = 1;
+		x->next_wait = u->spinners;
+		u->spinners = x;
+		u->nspin++;
+		x->state = L_SPIN;
+		lane_leave(x);
+		/* Woken by an EV_POLL at its time (cta__exec_unit_poll_wake). */
+		sp->timed = 0;
+	}
+}
+
+/* The turn of an atomic of x on address a (<< 2) at x's clock, turn_ps a
+ * turn: x's clock moved to its start. */
+static void wait_turn(struct cta__lane_x *x, uintptr_t a, uint64_t turn_ps)
+{
+	struct cta__lane *l = &x->l;
+	struct cta_sim *s = l->unit->sim;
+	if (!s->wait_slots) {
+		s->wait_slots = calloc(WAIT_SLOTS, sizeof(*s->wait_slots));
+		if (!s->wait_slots)
+			abort(); /* 192 KiB, once a run */
+	}
+	struct cta__wait_slot *w =
+	    &s->wait_slots[(unsigned)((a * 0x9e3779b97f4a7c15ull) >> 52) % WAIT_SLOTS];
+	if (w->addr != a) {
+		/* (Another address's slot: its turns are long past or lost.) */
+		memset(w, 0, sizeof(*w));
+		w->addr = a;
+	}
+	uint64_t t = l->vtime * 1000, start;
+	unsigned warp =
+	    (l->cta_rank << 16) + (((l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x) >> 5);
+	if (w->warp_unit == l->unit && w->warp == warp && w->at_ps == t) {
+		start = w->start_ps; /* a warp's atomics at one time: one turn */
+	} else {
+		start = t > w->free_ps ? t : w->free_ps;
+		w->free_ps = start + turn_ps;
+		w->at_ps = t;
+		w->start_ps = start;
+		w->warp_unit = l->unit;
+		w->warp = warp;
+	}
+	l->vtime = (start + 999) / 1000;
+}
+
+/* A yield point of a thread of a kernel cta__exec_wait_model covers:
+ * acc is its access (kernel.h's cta__acc). */
+static void wait_access(struct cta__lane_x *x, uintptr_t acc, const char *file, int line)
+{
+	struct cta__lane *l = &x->l;
+	struct cta__unit *u = l->unit;
+	const struct cta_device_model *d = &u->sim->dev;
+	l->polls = CTA__POLL_BUDGET - 1;
+	struct cta__lane_spin *sp = spin_of(x);
+	unsigned kind = (unsigned)(acc & 3);
+	/* Yield points with nothing between them (the clock where the last
+	 * one left it): a thread that polls. Every CTA__POLL_BUDGET of them
+	 * it spins a round: past CTA__SPIN_RAMP rounds its polls slow down as
+	 * in cta__spin_poll, and a loop of yield points without an access
+	 * (which cost nothing) moves its clock a round each time. */
+	if (l->vtime != sp->acc_end) {
+		sp->acc_idle = 0;
+		sp->spin_rounds = 0;
+	} else {
+		sp->acc_idle++;
+	}
+	int wait = kind == CTA__ACC_ATOMIC || kind == CTA__ACC_STORE;
+	if (sp->acc_idle && !(sp->acc_idle % CTA__POLL_BUDGET)) {
+		sp->spin_rounds++;
+		uint64_t mult = sp->spin_rounds / CTA__SPIN_RAMP;
+		mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
+		const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
+		l->vtime += kind == CTA__ACC_NONE ? round * mult : round * (mult - 1);
+		sp->spin_file = file;
+		sp->spin_line = line;
+		wait = 1;
+	}
+	/* Writes happen at their time, so a read never sees a later one; a
+	 * load that is the third of a poll waits for its time too, so that
+	 * a polling thread sees what was written before it in virtual time
+	 * (the first two, read at the engine's time, may miss what was
+	 * written since). */
+	if (wait || (kind == CTA__ACC_LOAD && sp->acc_idle >= 2))
+		wait_for_time(x, sp, file, line);
+	if (kind == CTA__ACC_ATOMIC) {
+		if (d->wait_turn_ps) {
+			wait_turn(x, acc >> 2, d->wait_turn_ps);
+			wait_for_time(x, sp, file, line);
+		}
+		l->vtime += d->wait_atomic_ns;
+	} else if (kind == CTA__ACC_LOAD) {
+		l->vtime += d->wait_load_ns;
+	}
+	sp->acc_end = l->vtime;
+}
+
 /* A thread made CTA__POLL_BUDGET yield points in a row (kernel.h, counted
  * from its start). The first time that happens to a thread only starts
  * its spinning state (the lane's may be a thread's it ran before); the
@@ -1623,6 +1800,10 @@ void cta__spin_poll(const char *file, int line)
 	 * a thread there never spins. */
 	if (u->k->kc)
 		return;
+	if (cta__exec_wait_model(s, u->k)) {
+		wait_access(x, cta__acc, file, line);
+		return;
+	}
 	if (!sp)
 		sp = x->spin = spin_alloc(cta__base_seg_worker);
 	if (sp->poll_unit != u || sp->poll_tid.x != l->tid.x || sp->poll_tid.y != l->tid.y ||
@@ -1667,7 +1848,11 @@ void cta__poll_thread(void)
 	if (__builtin_expect(l->unit->k->kc != NULL, 0) && cta__regions_poll_thread(l))
 		return;
 	l->poll_x = l->tid.x;
-	l->polls = 0;
+	/* (A blocking kernel's thread: every yield point to cta__spin_poll.) */
+	l->polls = __builtin_expect(l->unit->k->comm_state != 0, 0) &&
+	                   cta__exec_wait_model(l->unit->sim, l->unit->k)
+	               ? CTA__POLL_BUDGET - 1
+	               : 0;
 }
 
 /* cg::this_grid().sync() as cooperative groups builds it: a block barrier,
@@ -1694,12 +1879,32 @@ void cta__grid_sync(const char *file, int line)
 	if (cta_thread_rank() == 0) {
 		uint64_t gen = k->gsync_gen;
 		x->l.comm = 3;
+		/* (The device's wait_*: the arrival takes its turn on the
+		 * grid's count, each poll of the phase is a load.) */
+		int model = cta__exec_wait_model(u->sim, k);
+		if (model) {
+			struct cta__lane_spin *sp = spin_of(x);
+			wait_for_time(x, sp, file, line);
+			if (u->sim->dev.wait_sync_ps) {
+				wait_turn(x, (uintptr_t)&k->gsync_count << 2,
+				          u->sim->dev.wait_sync_ps);
+				wait_for_time(x, sp, file, line);
+			}
+			x->l.vtime += u->sim->dev.wait_atomic_ns;
+			sp->acc_end = x->l.vtime;
+		}
 		if (++k->gsync_count == k->nblocks) {
 			k->gsync_count = 0;
 			k->gsync_gen++;
 		} else {
-			while (k->gsync_gen == gen)
-				cta__poll(file, line);
+			while (k->gsync_gen == gen) {
+				if (model)
+					wait_access(x,
+					            (uintptr_t)&k->gsync_gen << 2 | CTA__ACC_LOAD,
+					            file, line);
+				else
+					cta__poll(file, line);
+			}
 		}
 	}
 	cta__syncthreads(file, line);
@@ -1712,8 +1917,23 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now)
 	struct cta__lane_x *x = u->spinners;
 	u->spinners = NULL;
 	u->nspin = 0;
+	struct cta__lane_x *keep = NULL, **keep_tail = &keep;
+	unsigned nkeep = 0;
+	uint64_t wake = 0;
 	while (x) {
 		struct cta__lane_x *n = x->next_wait;
+		if (!x->kc_park && x->spin && x->spin->timed && x->l.vtime > now) {
+			/* A blocking kernel's access whose time has not come
+			 * (wait_for_time): it stays. */
+			if (!nkeep || x->l.vtime < wake)
+				wake = x->l.vtime;
+			x->next_wait = NULL;
+			*keep_tail = x;
+			keep_tail = &x->next_wait;
+			nkeep++;
+			x = n;
+			continue;
+		}
 		if (x->kc_park) {
 			/* A compiled block: its spinning threads go on (run_spin). */
 			cta__regions_spin_wake(x, now);
@@ -1725,6 +1945,10 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now)
 		lane_wake(u, x);
 		x = n;
 	}
+	u->spinners = keep;
+	u->nspin = nkeep;
+	if (nkeep)
+		u->spin_wake = wake;
 }
 
 static unsigned lane_rank(const struct cta__lane_x *x);

@@ -120,6 +120,10 @@ static const struct key keys[] = {
     OPT_UINT(cluster_carry_rot, CTA_DEVICE_MAX_SWEEP_FIRST),
     OPT_UINT(cluster_carry_rot_half, CTA_DEVICE_MAX_SWEEP_FIRST),
     OPT_UINT(clc_late_ppm, 2000000),
+    OPT_UINT(wait_load_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(wait_atomic_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(wait_turn_ps, 1000000),
+    OPT_UINT(wait_sync_ps, 1000000),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -728,6 +728,79 @@ static void inconsistent_input_is_refused(void **state)
 	synth_free(&b);
 }
 
+/* The blocking kernels' terms (fit_wait): five traces whose busy spans a
+ * linear model of the four terms gives exactly, each with its own slopes
+ * (as `ctasim fidelity`'s fit=wait probes measure them), give back the
+ * terms the spans were made with; with no probe that moves it, a term
+ * keeps the base's, and one whose best value is negative is 0. */
+static void blocking_kernels_terms_are_recovered_from_probed_spans(void **state)
+{
+	(void)state;
+	enum { N = 5 };
+	static const double want[4] = {240, 610, 5650, 3270};
+	static const double g[N][4] = {{20, 40, 0.132, 0},
+	                               {24, 48, 0.264, 0},
+	                               {10, 30, 1.056, 0},
+	                               {30, 20, 0, 0.132},
+	                               {28, 22, 0, 1.056}};
+	struct cta_trace t[N];
+	const struct cta_trace *tp[N];
+	struct cta_calib_wait w[N];
+	for (int j = 0; j < N; j++) {
+		struct synth s = {.sms = 8, .slots = 2, .blocks = 16, .dur_ns = 20000 + 7000 * j};
+		synth_make(&t[j], &s);
+		tp[j] = &t[j];
+		uint64_t t0 = UINT64_MAX, t1 = 0;
+		for (size_t i = 0; i < t[j].count; i++) {
+			if (t[j].recs[i].ev == CTA_TEV_START && t[j].recs[i].t_ns < t0)
+				t0 = t[j].recs[i].t_ns;
+			if (t[j].recs[i].ev == CTA_TEV_END && t[j].recs[i].t_ns > t1)
+				t1 = t[j].recs[i].t_ns;
+		}
+		memset(&w[j], 0, sizeof(w[j]));
+		double busy0 = (double)(t1 - t0);
+		for (int i = 0; i < 4; i++) {
+			w[j].at[i] = i < 2 ? 300 : 4000;
+			w[j].step[i] = i < 2 ? 100 : 1000;
+			busy0 -= g[j][i] * (want[i] - (double)w[j].at[i]);
+		}
+		w[j].busy0 = (uint64_t)(busy0 + 0.5);
+		for (int i = 0; i < 4; i++)
+			w[j].busy[i] = (uint64_t)(busy0 + g[j][i] * (double)w[j].step[i] + 0.5);
+	}
+	struct cta_device_model base, m;
+	base_model(&base);
+	base.wait_sync_ps = 999;
+	struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+	o.wait = w;
+	char err[256];
+	assert_int_equal(cta_trace_calibrate_opts(&m, NULL, &base, tp, N, &o, err, sizeof(err)), 0);
+	assert_in_range(m.wait_load_ns, 236, 244);
+	assert_in_range(m.wait_atomic_ns, 606, 614);
+	assert_in_range(m.wait_turn_ps, 5600, 5700);
+	assert_in_range(m.wait_sync_ps, 3220, 3320);
+	/* Without the grid.sync() probes: wait_sync_ps stays the base's. */
+	assert_int_equal(cta_trace_calibrate_opts(&m, NULL, &base, tp, 3, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.wait_sync_ps, 999);
+	assert_in_range(m.wait_turn_ps, 5600, 5700);
+	/* The simulator's spans longer by 8000 ps of turns: the best turn
+	 * would be negative. */
+	for (int j = 0; j < N; j++) {
+		w[j].busy0 += (uint64_t)(g[j][2] * 8000);
+		for (int i = 0; i < 4; i++)
+			w[j].busy[i] += (uint64_t)(g[j][2] * 8000);
+	}
+	assert_int_equal(cta_trace_calibrate_opts(&m, NULL, &base, tp, N, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.wait_turn_ps, 0);
+	/* No probes: the base's terms. */
+	o.wait = NULL;
+	assert_int_equal(cta_trace_calibrate_opts(&m, NULL, &base, tp, N, &o, err, sizeof(err)), 0);
+	assert_int_equal(m.wait_load_ns, 0);
+	assert_int_equal(m.wait_sync_ps, 999);
+	for (int j = 0; j < N; j++)
+		synth_free(&t[j]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -749,6 +822,7 @@ int main(void)
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),
 	    cmocka_unit_test(gpu_with_fewer_sms_gets_a_consistent_topology),
 	    cmocka_unit_test(inconsistent_input_is_refused),
+	    cmocka_unit_test(blocking_kernels_terms_are_recovered_from_probed_spans),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -262,6 +262,155 @@ static struct cta_launch launch_of(const struct cta_kernel_def *k, unsigned grid
 	return l;
 }
 
+/* ---- blocking kernels' accesses (device wait_*) ------------------------ */
+
+/* Block 0's thread 0 writes a flag after 20 us of work; block 1's thread
+ * 0 polls it and records when it saw it. */
+struct prog_seen_args {
+	unsigned *flag;
+	unsigned long long *seen, *wrote;
+};
+CTA_KERNEL(prog_flag_after_work, struct prog_seen_args, p)
+{
+	if (threadIdx.x != 0)
+		return;
+	if (blockIdx.x == 0) {
+		cta_spin_ns(20000);
+		*p->wrote = cta_globaltimer_ns();
+		cta_st_volatile(p->flag, 1u);
+	} else {
+		while (!cta_ld_volatile(p->flag)) {
+		}
+		*p->seen = cta_globaltimer_ns();
+	}
+}
+
+/* Every thread adds to one count, then records its clock. */
+struct prog_turn_args {
+	unsigned *count;
+	unsigned long long *t;
+};
+CTA_KERNEL(prog_atomic_turns, struct prog_turn_args, p)
+{
+	atomicAdd(p->count, 1u);
+	p->t[blockIdx.x * blockDim.x + threadIdx.x] = cta_globaltimer_ns();
+}
+
+/* Every block crosses one grid.sync(); each thread records its clock. */
+CTA_KERNEL(prog_one_grid_sync, struct prog_turn_args, p)
+{
+	cta_grid_sync();
+	p->t[blockIdx.x * blockDim.x + threadIdx.x] = cta_globaltimer_ns();
+}
+
+static cta_sim *run_coop(const struct cta_kernel_def *k, unsigned grid, unsigned block,
+                         const void *a, unsigned load_ns, unsigned atomic_ns, unsigned turn_ps,
+                         unsigned sync_ps)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.device.wait_load_ns = load_ns;
+	o.device.wait_atomic_ns = atomic_ns;
+	o.device.wait_turn_ps = turn_ps;
+	o.device.wait_sync_ps = sync_ps;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	struct cta_launch l = {0};
+	l.kernel = k;
+	l.grid[0] = grid;
+	l.grid[1] = l.grid[2] = 1;
+	l.block[0] = block;
+	l.block[1] = l.block[2] = 1;
+	l.args = a;
+	l.cooperative = 1;
+	assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	assert_int_equal(cta_sim_run(s), 0);
+	return s;
+}
+
+/* With the device's wait_* a blocking kernel's thread reads memory at its
+ * virtual time: the poller sees the flag once the writer's clock passed
+ * 20 us, one poll (wait_load_ns 100) or two after it. Without them block
+ * 0 runs to its end on the host before block 1 polls, and block 1 saw a
+ * write 20 us before it was made. */
+static void a_blocking_kernels_reads_follow_virtual_time(void **state)
+{
+	(void)state;
+	for (int model = 0; model < 2; model++) {
+		unsigned flag = 0;
+		unsigned long long seen = 0, wrote = 0;
+		struct prog_seen_args a = {&flag, &seen, &wrote};
+		cta_sim *s = run_coop(&prog_flag_after_work, 2, 32, &a, model ? 100 : 0, 0, 0, 0);
+		assert_true(wrote >= 20000);
+		if (model) {
+			assert_true(seen >= wrote);
+			assert_true(seen <= wrote + 2 * 100);
+		} else {
+			assert_true(seen < wrote - 19000);
+		}
+		cta_sim_free(s);
+	}
+}
+
+/* Atomics on one address take turns in virtual-time order (wait_turn_ps
+ * 1 us): 8 blocks of 64 threads, 16 warps, each warp's 32 atomics at one
+ * time sharing a turn, end 1 us apart one warp from the next, each
+ * wait_atomic_ns (500) after its turn. */
+static void a_blocking_kernels_atomics_take_turns_on_their_address(void **state)
+{
+	(void)state;
+	enum { B = 8, T = 64, W = B * T / 32 };
+	unsigned count = 0;
+	unsigned long long t[B * T];
+	struct prog_turn_args a = {&count, t};
+	cta_sim *s = run_coop(&prog_atomic_turns, B, T, &a, 100, 500, 1000000, 0);
+	assert_int_equal(count, B * T);
+	unsigned long long w[W];
+	for (unsigned i = 0; i < W; i++) {
+		w[i] = t[i * 32];
+		for (unsigned j = 1; j < 32; j++)
+			assert_int_equal(t[i * 32 + j], w[i]);
+	}
+	/* Sorted, each warp's turn 1 us after the one before it. */
+	for (unsigned i = 0; i < W; i++)
+		for (unsigned j = i + 1; j < W; j++)
+			if (w[j] < w[i]) {
+				unsigned long long x = w[i];
+				w[i] = w[j];
+				w[j] = x;
+			}
+	for (unsigned i = 1; i < W; i++)
+		assert_true(w[i] - w[i - 1] >= 1000);
+	assert_true(w[W - 1] - w[0] < (W - 1) * 1000 + 1000);
+	cta_sim_free(s);
+}
+
+/* A grid.sync() arrival takes its turn on the grid's count (wait_sync_ps
+ * 200 ns): 64 blocks are let go no earlier than 64 turns after the first
+ * arrival, and within a poll (wait_load_ns 100) and the atomic's 300 ns of
+ * the last turn. */
+static void grid_sync_arrivals_take_turns(void **state)
+{
+	(void)state;
+	enum { B = 64, T = 32 };
+	unsigned long long t[B * T], t0[B * T];
+	struct prog_turn_args a = {NULL, t0};
+	cta_sim *s = run_coop(&prog_one_grid_sync, B, T, &a, 100, 0, 0, 0);
+	cta_sim_free(s);
+	a.t = t;
+	s = run_coop(&prog_one_grid_sync, B, T, &a, 100, 300, 0, 200000);
+	unsigned long long lo = t0[0], hi = t[0];
+	for (unsigned i = 0; i < B * T; i++) {
+		lo = t0[i] < lo ? t0[i] : lo;
+		hi = t[i] > hi ? t[i] : hi;
+		assert_true(t[i] >= B * 200);
+	}
+	/* Against the same run without the turns: 64 turns and the atomic
+	 * later, within a poll and a block barrier. */
+	assert_true(hi - lo >= (B - 1) * 200 + 300);
+	assert_true(hi - lo <= B * 200 + 300 + 100 + 200);
+	cta_sim_free(s);
+}
+
 /* A thread spinning on memory nothing will change is stopped one watchdog
  * period (--watchdog) after it started, named with its block, thread and
  * line; the run ends with the rule broken. */
@@ -394,6 +543,9 @@ int main(void)
 	    cmocka_unit_test(yield_points_are_counted_per_thread),
 	    cmocka_unit_test(a_higher_priority_kernel_holding_the_sms_is_forward_progress),
 	    cmocka_unit_test(adversarial_scheduling_catches_reliance_on_fairness),
+	    cmocka_unit_test(a_blocking_kernels_reads_follow_virtual_time),
+	    cmocka_unit_test(a_blocking_kernels_atomics_take_turns_on_their_address),
+	    cmocka_unit_test(grid_sync_arrivals_take_turns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,6 +288,12 @@ int cta_cmd_calibrate(int argc, char **argv)
 		printf(
 		    "  spin_regs_late_ns    %u (the longest the level above the gate holds one)\n",
 		    m->spin_regs_late_ns);
+	if (m->wait_load_ns | m->wait_atomic_ns | m->wait_turn_ps | m->wait_sync_ps)
+		printf("  wait_load_ns         %u, wait_atomic_ns %u, wait_turn_ps %u, "
+		       "wait_sync_ps %u "
+		       "(blocking kernels: a volatile load, an atomic, its turn on its address, a "
+		       "grid.sync() arrival's turn)\n",
+		       m->wait_load_ns, m->wait_atomic_ns, m->wait_turn_ps, m->wait_sync_ps);
 	if (rep.n_issue)
 		printf("  spin_issue_ps        %u (%" PRIu64 " blocks of declared arithmetic)\n",
 		       m->spin_issue_ps, rep.n_issue);

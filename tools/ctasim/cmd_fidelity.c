@@ -47,11 +47,13 @@ static const char usage_text[] =
     "\n"
     "Cross-validates the fitted device model on the reference traces of one GPU.\n"
     "DIR/configs.txt names each configuration, one a line: `NAME run KERNEL\n"
-    "[ctasim run options] [fit=placement|fit=clc-burst]` or `NAME scenario FILE\n"
+    "[ctasim run options] [fit=placement|fit=clc-burst|fit=wait]` or `NAME scenario FILE\n"
     "[bins=NS]` (fit=placement: a placement probe, which enters only the sweep\n"
     "rule's fit and whose makespan is shown but not judged; fit=clc-burst: a burst\n"
     "of emulated CLC requests, which enters only the fit of the emulation's queue,\n"
-    "clc_entry_ps and clc_sector_ps, and is judged); its recorded runs are\n"
+    "clc_entry_ps and clc_sector_ps, and is judged; fit=wait: a blocking kernel\n"
+    "whose busy span, against the simulator's at five points, fits the wait_*\n"
+    "terms too); its recorded runs are\n"
     "DIR/NAME.rN.trace[.gz|.zst]. For every configuration, `ctasim calibrate` on\n"
     "the runs of all the others (the `spin` kernel's --arg ns gives the duration\n"
     "model its requested times) fits a model, the simulator runs the configuration\n"
@@ -101,6 +103,10 @@ struct config {
 	struct cta_calib_work work;
 	uint32_t *calls;
 	uint64_t *wns, *issue;
+	/* fit=wait: a blocking kernel whose busy span fits the wait_* terms
+	 * (probe_wait's runs; busy0 0 until then). */
+	int wait_fit;
+	struct cta_calib_wait wait;
 };
 
 struct configs {
@@ -227,6 +233,10 @@ static int parse_line(struct config *c, char *line, const char *path, unsigned l
 			c->burst_only = 1;
 			continue;
 		}
+		if (!c->scenario && !strcmp(w[i], "fit=wait")) {
+			c->wait_fit = 1;
+			continue;
+		}
 		if (!(c->argv[c->argc++] = strdup(w[i])))
 			return -1;
 		if (!c->scenario && i > 2 && !strcmp(w[i - 1], "--arg")) {
@@ -344,9 +354,10 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 	struct cta_calib_work *work = calloc(n ? n : 1, sizeof(*work));
 	uint64_t *cns = calloc(n ? n : 1, sizeof(*cns));
 	unsigned char *cst = calloc(n ? n : 1, 1);
+	struct cta_calib_wait *wt = calloc(n ? n : 1, sizeof(*wt));
 	struct cta_device_model *base = malloc(sizeof(*base));
 	int rc = -1;
-	if (!tp || !ns || !work || !cns || !cst || !base || !n) {
+	if (!tp || !ns || !work || !cns || !cst || !wt || !base || !n) {
 		msgf(err, elen, n ? "out of memory" : "nothing to fit on");
 		goto out;
 	}
@@ -365,6 +376,7 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 				work[n] = cs->c[i].work;
 				cns[n] = cs->c[i].clc_ns;
 				cst[n] = (unsigned char)cs->c[i].clc_stream;
+				wt[n] = cs->c[i].wait;
 				tp[n++] = &cs->c[i].runs[r];
 			}
 		if (!probes)
@@ -379,6 +391,7 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 	o.work = work;
 	o.clc_ns = cns;
 	o.clc_stream = cst;
+	o.wait = wt;
 	o.quantile = quantile;
 	struct cta_calib_report rep;
 	rc = cta_trace_calibrate_opts(m, &rep, base, tp, nmain ? nmain : n, &o, err, elen);
@@ -401,6 +414,7 @@ static int fit(struct cta_device_model *m, const struct configs *cs, size_t skip
 					bcst[k++] = cst[j];
 				}
 			struct cta_calib_opts bo = o;
+			bo.wait = NULL;
 			bo.trace_ns = bns;
 			bo.work = bwork;
 			bo.clc_ns = bcns;
@@ -452,6 +466,7 @@ out:
 	free(work);
 	free(cns);
 	free(cst);
+	free(wt);
 	free(base);
 	return rc;
 }
@@ -617,6 +632,63 @@ out:
 	free(d[0]);
 	free(d[1]);
 	free(d2);
+	free(m);
+	return rc;
+}
+
+/* A blocking kernel's configuration (fit=wait) on the recorded GPU's
+ * preset with the wait_* terms at WAIT_AT, then with each moved by its
+ * WAIT_STEP: the busy spans, for the calibrator's fit of the terms
+ * (fit_wait in sim/analysis/trace_calibrate.c). */
+static const uint64_t WAIT_AT[4] = {300, 600, 5000, 3000}, WAIT_STEP[4] = {150, 300, 2500, 1500};
+
+static int probe_wait(struct config *c, const char *tmpdir, char *err, size_t elen)
+{
+	if (!c->wait_fit)
+		return 0;
+	struct cta_device_model *m = malloc(sizeof(*m));
+	char model[1200], simt[1200];
+	msgf(model, sizeof(model), "%s/wait.model", tmpdir);
+	msgf(simt, sizeof(simt), "%s/wait.trace", tmpdir);
+	int rc = -1;
+	if (!m || cta_device_resolve(m, c->runs[0].header.device, err, elen))
+		goto out;
+	for (int p = 0; p <= 4; p++) {
+		uint64_t v[4];
+		for (int i = 0; i < 4; i++)
+			v[i] = WAIT_AT[i] + (p == i + 1 ? WAIT_STEP[i] : 0);
+		m->wait_load_ns = (unsigned)v[0];
+		m->wait_atomic_ns = (unsigned)v[1];
+		m->wait_turn_ps = (unsigned)v[2];
+		m->wait_sync_ps = (unsigned)v[3];
+		struct cta_trace t;
+		if (cta_device_save(m, model, err, elen) || simulate(c, model, simt, err, elen) ||
+		    cta_trace_read(&t, simt, err, elen))
+			goto out;
+		uint64_t t0 = UINT64_MAX, t1 = 0;
+		for (size_t i = 0; i < t.count; i++) {
+			if (t.recs[i].ev == CTA_TEV_START && t.recs[i].t_ns < t0)
+				t0 = t.recs[i].t_ns;
+			if (t.recs[i].ev == CTA_TEV_END && t.recs[i].t_ns > t1)
+				t1 = t.recs[i].t_ns;
+		}
+		cta_trace_free(&t);
+		uint64_t busy = t0 != UINT64_MAX && t1 > t0 ? t1 - t0 : 0;
+		if (!busy) {
+			msgf(err, elen, "no block ran");
+			goto out;
+		}
+		if (p)
+			c->wait.busy[p - 1] = busy;
+		else
+			c->wait.busy0 = busy;
+	}
+	memcpy(c->wait.at, WAIT_AT, sizeof(WAIT_AT));
+	memcpy(c->wait.step, WAIT_STEP, sizeof(WAIT_STEP));
+	rc = 0;
+out:
+	unlink(model);
+	unlink(simt);
 	free(m);
 	return rc;
 }
@@ -1078,8 +1150,9 @@ int cta_cmd_fidelity(int argc, char **argv)
 	/* Each configuration's work per block, for the fits (not needed to
 	 * judge a given model). */
 	for (size_t i = 0; i < cs.n && !fixed; i++)
-		if (probe_work(&cs.c[i], tmpdir, err, sizeof(err))) {
-			fprintf(stderr, "ctasim fidelity: %s: work per block: %s\n", cs.c[i].name,
+		if (probe_work(&cs.c[i], tmpdir, err, sizeof(err)) ||
+		    probe_wait(&cs.c[i], tmpdir, err, sizeof(err))) {
+			fprintf(stderr, "ctasim fidelity: %s: simulator probes: %s\n", cs.c[i].name,
 			        err);
 			configs_free(&cs);
 			rmdir(tmpdir);
