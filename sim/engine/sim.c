@@ -1278,7 +1278,7 @@ static void gate_release(struct cta_sim *s, unsigned sm, unsigned leaving, unsig
 			int now = all || s->any_spin || s->tw ||
 			          s->nready - s->nsealed + s->open_apart >= GATE_BATCH;
 			uint64_t t0 = h->p.start_t + s->dev.spin_block_add_ns;
-			t0 = at > t0 ? at : t0;
+			t0 = h->rel_t > t0 ? h->rel_t : t0; /* at, or after its entry */
 			struct cta__placed p = h->p;
 			p.h = h;
 			cta__base_ready_placed_from(s, &p, now ? p.start_t : t0);

@@ -570,6 +570,51 @@ static void register_order_places_a_block_on_its_own_sub_partitions(void **state
 	}
 }
 
+/* The entry after the wait (open_entry in sim/exec/exec.c): the setup of
+ * register_gate_deals_the_sms_warps_evenly_over_sub_partitions with a
+ * per-block add of 1 us. The blocks of the second wave that the register
+ * file's gate holds begin their work when the first of the blocks that
+ * ran at once ends; with spin_regs_order 0 at once (their entry was done
+ * while they waited), with spin_regs_order 1, where a 2-warp block takes
+ * its sub-partitions by placement order, 1 us later (they do their entry
+ * once let go). */
+static void register_gate_held_block_does_its_entry_once_let_go(void **state)
+{
+	(void)state;
+	enum { NS = 20000, G = 15, ADD = 1000 };
+	for (unsigned order = 0; order <= 1; order++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_regs_free = 1;
+		o.device.spin_regs_late_ns = 0;
+		o.device.spin_regs_hold_warps = 0;
+		o.device.spin_regs_order = order;
+		o.device.spin_block_add_ns = ADD;
+		unsigned long long t0[G], t1[G];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_regs(&o, &a, G, 64, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		unsigned long long first = ~0ull;
+		for (unsigned b = 8; b < G; b++)
+			if (t0[b] < t1[1] + NS / 4 && t1[b] < first)
+				first = t1[b];
+		unsigned held = 0;
+		for (unsigned b = 8; b < G; b++) {
+			if (t0[b] < t1[1] + NS / 4)
+				continue;
+			held++;
+			assert_true(t0[b] >= first);
+			if (order)
+				assert_true(t0[b] >= first + ADD && t0[b] < first + ADD + 1000);
+			else
+				assert_true(t0[b] < first + 1000);
+		}
+		assert_true(held >= 1);
+	}
+}
+
 static void register_gate_lets_a_block_go_after_its_longest_wait(void **state)
 {
 	(void)state;
@@ -1754,6 +1799,7 @@ int main(void)
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
 	    cmocka_unit_test(register_order_places_a_block_on_its_own_sub_partitions),
+	    cmocka_unit_test(register_gate_held_block_does_its_entry_once_let_go),
 	    cmocka_unit_test(register_gate_lets_a_block_go_after_its_longest_wait),
 	    cmocka_unit_test(register_late_entry_holds_the_level_the_gate_lets_go),
 	    cmocka_unit_test(register_end_hold_ends_a_block_with_longer_ones_placed_with_it),

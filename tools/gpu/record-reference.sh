@@ -19,7 +19,8 @@
 # (spin_clc in 2-CTA clusters: the cluster barrier's fit),
 # `cluster-holdout` (its hold-out shapes), `hold-holdout` (the register
 # file's end hold's hold-out shapes), `order-holdout` (the sub-partitions
-# by placement order's hold-out shapes), `waves-holdout` (later waves
+# by placement order's hold-out shapes), `entry-holdout` (the entry after
+# the wait's hold-out shapes), `waves-holdout` (later waves
 # and the fixed-work kernel on shapes outside every fit), `cluster-place`
 # (where a clustered first wave starts, by grid), `cluster-place-holdout`,
 # `cluster-slots` (clustered blocks an SM holds),
@@ -312,6 +313,23 @@ if [ "$set_" = order-holdout ]; then
 	run ord_regs_mixed_b96_g2640_ns10000 spin --arg regs=1 --block 96 --arg grid=2640 \
 		--arg ns=10000 --arg imbalance=one_in_seven
 	run ord_regs_mixed_b160_g1300 spin --arg regs=1 --block 160 --arg grid=1300 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = entry-holdout ]; then
+	# Held out of every fit, recorded once the entry after the wait (a
+	# block the register file's gate held) was fixed: the register-heavy
+	# spin at blocks of 1, 2, 3, 5, 6 and 7 warps over many waves, one
+	# cost and mixed costs.
+	run ent_regs_b64_g7000 spin --arg regs=1 --block 64 --arg grid=7000 --arg ns=20000
+	run ent_regs_b64_g12000_ns10000 spin --arg regs=1 --block 64 --arg grid=12000 --arg ns=10000
+	run ent_regs_b32_g9000 spin --arg regs=1 --block 32 --arg grid=9000 --arg ns=20000
+	run ent_regs_b96_g4000 spin --arg regs=1 --block 96 --arg grid=4000 --arg ns=20000
+	run ent_regs_b192_g2000 spin --arg regs=1 --block 192 --arg grid=2000 --arg ns=20000
+	run ent_regs_b224_g1500 spin --arg regs=1 --block 224 --arg grid=1500 --arg ns=20000
+	run ent_regs_b160_g3000_ns10000 spin --arg regs=1 --block 160 --arg grid=3000 --arg ns=10000
+	run ent_regs_mixed_b64_g6000 spin --arg regs=1 --block 64 --arg grid=6000 --arg ns=20000 \
 		--arg imbalance=one_in_seven
 	echo "done" >>"$out/runs.log"
 	exit 0
