@@ -402,7 +402,7 @@ bool cta__mbarrier_try_wait_parity(uint64_t *bar, unsigned parity, const char *f
 		/* Like the hardware's potentially blocking try_wait, the thread
 		 * sleeps until the phase completes instead of spinning. */
 		wait_on(x, b, parity, file, line);
-		cta__exec_lane_block(x, L_MBAR);
+		cta__exec_lane_wait_mbar(x);
 	}
 	if (b->completed_t > x->l.vtime)
 		x->l.vtime = b->completed_t;

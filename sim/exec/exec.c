@@ -1093,8 +1093,8 @@ static inline struct cta__lane_x *pick_slow(struct cta_sim *s, struct cta__unit 
 	}
 }
 
-static inline struct cta__lane_x *pick_next(struct cta_sim *s, struct cta__unit *u,
-                                            struct cta__fiber *spare)
+static inline __attribute__((always_inline)) struct cta__lane_x *
+pick_next(struct cta_sim *s, struct cta__unit *u, struct cta__fiber *spare)
 {
 	struct cta__lane_x *x = u->runq;
 	if (!x)
@@ -1297,6 +1297,31 @@ __attribute__((noinline)) static void lane_leave_slow(struct cta__lane_x *x)
 
 int cta__exec_lane_moves = 1;
 int cta__exec_quick_waits = 1;
+
+/* cta__exec_lane_block(x, L_MBAR) for a thread that waits on an mbarrier:
+ * the quick wait of lane_leave_slow tested here at once, where the general
+ * path's steps before it do nothing (no progress to flush, no run to hand
+ * back, no woken lane of the unit to switch to, no skipped period to bring
+ * up to date), so a CLC round trip takes none of their calls. The same
+ * tests and stores in the same order: results do not change. */
+void cta__exec_lane_wait_mbar(struct cta__lane_x *x)
+{
+	struct cta__unit *u = x->l.unit;
+	struct cta_sim *s = u->sim;
+	if (x->l.tid.x == x->l.run_x0 && x->l.tid.x + 1 >= x->l.row_end && !u->runq &&
+	    !s->skip_moved && u->new_reqs && u->nctas == 1 && !u->cursor.left && !u->cursor.nret &&
+	    !u->cbar_arrived && !u->ctas[0].bar_arrived && !x->kc_park && s->solo && !seg_failed &&
+	    cta__exec_quick_waits && cta__fiber_stack_left(x->fiber) >= LANE_ENGINE_STACK) {
+		x->state = L_MBAR;
+		if (x->l.comm)
+			u->out.comm = 1;
+		s->quick_waits++;
+		cta__cur = NULL;
+		lane_engine_settled(s, x, u);
+		return;
+	}
+	cta__exec_lane_block(x, L_MBAR);
+}
 
 /* The calling lane's unit has no threads left to hand out. When that lane
  * is the unit's only one (so nothing of the unit waits) and the next unit

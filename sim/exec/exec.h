@@ -112,6 +112,9 @@ void cta__exec_smem_handed_out(struct cta__unit *u, struct cta__cta *c);
 struct cta__cta *cta__exec_lane_cta(struct cta__lane_x *x);
 /* Suspends the calling lane in state st until the scheduler wakes it. */
 void cta__exec_lane_block(struct cta__lane_x *x, enum lstate st);
+/* cta__exec_lane_block(x, L_MBAR), with the quick wait of a CLC round trip
+ * (sim/exec/exec.c). */
+void cta__exec_lane_wait_mbar(struct cta__lane_x *x);
 void cta__exec_lane_wake(struct cta__unit *u, struct cta__lane_x *x);
 /* For a compiled cluster (sim/exec/regions.c): a lane of u without a fiber
  * (NULL when out of memory), which parks for a CTA's waiting threads; x
