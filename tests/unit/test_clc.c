@@ -1596,8 +1596,9 @@ static void shared_stacks_change_no_trace(void **state)
 }
 
 /* The short forms of a cancel round trip (a resumed unit's waiting lane
- * stepping the engine at once, lane_leave_slow in sim/exec/exec.c; a wait
- * that one request completed observing it without the general search,
+ * stepping the engine at once, cta__exec_lane_wait_mbar and lane_leave_slow
+ * in sim/exec/exec.c; a wait that one request completed observing it
+ * without the general search,
  * cta__mbarrier_try_wait_parity) change nothing a run shows: the guide's
  * loops on fibers and timing-only, emulated, with injected failures and
  * --ub abort, give the same trace with them and without, and they do run. */
