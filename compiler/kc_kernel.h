@@ -51,6 +51,28 @@ __attribute__((used)) static const char cta__kc_analysed_only = 1;
 #define KC_PROBE(name, argtype)
 #endif
 
+/* cta_grid_sync as cta__grid_sync has it on fibers (sim/exec/exec.c), written
+ * out at the call, so that the pass sees its waits at the call's line: the
+ * launch check, the block barrier, thread 0's arrival on the grid-wide count
+ * and its spin on the phase (a loop of yield points: the body runs in the
+ * spinning form, CTA__KC_SPIN, and each of its spins ends the thread's
+ * region), the block barrier. Outside a cooperative launch the run stops
+ * and the thread stays at the yield point after the check
+ * (cta__kc_grid_check in sim/exec/regions.h). */
+#undef cta_grid_sync
+#define cta_grid_sync()                                                                            \
+	do {                                                                                       \
+		if (__builtin_expect(!cta__kc_grid_check(CTA__LOC), 0))                            \
+			cta__spin_poll(CTA__LOC);                                                  \
+		cta__syncthreads(CTA__LOC);                                                        \
+		if (cta_thread_rank() == 0) {                                                      \
+			const uint64_t cta__phase = cta__kc_grid_arrive();                         \
+			while (cta__kc_grid_phase() == cta__phase)                                 \
+				cta__poll(CTA__LOC);                                               \
+		}                                                                                  \
+		cta__syncthreads(CTA__LOC);                                                        \
+	} while (0)
+
 #undef CTA_KERNEL
 #define CTA_KERNEL(name, argtype, argname)                                                         \
 	static void name##__kc_body(const argtype *argname, CTA__LANE_PARAM);                      \

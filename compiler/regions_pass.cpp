@@ -2825,9 +2825,17 @@ struct RegionsPass : PassInfoMixin<RegionsPass> {
 			FAM.invalidate(*F, PreservedAnalyses::none());
 			Checker ck;
 			std::string why = ck.check(*F, true, FAM);
-			if (why.find("grid waits") != std::string::npos) {
+			bool grid = why.find("grid waits") != std::string::npos;
+			for (Instruction &I : instructions(*F))
+				if (auto *CB = dyn_cast<CallBase>(&I))
+					if (Function *c = CB->getCalledFunction())
+						grid = grid || c->getName() == "cta__kc_grid_check";
+			if (grid) {
 				// Perhaps in a branch its inlined helpers' arguments rule
-				// out (only then: the other bodies' code stays as it was).
+				// out (ck_graph_global_barrier's ck_graph_app(p, 0): a
+				// grid barrier's inline form, kc_kernel.h, or a call of
+				// cta__grid_sync; only then: the other bodies' code stays
+				// as it was).
 				foldConstants(*F);
 				FAM.invalidate(*F, PreservedAnalyses::none());
 				ck = Checker();

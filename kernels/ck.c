@@ -64,6 +64,18 @@ static const struct cta_param_desc ckg_params[] = {
     {NULL, NULL, NULL},
 };
 
+/* ck_graph_grid_sync's: the same, and how it is launched. */
+static const struct cta_param_desc ckgs_params[] = {
+    {"nodes", "4096", "graph nodes"},
+    {"degree", "4", "random out-edges per node (plus an edge to the next node)"},
+    {"graph_seed", "1", "seed of the generated graph"},
+    {"blocks", "0", "blocks (0: as many as can be co-resident on the whole device)"},
+    {"ns", "200", "virtual nanoseconds per node visit"},
+    {"cooperative", "1",
+     "0: an ordinary launch, in which its cta_grid_sync is UB (forward_progress)"},
+    {NULL, NULL, NULL},
+};
+
 #define CKG_BLOCK 256
 
 struct ckg_state {
@@ -174,7 +186,9 @@ static int ckg_setup_barrier(struct cta_harness *h)
 
 static int ckg_setup_grid_sync(struct cta_harness *h)
 {
-	return ckg_setup_kernel(h, &ck_graph_grid_sync, 1);
+	int64_t coop = 1;
+	int rc = cta__kparam_range(h, "cooperative", 0, 1, &coop);
+	return rc ? rc : ckg_setup_kernel(h, &ck_graph_grid_sync, (int)coop);
 }
 
 static int ckg_verify(struct cta_harness *h)
@@ -205,7 +219,7 @@ CTA_HARNESS(ckgb_info)
 static const struct cta_kernel_info ckgs_info = {
     .name = "ck_graph_grid_sync",
     .summary = "cooperative-kernels Figure 3 with a cooperative launch and grid.sync()",
-    .params = ckg_params,
+    .params = ckgs_params,
     .setup = ckg_setup_grid_sync,
     .verify = ckg_verify,
 };

@@ -1893,6 +1893,17 @@ void cta__poll_thread(void)
 	               : 0;
 }
 
+void cta__exec_grid_sync_stop(struct cta__unit *u, struct cta__lane_x *x, const char *file,
+                              int line)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg),
+	         "cta_grid_sync in a launch that is not cooperative (on a GPU "
+	         "this_grid().is_valid() is false and sync() is undefined): launch it "
+	         "with cta_launch_cfg.cooperative, as cudaLaunchCooperativeKernel");
+	cta__exec_watchdog_stop(u->sim, u, x, UB_FORWARD_PROGRESS, file, line, msg);
+}
+
 /* cg::this_grid().sync() as cooperative groups builds it: a block barrier,
  * thread 0 of each block arrives on a grid-wide count and spins until the
  * last block's arrival starts the next phase, a block barrier. */
@@ -1902,12 +1913,7 @@ void cta__grid_sync(const char *file, int line)
 	struct cta__unit *u = x->l.unit;
 	struct cta__kernel *k = u->k;
 	if (!k->l.cooperative) {
-		char msg[256];
-		snprintf(msg, sizeof(msg),
-		         "cta_grid_sync in a launch that is not cooperative (on a GPU "
-		         "this_grid().is_valid() is false and sync() is undefined): launch it "
-		         "with cta_launch_cfg.cooperative, as cudaLaunchCooperativeKernel");
-		cta__exec_watchdog_stop(u->sim, u, x, UB_FORWARD_PROGRESS, file, line, msg);
+		cta__exec_grid_sync_stop(u, x, file, line);
 		hand_back_run(x);
 		x->state = L_BARRIER;
 		lane_leave(x);

@@ -156,6 +156,13 @@ static inline void cta__exec_spin_backoff(uint64_t *vtime, uint64_t resume_t, un
 void cta__exec_watchdog_stop(struct cta_sim *s, struct cta__unit *u, struct cta__lane_x *x,
                              int rule, const char *file, int line, const char *msg);
 
+/* cta_grid_sync outside a cooperative launch, on lane x of unit u: the run
+ * stops (cta__exec_watchdog_stop's forward_progress report). The caller
+ * parks the thread for good: cta__grid_sync on fibers, the kernel
+ * compiler's inline form (cta__kc_grid_check) in region form. */
+void cta__exec_grid_sync_stop(struct cta__unit *u, struct cta__lane_x *x, const char *file,
+                              int line);
+
 /* The watchdog's view of a CTA barrier about to complete (exec.c, and the
  * region form's in regions.c): 1 when the CTA crossed barriers with no work
  * between them for longer than the watchdog; then the report. */

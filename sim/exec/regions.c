@@ -216,6 +216,8 @@ struct kc_block {
 	size_t spins_cap;
 	int spun;
 	uint64_t spun_vt;
+	/* The thread just run stopped for good (cta__kc_grid_check). */
+	int stopped;
 };
 static _Thread_local struct kc_block kcb;
 
@@ -2286,6 +2288,8 @@ int cta__kc_spin_blocks(const char *file, unsigned line)
 	struct cta__unit *u = l->unit;
 	struct cta_sim *s = u->sim;
 	struct kc_spin *sp = &b->spins[b->cur];
+	if (b->stopped)
+		return 1; /* (cta__kc_grid_check) */
 	l->polls = 0;
 	if (l->comm & 2) {
 		/* A write another thread may wait for: progress. */
@@ -2309,6 +2313,35 @@ int cta__kc_spin_blocks(const char *file, unsigned line)
 	b->spun = 1;
 	b->spun_vt = l->vtime;
 	return 1;
+}
+
+int cta__kc_grid_check(const char *file, int line)
+{
+	struct kc_block *b = &kcb;
+	struct cta__unit *u = b->x->l.unit;
+	if (u->k->l.cooperative)
+		return 1;
+	cta__exec_grid_sync_stop(u, b->x, file, line);
+	b->stopped = 1;
+	return 0;
+}
+
+uint64_t cta__kc_grid_arrive(void)
+{
+	struct cta__lane *l = &kcb.x->l;
+	struct cta__kernel *k = l->unit->k;
+	uint64_t gen = k->gsync_gen;
+	l->comm = 3;
+	if (++k->gsync_count == k->nblocks) {
+		k->gsync_count = 0;
+		k->gsync_gen++;
+	}
+	return gen;
+}
+
+uint64_t cta__kc_grid_phase(void)
+{
+	return kcb.x->l.unit->k->gsync_gen;
 }
 
 /* Room for n threads' spinning states in b; 0 or -1. */
@@ -2495,6 +2528,7 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 	b->d = d;
 	b->n = n;
 	b->c = x->cta;
+	b->stopped = 0;
 	b->obs_on = 0;
 	b->mixed = 0;
 	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
@@ -2565,7 +2599,11 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 		b->spun = 0;
 		polls_flush(b);
 		fn(args, l, &ix, &r);
-		if (r.exited) {
+		if (b->stopped) {
+			/* The run stops (cta__kc_grid_check): the thread stays
+			 * where it is, as its lane on fibers. */
+			b->stopped = 0;
+		} else if (r.exited) {
 			c->exited++;
 			if (r.end_max > c->end_t)
 				c->end_t = r.end_max;

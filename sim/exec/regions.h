@@ -151,6 +151,18 @@ CTA_EXPORT int cta__kc_wait_blocks(uint64_t *bar, unsigned parity);
  * thread spins, its clock a poll round on, and it then ends its region
  * there; 0 when it goes on. */
 CTA_EXPORT int cta__kc_spin_blocks(const char *file, unsigned line);
+/* cta_grid_sync's inline form (compiler/kc_kernel.h), which only runs in
+ * the loop form of a CTA__KC_SPIN body (its wait is a loop of yield
+ * points): cta__kc_grid_check, 1 when the launch is cooperative; else the
+ * run stops (cta__exec_grid_sync_stop) and the thread stays where it is
+ * for good: the cta__spin_poll the inline form calls next ends its region
+ * (cta__kc_spin_blocks) and run_spin never runs it again. Thread 0's
+ * arrival on the grid-wide count (cta__kc_grid_arrive: the phase it
+ * arrived in, which the last block's arrival ends) and the phase now
+ * (cta__kc_grid_phase), as cta__grid_sync has them on fibers. */
+CTA_EXPORT int cta__kc_grid_check(const char *file, int line);
+CTA_EXPORT uint64_t cta__kc_grid_arrive(void);
+CTA_EXPORT uint64_t cta__kc_grid_phase(void);
 /* Stands for that barrier in the compiled code; never called. */
 CTA_EXPORT void cta__kc_ws_point(const char *file, int line);
 CTA_EXPORT void cta__kc_register(const struct cta__kc_def *d);

@@ -25,7 +25,7 @@ if [ "$HAVE_KC" = 1 ]; then
 		vecscale_clc ub_read_before_complete ub_read_failed_index clc_two_requests \
 		ub_request_after_observed_failure ub_result_buffer_in_flight vecscale_clc_cluster \
 		ub_multicast_cluster_not_running work_steal_queue ck_work_stealing \
-		ck_graph_global_barrier ub_forward_progress; do
+		ck_graph_global_barrier ck_graph_grid_sync ub_forward_progress; do
 		if grep -E "^  $k .*\[regions\]" "$tmp/list" >/dev/null; then
 			ok "$k is compiled to regions"
 		else
@@ -164,5 +164,13 @@ both ck_graph_global_barrier --block 96,2,1 --arg nodes=2048 --threads 2
 both work_steal_queue --threads 2 --seed 4
 both ub_forward_progress --spin-sched adversarial --seed 3 --threads 2
 both ub_forward_progress --arg valid=1 --block 64,2,1 --device B200
+# cta_grid_sync (compiler/kc_kernel.h's inline form, a spinning body): host
+# threads and shapes, an ordinary launch (each thread stops the run at its
+# first grid sync, forward_progress), the watchdog stopping thread 0's spin
+# on the grid's phase.
+both ck_graph_grid_sync --arg nodes=2048 --sm-limit 4 --grid 32 --threads 2
+both ck_graph_grid_sync --block 96,2,1 --arg nodes=2048 --threads 2
+both ck_graph_grid_sync --arg nodes=512 --arg cooperative=0 --threads 1
+both ck_graph_grid_sync --arg nodes=512 --sm-limit 2 --grid 16 --arg ns=5000 --watchdog 100
 
 tap_end
