@@ -612,9 +612,95 @@ struct Fission {
 		}
 	}
 
+	// A load of field `off` (bytes) of the lane, the loop form's second
+	// argument or the lane cta__cur points to (kernel.h's helpers read
+	// their thread's indices there), at a constant offset: its type in
+	// *ty.
+	static bool laneField(LoadInst *L, Value *laneArg, int64_t &off, const DataLayout &DL)
+	{
+		if (L->isVolatile() || L->isAtomic())
+			return false;
+		APInt ap(64, 0);
+		Value *b = L->getPointerOperand()->stripAndAccumulateConstantOffsets(DL, ap, true);
+		off = ap.getSExtValue();
+		if (b == laneArg)
+			return true;
+		auto *P = dyn_cast<LoadInst>(b);
+		if (!P || !P->getType()->isPointerTy())
+			return false;
+		Value *g = P->getPointerOperand();
+		if (auto *II = dyn_cast<IntrinsicInst>(g))
+			if (II->getIntrinsicID() == Intrinsic::threadlocal_address)
+				g = II->getArgOperand(0);
+		auto *G = dyn_cast<GlobalVariable>(g->stripPointerCasts());
+		return G && G->getName() == "cta__cur";
+	}
+	// The lane's threadIdx, blockIdx, blockDim and gridDim (struct
+	// cta__lane's first 48 bytes, laid out as struct cta__idx's: checked
+	// in sim/exec/regions.c): while a thread of the loop form runs, the
+	// same as the index block's (a spinning body's rematerialised values).
+	// (Through variables stored once: registers the body keeps in them.)
+	bool laneIdx(LoadInst *L, int64_t &off)
+	{
+		if (!spinMode || L->isVolatile() || L->isAtomic() || !L->getType()->isIntegerTy(32))
+			return false;
+		Value *p = L->getPointerOperand();
+		int64_t total = 0;
+		for (int d = 0; d < 8; d++) {
+			APInt ap(64, 0);
+			Value *b = p->stripAndAccumulateConstantOffsets(DL, ap, true);
+			total += ap.getSExtValue();
+			bool lane = b == laneA;
+			if (auto *P = dyn_cast<LoadInst>(b)) {
+				if (auto *A = dyn_cast<AllocaInst>(P->getPointerOperand())) {
+					StoreInst *S = onlyStore(A);
+					if (!S)
+						return false;
+					p = S->getValueOperand();
+					continue;
+				}
+				Value *g = P->getPointerOperand();
+				if (auto *II = dyn_cast<IntrinsicInst>(g))
+					if (II->getIntrinsicID() == Intrinsic::threadlocal_address)
+						g = II->getArgOperand(0);
+				auto *G = dyn_cast<GlobalVariable>(g->stripPointerCasts());
+				lane = G && G->getName() == "cta__cur" && !P->isVolatile();
+			}
+			off = total;
+			return lane && off >= 0 && off + 4 <= 48 && off % 4 == 0;
+		}
+		return false;
+	}
+
 	std::string prepare()
 	{
 		inlineAll();
+		// A spinning body has no work-stealing loop (checked below), so its
+		// thread is never inside one: kernel.h's blockIdx of a helper then
+		// reads the lane's block index, never cta__blockidx_in_body (the
+		// lane's steal_depth, at byte 72, is 0), and the thread's indices
+		// it reads of the lane can be computed again (laneIdx).
+		if (spinMode) {
+			bool ws = false;
+			for (Instruction &I : instructions(F))
+				if (auto *CB = dyn_cast<CallBase>(&I))
+					if (Function *c = CB->getCalledFunction())
+						ws = ws || isWorkSteal(c->getName());
+			SmallVector<LoadInst *, 16> depth;
+			for (Instruction &I : instructions(F)) {
+				int64_t off;
+				if (auto *L = dyn_cast<LoadInst>(&I))
+					if (!ws && laneField(L, laneA, off, DL) && off == 72 &&
+					    L->getType()->isIntegerTy(16))
+						depth.push_back(L);
+			}
+			for (LoadInst *L : depth) {
+				L->replaceAllUsesWith(ConstantInt::get(L->getType(), 0));
+				L->eraseFromParent();
+			}
+			if (!depth.empty())
+				foldConstants(F);
+		}
 		// Lifetime markers and debug intrinsics name allocas that become
 		// slots; the loop does not need them.
 		SmallVector<Instruction *, 32> dead;
@@ -1233,6 +1319,9 @@ struct Fission {
 				StoreInst *S = onlyStore(A);
 				return S && remat(S->getValueOperand(), depth + 1);
 			}
+			int64_t lo;
+			if (laneIdx(L, lo))
+				return true;
 			int64_t o;
 			bool co;
 			Value *b = baseOf(L->getPointerOperand(), o, co);
@@ -1271,12 +1360,22 @@ struct Fission {
 		if (map.count(V))
 			return map[V];
 		auto *I = cast<Instruction>(V);
-		if (auto *L = dyn_cast<LoadInst>(I))
+		if (auto *L = dyn_cast<LoadInst>(I)) {
 			if (auto *A = dyn_cast<AllocaInst>(L->getPointerOperand())) {
 				Value *v = rematEmit(onlyStore(A)->getValueOperand(), B, map);
 				map[V] = v;
 				return v;
 			}
+			int64_t lo;
+			if (laneIdx(L, lo)) {
+				// (From the index block: the running thread's.)
+				Value *v = B.CreateLoad(L->getType(),
+				                        B.CreateConstInBoundsGEP1_64(
+				                            B.getInt8Ty(), map[ixA], (uint64_t)lo));
+				map[V] = v;
+				return v;
+			}
+		}
 		Instruction *c = I->clone();
 		for (unsigned i = 0; i < c->getNumOperands(); i++)
 			c->setOperand(i, rematEmit(I->getOperand(i), B, map));
@@ -1388,6 +1487,96 @@ struct Fission {
 		}
 	}
 
+	// Each slot's bytes a thread (its size at its own alignment) and where
+	// its array starts (off, in n-thread units: slots + n * off). Slots of
+	// one size and alignment share an array where no thread ever holds
+	// both: no block of the body has both live in it or accessed (a
+	// thread runs the body's blocks in its order whatever loop form runs
+	// it, and other threads' elements of an array are apart). A slot
+	// whose address escapes has an array of its own.
+	std::map<AllocaInst *, uint64_t> eltBytes;
+	struct SlotArray {
+		uint64_t elt, al, off;
+		std::set<BasicBlock *> busy; // (empty and shut: an escaped slot's)
+		bool shut;
+		std::vector<AllocaInst *> members;
+	};
+	std::vector<SlotArray> slotArrays;
+	std::map<AllocaInst *, std::map<BasicBlock *, bool>> slotLive;
+	// Whether array a may hold a value read after a thread goes on at
+	// block e (a region's entry): one of its slots is live there.
+	bool arrayLive(const SlotArray &a, BasicBlock *e)
+	{
+		if (a.shut)
+			return true;
+		for (AllocaInst *A : a.members)
+			if (slotLive[A][e])
+				return true;
+		return false;
+	}
+	void placeSlots(const std::vector<AllocaInst *> &list,
+	                std::map<AllocaInst *, std::map<BasicBlock *, bool>> &live)
+	{
+		using Array = SlotArray;
+		std::vector<Array> &arrays = slotArrays;
+		arrays.reserve(list.size());
+		for (AllocaInst *A : list) {
+			uint64_t size = DL.getTypeAllocSize(A->getAllocatedType()) *
+			                cast<ConstantInt>(A->getArraySize())->getZExtValue();
+			uint64_t al = A->getAlign().value();
+			uint64_t elt = (size + al - 1) / al * al;
+			eltBytes[A] = elt;
+			bool shut = escaped.count(A) != 0;
+			std::set<BasicBlock *> busy;
+			if (!shut) {
+				auto &in = live[A];
+				for (BasicBlock &bb : F) {
+					bool on = in[&bb];
+					for (BasicBlock *s : successors(&bb))
+						on = on || in[s];
+					if (on)
+						busy.insert(&bb);
+				}
+				SmallVector<Value *, 16> work{A};
+				while (!work.empty()) {
+					Value *v = work.pop_back_val();
+					for (User *U : v->users()) {
+						auto *I = cast<Instruction>(U);
+						busy.insert(I->getParent());
+						if (isa<GetElementPtrInst>(I) || isa<CastInst>(I))
+							work.push_back(I);
+					}
+				}
+			}
+			Array *into = nullptr;
+			for (Array &a : arrays) {
+				if (shut || a.shut || a.elt != elt || a.al != al)
+					continue;
+				bool clash = false;
+				for (BasicBlock *b : busy)
+					if (a.busy.count(b)) {
+						clash = true;
+						break;
+					}
+				if (!clash) {
+					into = &a;
+					break;
+				}
+			}
+			if (!into) {
+				slotBytes = (slotBytes + al - 1) / al * al;
+				arrays.push_back({elt, al, slotBytes, {}, shut, {}});
+				slotBytes += elt;
+				into = &arrays.back();
+			}
+			into->busy.insert(busy.begin(), busy.end());
+			into->members.push_back(A);
+			if (!shut)
+				slotLive[A] = live[A];
+			off[A] = into->off;
+		}
+	}
+
 	std::string classify()
 	{
 		DominatorTree DT(F);
@@ -1395,10 +1584,12 @@ struct Fission {
 			if (escapes(A, A))
 				escaped.insert(A);
 		findUniform();
+		std::map<AllocaInst *, std::map<BasicBlock *, bool>> live;
+		std::vector<AllocaInst *> slotList;
 		for (AllocaInst *A : allocas) {
 			bool cross = escaped.count(A) != 0;
 			if (!cross) {
-				auto in = liveIn(A);
+				auto &in = live[A] = liveIn(A);
 				for (size_t r = 1; r < entryOf.size() && !cross; r++)
 					cross = in[entryOf[r]];
 			}
@@ -1406,10 +1597,15 @@ struct Fission {
 				kind[A] = 0;
 				continue;
 			}
+			// Computed again where a thread starts a region: a pure
+			// function of the indices and arguments, stored once before
+			// every read of it (a register the body keeps in a
+			// variable: its definition dominates its uses).
 			StoreInst *S = onlyStore(A);
 			bool dom = S && remat(S->getValueOperand());
-			for (size_t i = 0; dom && i < barBB.size(); i++)
-				dom = DT.dominates(S->getParent(), barBB[i]);
+			for (User *U : A->users())
+				if (dom && U != S)
+					dom = DT.dominates(S, cast<Instruction>(U));
 			uint64_t size = DL.getTypeAllocSize(A->getAllocatedType());
 			if (auto *n = dyn_cast<ConstantInt>(A->getArraySize()))
 				size *= n->getZExtValue();
@@ -1425,11 +1621,10 @@ struct Fission {
 				uniBytes += size;
 			} else {
 				kind[A] = 1;
-				slotBytes = (slotBytes + al - 1) / al * al;
-				off[A] = slotBytes;
-				slotBytes += (size + al - 1) / al * al;
+				slotList.push_back(A);
 			}
 		}
+		placeSlots(slotList, live);
 		uniBytes = (uniBytes + 15) / 16 * 16;
 		slotBytes = (slotBytes + 15) / 16 * 16;
 		if (std::getenv("CTA_KC_VERBOSE") &&
@@ -1882,12 +2077,8 @@ struct Fission {
 				                     B.CreateConstInBoundsGEP1_64(i8, uin, off[A]));
 		// Thread t's slot of a variable kept per thread.
 		auto slotOf = [&](IRBuilder<> &b, AllocaInst *A, Value *t64) -> Value * {
-			uint64_t sz = DL.getTypeAllocSize(A->getAllocatedType());
-			if (auto *cn = dyn_cast<ConstantInt>(A->getArraySize()))
-				sz *= cn->getZExtValue();
-			uint64_t al = std::max<uint64_t>(16, A->getAlign().value());
-			sz = (sz + al - 1) / al * al;
-			return b.CreateGEP(i8, slotBase[A], b.CreateMul(t64, b.getInt64(sz)));
+			return b.CreateGEP(i8, slotBase[A],
+			                   b.CreateMul(t64, b.getInt64(eltBytes[A])));
 		};
 		auto spMax = [&](IRBuilder<> &e, AllocaInst *a, Value *vt) {
 			Value *o = e.CreateLoad(i64, a);
@@ -1959,6 +2150,22 @@ struct Fission {
 			for (auto &kv : target)
 				spVM[kv.first] = kv.second;
 			Value *contAt = b.CreateGEP(i8, cont, t64);
+			// The block waits as a whole with its slots packed as runs of
+			// equal bytes (run_spin): a thread that stops at barrier j (or
+			// ends) leaves zeros in the arrays it reads nothing of after
+			// it, not the values its earlier regions left there.
+			auto clearDead = [&](IRBuilder<> &e, BasicBlock *at) {
+				for (SlotArray &a : slotArrays)
+					if (!at || !arrayLive(a, at))
+						e.CreateMemSet(
+						    e.CreateGEP(
+						        i8,
+						        e.CreateGEP(
+						            i8, slots,
+						            e.CreateMul(n64, e.getInt64(a.off))),
+						        e.CreateMul(t64, e.getInt64(a.elt))),
+						    e.getInt8(0), a.elt, MaybeAlign(a.al));
+			};
 			spEnter = b.CreateSwitch(b.CreateLoad(i32, spStart), none);
 			auto vtime = [&](IRBuilder<> &e) -> Value * {
 				Value *lv = e.CreateLoad(
@@ -1970,6 +2177,7 @@ struct Fission {
 				    C, "bar" + std::to_string(j) + ".spin", G, done);
 				spVM[barBB[j]] = X;
 				IRBuilder<> e(X);
+				clearDead(e, entryOf[j + 1]);
 				Value *vt = nullptr;
 				if (barKind[j] != 4) {
 					vt = vtime(e);
@@ -2011,6 +2219,7 @@ struct Fission {
 			BasicBlock *XR = BasicBlock::Create(C, "end.spin", G, done);
 			{
 				IRBuilder<> e(XR);
+				clearDead(e, nullptr);
 				Value *vt = vtime(e);
 				e.CreateStore(e.CreateAdd(e.CreateLoad(i64, aExit), e.getInt64(1)),
 				              aExit);

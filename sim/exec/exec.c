@@ -515,7 +515,12 @@ struct cta__unit *cta__exec_unit_make(struct cta_sim *s, struct cta__kernel *k, 
 		smem_cap = need > smem_cap ? need : smem_cap;
 		ctas = cta__exec_calloc_lines(cap, sizeof(*ctas));
 		for (unsigned i = 0; ctas && i < cap; i++) {
-			ctas[i].smem = cta__exec_calloc_lines(1, smem_cap);
+			/* Zeroed when a block first asks for it (smem_handed_out),
+			 * as an arena an earlier block wrote: the pages of one no
+			 * block asks for are never touched (ub_forward_progress
+			 * declares 120 KB a block to stay alone on its SM). */
+			ctas[i].smem = aligned_alloc(64, (smem_cap + 63) / 64 * 64);
+			ctas[i].smem_dirty = (unsigned)smem_cap | CTA__SMEM_STALE;
 			if (!ctas[i].smem) {
 				for (unsigned j = 0; j < i; j++)
 					free(ctas[j].smem);

@@ -548,6 +548,14 @@ static int run_block(struct cta__lane_x *x, const struct cta__kc_def *d)
 /* The pass addresses these by fixed offsets (compiler/regions_pass.cpp). */
 _Static_assert(offsetof(struct cta__lane, vtime) == 64, "cta__lane.vtime moved");
 _Static_assert(offsetof(struct cta__lane, tid) == 0, "cta__lane.tid moved");
+/* (The pass reads a spinning body's threadIdx, blockIdx, blockDim and
+ * gridDim of the lane as of the index block, and its steal_depth as 0.) */
+_Static_assert(offsetof(struct cta__lane, bid) == offsetof(struct cta__idx, bid) &&
+                   offsetof(struct cta__lane, bdim) == offsetof(struct cta__idx, bdim) &&
+                   offsetof(struct cta__lane, gdim) == offsetof(struct cta__idx, gdim) &&
+                   offsetof(struct cta__idx, gdim) == 36,
+               "cta__lane's indices moved");
+_Static_assert(offsetof(struct cta__lane, steal_depth) == 72, "cta__lane.steal_depth moved");
 _Static_assert(sizeof(struct cta__idx) == 56 && offsetof(struct cta__idx, bdim) == 24,
                "cta__idx changed");
 _Static_assert(sizeof(struct cta__kc_run) == 18 * 8, "cta__kc_run changed");
@@ -651,9 +659,10 @@ struct cta__kc_park {
 	 * threads' counts of yield points as runs of equal ones (rle_put). */
 	size_t nor;
 	/* A block of a CTA__KC_SPIN body (run_spin; then nothing above but
-	 * loc is used): data holds its state at these offsets, its ncw
-	 * threads at the barrier and nsp that spin (struct kc_item each, in
-	 * the order they came), and the EV_POLL's time once one woke it. */
+	 * loc and nwr is used): data holds its state at these offsets, its
+	 * ncw threads at the barrier (as nwr runs, cw_put) and nsp that spin
+	 * (struct kc_item each), each in the order they came, and the
+	 * EV_POLL's time once one woke it. */
 	int spin;
 	unsigned ncw, nsp;
 	size_t off_cw, off_sp, off_pl, off_ss;
@@ -2377,33 +2386,82 @@ static uint64_t spin_release(struct kc_cl *K, unsigned n, struct cta__lane_x *x,
 	return t;
 }
 
+/* The threads waiting at the CTA barrier (K->cw, m of them, in their
+ * arrival order) as runs of consecutive ranks that arrived at one time
+ * (struct wrun): the threads of a block that arrive together cost a run.
+ * cw_runs counts them, cw_put writes them, cw_get reads nr back. */
+static size_t cw_runs(const struct kc_item *v, unsigned m)
+{
+	size_t nr = 0;
+	for (unsigned i = 0; i < m; i++)
+		nr += i == 0 || v[i].rank != v[i - 1].rank + 1 || v[i].vt != v[i - 1].vt;
+	return nr;
+}
+
+static unsigned char *cw_put(unsigned char *o, const struct kc_item *v, unsigned m)
+{
+	for (unsigned i = 0; i < m;) {
+		struct wrun w = {v[i].rank, 1, v[i].vt};
+		while (i + w.count < m && v[i + w.count].rank == w.rank + w.count &&
+		       v[i + w.count].vt == w.vt)
+			w.count++;
+		memcpy(o, &w, sizeof(w));
+		o += sizeof(w);
+		i += w.count;
+	}
+	return o;
+}
+
+static void cw_get(const unsigned char *in, struct kc_item *v, size_t nr)
+{
+	for (size_t r = 0; r < nr; r++) {
+		struct wrun w;
+		memcpy(&w, in + r * sizeof(w), sizeof(w));
+		for (uint32_t i = 0; i < w.count; i++)
+			*v++ = (struct kc_item){0, w.rank + i, w.vt};
+	}
+}
+
 /* The state of a waiting CTA__KC_SPIN block (n threads, nsp of them
- * spinning, on K->mw) into a park; NULL when out of memory. */
+ * spinning, on K->mw) into a park, in old's memory where it fits (the
+ * park the block last woke from, or NULL; freed otherwise); NULL when out
+ * of memory. */
 static struct cta__kc_park *spin_pack(struct kc_block *b, struct kc_cl *K,
-                                      const struct cta__kc_def *d, unsigned n, unsigned nsp)
+                                      const struct cta__kc_def *d, unsigned n, unsigned nsp,
+                                      struct cta__kc_park *old)
 {
 	size_t stride = (size_t)d->nbar * d->uni_bytes, sb = (size_t)n * d->slot_bytes;
 	const unsigned char *pl = (const unsigned char *)b->polls;
 	const unsigned char *ss = (const unsigned char *)b->spins;
+	size_t ncwr = cw_runs(K->cw, K->ncw);
 	size_t need = rle_len(K->cont, n, 1) + rle_len(K->slots, sb / 16, 16) +
-	              (stride ? rle_len(K->urep, n, stride) : 0) +
-	              (K->ncw + nsp) * sizeof(struct kc_item) + rle_len(pl, n, sizeof(*b->polls)) +
+	              (stride ? rle_len(K->urep, n, stride) : 0) + ncwr * sizeof(struct wrun) +
+	              nsp * sizeof(struct kc_item) + rle_len(pl, n, sizeof(*b->polls)) +
 	              rle_len(ss, n, sizeof(*b->spins));
-	struct cta__kc_park *pk = malloc(sizeof(*pk) + need);
-	if (!pk)
-		return NULL;
+	/* (Blocks of a spinning kernel wake and wait again many times: the
+	 * same memory, where a new allocation each time left the heap's
+	 * peak well above what the parks hold.) */
+	struct cta__kc_park *pk = old;
+	if (!pk || pk->cap < need || pk->cap / 2 > need) {
+		free(old);
+		pk = malloc(sizeof(*pk) + need);
+		if (!pk)
+			return NULL;
+		pk->cap = need;
+	}
+	size_t cap = pk->cap;
 	memset(pk, 0, sizeof(*pk));
-	pk->cap = need;
+	pk->cap = cap;
 	pk->spin = 1;
 	pk->ncw = K->ncw;
+	pk->nwr = ncwr;
 	pk->nsp = nsp;
 	unsigned char *o = rle_put(pk->data, K->cont, n, 1);
 	o = rle_put(o, K->slots, sb / 16, 16);
 	if (stride)
 		o = rle_put(o, K->urep, n, stride);
 	pk->off_cw = (size_t)(o - pk->data);
-	memcpy(o, K->cw, K->ncw * sizeof(struct kc_item));
-	o += K->ncw * sizeof(struct kc_item);
+	o = cw_put(o, K->cw, K->ncw);
 	pk->off_sp = (size_t)(o - pk->data);
 	memcpy(o, K->mw, nsp * sizeof(struct kc_item));
 	o += nsp * sizeof(struct kc_item);
@@ -2424,7 +2482,7 @@ static unsigned spin_unpack(struct kc_block *b, struct kc_cl *K, const struct ct
 	if (stride)
 		rle_get(in, K->urep, n, stride);
 	K->ncw = pk->ncw;
-	memcpy(K->cw, pk->data + pk->off_cw, pk->ncw * sizeof(struct kc_item));
+	cw_get(pk->data + pk->off_cw, K->cw, pk->nwr);
 	memcpy(K->mw, pk->data + pk->off_sp, pk->nsp * sizeof(struct kc_item));
 	rle_get(pk->data + pk->off_pl, (unsigned char *)b->polls, n, sizeof(*b->polls));
 	rle_get(pk->data + pk->off_ss, (unsigned char *)b->spins, n, sizeof(*b->spins));
@@ -2521,7 +2579,7 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 			b->spins[it.rank].resume_t = it.vt;
 			q_push(K, n, it);
 		}
-		free(pk);
+		/* (Its memory holds the block's next park: spin_pack.) */
 	}
 	b->x = x;
 	b->u = u;
@@ -2673,7 +2731,7 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 		/* The block waits for its spinning threads' next poll:
 		 * cta__spin_poll's suspension, once for all of them. */
 		polls_flush(b);
-		pk = spin_pack(b, K, d, n, nsp);
+		pk = spin_pack(b, K, d, n, nsp, pk);
 		if (!pk) {
 			cta__base_out_error(u, "kernel %s: out of memory", k->label);
 			goto given_up;
@@ -2699,6 +2757,7 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 given_up:
 	c->exited = c->nthreads;
 done:
+	free(pk);
 	b->poll_on = 0;
 	l->active = 0;
 	return 0;
