@@ -715,7 +715,7 @@ struct cta_sim {
 	int in_pool;  /* a batch runs on the worker pool */
 	/* A blocking kernel's atomics by address (device wait_turn_ps,
 	 * wait_sync_ps; sim/exec/exec.c), made when first needed. */
-	struct cta__wait_slot *wait_slots;
+	struct cta__wait_table *wait_slots;
 	/* Free struct cta__retiring records, and the slabs they come from. */
 	struct cta__retiring *free_retiring;
 	void *retiring_slabs;

@@ -207,7 +207,7 @@ void cta_sim_free(cta_sim *s)
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
 		cta__fiber_pool_free(s->workers[i].fpool);
 	free(s->workers);
-	free(s->wait_slots);
+	cta__exec_wait_free(s);
 	cta__pool_free(s->pool);
 	cta__evq_free(&s->q);
 	free(s);

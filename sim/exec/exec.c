@@ -1664,15 +1664,104 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
  * there started before a thread spun), not for the loop form (the
  * compiled bodies: cta__exec_unit_template keeps such kernels on fibers),
  * not under adversarial spin scheduling. */
-#define WAIT_SLOTS 4096
 struct cta__wait_slot {
-	uintptr_t addr;        /* the address << 2, or 0 */
-	uint64_t free_ps;      /* when its next turn can start */
-	uint64_t at_ps;        /* the last atomic's arrival ... */
-	uint64_t start_ps;     /* ... and its turn's start */
-	const void *warp_unit; /* ... and its warp: unit and warp index */
+	uintptr_t addr;      /* the address << 2, or 0: a free slot */
+	uint64_t free_ps;    /* when its next turn can start */
+	uint64_t at_ps;      /* the last atomic's arrival ... */
+	uint64_t start_ps;   /* ... and its turn's start */
+	const void *warp_k;  /* ... and its warp: kernel, block and warp */
+	uint64_t warp_block; /* (bid.x, y, z packed) */
 	unsigned warp;
 };
+
+/* The turns by address: an exact table (open addressing, grown at half
+ * full), never an address's turns lost to another's. A table that
+ * dropped an address whose slot another took made the turns depend on
+ * where the host put the arrays: traces differed between runs
+ * (`turns_do_not_depend_on_where_the_arrays_lie`, test_progress). Past
+ * WAIT_PRUNE addresses, those whose turns ended before the engine's
+ * clock are dropped when it would grow (a thread behind the engine may
+ * then start its turn earlier than with them): decided by the table's
+ * contents and the engine's clock alone, never by where they lie. */
+#define WAIT_MIN   1024u
+#define WAIT_PRUNE 65536u
+struct cta__wait_table {
+	struct cta__wait_slot *slot;
+	size_t cap, n; /* cap a power of 2 */
+};
+
+static size_t wait_hash(uintptr_t a, size_t cap)
+{
+	return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static void wait_place(struct cta__wait_slot *slot, size_t cap, const struct cta__wait_slot *w)
+{
+	size_t i = wait_hash(w->addr, cap);
+	while (slot[i].addr)
+		i = (i + 1) & (cap - 1);
+	slot[i] = *w;
+}
+
+/* The table rebuilt with capacity cap, the slots free_ps <= past dropped. */
+static void wait_rebuild(struct cta__wait_table *t, size_t cap, uint64_t past)
+{
+	struct cta__wait_slot *n = calloc(cap, sizeof(*n));
+	if (!n)
+		abort(); /* (as every allocation of the engine's state) */
+	size_t kept = 0;
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct cta__wait_slot *w = &t->slot[i];
+		if (w->addr && w->free_ps > past) {
+			wait_place(n, cap, w);
+			kept++;
+		}
+	}
+	free(t->slot);
+	t->slot = n;
+	t->cap = cap;
+	t->n = kept;
+}
+
+/* Address a's slot, made (all 0 but its address) if it has none. */
+static struct cta__wait_slot *wait_slot(struct cta_sim *s, uintptr_t a)
+{
+	struct cta__wait_table *t = s->wait_slots;
+	if (!t) {
+		t = s->wait_slots = calloc(1, sizeof(*t));
+		if (!t)
+			abort();
+		wait_rebuild(t, WAIT_MIN, 0);
+	}
+	size_t i = wait_hash(a, t->cap);
+	for (; t->slot[i].addr; i = (i + 1) & (t->cap - 1))
+		if (t->slot[i].addr == a)
+			return &t->slot[i];
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap;
+		if (t->n >= WAIT_PRUNE)
+			wait_rebuild(t, cap, s->now * 1000);
+		if (2 * (t->n + 1) > cap / 2)
+			cap *= 2;
+		wait_rebuild(t, cap, 0);
+		i = wait_hash(a, t->cap);
+		while (t->slot[i].addr)
+			i = (i + 1) & (t->cap - 1);
+	}
+	t->n++;
+	memset(&t->slot[i], 0, sizeof(t->slot[i]));
+	t->slot[i].addr = a;
+	return &t->slot[i];
+}
+
+void cta__exec_wait_free(struct cta_sim *s)
+{
+	struct cta__wait_table *t = s->wait_slots;
+	if (t)
+		free(t->slot);
+	free(t);
+	s->wait_slots = NULL;
+}
 
 int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k)
 {
@@ -1735,30 +1824,20 @@ static void wait_for_time(struct cta__lane_x *x, struct cta__lane_spin *sp, cons
 static void wait_turn(struct cta__lane_x *x, uintptr_t a, uint64_t turn_ps)
 {
 	struct cta__lane *l = &x->l;
-	struct cta_sim *s = l->unit->sim;
-	if (!s->wait_slots) {
-		s->wait_slots = calloc(WAIT_SLOTS, sizeof(*s->wait_slots));
-		if (!s->wait_slots)
-			abort(); /* 192 KiB, once a run */
-	}
-	struct cta__wait_slot *w =
-	    &s->wait_slots[(unsigned)((a * 0x9e3779b97f4a7c15ull) >> 52) % WAIT_SLOTS];
-	if (w->addr != a) {
-		/* (Another address's slot: its turns are long past or lost.) */
-		memset(w, 0, sizeof(*w));
-		w->addr = a;
-	}
+	struct cta__wait_slot *w = wait_slot(l->unit->sim, a);
 	uint64_t t = l->vtime * 1000, start;
 	unsigned warp =
 	    (l->cta_rank << 16) + (((l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x) >> 5);
-	if (w->warp_unit == l->unit && w->warp == warp && w->at_ps == t) {
+	uint64_t block = (uint64_t)l->bid.x | (uint64_t)l->bid.y << 32 | (uint64_t)l->bid.z << 48;
+	if (w->warp_k == l->unit->k && w->warp_block == block && w->warp == warp && w->at_ps == t) {
 		start = w->start_ps; /* a warp's atomics at one time: one turn */
 	} else {
 		start = t > w->free_ps ? t : w->free_ps;
 		w->free_ps = start + turn_ps;
 		w->at_ps = t;
 		w->start_ps = start;
-		w->warp_unit = l->unit;
+		w->warp_k = l->unit->k;
+		w->warp_block = block;
 		w->warp = warp;
 	}
 	l->vtime = (start + 999) / 1000;

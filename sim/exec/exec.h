@@ -176,6 +176,8 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now);
 /* Whether k's threads' global accesses go in virtual-time order with the
  * device's wait_* costs (sim/exec/exec.c). */
 int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k);
+/* Frees the blocking kernels' turns by address (s->wait_slots). */
+void cta__exec_wait_free(struct cta_sim *s);
 /* A spinning thread of a unit: the lane that stands for it (set to name
  * it in a report), its rank, since when it spins, where it last spun. */
 struct cta__exec_spinner {

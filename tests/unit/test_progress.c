@@ -21,6 +21,7 @@
 /* Runs harness `name` on `sms` SMs of an H100 with grid `grid` (0: the
  * harness's own). */
 static unsigned gate_threads; /* the issue gate of run_grid's runs; 0: none */
+static int wait_terms;        /* run_grid's runs with the blocking kernels' wait_* */
 
 static int run_grid(struct cta_harness **h, const char *name, unsigned sms, unsigned grid,
                     const char *const *args, unsigned threads, const char *trace)
@@ -32,6 +33,12 @@ static int run_grid(struct cta_harness **h, const char *name, unsigned sms, unsi
 	ho.sim = st_opts("H100-SXM");
 	ho.sim.sm_limit = sms;
 	ho.sim.device.spin_gate_threads = gate_threads;
+	if (wait_terms) {
+		ho.sim.device.wait_load_ns = 372;
+		ho.sim.device.wait_atomic_ns = 406;
+		ho.sim.device.wait_turn_ps = 4130;
+		ho.sim.device.wait_sync_ps = 5409;
+	}
 	ho.sim.threads = threads;
 	ho.sim.trace_path = trace;
 	ho.args = args;
@@ -153,7 +160,8 @@ static void too_large_cooperative_launch_fails_at_launch(void **state)
 }
 
 /* What one block reads of another's writes, and when a spinning one
- * yields, does not depend on host threads: traces are byte-identical. */
+ * yields, does not depend on host threads: traces are byte-identical,
+ * without and with the blocking kernels' wait_* (H100 fitted values). */
 static void spinning_kernels_trace_identically_on_any_host_threads(void **state)
 {
 	(void)state;
@@ -161,7 +169,9 @@ static void spinning_kernels_trace_identically_on_any_host_threads(void **state)
 	                                      "ck_graph_grid_sync"};
 	static const char *ws[] = {"roots=8", "depth=4", "queues=32", NULL};
 	static const unsigned threads[] = {1, 2, 7};
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t r = 0; r < 6; r++) {
+		size_t k = r % 3;
+		wait_terms = r >= 3;
 		char *first = NULL;
 		size_t flen = 0;
 		for (size_t t = 0; t < 3; t++) {
@@ -185,12 +195,13 @@ static void spinning_kernels_trace_identically_on_any_host_threads(void **state)
 				continue;
 			}
 			if (len != flen || memcmp(first, tr, len))
-				fail_msg("%s: traces with 1 and %u host threads differ", kernels[k],
-				         threads[t]);
+				fail_msg("%s%s: traces with 1 and %u host threads differ",
+				         kernels[k], wait_terms ? " (wait_*)" : "", threads[t]);
 			free(tr);
 		}
 		free(first);
 	}
+	wait_terms = 0;
 }
 
 /* ---- bodies of the tests below -------------------------------------- */
@@ -384,6 +395,50 @@ static void a_blocking_kernels_atomics_take_turns_on_their_address(void **state)
 	cta_sim_free(s);
 }
 
+/* Each thread takes 64 turns on one count, each followed by an atomic on
+ * a word of its own (16384 words). */
+struct prog_spread_args {
+	unsigned *count, *own;
+	unsigned long long *t;
+};
+CTA_KERNEL(prog_turns_spread, struct prog_spread_args, p)
+{
+	unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+	for (unsigned i = 0; i < 64; i++) {
+		atomicAdd(p->count, 1u);
+		atomicAdd(&p->own[g * 64 + i], 1u);
+	}
+	p->t[g] = cta_globaltimer_ns();
+}
+
+/* The turns on the count are the same wherever the words lie: a table of
+ * 4096 slots by address hash, which gave an address's slot to another
+ * and lost its turns, made them depend on the arrays' addresses (and the
+ * traces of ck_graph_grid_sync on where the host put its arrays). */
+static void turns_do_not_depend_on_where_the_arrays_lie(void **state)
+{
+	(void)state;
+	enum { B = 4, T = 64, N = B * T * 64 + 1 };
+	static const size_t at[] = {0, N + 7, 2 * N + 1031, 3 * N + 4093};
+	unsigned *mem = calloc(4 * N + 8192, sizeof(unsigned));
+	assert_non_null(mem);
+	unsigned long long t[4][B * T];
+	for (size_t r = 0; r < 4; r++) {
+		struct prog_spread_args a = {mem + at[r], mem + at[r] + 1, t[r]};
+		cta_sim *s = run_coop(&prog_turns_spread, B, T, &a, 100, 500, 1000000, 0);
+		assert_int_equal(mem[at[r]], B * T * 64);
+		cta_sim_free(s);
+		if (r)
+			assert_memory_equal(t[r], t[0], sizeof(t[0]));
+	}
+	/* (64 turns of 1 us for each of 8 warps: the count was contended.) */
+	unsigned long long hi = 0;
+	for (unsigned i = 0; i < B * T; i++)
+		hi = t[0][i] > hi ? t[0][i] : hi;
+	assert_true(hi >= 8 * 64 * 1000);
+	free(mem);
+}
+
 /* A grid.sync() arrival takes its turn on the grid's count (wait_sync_ps
  * 200 ns): 64 blocks are let go no earlier than 64 turns after the first
  * arrival, and within a poll (wait_load_ns 100) and the atomic's 300 ns of
@@ -546,6 +601,7 @@ int main(void)
 	    cmocka_unit_test(a_blocking_kernels_reads_follow_virtual_time),
 	    cmocka_unit_test(a_blocking_kernels_atomics_take_turns_on_their_address),
 	    cmocka_unit_test(grid_sync_arrivals_take_turns),
+	    cmocka_unit_test(turns_do_not_depend_on_where_the_arrays_lie),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
