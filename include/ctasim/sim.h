@@ -168,7 +168,9 @@ CTA_EXPORT unsigned cta_sim_kernel_count(const cta_sim *s);
 CTA_EXPORT const struct cta_kernel_stats *cta_sim_kernel_stats(const cta_sim *s, unsigned kernel);
 CTA_EXPORT uint64_t cta_sim_makespan_ns(const cta_sim *s);
 /* Reports kept in full (the first 4096 in the engine's commit order), and
- * report i of them. */
+ * report i of them (NULL past them). The run keeps them compactly and
+ * spells a report out when it is first asked for; the pointer stays valid
+ * until cta_sim_free. Not to be called from two threads at once. */
 CTA_EXPORT size_t cta_sim_ub_count(const cta_sim *s);
 CTA_EXPORT const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i);
 /* Reports of rule `rule` (a name of cta_ub_rule_names or

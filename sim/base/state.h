@@ -359,6 +359,40 @@ struct cta__cta {
 	size_t site_off[64];
 };
 
+/* A run of UB reports kept compactly: `run` reports by the threads of
+ * linear ranks thread, thread + 1, ... (mod the block's) that differ in
+ * nothing else, as when every thread of a block reads blockIdx in a
+ * work-stealing body. The cause's text is at offset `cause` of the text
+ * that goes with the array (the outbox's, the run's store's); the rule's
+ * name, the kernel's label and the blockIdx and threadIdx follow from the
+ * rest (cta__ub_store_at spells a report out). 56 bytes, where a struct
+ * cta_ub_report is 608. */
+struct cta__ub_rec {
+	uint64_t block, phys, t_ns;
+	const char *file;
+	uint32_t cause;
+	uint32_t thread;
+	uint32_t run;
+	int32_t line;
+	uint32_t kernel;
+	uint32_t rule; /* enum cta__ub_rule */
+};
+
+/* The reports a run keeps (the first CTA__UB_MAX_STORED in commit order),
+ * as runs with each distinct cause once; the reports that callers ask for
+ * (cta_sim_ub_report) are spelled out in chunks on demand. */
+struct cta__ub_store {
+	struct cta__ub_rec *runs;
+	uint64_t *first; /* index of each run's first report */
+	size_t nruns, capruns;
+	char *text; /* the causes, each once */
+	size_t ntext, captext;
+	uint32_t *hash; /* offsets + 1 into text by the cause's hash; 0 empty */
+	size_t caphash, nhash;
+	struct cta_ub_report **view; /* chunks of reports spelled out */
+	size_t nview;
+};
+
 /* What a unit's segment produced that touches shared state. Segments may
  * run on several host threads at once; the engine applies each outbox when
  * it commits the unit, in dispatch order, so the result does not depend on
@@ -375,13 +409,11 @@ struct cta__outbox {
 	size_t caprecs;
 	char *text; /* record texts, back to back; recs[i].text holds an offset + 1 */
 	size_t captext;
-	/* Reports in runs: ubs[i] stands for ubrun[i] reports of consecutive
-	 * threads (mod the block's) that differ in nothing else, as when every
-	 * thread of a block reads blockIdx in a work-stealing body; ubkept
-	 * counts them all. */
-	struct cta_ub_report *ubs;
-	unsigned *ubrun;
-	size_t capubs, ubkept;
+	/* Reports in runs (struct cta__ub_rec), their causes back to back in
+	 * ubtext; ubkept counts the reports of all the runs. */
+	struct cta__ub_rec *ubs;
+	char *ubtext;
+	size_t capubs, ubkept, nubtext, capubtext;
 	uint64_t *marks; /* logical blocks processed (coverage) */
 	size_t capmarks;
 	unsigned ubcount[24]; /* by enum cta__ub_rule (UB__ALL of them) */
@@ -593,8 +625,8 @@ struct cta_sim {
 	uint64_t room_gen;  /* bumped whenever room frees or a kernel activates */
 	uint64_t nofit_gen; /* room_gen when nothing fitted; UINT64_MAX: unknown */
 	cta_trace_writer *tw;
-	struct cta_ub_report *ubs;
-	size_t nubs, ubcap;
+	struct cta__ub_store ubs;
+	size_t nubs; /* reports kept in ubs */
 	size_t ub_counts[32];
 	int aborted; /* ub_mode ABORT hit */
 	int hung;

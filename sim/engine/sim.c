@@ -163,7 +163,7 @@ void cta_sim_free(cta_sim *s)
 	free(s->sms);
 	free(s->cohorts);
 	free(s->cohort_next);
-	free(s->ubs);
+	cta__ub_store_free(&s->ubs);
 	cta__san_sim_free(s);
 	free(s->bucket);
 	free(s->bcount);
@@ -193,7 +193,7 @@ void cta_sim_free(cta_sim *s)
 		free(u->out.recs);
 		free(u->out.text);
 		free(u->out.ubs);
-		free(u->out.ubrun);
+		free(u->out.ubtext);
 		free(u->out.marks);
 		free(u);
 	}
@@ -464,6 +464,9 @@ void cta__engine_kernel_done(struct cta_sim *s, struct cta__kernel *k)
 		cta__engine_push(s, s->now + s->dev.launch_latency_ns, EV_RELEASE, st->head, 1);
 }
 
+/* The most bytes an outbox's array keeps once committed. */
+#define OUTBOX_KEEP 4096
+
 /* Applies what a segment produced, in the order it produced it. */
 static __attribute__((noinline)) void flush_outbox_rest(struct cta_sim *s, struct cta__unit *u);
 
@@ -495,25 +498,37 @@ static void flush_outbox_rest(struct cta_sim *s, struct cta__unit *u)
 		}
 	}
 	o->nrecs = o->ntext = 0;
+	if (o->caprecs > OUTBOX_KEEP / sizeof(*o->recs) || o->captext > OUTBOX_KEEP) {
+		free(o->recs);
+		free(o->text);
+		o->recs = NULL;
+		o->text = NULL;
+		o->caprecs = o->captext = 0;
+	}
 	/* After an abort, later outboxes of the same batch add nothing. */
 	int drop = s->o.ub_mode == CTA_UB_ABORT && s->aborted;
-	/* The first CTA__UB_MAX_STORED in commit order are kept in full (the
-	 * runs of sim/ub/ub.c spelled out), whatever the units in one batch
-	 * made before any of them was committed. */
-	for (size_t i = 0; i < o->nubs && !drop; i++)
-		for (unsigned k = 0; k < o->ubrun[i] && s->nubs < CTA__UB_MAX_STORED; k++) {
-			if (s->nubs == s->ubcap) {
-				size_t cap = s->ubcap ? s->ubcap * 2 : 16;
-				struct cta_ub_report *n = realloc(s->ubs, cap * sizeof(*n));
-				if (!n)
-					break;
-				s->ubs = n;
-				s->ubcap = cap;
-			}
-			cta__ub_run_at(&s->ubs[s->nubs++], &o->ubs[i], k, u->k->l.block);
-		}
+	/* The first CTA__UB_MAX_STORED in commit order are kept (as the runs
+	 * of sim/ub/ub.c, the last one cut at the bound), whatever the units
+	 * in one batch made before any of them was committed. */
+	for (size_t i = 0; i < o->nubs && !drop && s->nubs < CTA__UB_MAX_STORED; i++) {
+		const struct cta__ub_rec *r = &o->ubs[i];
+		size_t room = CTA__UB_MAX_STORED - s->nubs;
+		cta__ub_store_add(s, r, o->ubtext + r->cause,
+		                  r->run < room ? r->run : (unsigned)room);
+	}
 	o->nubs = 0;
 	o->ubkept = 0;
+	o->nubtext = 0;
+	/* A unit keeps its buffers for the next block it runs, but not the
+	 * room of a segment that made many reports: each resident unit of a
+	 * kernel that reports in every block would keep it. */
+	if (o->capubs > OUTBOX_KEEP / sizeof(*o->ubs) || o->capubtext > OUTBOX_KEEP) {
+		free(o->ubs);
+		free(o->ubtext);
+		o->ubs = NULL;
+		o->ubtext = NULL;
+		o->capubs = o->capubtext = 0;
+	}
 	/* The watchdog's reports end the run. */
 	if (o->ubtotal && (o->ubcount[UB_WATCHDOG] | o->ubcount[UB_FORWARD_PROGRESS]))
 		s->stopped = 1;
@@ -2351,8 +2366,8 @@ int cta_sim_run(cta_sim *s)
 		result = CTA_EDEADLOCK;
 	if (!result) {
 		size_t hard = 0;
-		for (size_t i = 0; i < s->nubs; i++)
-			hard += !s->ubs[i].warning;
+		for (size_t i = 0; i < s->ubs.nruns; i++)
+			hard += s->ubs.runs[i].rule != UB_BUILTIN_BLOCKIDX_IN_BODY;
 		if (hard || s->aborted)
 			result = CTA_EUB;
 	}
@@ -2414,7 +2429,8 @@ uint64_t cta_sim_ub_total(const cta_sim *s, const char *rule)
 
 const struct cta_ub_report *cta_sim_ub_report(const cta_sim *s, size_t i)
 {
-	return i < s->nubs ? &s->ubs[i] : NULL;
+	/* Spelled out on demand (the store keeps runs, each cause once). */
+	return cta__ub_store_at((struct cta_sim *)s, i);
 }
 
 size_t cta_sim_coverage_list(const cta_sim *s, unsigned kernel, int which, uint64_t *out,

@@ -54,15 +54,175 @@ static void set_thread(struct cta_ub_report *r, unsigned thread, const unsigned 
 	r->thread_idx[2] = thread / bd[0] / bd[1];
 }
 
-void cta__ub_run_at(struct cta_ub_report *d, const struct cta_ub_report *r, unsigned k,
-                    const unsigned *block)
+static const char *rule_name(unsigned rule)
 {
+	return rule < UB__COUNT ? rule_names[rule] : san_rule_names[rule - UB__COUNT];
+}
+
+static uint32_t text_hash(const char *t)
+{
+	uint32_t h = 2166136261u;
+	for (; *t; t++)
+		h = (h ^ (unsigned char)*t) * 16777619u;
+	return h;
+}
+
+/* The offset of `cause` in the store's text, added there if new. */
+static int store_cause(struct cta__ub_store *st, const char *cause, uint32_t *off)
+{
+	if (2 * (st->nhash + 1) > st->caphash) {
+		size_t cap = st->caphash ? st->caphash * 2 : 64;
+		uint32_t *h = calloc(cap, sizeof(*h));
+		if (!h)
+			return -1;
+		for (size_t i = 0; i < st->caphash; i++)
+			if (st->hash[i]) {
+				size_t j = text_hash(st->text + st->hash[i] - 1) & (cap - 1);
+				while (h[j])
+					j = (j + 1) & (cap - 1);
+				h[j] = st->hash[i];
+			}
+		free(st->hash);
+		st->hash = h;
+		st->caphash = cap;
+	}
+	size_t j = text_hash(cause) & (st->caphash - 1);
+	for (; st->hash[j]; j = (j + 1) & (st->caphash - 1))
+		if (!strcmp(st->text + st->hash[j] - 1, cause)) {
+			*off = st->hash[j] - 1;
+			return 0;
+		}
+	size_t n = strlen(cause) + 1;
+	if (st->ntext + n > st->captext) {
+		size_t cap = st->captext ? st->captext * 2 : 4096;
+		while (cap < st->ntext + n)
+			cap *= 2;
+		char *t = realloc(st->text, cap);
+		if (!t)
+			return -1;
+		st->text = t;
+		st->captext = cap;
+	}
+	memcpy(st->text + st->ntext, cause, n);
+	*off = (uint32_t)st->ntext;
+	st->ntext += n;
+	st->hash[j] = *off + 1;
+	st->nhash++;
+	return 0;
+}
+
+void cta__ub_store_add(struct cta_sim *s, const struct cta__ub_rec *r, const char *cause,
+                       unsigned n)
+{
+	struct cta__ub_store *st = &s->ubs;
+	if (!n)
+		return;
+	if (st->nruns == st->capruns) {
+		size_t cap = st->capruns ? st->capruns * 2 : 16;
+		struct cta__ub_rec *nr = realloc(st->runs, cap * sizeof(*nr));
+		if (nr)
+			st->runs = nr;
+		uint64_t *nf = realloc(st->first, cap * sizeof(*nf));
+		if (nf)
+			st->first = nf;
+		if (!nr || !nf)
+			return;
+		st->capruns = cap;
+	}
+	uint32_t off;
+	if (store_cause(st, cause, &off) < 0)
+		return;
+	struct cta__ub_rec *d = &st->runs[st->nruns];
 	*d = *r;
-	if (k)
-		set_thread(d,
-		           (unsigned)(((uint64_t)r->thread + k) %
-		                      ((uint64_t)block[0] * block[1] * block[2])),
-		           block);
+	d->cause = off;
+	d->run = n;
+	st->first[st->nruns++] = s->nubs;
+	s->nubs += n;
+}
+
+/* Reports spelled out a chunk at a time. */
+#define VIEW_CHUNK 64
+
+const struct cta_ub_report *cta__ub_store_at(struct cta_sim *s, size_t i)
+{
+	struct cta__ub_store *st = &s->ubs;
+	if (i >= s->nubs)
+		return NULL;
+	size_t c = i / VIEW_CHUNK;
+	if (!st->view) {
+		size_t n = (CTA__UB_MAX_STORED + VIEW_CHUNK - 1) / VIEW_CHUNK;
+		if (!(st->view = calloc(n, sizeof(*st->view))))
+			return NULL;
+		st->nview = n;
+	}
+	if (c >= st->nview)
+		return NULL;
+	if (!st->view[c] && !(st->view[c] = calloc(VIEW_CHUNK, sizeof(*st->view[c]))))
+		return NULL;
+	struct cta_ub_report *d = &st->view[c][i % VIEW_CHUNK];
+	if (d->rule)
+		return d;
+	/* The run that holds report i: the last that begins at or before it. */
+	size_t lo = 0, hi = st->nruns;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->first[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct cta__ub_rec *r = &st->runs[lo];
+	const struct cta__kernel *k = s->kernels[r->kernel];
+	const unsigned *bd = k->l.block;
+	d->warning = r->rule == UB_BUILTIN_BLOCKIDX_IN_BODY;
+	d->file = r->file;
+	d->line = r->line;
+	d->kernel = r->kernel;
+	d->kernel_name = k->label;
+	d->block = r->block;
+	d->phys = r->phys;
+	d->t_ns = r->t_ns;
+	uint3 b = cta__base_bid_of_logical(k, r->block);
+	d->block_idx[0] = b.x, d->block_idx[1] = b.y, d->block_idx[2] = b.z;
+	set_thread(d,
+	           (unsigned)(((uint64_t)r->thread + (i - st->first[lo])) %
+	                      ((uint64_t)bd[0] * bd[1] * bd[2])),
+	           bd);
+	snprintf(d->cause, sizeof(d->cause), "%s", st->text + r->cause);
+	d->rule = rule_name(r->rule);
+	return d;
+}
+
+size_t cta__ub_store_bytes(const struct cta__ub_store *st)
+{
+	return st->capruns * (sizeof(*st->runs) + sizeof(*st->first)) + st->captext +
+	       st->caphash * sizeof(*st->hash);
+}
+
+void cta__ub_store_free(struct cta__ub_store *st)
+{
+	for (size_t c = 0; c < st->nview; c++)
+		free(st->view[c]);
+	free(st->view);
+	free(st->runs);
+	free(st->first);
+	free(st->text);
+	free(st->hash);
+	memset(st, 0, sizeof(*st));
+}
+
+/* p with room for `need` elements, at least `first` (abort when memory
+ * runs out, as cta__base_grow). */
+static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t n = *cap ? *cap * 2 : first;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, n * elem);
+	if (!q)
+		abort(); /* the run cannot continue without its outputs */
+	*cap = n;
+	return q;
 }
 
 /* One report: rule broken in CTA c of unit u by thread `thread` (linear
@@ -90,52 +250,44 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
 	o->ubtotal++;
 	if (s->nubs + o->ubkept >= CTA__UB_MAX_STORED)
 		return;
-	const char *name = rule < UB__COUNT ? rule_names[rule] : san_rule_names[rule - UB__COUNT];
+	const char *name = rule_name(rule);
 	const unsigned *bd = u->k->l.block;
-	char cause[sizeof(o->ubs->cause)];
+	char cause[CTA__UB_CAUSE_MAX];
 	vsnprintf(cause, sizeof(cause), causefmt, ap);
 	file = file ? file : "?";
-	struct cta_ub_report *r = o->nubs ? &o->ubs[o->nubs - 1] : NULL;
+	struct cta__ub_rec *r = o->nubs ? &o->ubs[o->nubs - 1] : NULL;
 	/* The next thread of the last report's run, the same in all else:
 	 * one more in the run (a block's threads breaking a rule one after
-	 * another cost a report each, 600 bytes, in every resident block). */
-	if (r && r->rule == name && r->file == file && r->line == line && r->t_ns == t_ns &&
-	    r->block == c->steal_current && r->phys == c->logical && r->kernel == u->k->id &&
-	    thread == (r->thread + o->ubrun[o->nubs - 1]) % ((uint64_t)bd[0] * bd[1] * bd[2]) &&
-	    !strcmp(r->cause, cause)) {
-		o->ubrun[o->nubs - 1]++;
+	 * another cost a report each in every resident block). */
+	if (r && r->rule == (uint32_t)rule && r->file == file && r->line == line &&
+	    r->t_ns == t_ns && r->block == c->steal_current && r->phys == c->logical &&
+	    r->kernel == u->k->id &&
+	    thread == (r->thread + r->run) % ((uint64_t)bd[0] * bd[1] * bd[2]) &&
+	    !strcmp(o->ubtext + r->cause, cause)) {
+		r->run++;
 	} else {
-		if (o->nubs == o->capubs) {
-			size_t cap = o->capubs ? o->capubs * 2 : 8;
-			struct cta_ub_report *n = realloc(o->ubs, cap * sizeof(*n));
-			if (n)
-				o->ubs = n;
-			unsigned *nr = realloc(o->ubrun, cap * sizeof(*nr));
-			if (nr)
-				o->ubrun = nr;
-			if (!n || !nr)
-				return;
-			o->capubs = cap;
-		}
-		o->ubrun[o->nubs] = 1;
+		size_t n = strlen(cause) + 1;
+		/* Few runs a segment (every resident block may hold its runs
+		 * until its commit): the arrays start small. */
+		if (o->nubs == o->capubs)
+			o->ubs = grow(o->ubs, &o->capubs, o->nubs + 1, sizeof(*o->ubs), 2);
+		if (o->nubtext + n > o->capubtext)
+			o->ubtext = grow(o->ubtext, &o->capubtext, o->nubtext + n, 1, 256);
+		memcpy(o->ubtext + o->nubtext, cause, n);
 		r = &o->ubs[o->nubs++];
-		memset(r, 0, sizeof(*r));
-		r->rule = name;
-		r->warning = warning;
-		r->file = file;
-		r->line = line;
-		r->kernel = u->k->id;
-		r->kernel_name = u->k->label;
-		r->block = c->steal_current;
-		r->phys = c->logical;
-		r->t_ns = t_ns;
-		/* Coordinates as CUDA names them: the block being processed (a
-		 * stolen index, in a work-stealing loop) and the thread in its
-		 * block. */
-		uint3 b = cta__base_bid_of_logical(u->k, r->block);
-		r->block_idx[0] = b.x, r->block_idx[1] = b.y, r->block_idx[2] = b.z;
-		set_thread(r, thread, bd);
-		memcpy(r->cause, cause, sizeof(cause));
+		*r = (struct cta__ub_rec){
+		    .block = c->steal_current,
+		    .phys = c->logical,
+		    .t_ns = t_ns,
+		    .file = file,
+		    .cause = (uint32_t)o->nubtext,
+		    .thread = thread,
+		    .run = 1,
+		    .line = line,
+		    .kernel = u->k->id,
+		    .rule = (uint32_t)rule,
+		};
+		o->nubtext += n;
 	}
 	o->ubkept++;
 	char text[sizeof(cause) + 256];

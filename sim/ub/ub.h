@@ -34,10 +34,21 @@ _Static_assert(UB__ALL <= 24, "struct cta__outbox's ubcount[] holds every rule")
 /* Reports a run keeps in full, the first in commit order; beyond them only
  * the counts grow. */
 #define CTA__UB_MAX_STORED 4096
-/* Report k of the run of reports that r begins (struct cta__outbox): r's,
- * by thread r->thread + k of blocks of shape block. */
-void cta__ub_run_at(struct cta_ub_report *d, const struct cta_ub_report *r, unsigned k,
-                    const unsigned *block);
+/* The longest cause a report keeps (the length of struct cta_ub_report's
+ * cause, its end included). */
+#define CTA__UB_CAUSE_MAX sizeof(((struct cta_ub_report *)0)->cause)
+/* Adds the first n reports of run r (struct cta__ub_rec), its cause `cause`,
+ * to the reports s keeps (s->ubs, s->nubs): one run more, its cause stored
+ * once whatever runs share it. */
+void cta__ub_store_add(struct cta_sim *s, const struct cta__ub_rec *r, const char *cause,
+                       unsigned n);
+/* Report i of those s keeps, spelled out (kept till cta__ub_store_free);
+ * NULL past them or when memory runs out. */
+const struct cta_ub_report *cta__ub_store_at(struct cta_sim *s, size_t i);
+/* Bytes the store holds for its runs and causes (not the reports spelled
+ * out on demand): the unit tests' measure of its size. */
+size_t cta__ub_store_bytes(const struct cta__ub_store *st);
+void cta__ub_store_free(struct cta__ub_store *st);
 /* Reports a rule broken by lane x (or by the unit when x is NULL). */
 void cta__ub(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u, struct cta__lane_x *x,
              const char *file, int line, const char *causefmt, ...)

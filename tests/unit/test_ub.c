@@ -727,6 +727,18 @@ static void reports_beyond_those_kept_in_full_are_counted(void **state)
 	assert_int_equal(cta_sim_ub_total(s, NULL), 65536);
 	assert_int_equal(cta_sim_ub_total(s, "builtin_blockidx_in_body"), 65536);
 	assert_int_equal(cta_sim_ub_total(s, "divergent_barrier"), 0);
+	/* The run keeps them as runs with each cause once: a few KiB, where
+	 * the 4096 spelled out took 2.4 MiB (608 bytes each). */
+	size_t held = cta__ub_store_bytes(&s->ubs);
+	assert_true(held > 0);
+	assert_true(held <= 16 * 1024);
+	/* No unit keeps the room its segment's reports took. */
+	for (size_t i = 0; i < s->nunits_made; i++) {
+		const struct cta__outbox *ob = &s->units[i]->out;
+		assert_int_equal(ob->nubs, 0);
+		assert_true(ob->capubs * sizeof(*ob->ubs) <= 4096);
+		assert_true(ob->capubtext <= 4096);
+	}
 	/* Blocks of 256 threads, each reporting once per thread. */
 	unsigned seen[16][256] = {{0}};
 	for (size_t i = 0; i < 4096; i++) {
@@ -741,7 +753,62 @@ static void reports_beyond_those_kept_in_full_are_counted(void **state)
 	for (unsigned b = 0; b < 16; b++)
 		for (unsigned t = 0; t < 256; t++)
 			assert_int_equal(seen[b][t], 1);
+	/* A report asked for again is the same one. */
+	assert_ptr_equal(cta_sim_ub_report(s, 4095), cta_sim_ub_report(s, 4095));
+	assert_null(cta_sim_ub_report(s, 4096));
 	cta_harness_free(h);
+}
+
+/* The reports kept, spelled out on demand from their runs, say what the
+ * trace's records say, report for report in commit order (the trace
+ * writes each report's text as the report made it, on fibers too). */
+static void kept_reports_match_the_trace(void **state)
+{
+	(void)state;
+	for (int regions = 1; regions >= 0; regions--) {
+		char path[256];
+		st_tmpname(path, sizeof(path), "kept.trace");
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.trace_path = path;
+		o.sm_limit = 4;
+		const char *args[] = {"n=262144", NULL};
+		struct cta_harness *h;
+		cta_sim_set_regions(regions);
+		assert_int_equal(st_run_harness(&h, "ub_builtin_blockidx_in_body", &o, args), 0);
+		cta_sim_set_regions(1);
+		cta_sim *s = cta_harness_sim(h);
+		size_t n = cta_sim_ub_count(s);
+		assert_int_equal(n, 4096);
+		struct cta_trace t;
+		char err[256];
+		assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+		size_t j = 0;
+		for (size_t i = 0; i < t.count && j < n; i++) {
+			const struct cta_trace_rec *tr = &t.recs[i];
+			if (tr->ev != CTA_TEV_WARN)
+				continue;
+			const struct cta_ub_report *r = cta_sim_ub_report(s, j++);
+			char text[1024];
+			snprintf(text, sizeof(text), "%s at %s:%d: %s", r->rule, r->file, r->line,
+			         r->cause);
+			assert_string_equal(tr->text, text);
+			assert_int_equal(tr->t_ns, r->t_ns);
+			assert_int_equal(tr->block, r->block);
+			assert_int_equal(tr->phys, r->phys);
+			assert_int_equal(tr->arg, r->thread);
+			assert_true(r->warning);
+			assert_string_equal(r->kernel_name, "ub_builtin_blockidx_in_body");
+			/* Stolen blocks: the cause names the physical block. */
+			char cause[200];
+			snprintf(cause, sizeof(cause), "blockIdx is the physical block (%u,0,0);",
+			         (unsigned)r->phys);
+			assert_memory_equal(r->cause, cause, strlen(cause));
+		}
+		assert_int_equal(j, n);
+		cta_trace_free(&t);
+		cta_harness_free(h);
+		remove(path);
+	}
 }
 
 static void ub_checking_off_reports_nothing(void **state)
@@ -802,6 +869,7 @@ int main(void)
 	    cmocka_unit_test(ub_abort_mode_does_not_stop_on_a_warning),
 	    cmocka_unit_test(ub_checking_off_reports_nothing),
 	    cmocka_unit_test(reports_beyond_those_kept_in_full_are_counted),
+	    cmocka_unit_test(kept_reports_match_the_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
