@@ -650,7 +650,8 @@ struct cta__kc_park {
 	 * as nsr runs of equal 16-byte chunks (a slot's element size and
 	 * alignment, its padding zero: the value, then the count in 8 bytes)
 	 * or as they are when that is no smaller (nsr = SIZE_MAX), the waiting
-	 * threads as nwr runs of consecutive ranks at one time (struct wrun):
+	 * threads as nwr runs of consecutive ranks, up or down, at one time
+	 * (struct wrun, wait_runs):
 	 * a value every thread holds alike, as the CLC loop's phase and block
 	 * index, costs a run, not a slot per thread. */
 	size_t nsr, nwr;
@@ -676,6 +677,34 @@ struct wrun {
 struct orun {
 	uint32_t count, nobs;
 };
+/* A struct wrun of park_new whose ranks go down from `rank` (the waits'
+ * order reverses at each request): the top bit of its count. */
+#define WRUN_DOWN 0x80000000u
+
+/* The waiting threads of b as runs of consecutive ranks at one time, in
+ * their order, each going up or down (WRUN_DOWN); written to o unless it
+ * is NULL. Returns the number of runs. */
+static size_t wait_runs(const struct kc_block *b, unsigned char *o)
+{
+	size_t nr = 0;
+	for (unsigned i = 0; i < b->nw;) {
+		struct wrun r = {b->wrank[i], 1, b->wvt[i]};
+		int down = i + 1 < b->nw && b->wvt[i + 1] == r.vt && r.rank &&
+		           b->wrank[i + 1] == r.rank - 1;
+		while (i + r.count < b->nw && b->wvt[i + r.count] == r.vt &&
+		       b->wrank[i + r.count] == (down ? r.rank - r.count : r.rank + r.count))
+			r.count++;
+		i += r.count;
+		if (down)
+			r.count |= WRUN_DOWN;
+		if (o) {
+			memcpy(o, &r, sizeof(r));
+			o += sizeof(r);
+		}
+		nr++;
+	}
+	return nr;
+}
 
 static size_t rle_len(const unsigned char *p, size_t nrec, size_t rec);
 static unsigned char *rle_put(unsigned char *o, const unsigned char *p, size_t nrec, size_t rec);
@@ -704,8 +733,8 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 		nsr = SIZE_MAX;
 		sbytes = raw;
 	}
-	for (unsigned i = 0; waits && i < b->nw; i++)
-		nwr += i == 0 || b->wrank[i] != b->wrank[i - 1] + 1 || b->wvt[i] != b->wvt[i - 1];
+	if (waits)
+		nwr = wait_runs(b, NULL);
 	size_t nor = 0, obytes = 0;
 	for (unsigned t = 0; b->obs_on && t < n; t++)
 		if (t == 0 || !obs_same(b, t)) {
@@ -746,21 +775,9 @@ static struct cta__kc_park *park_new(struct kc_block *b, const struct cta__kc_de
 			i += count;
 		}
 	}
-	struct wrun r = {0, 0, 0};
-	for (unsigned i = 0; waits && i < b->nw; i++) {
-		if (r.count && b->wrank[i] == r.rank + r.count && b->wvt[i] == r.vt) {
-			r.count++;
-			continue;
-		}
-		if (r.count) {
-			memcpy(o, &r, sizeof(r));
-			o += sizeof(r);
-		}
-		r = (struct wrun){b->wrank[i], 1, b->wvt[i]};
-	}
-	if (r.count) {
-		memcpy(o, &r, sizeof(r));
-		o += sizeof(r);
+	if (waits) {
+		wait_runs(b, o);
+		o += nwr * sizeof(struct wrun);
 	}
 	for (unsigned t = 0; b->obs_on && t < n;) {
 		struct orun q = {1, b->obs_n[t]};
@@ -798,8 +815,9 @@ static void park_restore(struct kc_block *b, const struct cta__kc_park *pk, unsi
 	for (size_t k = 0; k < pk->nwr; k++, in += sizeof(struct wrun)) {
 		struct wrun r;
 		memcpy(&r, in, sizeof(r));
-		for (uint32_t i = 0; i < r.count; i++) {
-			b->wrank[b->nw] = r.rank + i;
+		uint32_t count = r.count & ~WRUN_DOWN;
+		for (uint32_t i = 0; i < count; i++) {
+			b->wrank[b->nw] = r.count & WRUN_DOWN ? r.rank - i : r.rank + i;
 			b->wvt[b->nw++] = r.vt;
 		}
 	}
@@ -856,7 +874,9 @@ int cta__regions_park_wait_time(const struct cta__lane_x *x, unsigned rank, uint
 	for (size_t k = 0; k < pk->nwr; k++, in += sizeof(struct wrun)) {
 		struct wrun r;
 		memcpy(&r, in, sizeof(r));
-		if (rank >= r.rank && rank - r.rank < r.count) {
+		uint32_t count = r.count & ~WRUN_DOWN;
+		if (r.count & WRUN_DOWN ? rank <= r.rank && r.rank - rank < count
+		                        : rank >= r.rank && rank - r.rank < count) {
 			*vt = r.vt;
 			return 1;
 		}
