@@ -263,8 +263,19 @@ struct launch_state {
 	unsigned long long blocks;
 	size_t smem_static;
 	int clc;
-	float ms; /* GPU time of the launch (events) */
+	unsigned nwarps; /* warps a block */
+	float ms;        /* GPU time of the launch (events) */
 };
+
+/* A start's %warpid notes (CTA__CUDA_F_WARPS, 6 bits a warp) as the trace's
+ * `arg`: a mask of the warp slots the block's warps took (traces/FORMAT.md). */
+static uint64_t warp_mask(uint64_t pk, unsigned nwarps)
+{
+	uint64_t m = 0;
+	for (unsigned w = 0; w < nwarps && w < 8; w++)
+		m |= 1ull << ((pk >> (6 * w)) & 63u);
+	return m;
+}
 
 struct trec {
 	struct cta_trace_rec r;
@@ -561,7 +572,13 @@ static int run_prepare_launches(struct run_state *st)
 		c->units = (unsigned long long)c->ucount[0] * c->ucount[1] * c->ucount[2];
 		c->flags = (instr ? CTA__CUDA_F_INSTR : 0) |
 		           (s->clc ? (st->hw_clc ? CTA__CUDA_F_CLC_HW : CTA__CUDA_F_CLC_EMU) : 0);
+		unsigned bt = dim_or_1(l->cfg.block[0]) * dim_or_1(l->cfg.block[1]) *
+		              dim_or_1(l->cfg.block[2]);
+		s->nwarps = (bt + 31) / 32;
 		if (instr) {
+			const char *wv = getenv("CTASIM_CUDA_WARPS");
+			if (wv && *wv && strcmp(wv, "0") != 0 && s->nwarps <= 8)
+				c->flags |= CTA__CUDA_F_WARPS;
 			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
@@ -738,6 +755,8 @@ static int read_job_records(struct run_state *st, unsigned i, uint64_t gpu_origi
 			t->r.phys = hr[k].phys;
 			t->r.sm = hr[k].sm;
 			t->r.arg = hr[k].arg;
+			if ((s->hctx.flags & CTA__CUDA_F_WARPS) && t->r.ev == CTA_TEV_START)
+				t->r.arg = warp_mask(hr[k].arg, s->nwarps);
 			t->r.code = hr[k].code;
 			t->r.text = NULL;
 			t->seq = st->nall;
@@ -767,15 +786,17 @@ static int read_job_records(struct run_state *st, unsigned i, uint64_t gpu_origi
 				stats.clamped++;
 				rel = 0;
 			}
-			t->r = (struct cta_trace_rec){(uint64_t)rel,
-			                              (cta_trace_event)hs[k].ev,
-			                              i,
-			                              k / 2,
-			                              k / 2,
-			                              hs[k].sm,
-			                              CTA_TRACE_NONE,
-			                              0,
-			                              NULL};
+			uint32_t ev = hs[k].ev & 0xffu, sm = hs[k].sm;
+			uint64_t arg = CTA_TRACE_NONE;
+			if (s->hctx.flags & CTA__CUDA_F_WARPS) {
+				if (ev == CTA_TEV_START)
+					arg = warp_mask((uint64_t)(sm >> 8) |
+					                    ((uint64_t)(hs[k].ev >> 8) << 24),
+					                s->nwarps);
+				sm &= 0xffu;
+			}
+			t->r = (struct cta_trace_rec){
+			    (uint64_t)rel, (cta_trace_event)ev, i, k / 2, k / 2, sm, arg, 0, NULL};
 			t->seq = st->nall;
 			if (t->r.ev == CTA_TEV_END && t->r.t_ns > kend)
 				kend = t->r.t_ns;

@@ -23,7 +23,8 @@
 # the wait's hold-out shapes), `waves-holdout` (later waves
 # and the fixed-work kernel on shapes outside every fit), `cluster-place`
 # (where a clustered first wave starts, by grid), `cluster-place-holdout`,
-# `cluster-slots` (clustered blocks an SM holds),
+# `cluster-slots` (clustered blocks an SM holds), `warps` (the
+# register-heavy kernel's later waves with every warp's %warpid),
 # `cluster-slots-holdout`, `launches` (several launches of one scenario:
 # where each one's first wave starts after the launch before it, the
 # carried dispatcher state's fit), `launches-holdout` (its hold-out
@@ -331,6 +332,30 @@ if [ "$set_" = entry-holdout ]; then
 	run ent_regs_b160_g3000_ns10000 spin --arg regs=1 --block 160 --arg grid=3000 --arg ns=10000
 	run ent_regs_mixed_b64_g6000 spin --arg regs=1 --block 64 --arg grid=6000 --arg ns=20000 \
 		--arg imbalance=one_in_seven
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = warps ]; then
+	# Fit (traces/reference/h100): the register-heavy spin over many waves
+	# at blocks of 1 to 8 warps, with every warp's %warpid in its block's
+	# start record (CTASIM_CUDA_WARPS=1: the start's arg is the mask of
+	# the warp slots its warps took), which tells the sub-partition each
+	# warp of a later block took (docs/FIDELITY.md, *The register file*).
+	# Placement probes of the fit (fit=placement): the notes move the
+	# durations of blocks of 7 and 8 warps (docs/CUDA_BACKEND.md).
+	export CTASIM_CUDA_WARPS=1
+	run wrp_regs_b64_g4800 spin --arg regs=1 --block 64 --arg grid=4800 --arg ns=20000
+	run wrp_regs_b64_g3200_ns10000 spin --arg regs=1 --block 64 --arg grid=3200 --arg ns=10000
+	run wrp_regs_mixed_b64_g3600 spin --arg regs=1 --block 64 --arg grid=3600 --arg ns=20000 \
+		--arg imbalance=one_in_seven
+	run wrp_regs_b32_g6000 spin --arg regs=1 --block 32 --arg grid=6000 --arg ns=20000
+	run wrp_regs_b96_g3000 spin --arg regs=1 --block 96 --arg grid=3000 --arg ns=20000
+	run wrp_regs_b128_g2000 spin --arg regs=1 --block 128 --arg grid=2000 --arg ns=20000
+	run wrp_regs_b160_g2000 spin --arg regs=1 --block 160 --arg grid=2000 --arg ns=20000
+	run wrp_regs_b192_g1600 spin --arg regs=1 --block 192 --arg grid=1600 --arg ns=20000
+	run wrp_regs_b224_g1200 spin --arg regs=1 --block 224 --arg grid=1200 --arg ns=20000
+	run wrp_regs_b256_g1000_ns10000 spin --arg regs=1 --arg grid=1000 --arg ns=10000
+	unset CTASIM_CUDA_WARPS
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi

@@ -57,6 +57,7 @@ struct cta__cuda_block {
 	unsigned tab_addr[CTA__CUDA_DEDUP];
 	unsigned tab_issued[CTA__CUDA_DEDUP];
 	unsigned long long tab_key[CTA__CUDA_DEDUP];
+	unsigned char wid[8]; /* CTA__CUDA_F_WARPS: warp w's %warpid */
 };
 static __shared__ struct cta__cuda_block cta__blk;
 extern __shared__ __align__(16) unsigned char cta__dsmem[];
@@ -72,6 +73,12 @@ static __device__ __forceinline__ unsigned cta_smid(void)
 	unsigned s;
 	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
 	return s;
+}
+static __device__ __forceinline__ unsigned cta__warpid(void)
+{
+	unsigned w;
+	asm volatile("mov.u32 %0, %%warpid;" : "=r"(w));
+	return w;
 }
 static __device__ __forceinline__ long long cta_clock64(void)
 {
@@ -138,21 +145,35 @@ static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, un
 		c->recs[i] = r;
 	}
 }
+/* The %warpid of the block's warps (at most 8), 6 bits a warp, as the start
+ * record carries them under CTA__CUDA_F_WARPS (cuda_abi.h); 0 otherwise. */
+static __device__ __forceinline__ unsigned long long cta__cuda_wids(unsigned which)
+{
+	if (which != 0 || !(cta__blk.flags & CTA__CUDA_F_WARPS))
+		return 0;
+	unsigned nw = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+	unsigned long long pk = 0;
+	for (unsigned w = 0; w < nw && w < 8; w++)
+		pk |= (unsigned long long)(cta__blk.wid[w] & 63u) << (6 * w);
+	return pk;
+}
 /* Start (which 0) or end (1) of this block. Its own slot when it has one:
  * one atomic counter shared by every block serialized at the L2 and cost
  * 60% on 1 us blocks (H200), and a 16-byte slot is a single store. */
 static __device__ __forceinline__ void cta__cuda_edge(unsigned which, uint64_t t)
 {
 	struct cta__cuda_slot *s = cta__blk.slots;
+	unsigned long long pk = cta__cuda_wids(which);
 	if (s) {
 		ulonglong2 v;
 		v.x = t;
-		v.y = (unsigned long long)cta_smid() |
-		      ((unsigned long long)(CTA__EV_START + which) << 32);
+		v.y = ((unsigned long long)cta_smid() | ((pk & 0xffffffull) << 8)) |
+		      ((unsigned long long)((CTA__EV_START + which) | ((pk >> 24) << 8)) << 32);
 		*(ulonglong2 *)&s[2 * cta__blk.self + which] = v;
 	} else {
-		cta__cuda_rec(cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self, CTA__CUDA_NONE,
-		              0);
+		cta__cuda_rec(
+		    cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self,
+		    (cta__blk.flags & CTA__CUDA_F_WARPS) && which == 0 ? pk : CTA__CUDA_NONE, 0);
 	}
 }
 
@@ -610,6 +631,11 @@ static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
 		if (Instr && !taken && (f & CTA__CUDA_V_START_EARLY) && !(f & CTA__CUDA_V_NO_START))
 			cta__cuda_edge(0, t);
 	}
+	/* Every warp notes its %warpid before the barrier (thread 0's own
+	 * note needs no ordering against its flags store above). */
+	if (Instr && (c->flags & CTA__CUDA_F_WARPS) && (cta_thread_rank() & 31u) == 0 &&
+	    cta_thread_rank() < 8 * 32)
+		cta__blk.wid[cta_thread_rank() / 32] = (unsigned char)cta__warpid();
 	__syncthreads();
 	bool run = !cta__blk.taken;
 	/* Recorded after the barrier, so the other warps start their body
