@@ -152,7 +152,6 @@ static inline __attribute__((always_inline)) void put(struct canon *c, uint64_t 
  * same for two states one shift apart, whatever its sign. */
 #define REL_T(x) ((uint64_t)(x)-s->now)
 #define REL_B(x) ((uint64_t)(x)-k->next_unit)
-#define REL_Q(x) ((uint64_t)(x)-s->q.seq)
 
 static inline void put_placed(struct canon *c, const struct cta_sim *s, const struct cta__kernel *k,
                               const struct cta__placed *pl)
@@ -234,6 +233,21 @@ static long gather_events(struct cta_sim *s)
 	return (long)n;
 }
 
+/* -1, 0 or 1 as a is below, equal to or above b (as a word of a form). */
+static inline uint64_t cmp3(uint64_t a, uint64_t b)
+{
+	return (uint64_t)((a > b) - (a < b) + 1);
+}
+
+/* A queued event's sequence number in a form: its order against the
+ * pending dispatch's and the reservation's (the only numbers it is
+ * compared with besides other events', whose order the form keeps). */
+static inline uint64_t seq_rel(const struct cta_sim *s, uint64_t seq)
+{
+	return (s->dispatch_pending ? cmp3(seq, s->dispatch_seq) : 3) << 2 |
+	       (s->resv_valid ? cmp3(seq, s->resv_seq) : 3);
+}
+
 /* Whether the state of a cut holds only what the canonical form
  * describes; 0, or -1 (then there is no cut). */
 static int cut_simple(struct cta_sim *s)
@@ -272,10 +286,15 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 	put(c, REL_T(k->st.last_end_ns));
 	put(c, (uint64_t)s->cand_valid << 32 | s->ncand);
 	put(c, s->nofit_gen == s->room_gen);
-	put(c, s->dispatch_pending ? REL_Q(s->dispatch_seq) : UINT64_MAX);
+	/* Sequence numbers only order events of equal times (the queue's,
+	 * and the dispatch's and reservation's tests against the head): the
+	 * form holds the events in order, and each event's order against
+	 * these two (seq_rel), not the numbers. */
+	put(c, s->dispatch_pending ? 0 : UINT64_MAX);
 	put(c, s->fe_free > s->now ? s->fe_free - s->now : 0);
 	put(c, s->resv_valid ? REL_T(s->resv_t) : UINT64_MAX);
-	put(c, s->resv_valid ? REL_Q(s->resv_seq) : UINT64_MAX);
+	put(c, s->resv_valid ? (s->dispatch_pending ? cmp3(s->resv_seq, s->dispatch_seq) : 3)
+	                     : UINT64_MAX);
 	put(c, s->rr_next);
 	put(c, s->rng);
 	put(c, s->gate_waiting);
@@ -315,10 +334,10 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 		const struct cta__event *e = &s->per->ev[i];
 		if (e->type == EV_GATE_WAIT) {
 			/* A held block's longest wait on SM a (the register
-			 * file's gate): its time, sequence and SM. */
+			 * file's gate): its time, order and SM. */
 			put(c, UINT64_MAX - 3);
 			put(c, REL_T(e->t));
-			put(c, REL_Q(e->seq));
+			put(c, seq_rel(s, e->seq));
 			put(c, e->a);
 			continue;
 		}
@@ -327,10 +346,15 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 		const struct cta__retiring *r = e->p;
 		if (r->k != k)
 			return -1;
+		/* Not the block's index: the engine only passes it on (the
+		 * trace, off here; the sub-partitions' records, not in the
+		 * form), and two cuts whose retiring blocks ran in other
+		 * orders on the same SMs and times are one period apart when
+		 * those blocks ran between them (cta__engine_period_cut checks
+		 * that). */
 		put(c, REL_T(e->t));
-		put(c, REL_Q(e->seq));
+		put(c, seq_rel(s, e->seq));
 		put(c, (uint64_t)e->a << 32 | r->sm);
-		put(c, REL_B(r->logical));
 		put(c, REL_T(r->start_t));
 		put(c, REL_T(r->end_t));
 	}
@@ -358,22 +382,58 @@ static uint64_t signature(struct cta_sim *s)
 		h *= 0xff51afd7ed558ccdull;
 		h ^= h >> 29;
 	}
-	/* The queued events' times and sequence numbers, in any order. */
-	uint64_t st = 0, sq = 0;
+	/* The queued events' times, in any order (not their sequence
+	 * numbers, which the form does not hold either). */
+	uint64_t st = 0;
 	const struct cta__evq *q = &s->q;
 	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
 		const struct cta__ring *r = &q->r[i];
 		for (size_t j = 0; j < r->n; j++) {
 			const struct cta__event *x = &r->e[(r->head + j) & (r->cap - 1)];
 			st += (x->t - s->now) * 0x9e3779b97f4a7c15ull ^ (x->t - s->now);
-			sq += x->seq - q->seq;
+		}
+	}
+	for (size_t j = 0; j < q->n; j++)
+		st += (q->h[j].t - s->now) * 0x9e3779b97f4a7c15ull ^ (q->h[j].t - s->now);
+	return (h ^ st) * 0xff51afd7ed558ccdull;
+}
+
+/* Whether every block retiring at this cut (queued events: the state the
+ * live queue holds now) ran between cut o and this one, whose runs are
+ * [o->run, run): then each retiring block's counterpart one period later
+ * is that block shifted, which the form, holding no index of a retiring
+ * block, does not say by itself. The runs must be the blocks [lo, lo + n)
+ * in some order, as the engine's dispatch makes them in every shipped
+ * kernel; otherwise no. */
+static int retiring_ran_since(struct cta_sim *s, const struct cta__period_cut *o, uint64_t run)
+{
+	const struct cta__period *p = s->per;
+	uint64_t n = run - o->run, lo = UINT64_MAX, hi = 0;
+	if (!n)
+		return 0;
+	for (uint64_t r = o->run; r < run; r++) {
+		uint64_t b = p->runs[r - p->base].index;
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	if (hi - lo + 1 != n)
+		return 0;
+	const struct cta__evq *q = &s->q;
+	for (int i = 0; i < CTA__EVQ_RINGS; i++) {
+		const struct cta__ring *r = &q->r[i];
+		for (size_t j = 0; j < r->n; j++) {
+			const struct cta__event *x = &r->e[(r->head + j) & (r->cap - 1)];
+			const struct cta__retiring *rt = x->p;
+			if (x->type == EV_RETIRE && (rt->logical < lo || rt->logical > hi))
+				return 0;
 		}
 	}
 	for (size_t j = 0; j < q->n; j++) {
-		st += (q->h[j].t - s->now) * 0x9e3779b97f4a7c15ull ^ (q->h[j].t - s->now);
-		sq += q->h[j].seq - q->seq;
+		const struct cta__retiring *rt = q->h[j].p;
+		if (q->h[j].type == EV_RETIRE && (rt->logical < lo || rt->logical > hi))
+			return 0;
 	}
-	return (h ^ st) * 0xff51afd7ed558ccdull ^ sq;
+	return 1;
 }
 
 /* A summary of a form, compared before the forms' memcmp: every 16th word
@@ -485,7 +545,7 @@ int cta__engine_period_cut(struct cta_sim *s)
 		int ok = 1;
 		for (uint64_t r = o->run; ok && r < cut->run; r++)
 			ok = p->runs[r - p->base].ok;
-		if (!ok)
+		if (!ok || !retiring_ran_since(s, o, cut->run))
 			continue;
 		p->from = o;
 		p->to = cut;
