@@ -483,8 +483,9 @@ int cta__engine_period_cut(struct cta_sim *s)
 	 * still held or queued) changes the signature too. A cut one
 	 * signature's distance after a cut with a form gets one as well, so
 	 * the period is found at its second cut in phase, where the
-	 * signature alone finds it at the third (saxpy on H100-SXM: at block
-	 * 6,996 instead of 8,052). Only forms asked for by a signature make
+	 * signature alone may find it at the third (saxpy on H100-SXM, with
+	 * the retiring blocks' indices in the form: at block 6,996 instead
+	 * of 8,052). Only forms asked for by a signature make
 	 * such a cut due: at most twice the forms. */
 	unsigned nd = 0;
 	int due = 0;
@@ -517,7 +518,7 @@ int cta__engine_period_cut(struct cta_sim *s)
 	cut->valid = 1;
 	/* A period starts at a cut with a form: the bodies run before the
 	 * first are never logged (about 100 instructions a block: saxpy's
-	 * first 4,884 on H100-SXM). */
+	 * first 4,224 on H100-SXM). */
 	p->logging = 1;
 	cut->len = c.n;
 	cut->hash = hash_words(c.v, c.n);
