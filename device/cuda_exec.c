@@ -267,8 +267,8 @@ struct launch_state {
 	float ms;        /* GPU time of the launch (events) */
 };
 
-/* A start's %warpid notes (CTA__CUDA_F_WARPS, 6 bits a warp) as the trace's
- * `arg`: a mask of the warp slots the block's warps took (traces/FORMAT.md). */
+/* A block's %warpid notes (CTA__CUDA_F_WARPS, 6 bits a warp) as its start
+ * record's `arg`: a mask of the warp slots its warps took (traces/FORMAT.md). */
 static uint64_t warp_mask(uint64_t pk, unsigned nwarps)
 {
 	uint64_t m = 0;
@@ -576,13 +576,13 @@ static int run_prepare_launches(struct run_state *st)
 		              dim_or_1(l->cfg.block[2]);
 		s->nwarps = (bt + 31) / 32;
 		if (instr) {
-			const char *wv = getenv("CTASIM_CUDA_WARPS");
-			if (wv && *wv && strcmp(wv, "0") != 0 && s->nwarps <= 8)
-				c->flags |= CTA__CUDA_F_WARPS;
 			const char *var = getenv("CTASIM_CUDA_INSTR_VARIANT");
 			if (var && *var)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
 			record_sizes(s->blocks, s->clc, r->opts->idle_before, &c->fixed, &c->cap);
+			const char *wv = getenv("CTASIM_CUDA_WARPS");
+			if (wv && *wv && strcmp(wv, "0") != 0 && s->nwarps <= 8 && c->fixed)
+				c->flags |= CTA__CUDA_F_WARPS;
 			CKR(cudaMalloc((void **)&s->drecs,
 			               (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;
@@ -755,8 +755,6 @@ static int read_job_records(struct run_state *st, unsigned i, uint64_t gpu_origi
 			t->r.phys = hr[k].phys;
 			t->r.sm = hr[k].sm;
 			t->r.arg = hr[k].arg;
-			if ((s->hctx.flags & CTA__CUDA_F_WARPS) && t->r.ev == CTA_TEV_START)
-				t->r.arg = warp_mask(hr[k].arg, s->nwarps);
 			t->r.code = hr[k].code;
 			t->r.text = NULL;
 			t->seq = st->nall;
@@ -789,9 +787,11 @@ static int read_job_records(struct run_state *st, unsigned i, uint64_t gpu_origi
 			uint32_t ev = hs[k].ev & 0xffu, sm = hs[k].sm;
 			uint64_t arg = CTA_TRACE_NONE;
 			if (s->hctx.flags & CTA__CUDA_F_WARPS) {
-				if (ev == CTA_TEV_START)
-					arg = warp_mask((uint64_t)(sm >> 8) |
-					                    ((uint64_t)(hs[k].ev >> 8) << 24),
+				/* The end slot's notes go to the start record. */
+				const struct cta__cuda_slot *end = &hs[k | 1];
+				if (ev == CTA_TEV_START && end->ev != 0xffffffffu)
+					arg = warp_mask((uint64_t)(end->sm >> 8) |
+					                    ((uint64_t)(end->ev >> 8) << 24),
 					                s->nwarps);
 				sm &= 0xffu;
 			}

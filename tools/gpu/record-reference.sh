@@ -341,8 +341,9 @@ if [ "$set_" = warps ]; then
 	# start record (CTASIM_CUDA_WARPS=1: the start's arg is the mask of
 	# the warp slots its warps took), which tells the sub-partition each
 	# warp of a later block took (docs/FIDELITY.md, *The register file*).
-	# Placement probes of the fit (fit=placement): the notes move the
-	# durations of blocks of 7 and 8 warps (docs/CUDA_BACKEND.md).
+	# Placement probes of the fit (fit=placement); recorded with the notes
+	# taken at the entry, which moved the durations of blocks of 7 and 8
+	# warps (docs/CUDA_BACKEND.md).
 	export CTASIM_CUDA_WARPS=1
 	run wrp_regs_b64_g4800 spin --arg regs=1 --block 64 --arg grid=4800 --arg ns=20000
 	run wrp_regs_b64_g3200_ns10000 spin --arg regs=1 --block 64 --arg grid=3200 --arg ns=10000

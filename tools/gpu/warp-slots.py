@@ -14,8 +14,12 @@
 # outlasted their time (the `ns` of the name, 20000 without one) by more
 # than 3 µs. Traces without masks print the waits alone: the later
 # blocks that waited and the SMs' resident blocks, time-weighted up to
-# each SM's last end. Every 7th block of a `mixed` trace is left out of
-# the waits (its time is 4x).
+# each SM's last end. Every trace then prints, of the later blocks that
+# fill one of their sub-partitions (by the slots where recorded, else by
+# the SM's turn from its first sub-partition), how many waited by how long
+# before them the last of the blocks running on the filled ones began
+# (below 0.2 µs, 0.2-0.7, 0.7-1, 1 and more). Every 7th block of a
+# `mixed` trace is left out of the waits (its time is 4x).
 import collections
 import gzip
 import re
@@ -73,6 +77,29 @@ def report(path):
         tot += ev[-1][0] - ev[0][0]
     line = "%s: %d warps, %d of %d later blocks waited, %.2f resident" % (
         name, nw, len(waited), len(later), resw / tot)
+    ages = [[0, 0] for _ in range(4)]
+    for bl in bysm.values():
+        order = sorted(bl, key=lambda b: (st[b], b))
+        sps = {}
+        for p, b in enumerate(order):
+            sps[b] = ([x % 4 for x in slots(arg[b])] if masks else
+                      [(p * nw + i) % 4 for i in range(nw)])
+        for b in bl:
+            if st[b] - t0 < 1000 or (mixed and b % 7 == 0):
+                continue
+            run = [c for c in bl if c != b and st[c] <= st[b] and en[c] > st[b] + 3000]
+            cnt = collections.Counter(q for c in run for q in sps[c])
+            mine = collections.Counter(sps[b])
+            full = [q for q in mine if cnt[q] + mine[q] >= 4]
+            nb = [c for c in run if any(q in full for q in sps[c])]
+            if not nb:
+                continue
+            g = st[b] - max(st[c] for c in nb)
+            k = 0 if g < 200 else 1 if g < 700 else 2 if g < 1000 else 3
+            ages[k][0] += 1
+            ages[k][1] += en[b] - st[b] > ns + 3000
+    line += "; filling, waited by the last begun beside: %s" % " ".join(
+        "%s:%d/%d" % (lab, a[1], a[0]) for lab, a in zip(("<0.2", "0.2-0.7", "0.7-1", ">=1"), ages))
     if not masks:
         print(line)
         return

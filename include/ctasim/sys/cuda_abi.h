@@ -38,10 +38,11 @@ struct cta__cuda_slot {
 #define CTA__CUDA_F_INSTR   0x1u /* write records (the template flag also gates start/end) */
 #define CTA__CUDA_F_CLC_HW  0x2u /* cancels go to the hardware (sm_100 code only) */
 #define CTA__CUDA_F_CLC_EMU 0x4u /* cancels are emulated; blocks claim their index at start */
-/* Each warp of a block of at most 8 warps notes its %warpid, and the start
- * record carries them: 6 bits a warp, warp w at bit 6w (CTASIM_CUDA_WARPS=1).
- * In a slot the low 24 bits of that go to bits 8-31 of `sm`, the high 24 to
- * bits 8-31 of `ev`; in a counted record, to `arg`. */
+/* Each warp of a block of at most 8 warps notes its %warpid before the end
+ * barrier, and the block's end slot carries them: 6 bits a warp, warp w at
+ * bit 6w, the low 24 bits in bits 8-31 of `sm`, the high 24 in bits 8-31 of
+ * `ev` (CTASIM_CUDA_WARPS=1; launches with per-block slots only, and not
+ * with CTA__CUDA_V_NO_END_SYNC, which leaves out that barrier). */
 #define CTA__CUDA_F_WARPS 0x8u
 
 /* Instrumentation variants, for measuring where its cost goes (set with

@@ -145,11 +145,11 @@ static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, un
 		c->recs[i] = r;
 	}
 }
-/* The %warpid of the block's warps (at most 8), 6 bits a warp, as the start
- * record carries them under CTA__CUDA_F_WARPS (cuda_abi.h); 0 otherwise. */
+/* The %warpid of the block's warps (at most 8), 6 bits a warp, as its end
+ * slot carries them under CTA__CUDA_F_WARPS (cuda_abi.h); 0 otherwise. */
 static __device__ __forceinline__ unsigned long long cta__cuda_wids(unsigned which)
 {
-	if (which != 0 || !(cta__blk.flags & CTA__CUDA_F_WARPS))
+	if (which != 1 || !(cta__blk.flags & CTA__CUDA_F_WARPS))
 		return 0;
 	unsigned nw = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
 	unsigned long long pk = 0;
@@ -171,9 +171,8 @@ static __device__ __forceinline__ void cta__cuda_edge(unsigned which, uint64_t t
 		      ((unsigned long long)((CTA__EV_START + which) | ((pk >> 24) << 8)) << 32);
 		*(ulonglong2 *)&s[2 * cta__blk.self + which] = v;
 	} else {
-		cta__cuda_rec(
-		    cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self,
-		    (cta__blk.flags & CTA__CUDA_F_WARPS) && which == 0 ? pk : CTA__CUDA_NONE, 0);
+		cta__cuda_rec(cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self, CTA__CUDA_NONE,
+		              0);
 	}
 }
 
@@ -631,11 +630,6 @@ static __device__ __forceinline__ bool cta__cuda_enter(struct cta__cuda_ctx *c)
 		if (Instr && !taken && (f & CTA__CUDA_V_START_EARLY) && !(f & CTA__CUDA_V_NO_START))
 			cta__cuda_edge(0, t);
 	}
-	/* Every warp notes its %warpid before the barrier (thread 0's own
-	 * note needs no ordering against its flags store above). */
-	if (Instr && (c->flags & CTA__CUDA_F_WARPS) && (cta_thread_rank() & 31u) == 0 &&
-	    cta_thread_rank() < 8 * 32)
-		cta__blk.wid[cta_thread_rank() / 32] = (unsigned char)cta__warpid();
 	__syncthreads();
 	bool run = !cta__blk.taken;
 	/* Recorded after the barrier, so the other warps start their body
@@ -649,6 +643,11 @@ template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(voi
 {
 	if (Instr) {
 		unsigned f = cta__blk.flags;
+		/* Every warp notes its %warpid before the end barrier, where
+		 * neither the block's start nor its waits see it. */
+		if ((f & CTA__CUDA_F_WARPS) && (cta_thread_rank() & 31u) == 0 &&
+		    cta_thread_rank() < 8 * 32)
+			cta__blk.wid[cta_thread_rank() / 32] = (unsigned char)cta__warpid();
 		if (f & CTA__CUDA_V_END_EARLY) {
 			uint64_t t = cta_globaltimer_ns();
 			if (!(f & CTA__CUDA_V_NO_END_SYNC))
