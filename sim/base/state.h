@@ -210,7 +210,9 @@ struct cta__lane_x {
 	struct cta__cta *cta; /* &l.unit->ctas[l.cta_rank], set with it */
 	uint64_t bar_gen;     /* CTA barrier generation at its last crossing */
 	struct cta__mbar *wait_bar;
-	struct cta__lane_x *next_wait; /* in a barrier's or mbarrier's list */
+	struct cta__lane_x *next_wait; /* in an mbarrier's or cluster barrier's list */
+	/* In the run queue, or in a CTA barrier's list (which joins the run
+	 * queue whole when the barrier completes). */
 	struct cta__lane_x *next_run;
 	unsigned char state; /* enum lstate */
 	unsigned char wait_parity;
@@ -320,7 +322,7 @@ struct cta__cta {
 	 * by the barriers, which set cold_dirty.) */
 	uint64_t bar_rel_t, bar_idle_ns;
 	int bar_divergent_reported;
-	struct cta__lane_x *bar_waiters, *bar_waiters_tail;
+	struct cta__lane_x *bar_waiters, *bar_waiters_tail; /* linked by next_run */
 	unsigned foreach_calls; /* threads that called for_each / try_cancel_blocks */
 	unsigned foreach_twice;
 	unsigned leaders;

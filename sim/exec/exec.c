@@ -1571,15 +1571,22 @@ static void barrier_release(struct cta_sim *s, struct cta__unit *u, struct cta__
 	uint64_t t = c->bar_max_t + s->dev.barrier_ns;
 	c->bar_rel_t = t;
 	c->bar_gen++;
+	/* The waiters, linked as the run queue links its lanes, join its end
+	 * as one list, in their order (lane_wake each, but for the links). */
 	struct cta__lane_x *w = c->bar_waiters;
-	c->bar_waiters = c->bar_waiters_tail = NULL;
-	while (w) {
-		struct cta__lane_x *n = w->next_wait;
-		w->l.vtime = t;
-		w->bar_gen = c->bar_gen;
-		lane_wake(u, w);
-		w = n;
+	if (w) {
+		for (struct cta__lane_x *v = w; v; v = v->next_run) {
+			v->l.vtime = t;
+			v->bar_gen = c->bar_gen;
+			v->state = L_RUN;
+		}
+		if (u->runq_tail)
+			u->runq_tail->next_run = w;
+		else
+			u->runq = w;
+		u->runq_tail = c->bar_waiters_tail;
 	}
+	c->bar_waiters = c->bar_waiters_tail = NULL;
 	if (self) {
 		self->l.vtime = t;
 		self->bar_gen = c->bar_gen;
@@ -2124,13 +2131,50 @@ static inline void one_thread_barrier(struct cta__lane_x *x, struct cta__unit *u
 
 __attribute__((noinline)) void cta__syncthreads_rule(const char *file, int line, int rule);
 /* The one-thread case returns here, without the registers the waiting
- * code saves; the rest goes on (as a tail call) to the full barrier. */
+ * code saves; the rest goes on (as a tail call) to the full barrier.
+ *
+ * So does the common arrival on fibers: a thread that is neither the
+ * first nor the last to arrive at the barrier the others wait at, with
+ * no progress of its run to count and no run to hand back, while a woken
+ * thread of its unit is ready (the threads released by the last crossing,
+ * each going on to this one). It joins the waiters and switches straight
+ * to that thread, with the stores of cta__syncthreads_rule, lane_leave
+ * and lane_runner in their order, and in few enough registers that none
+ * is saved besides the switch's own (the full path saves six around it):
+ * results do not change. */
 void cta__syncthreads(const char *file, int line)
 {
 	struct cta__lane_x *x = cta__exec_lane_self();
 	struct cta__cta *c = cta__exec_lane_cta(x);
 	if (c->nthreads == 1) {
 		one_thread_barrier(x, x->l.unit, c, file, line);
+		return;
+	}
+	struct cta__unit *u = x->l.unit;
+	struct cta__lane_x *n = u->runq;
+	if (__builtin_expect(n != NULL, 1) && c->bar_arrived && c->bar_file == file &&
+	    c->bar_line == line && c->bar_arrived + 1 + c->exited < c->nthreads &&
+	    x->l.tid.x == x->l.run_x0 && x->l.tid.x + 1 >= x->l.row_end && n->fiber &&
+	    c->bar_waiters_tail) {
+		u->out.crossings++;
+		c->cold_dirty = 1;
+		c->bar_arrived++;
+		if (x->l.vtime > c->bar_max_t)
+			c->bar_max_t = x->l.vtime;
+		x->next_run = NULL;
+		c->bar_waiters_tail->next_run = x;
+		c->bar_waiters_tail = x;
+		x->wait_file = file;
+		x->wait_line = line;
+		x->state = L_BARRIER;
+		if (x->l.comm)
+			u->out.comm = 1;
+		u->runq = n->next_run;
+		if (!u->runq)
+			u->runq_tail = NULL;
+		n->state = L_RUN;
+		cta__cur = &n->l;
+		cta__fiber_switch(x->fiber, n->fiber);
 		return;
 	}
 	cta__syncthreads_rule(file, line, UB_DIVERGENT_BARRIER);
@@ -2197,9 +2241,9 @@ void cta__syncthreads_rule(const char *file, int line, int rule)
 		barrier_release(u->sim, u, c, x);
 		return;
 	}
-	x->next_wait = NULL;
+	x->next_run = NULL;
 	if (c->bar_waiters_tail)
-		c->bar_waiters_tail->next_wait = x;
+		c->bar_waiters_tail->next_run = x;
 	else
 		c->bar_waiters = x;
 	c->bar_waiters_tail = x;
