@@ -780,6 +780,28 @@ struct cta_sim {
 	 * lanes' count were last brought up to date (skip_sync in
 	 * sim/exec/exec.c): once a run of them, not once a block. */
 	size_t skip_moved;
+	/* skip_par while a chunk of a skipped period runs on the pool
+	 * (skip_chunk_par in sim/engine/sim.c): each task of skip_tasks
+	 * moves its own unit through its range of runs (skip_move_par in
+	 * sim/exec/exec.c); skip_chunk[a], the end of the chunk that begins
+	 * at run a; skip_par_ok while chunks may go to the pool. */
+	int skip_par, skip_par_ok;
+	struct cta__skip_task *skip_tasks;
+	size_t skip_tasks_cap;
+	size_t *skip_chunk;
 };
+
+/* A range of a skipped period's chunk that one host thread runs on one
+ * unit: runs [a, b) of the period, u the block of run `at` (made for run
+ * a on the engine's thread; left, once the task stopped, on the run it
+ * stopped at), and the counts of the blocks it moved past (ended as
+ * predicted, their outboxes holding counts alone). A line of its own:
+ * the workers write them. */
+struct cta__skip_task {
+	struct cta__unit *u;
+	size_t a, b, at;
+	uint64_t crossings, lanes;
+	int comm;
+} __attribute__((aligned(64)));
 
 #endif

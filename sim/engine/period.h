@@ -70,6 +70,7 @@ struct cta__period {
 	int failed;
 	struct cta__period_run *pre;
 	size_t npre, pre_pos, pre_cap;
+	size_t pend; /* pre's end where a chunk ran on the pool, else SIZE_MAX */
 };
 
 /* Makes s->per when the run may skip (one kernel of one-block units

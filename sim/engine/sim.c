@@ -177,6 +177,8 @@ void cta_sim_free(cta_sim *s)
 	for (unsigned i = 0; s->workers && i < s->nworkers; i++)
 		cta__exec_lanes_free(&s->workers[i]);
 	free(s->batch);
+	free(s->skip_tasks);
+	free(s->skip_chunk);
 	free(s->placed);
 	free(s->seals);
 	while (s->held_slabs) {
@@ -1856,6 +1858,207 @@ static void commit_per(struct cta_sim *s, size_t i, struct cta__unit *u)
 		commit_sealed(s, i, u);
 }
 
+/* Tasks a worker of a chunk on the pool: ranges small enough that the
+ * last ones even out the workers. */
+#define SKIP_TASKS_PER_WORKER 2
+
+/* A chunk goes to the pool when its bodies' estimated cost (s->seg_ns
+ * each) is at least this much host time: waking the pool costs
+ * microseconds. */
+#define SKIP_PAR_NS 50000.0
+
+/* A skipped period's runs [a, b) on this thread, in order, each block
+ * made from its counterpart's run once the one before ended as predicted
+ * (skip_make, cta__engine_skip_next). */
+static void skip_chunk_serial(struct cta_sim *s, size_t a, size_t b, int quick)
+{
+	struct cta__period *p = s->per;
+	size_t from = s->nready;
+	s->skip_r = p->run0 + a;
+	s->skip_last = quick ? p->run0 + b - 1 : NULL;
+	s->skip_dt = p->dt;
+	s->skip_db = p->db;
+	s->commit_next = from + a;
+	s->early_commit = cta__engine_early_commits;
+	run_serial(s, from + a, from + b, 0);
+	s->early_commit = 0;
+	for (size_t i = s->commit_next; i < from + b; i++)
+		if (s->batch[i])
+			skip_commit(s, i, s->batch[i]);
+}
+
+/* The chunks of the period's n runs (docs/PERFORMANCE.md, "Threads"):
+ * skip_chunk[a] is the end of the chunk that begins at run a. A body
+ * changes the engine's events from its retirement on, no earlier than
+ * its end so far (its CTA's end before the body, or its first
+ * instruction: its threads begin there) plus block_retire_ns; a run whose block
+ * was placed and began before that bound of every run of its chunk before
+ * it depends on no body of the chunk: given the chunk's first placement
+ * right, each of its blocks gets its counterpart's placement whatever the
+ * others' bodies do. 0 when memory ran out (the skip then runs serially). */
+static int skip_chunks(struct cta_sim *s, size_t n)
+{
+	size_t *c = realloc(s->skip_chunk, n * sizeof(*c));
+	if (!c)
+		return 0;
+	s->skip_chunk = c;
+	const struct cta__period_run *r = s->per->run0;
+	uint64_t retire = s->dev.block_retire_ns;
+	for (size_t a = 0; a < n;) {
+		uint64_t bound = UINT64_MAX;
+		size_t j = a;
+		for (; j < n; j++) {
+			uint64_t first = r[j].t0 > r[j].start_t ? r[j].t0 : r[j].start_t;
+			if (j > a && first >= bound)
+				break;
+			uint64_t e = (r[j].end0 > first ? r[j].end0 : first) + retire;
+			bound = e < bound ? e : bound;
+		}
+		c[a] = j;
+		a = j;
+	}
+	return 1;
+}
+
+/* Whether chunk [a, b) of the period goes to the pool (s->skip_chunk set). */
+static int skip_chunk_pays(const struct cta_sim *s, size_t a, size_t b)
+{
+	return s->skip_par_ok && b - a >= 2 && (double)(b - a) * s->seg_ns >= SKIP_PAR_NS;
+}
+
+/* The unit of run j of the period being skipped, made as skip_make makes
+ * it; NULL, the run stopped as hung, when memory ran out. */
+static struct cta__unit *skip_unit(struct cta_sim *s, size_t j)
+{
+	struct cta__period *p = s->per;
+	const struct cta__period_run *r = skip_run_of(p, j);
+	struct cta__unit *u = cta__exec_unit_make(s, p->k, r->index + p->db, &r->sm,
+	                                          r->start_t + p->dt, r->spin, r->add, 0);
+	if (!u) {
+		cta__base_errf(s, "out of memory for blocks");
+		s->hung = 1;
+		p->failed = 1;
+		return NULL;
+	}
+	u->cursor.t0 = r->t0 + p->dt;
+	u->ctas[0].end_t = r->end0 + p->dt;
+	return u;
+}
+
+static void skip_task_fn(void *ctx, size_t i, unsigned worker)
+{
+	struct cta_sim *s = ctx;
+	cta__base_seg_worker = &s->workers[worker];
+	cta__exec_skip_task_run(s, &s->skip_tasks[i]);
+	cta__base_seg_worker = NULL;
+}
+
+/* A skipped period's chunk [a, b) on the pool: its runs in ranges, each
+ * range's blocks one after the other on one unit (skip_move_par) made
+ * here for its first run. A range stops at a block that did not end as
+ * predicted or left more than counts in its outbox; its rest then runs
+ * here, so that every block of the chunk runs once, each with its
+ * counterpart's placement (skip_chunks: right whatever the chunk's bodies
+ * do), whichever host threads there are. The units left are then checked
+ * and committed in the period's order as skip_commit commits them; every
+ * block of the chunk after the first off its prediction is handed back
+ * to the engine too (pre), ended, as that one is. */
+static void skip_chunk_par(struct cta_sim *s, size_t a, size_t b)
+{
+	struct cta__period *p = s->per;
+	size_t from = s->nready, m = b - a;
+	size_t nt = (size_t)s->nworkers * SKIP_TASKS_PER_WORKER;
+	nt = nt < m ? nt : m;
+	if (nt > s->skip_tasks_cap) {
+		struct cta__skip_task *v = aligned_alloc(64, nt * sizeof(*v));
+		if (!v) {
+			cta__base_errf(s, "out of memory for blocks");
+			s->hung = 1;
+			p->failed = 1;
+			return;
+		}
+		free(s->skip_tasks);
+		s->skip_tasks = v;
+		s->skip_tasks_cap = nt;
+	}
+	struct cta__skip_task *tv = s->skip_tasks;
+	for (size_t t = 0; t < nt; t++) {
+		size_t ta = a + t * m / nt, tb = a + (t + 1) * m / nt;
+		tv[t] = (struct cta__skip_task){.a = ta, .b = tb, .at = ta, .u = skip_unit(s, ta)};
+		if (!tv[t].u) {
+			while (t-- > 0)
+				cta__exec_unit_free(s, tv[t].u);
+			return;
+		}
+	}
+	s->skip_r = p->run0;
+	s->skip_last = NULL;
+	s->skip_dt = p->dt;
+	s->skip_db = p->db;
+	s->skip_par = 1;
+	cta__exec_return_runners(s);
+	s->in_pool = 1;
+	cta__pool_run_chunked(s->pool, skip_task_fn, s, nt, 1);
+	s->in_pool = 0;
+	/* Each range's unit stays on its entry; the rest of a range that
+	 * stopped runs here. */
+	for (size_t t = 0; t < nt; t++) {
+		struct cta__skip_task *q = &tv[t];
+		for (;;) {
+			struct cta__unit *u = q->u;
+			u->out.crossings += q->crossings;
+			u->out.lanes += q->lanes;
+			u->out.comm |= q->comm;
+			q->crossings = q->lanes = 0;
+			q->comm = 0;
+			s->batch[from + q->at] = u;
+			if (q->at + 1 >= q->b || p->failed)
+				break;
+			q->at++;
+			if (!(q->u = skip_unit(s, q->at)))
+				break;
+			cta__base_seg_worker = &s->workers[0];
+			cta__exec_skip_task_run(s, q);
+			cta__base_seg_worker = NULL;
+		}
+	}
+	s->skip_par = 0;
+	for (size_t j = a; j < b; j++) {
+		size_t i = from + j;
+		struct cta__unit *u = s->batch[i];
+		if (p->failed) {
+			if (u)
+				cta__exec_unit_free(s, u);
+			s->batch[i] = NULL;
+			continue;
+		}
+		if (p->bad == SIZE_MAX) {
+			if (u)
+				skip_commit(s, i, u);
+			continue;
+		}
+		if (p->pre_cap < b) {
+			struct cta__period_run *v = realloc(p->pre, b * sizeof(*v));
+			if (!v) {
+				cta__base_errf(s, "out of memory for blocks");
+				s->hung = 1;
+				p->failed = 1;
+				j--;
+				continue;
+			}
+			p->pre = v;
+			p->pre_cap = b;
+		}
+		const struct cta__period_run *r = skip_run_of(p, j);
+		p->pre[j] =
+		    u ? (struct cta__period_run){.index = u->index, .unit = u}
+		      : (struct cta__period_run){.index = r->index + p->db, .end = r->end + p->dt};
+		s->batch[i] = NULL;
+	}
+	if (p->bad != SIZE_MAX && !p->failed)
+		p->pend = b;
+}
+
 /* The period was found at this cut: runs the bodies of the periods that
  * fit before the grid's end, then shifts the state past those that ran as
  * predicted. */
@@ -1891,21 +2094,27 @@ static void skip_periods(struct cta_sim *s)
 	 * start empty, and a period that ran as predicted leaves them so
 	 * (each is emptied as its block moves on or is committed). */
 	memset(&s->batch[from], 0, n * sizeof(*s->batch));
+	/* With several host threads, chunks of enough work run on the pool
+	 * (skip_chunk_par), the rest here. */
+	int par = s->pool && !s->san && skip_chunks(s, n);
+	s->skip_par_ok = par;
+	p->pend = SIZE_MAX;
 	for (kk = 1; kk <= periods; kk++) {
 		p->kk = kk;
 		p->dt = kk * p->D;
 		p->db = kk * p->P;
-		s->skip_r = p->run0;
-		s->skip_last = quick ? p->run0 + n - 1 : NULL;
-		s->skip_dt = p->dt;
-		s->skip_db = p->db;
-		s->commit_next = from;
-		s->early_commit = cta__engine_early_commits;
-		run_serial(s, from, from + n, 0);
-		s->early_commit = 0;
-		for (size_t i = s->commit_next; i < from + n; i++)
-			if (s->batch[i])
-				skip_commit(s, i, s->batch[i]);
+		for (size_t a = 0; a < n && p->bad == SIZE_MAX && !p->failed;) {
+			size_t b = par ? s->skip_chunk[a] : n;
+			if (skip_chunk_pays(s, a, b)) {
+				skip_chunk_par(s, a, b);
+			} else {
+				/* The chunks that stay here, as one run. */
+				while (b < n && !skip_chunk_pays(s, b, s->skip_chunk[b]))
+					b = s->skip_chunk[b];
+				skip_chunk_serial(s, a, b, quick);
+			}
+			a = b;
+		}
 		if (p->bad != SIZE_MAX || p->failed)
 			break;
 	}
@@ -1916,7 +2125,10 @@ static void skip_periods(struct cta_sim *s)
 	/* Periods 1 .. kk-1 ran as predicted. */
 	cta__engine_period_shift(s, kk - 1);
 	p->skipped = kk > 1;
-	p->blocks = (kk - 1) * p->nr + (p->bad != SIZE_MAX ? p->bad + 1 : 0);
+	/* Period kk's blocks up to the one off its prediction ran, and the
+	 * rest of its chunk where that ran on the pool. */
+	size_t pend = p->pend != SIZE_MAX ? p->pend : p->bad + 1;
+	p->blocks = (kk - 1) * p->nr + (p->bad != SIZE_MAX ? pend : 0);
 	if (p->bad != SIZE_MAX) {
 		/* Period kk's blocks up to the one off its prediction ran. */
 		struct cta__period_run *v = p->pre;
@@ -1925,7 +2137,7 @@ static void skip_periods(struct cta_sim *s)
 			v[j] = (struct cta__period_run){.index = r->index + kk * p->P,
 			                                .end = r->end + kk * p->D};
 		}
-		p->npre = p->bad + 1;
+		p->npre = pend;
 		p->pre_pos = 0;
 		p->skipped = 1;
 	}

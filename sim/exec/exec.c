@@ -1435,6 +1435,65 @@ static int skip_move(struct cta__lane *l)
 	return skip_move_slow(l);
 }
 
+/* The task of a skipped period's chunk this host thread runs (s->skip_par). */
+static _Thread_local struct cta__skip_task *skip_task SEG_TLS;
+
+/* skip_move while a chunk runs on the pool (s->skip_par, where
+ * s->skip_last is NULL): the lane stays on its task's unit, which becomes
+ * the next block of the task's range in place, as cta__engine_skip_next
+ * makes it, when the block ended as predicted with nothing in its outbox
+ * but counts; the counts go to the task, which the engine's thread adds
+ * once the chunk ran. Anything else stops the task on that block (its
+ * unit kept for the engine's thread, which runs the rest of the range).
+ * Touches nothing but the unit, its lane and the task. */
+static int skip_move_par(struct cta__lane *l)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	struct cta__cta *c = &u->ctas[0];
+	struct cta__skip_task *t = skip_task;
+	if (t->at + 1 >= t->b || u->all != x || x->next_all || u->runq || u->cursor.nret ||
+	    u->nctas != 1 || u->clc_objs || x->cta != c) {
+		l->active = 0;
+		return 0;
+	}
+	if (l->comm)
+		u->out.comm = 1;
+	check_stack(u, x->fiber);
+	if (!c->done && c->exited >= c->nthreads)
+		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
+	const struct cta__period_run *r = s->skip_r + t->at;
+	struct cta__outbox *o = &u->out;
+	uint64_t dt = s->skip_dt;
+	if (c->end_t != r->end + dt || c->exited < c->nthreads ||
+	    (o->nrecs | o->nubs | o->nmarks | o->ubtotal | o->error)) {
+		l->active = 0;
+		return 0;
+	}
+	t->crossings += o->crossings;
+	t->lanes += o->lanes;
+	t->comm |= o->comm;
+	t->at++;
+	r++;
+	cta__exec_unit_retarget(s, u, r->index + s->skip_db, r->sm, r->start_t + dt, r->spin,
+	                        r->add);
+	u->cursor.t0 = r->t0 + dt;
+	c->end_t = r->end0 + dt;
+	/* enter_cta on the same CTA: only its index and barrier count moved. */
+	l->bid = c->bid;
+	l->steal_depth = 0;
+	x->bar_gen = c->bar_gen;
+	return 1;
+}
+
+void cta__exec_skip_task_run(struct cta_sim *s, struct cta__skip_task *t)
+{
+	skip_task = t;
+	cta__exec_units_run(s, &t->u, 1);
+	skip_task = NULL;
+}
+
 /* skip_move for any other block. */
 __attribute__((noinline)) static int skip_move_slow(struct cta__lane *l)
 {
@@ -1442,6 +1501,8 @@ __attribute__((noinline)) static int skip_move_slow(struct cta__lane *l)
 	struct cta__unit *u = l->unit;
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = &u->ctas[0];
+	if (__builtin_expect(s->skip_par, 0))
+		return skip_move_par(l);
 	skip_sync(s, u);
 	s->skip_lane = NULL;
 	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq || u->cursor.nret ||
@@ -1472,8 +1533,8 @@ int cta__exec_lane_move_next(struct cta__lane *l)
 	struct cta__lane_x *x = (struct cta__lane_x *)l;
 	struct cta__unit *u = l->unit;
 	struct cta__unit *v;
-	if (__builtin_expect(u->sim->skip_run, 0) && !u->k->kc)
-		return skip_move(l);
+	if (__builtin_expect(u->sim->skip_run, 0))
+		return u->k->kc ? skip_move_slow(l) : skip_move(l);
 	if (seg_i + 1 >= seg_n || !cta__exec_lane_moves || u->all != x || x->next_all || u->runq ||
 	    !(v = seg_unit(u->sim, seg_i + 1)) || v->k != u->k || v->all) {
 		l->active = 0;
@@ -2458,7 +2519,7 @@ void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n
 	seg_n = n;
 	/* (Skipped periods run on the engine's thread alone: the workers of
 	 * a parallel batch leave it be.) */
-	if (s->skip_run)
+	if (s->skip_run && !s->skip_par)
 		s->skip_lane = NULL;
 	for (seg_i = 0; seg_i < n; seg_i++) {
 		struct cta__unit *u = seg_unit(s, seg_i);

@@ -90,6 +90,10 @@ void cta__exec_gate_open_placed(struct cta_sim *s, struct cta__held *h, unsigned
  * waits for the engine (cta__base_seg_worker set, cta__base_seg_unit the one
  * running). */
 void cta__exec_units_run(struct cta_sim *s, struct cta__unit *const *v, size_t n);
+/* Runs task t of a skipped period's chunk on this host thread (s->skip_par
+ * set): its unit, then in place the following blocks of its range while
+ * each ends as predicted (skip_move_par). */
+void cta__exec_skip_task_run(struct cta_sim *s, struct cta__skip_task *t);
 /* Sets what every new unit of k starts from (k->cursor0); once the run's
  * options are final, before its first unit. */
 void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k);

@@ -77,6 +77,11 @@ both any spin --timing-only --arg grid=100000 --arg ns=500 --arg imbalance=one_i
 both any spin --arg grid=30000 --arg ns=2000 --arg imbalance=heavy_tail
 both skips block_reduce --arg n=16777216 --threads 1
 both any block_reduce --arg n=4194304 --threads 2
+# Several host threads: chunks of a skipped period run on the pool
+# (skip_chunk_par), one of them holding the blocks past saxpy's array (off
+# their prediction: the rest of their chunk is handed back too).
+both any block_reduce --arg n=16777216 --threads 4
+both any saxpy --arg n=4194304 --grid 40000 --threads 3
 both any compute_heavy --threads 1
 both any vecscale_fixed_work --arg n=16777216 --threads 1
 both any vecscale_fixed_blocks --threads 1
