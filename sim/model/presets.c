@@ -256,6 +256,13 @@ static const struct sweep_fit sweep_h200 = {
     .rotate_prior = 3,
     .late_prior = 33,
     .prior_unit = 256,
+    /* Not told by the H200's traces (no clustered grid below 1024
+     * blocks, so no clear of 1 to 3 blocks before one): the H100's, as
+     * for cluster_max_per_sm below. Every sweep key both traces fit
+     * agrees, and the H200's cluster probe found the H100's SM-to-GPC
+     * map (docs/FIDELITY.md, *Placement*, rule 7). */
+    .cluster_rot = {1, 1, 3},
+    .cluster_rot_len = 3,
     .spin_scale_ppm = {0, 995980, 996344, 983743, 986486, 1004162},
     .spin_add_ns = 303,
     .block_add_ns = 854,

@@ -1305,6 +1305,39 @@ static void cluster_sweep_start_is_recovered_from_simulated_waves(void **state)
 		cta_trace_free(&t[i]);
 }
 
+/* The H200 preset, whose traces hold no clustered grid below 1024
+ * blocks, deals a clustered first wave after a record clear of 1 to 3
+ * blocks (grids of 256 to 1023) as the H100-SXM preset does, the same
+ * GH100 die: from the first SMs' TPC that cluster_prior_rot names, not
+ * from an idle dispatcher's start (which places 496 of 528 blocks of
+ * such a wave on the H100's SM). */
+static void h200_deals_small_clustered_grids_as_the_h100(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100-SXM");
+	const struct cta_device_model *h200 = cta_device_find("H200");
+	assert_non_null(h100);
+	assert_non_null(h200);
+	struct cta_device_model idle = *h200;
+	idle.cluster_prior_len = 0;
+	static const uint64_t grids[] = {264, 528, 800};
+	static unsigned a[264], b[264], c[264];
+	for (int i = 0; i < 3; i++) {
+		unsigned la = 0, lb = 0, lc = 0;
+		assert_int_equal(cta_device_cluster_sweep_order(h100, 132, grids[i], 264, a, &la),
+		                 0);
+		assert_int_equal(cta_device_cluster_sweep_order(h200, 132, grids[i], 264, b, &lb),
+		                 0);
+		assert_int_equal(cta_device_cluster_sweep_order(&idle, 132, grids[i], 264, c, &lc),
+		                 0);
+		assert_int_equal(la, 264);
+		assert_int_equal(lb, la);
+		assert_int_equal(lc, la);
+		assert_memory_equal(a, b, la * sizeof a[0]);
+		assert_memory_not_equal(a, c, la * sizeof a[0]);
+	}
+}
+
 /* Every decode of a failed result pays the emulation's way out
  * (clc_exit_ns), as every decode of a success pays clc_steal_ns: the 40
  * blocks of clc_two_requests, all resident on 8 SMs, see both of their
@@ -1797,6 +1830,7 @@ int main(void)
 	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(clustered_blocks_an_sm_holds_are_limited_and_fitted),
 	    cmocka_unit_test(cluster_sweep_start_is_recovered_from_simulated_waves),
+	    cmocka_unit_test(h200_deals_small_clustered_grids_as_the_h100),
 	    cmocka_unit_test(emulated_each_failed_result_decoded_pays_the_way_out),
 	    cmocka_unit_test(emulated_storing_body_pays_the_drain_at_each_success),
 	    cmocka_unit_test(drain_is_recovered_from_simulated_steal_loops),
