@@ -1309,8 +1309,8 @@ static void cluster_sweep_start_is_recovered_from_simulated_waves(void **state)
  * blocks, deals a clustered first wave after a record clear of 1 to 3
  * blocks (grids of 256 to 1023) as the H100-SXM preset does, the same
  * GH100 die: from the first SMs' TPC that cluster_prior_rot names, not
- * from an idle dispatcher's start (which places 496 of 528 blocks of
- * such a wave on the H100's SM). */
+ * from an idle dispatcher's start, which is what the H200's own fit
+ * gives there. */
 static void h200_deals_small_clustered_grids_as_the_h100(void **state)
 {
 	(void)state;
