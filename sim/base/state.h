@@ -204,21 +204,28 @@ enum lstate { L_RUN = 0, L_BARRIER, L_CBARRIER, L_MBAR, L_ENGINE, L_SPIN, L_DONE
  * scheduler of its unit needs. */
 struct cta__lane_x {
 	struct cta__lane l; /* must be first */
-	/* What a barrier, an mbarrier wait and a resumption touch, next to
-	 * the end of l (lanes are allocated on cache lines). */
+	/* What a CTA barrier's crossing and a resumption touch, in the cache
+	 * line that holds the end of l (lanes are allocated on cache lines):
+	 * an arrival writes its place, state and the call it waits at, and
+	 * the release each waiter's time, generation and state, so that a
+	 * crossing touches the lane's first three lines only. */
 	struct cta__fiber *fiber;
 	struct cta__cta *cta; /* &l.unit->ctas[l.cta_rank], set with it */
 	uint64_t bar_gen;     /* CTA barrier generation at its last crossing */
-	struct cta__mbar *wait_bar;
-	struct cta__lane_x *next_wait; /* in an mbarrier's or cluster barrier's list */
 	/* In the run queue, or in a CTA barrier's list (which joins the run
 	 * queue whole when the barrier completes). */
 	struct cta__lane_x *next_run;
+	const char *wait_file;
+	int wait_line;
 	unsigned char state; /* enum lstate */
 	unsigned char wait_parity;
 	unsigned char obs_used;  /* obs[] was written since the lane was new */
 	unsigned char abandoned; /* retired by the deadlock handler while suspended */
-	unsigned worker;         /* the host thread whose spare lanes it returns to */
+	/* What an mbarrier wait adds, in the next line with its first
+	 * observation. */
+	struct cta__mbar *wait_bar;
+	struct cta__lane_x *next_wait; /* in an mbarrier's or cluster barrier's list */
+	unsigned worker;               /* the host thread whose spare lanes it returns to */
 	/* A compiled block that waits as a whole (sim/exec/regions.c): its
 	 * state, while the lane has no fiber. */
 	struct cta__kc_park *kc_park;
@@ -229,8 +236,6 @@ struct cta__lane_x {
 	 * kernels wait on one or two mbarriers: the others are in obs_more,
 	 * made when a thread observes a third (cta__base_lane_obs), which keeps a
 	 * lane at 320 bytes; on fibers every waiting thread has one. */
-	const char *wait_file;
-	int wait_line;
 	struct cta__obs {
 		struct cta__mbar *bar;
 		uint64_t tseq;
