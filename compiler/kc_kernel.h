@@ -56,7 +56,9 @@ __attribute__((used)) static const char cta__kc_analysed_only = 1;
  * launch check, the block barrier, thread 0's arrival on the grid-wide count
  * and its spin on the phase (a loop of yield points: the body runs in the
  * spinning form, CTA__KC_SPIN, and each of its spins ends the thread's
- * region), the block barrier. Outside a cooperative launch the run stops
+ * region), the block barrier; under the device's wait_* the arrival and
+ * each poll of the phase are yield points that wait for their time
+ * (cta__kc_grid_timed). Outside a cooperative launch the run stops
  * and the thread stays at the yield point after the check
  * (cta__kc_grid_check in sim/exec/regions.h). */
 #undef cta_grid_sync
@@ -66,9 +68,15 @@ __attribute__((used)) static const char cta__kc_analysed_only = 1;
 			cta__spin_poll(CTA__LOC);                                                  \
 		cta__syncthreads(CTA__LOC);                                                        \
 		if (cta_thread_rank() == 0) {                                                      \
+			if (cta__kc_grid_timed())                                                  \
+				cta__spin_poll(CTA__LOC);                                          \
 			const uint64_t cta__phase = cta__kc_grid_arrive();                         \
-			while (cta__kc_grid_phase() == cta__phase)                                 \
-				cta__poll(CTA__LOC);                                               \
+			while (cta__kc_grid_phase() == cta__phase) {                               \
+				if (cta__kc_grid_timed_poll())                                     \
+					cta__spin_poll(CTA__LOC);                                  \
+				else                                                               \
+					cta__poll(CTA__LOC);                                       \
+			}                                                                          \
 		}                                                                                  \
 		cta__syncthreads(CTA__LOC);                                                        \
 	} while (0)

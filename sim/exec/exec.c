@@ -679,12 +679,6 @@ void cta__exec_unit_template(struct cta_sim *s, struct cta__kernel *k)
 	cur->ctas = k->csize;
 	cur->left = per * k->csize;
 	k->kc = cta__regions_for(s, k);
-	/* A body that may spin on memory stays on fibers where the device
-	 * models blocking kernels' accesses (cta__exec_wait_model). */
-	if (k->kc && (k->kc->flags & CTA__KC_SPIN) &&
-	    (s->dev.wait_load_ns | s->dev.wait_atomic_ns | s->dev.wait_turn_ps |
-	     s->dev.wait_sync_ps))
-		k->kc = NULL;
 	k->never_waits = cta__regions_never_waits(k);
 }
 
@@ -1835,7 +1829,8 @@ int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_device_model *d = &s->dev;
 	return (d->wait_load_ns | d->wait_atomic_ns | d->wait_turn_ps | d->wait_sync_ps) &&
-	       !k->kc && s->o.spin_sched != CTA_SPIN_ADVERSARIAL && !s->in_pool &&
+	       (!k->kc || (k->kc->flags & CTA__KC_SPIN)) &&
+	       s->o.spin_sched != CTA_SPIN_ADVERSARIAL && !s->in_pool &&
 	       (k->l.cooperative || __atomic_load_n(&k->comm_state, __ATOMIC_RELAXED) == 2);
 }
 
@@ -1889,26 +1884,34 @@ static void wait_for_time(struct cta__lane_x *x, struct cta__lane_spin *sp, cons
 
 /* The turn of an atomic of x on address a (<< 2) at x's clock, turn_ps a
  * turn: x's clock moved to its start. */
-static void wait_turn(struct cta__lane_x *x, uintptr_t a, uint64_t turn_ps)
+uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uint3 bid,
+                             unsigned cta_rank, unsigned rank, uintptr_t a, uint64_t vtime,
+                             uint64_t turn_ps)
 {
-	struct cta__lane *l = &x->l;
-	struct cta__wait_slot *w = wait_slot(l->unit->sim, a);
-	uint64_t t = l->vtime * 1000, start;
-	unsigned warp =
-	    (l->cta_rank << 16) + (((l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x) >> 5);
-	uint64_t block = (uint64_t)l->bid.x | (uint64_t)l->bid.y << 32 | (uint64_t)l->bid.z << 48;
-	if (w->warp_k == l->unit->k && w->warp_block == block && w->warp == warp && w->at_ps == t) {
+	struct cta__wait_slot *w = wait_slot(s, a);
+	uint64_t t = vtime * 1000, start;
+	unsigned warp = (cta_rank << 16) + (rank >> 5);
+	uint64_t block = (uint64_t)bid.x | (uint64_t)bid.y << 32 | (uint64_t)bid.z << 48;
+	if (w->warp_k == k && w->warp_block == block && w->warp == warp && w->at_ps == t) {
 		start = w->start_ps; /* a warp's atomics at one time: one turn */
 	} else {
 		start = t > w->free_ps ? t : w->free_ps;
 		w->free_ps = start + turn_ps;
 		w->at_ps = t;
 		w->start_ps = start;
-		w->warp_k = l->unit->k;
+		w->warp_k = k;
 		w->warp_block = block;
 		w->warp = warp;
 	}
-	l->vtime = (start + 999) / 1000;
+	return (start + 999) / 1000;
+}
+
+static void wait_turn(struct cta__lane_x *x, uintptr_t a, uint64_t turn_ps)
+{
+	struct cta__lane *l = &x->l;
+	unsigned rank = (l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x;
+	l->vtime = cta__exec_wait_turn(l->unit->sim, l->unit->k, l->bid, l->cta_rank, rank, a,
+	                               l->vtime, turn_ps);
 }
 
 /* A yield point of a thread of a kernel cta__exec_wait_model covers:
@@ -2118,11 +2121,14 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now)
 	uint64_t wake = 0;
 	while (x) {
 		struct cta__lane_x *n = x->next_wait;
-		if (!x->kc_park && x->spin && x->spin->timed && x->l.vtime > now) {
+		uint64_t kept_t = x->l.vtime;
+		if (x->kc_park ? cta__regions_spin_kept(x, now, &kept_t)
+		               : x->spin && x->spin->timed && x->l.vtime > now) {
 			/* A blocking kernel's access whose time has not come
-			 * (wait_for_time): it stays. */
-			if (!nkeep || x->l.vtime < wake)
-				wake = x->l.vtime;
+			 * (wait_for_time; a compiled block all of whose spinning
+			 * threads wait so, run_spin): it stays. */
+			if (!nkeep || kept_t < wake)
+				wake = kept_t;
 			x->next_wait = NULL;
 			*keep_tail = x;
 			keep_tail = &x->next_wait;

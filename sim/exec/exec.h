@@ -180,6 +180,12 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now);
 /* Whether k's threads' global accesses go in virtual-time order with the
  * device's wait_* costs (sim/exec/exec.c). */
 int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k);
+/* The turn of an atomic on address a (<< 2) at time vtime (ns) of the
+ * thread of rank `rank` of CTA cta_rank of block bid of k, turn_ps a turn
+ * (device wait_turn_ps, wait_sync_ps): the time its turn starts. */
+uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uint3 bid,
+                             unsigned cta_rank, unsigned rank, uintptr_t a, uint64_t vtime,
+                             uint64_t turn_ps);
 /* Frees the blocking kernels' turns by address (s->wait_slots). */
 void cta__exec_wait_free(struct cta_sim *s);
 /* A spinning thread of a unit: the lane that stands for it (set to name

@@ -218,6 +218,9 @@ struct kc_block {
 	uint64_t spun_vt;
 	/* The thread just run stopped for good (cta__kc_grid_check). */
 	int stopped;
+	/* The next cta__kc_spin_blocks is a cta_grid_sync's arrival (1) or
+	 * poll of its phase (2) under the device's wait_* (cta__kc_grid_timed). */
+	int grid_op;
 };
 static _Thread_local struct kc_block kcb;
 
@@ -231,8 +234,23 @@ struct kc_spin {
 	int line;
 	unsigned rounds;
 	uint32_t started; /* it reached CTA__POLL_BUDGET once: the next time it spins */
-	uint32_t pad;
+	/* A blocking kernel's thread under the device's wait_* (exec.c's
+	 * wait_access): its yield points with nothing between them, where
+	 * its last access left its clock, the access it waits to make
+	 * (cta__acc), whether it waits for its time (timed), at which step
+	 * (1: its time, 2: its turn's start), whether the access is a
+	 * cta_grid_sync arrival, whether this state is its own yet. In a
+	 * park (spin_wait_pack) acc_end is at_end: whether it is the
+	 * thread's time, or 0 and never again. */
+	uint32_t acc_idle;
+	uint64_t acc_end;
+	uint64_t acc;
+	uint8_t timed, stage, grid, own, at_end, pad[3];
 };
+
+/* A count of a thread that made no yield point yet (run_spin's threads,
+ * whose first count depends on the device's wait_*). */
+#define KC_POLLS_FRESH 0xffffu
 
 /* Room for n threads' counts of yield points, all 0, the lane's count
  * no thread's; 0 or -1. */
@@ -275,6 +293,14 @@ int cta__regions_poll_thread(struct cta__lane *l)
 	unsigned r = l->cta_rank * b->n + l->tid.x + l->bdim.x * (l->tid.y + l->bdim.y * l->tid.z);
 	b->poll_owner = r;
 	l->polls = b->polls[r];
+	if (l->polls == KC_POLLS_FRESH) {
+		/* A thread's first yield point (run_spin), as cta__poll_thread
+		 * starts a lane's count on fibers. */
+		const struct cta__kernel *k = l->unit->k;
+		l->polls = k->comm_state != 0 && cta__exec_wait_model(l->unit->sim, k)
+		               ? CTA__POLL_BUDGET - 1
+		               : 0;
+	}
 	l->poll_x = l->tid.x;
 	return 1;
 }
@@ -668,6 +694,11 @@ struct cta__kc_park {
 	unsigned ncw, nsp;
 	size_t off_cw, off_sp, off_pl, off_ss;
 	uint64_t wake_t;
+	/* Its spinning threads that do not wait for a time of their own, and
+	 * the earliest such time (cta__regions_spin_kept). */
+	unsigned untimed;
+	uint64_t timed_min;
+	int model; /* its barrier's waiters packed as spin_wait_pack does under the wait_* */
 	unsigned char data[];
 };
 struct wrun {
@@ -2310,6 +2341,148 @@ done:
  * spinning threads as it would their lanes: in the reverse of their
  * suspensions, each at the later of its time and the poll's. */
 
+/* ---- a blocking kernel's accesses (device wait_*) ----------------------
+ * exec.c's wait_access and the arrival of cta__grid_sync, for the thread
+ * b->cur of a CTA__KC_SPIN block: where the fiber path suspends the
+ * thread until the engine's clock reaches its own (wait_for_time), the
+ * thread ends its call here as a spinning one does, marked timed, at
+ * step 1 (before the access's turn) or 2 (before its cost); run_spin
+ * keeps it parked until an EV_POLL at its time, then does the rest of
+ * the step (kc_wait_go) before the thread goes on after its yield point.
+ * Byte-identical to the fiber path (tests/cli/regions.sh). */
+
+/* The state becomes the thread's own (exec.c's spin_of, which starts it
+ * for a thread the lane did not run; a thread that spun before the model
+ * applied keeps its rounds and its since, and an access end it never
+ * had). */
+static void kc_wait_own(struct kc_spin *sp, uint64_t vt)
+{
+	if (sp->own)
+		return;
+	sp->own = 1;
+	if (sp->started) {
+		sp->acc_end = UINT64_MAX;
+		return;
+	}
+	sp->since = vt;
+	sp->rounds = 0;
+	sp->acc_end = vt;
+	sp->acc_idle = 0;
+}
+
+static int kc_wait_park(struct kc_block *b, struct kc_spin *sp, struct cta__lane *l, unsigned stage)
+{
+	sp->stage = (uint8_t)stage;
+	sp->timed = 1;
+	__atomic_store_n(&l->unit->sim->any_spin, 1, __ATOMIC_RELAXED);
+	b->spun = 1;
+	b->spun_vt = l->vtime;
+	return 1;
+}
+
+/* The access from step `stage` on, the engine's clock at the thread's:
+ * 1 when the thread waits again (for its turn's start). */
+static int kc_wait_go(struct kc_block *b, struct kc_spin *sp, struct cta__lane *l, unsigned stage)
+{
+	struct cta__unit *u = l->unit;
+	struct cta_sim *s = u->sim;
+	const struct cta_device_model *d = &s->dev;
+	unsigned kind = (unsigned)(sp->acc & 3);
+	if (stage == 1) {
+		uint64_t turn = sp->grid                  ? d->wait_sync_ps
+		                : kind == CTA__ACC_ATOMIC ? d->wait_turn_ps
+		                                          : 0;
+		uintptr_t a =
+		    sp->grid ? (uintptr_t)&u->k->gsync_count << 2 : (uintptr_t)(sp->acc >> 2);
+		if (turn) {
+			l->vtime = cta__exec_wait_turn(s, u->k, l->bid, l->cta_rank, b->cur, a,
+			                               l->vtime, turn);
+			if (l->vtime > s->now)
+				return kc_wait_park(b, sp, l, 2);
+		}
+		if (sp->grid || kind == CTA__ACC_ATOMIC)
+			l->vtime += d->wait_atomic_ns;
+		else if (kind == CTA__ACC_LOAD)
+			l->vtime += d->wait_load_ns;
+	} else {
+		l->vtime += d->wait_atomic_ns;
+	}
+	sp->stage = 0;
+	sp->acc_end = l->vtime;
+	return 0;
+}
+
+/* A yield point making access acc (exec.c's wait_access). */
+static int kc_wait_access(struct kc_block *b, struct kc_spin *sp, struct cta__lane *l, uint64_t acc,
+                          const char *file, unsigned line)
+{
+	l->polls = CTA__POLL_BUDGET - 1;
+	kc_wait_own(sp, l->vtime);
+	unsigned kind = (unsigned)(acc & 3);
+	if (l->vtime != sp->acc_end) {
+		sp->acc_idle = 0;
+		sp->rounds = 0;
+	} else {
+		sp->acc_idle++;
+	}
+	int wait = kind == CTA__ACC_ATOMIC || kind == CTA__ACC_STORE;
+	if (sp->acc_idle && !(sp->acc_idle % CTA__POLL_BUDGET)) {
+		sp->rounds++;
+		uint64_t mult = sp->rounds / CTA__SPIN_RAMP;
+		mult = mult < 1 ? 1 : mult > CTA__SPIN_MAX ? CTA__SPIN_MAX : mult;
+		const uint64_t round = (uint64_t)CTA__POLL_BUDGET * CTA__POLL_NS;
+		l->vtime += kind == CTA__ACC_NONE ? round * mult : round * (mult - 1);
+		sp->file = file;
+		sp->line = (int)line;
+		wait = 1;
+	}
+	sp->acc = acc;
+	sp->grid = 0;
+	if ((wait || (kind == CTA__ACC_LOAD && sp->acc_idle >= 2)) && l->vtime > l->unit->sim->now)
+		return kc_wait_park(b, sp, l, 1);
+	return kc_wait_go(b, sp, l, 1);
+}
+
+/* Thread 0's arrival at a cta_grid_sync (cta__grid_sync's). */
+static int kc_wait_arrive(struct kc_block *b, struct kc_spin *sp, struct cta__lane *l)
+{
+	kc_wait_own(sp, l->vtime);
+	sp->acc = 0;
+	sp->grid = 1;
+	if (l->vtime > l->unit->sim->now)
+		return kc_wait_park(b, sp, l, 1);
+	return kc_wait_go(b, sp, l, 1);
+}
+
+static int kc_grid_timed(int op)
+{
+	struct kc_block *b = &kcb;
+	struct cta__lane *l = &b->x->l;
+	if (!cta__exec_wait_model(l->unit->sim, l->unit->k))
+		return 0;
+	b->grid_op = op;
+	return 1;
+}
+
+int cta__kc_grid_timed(void)
+{
+	return kc_grid_timed(1);
+}
+
+int cta__kc_grid_timed_poll(void)
+{
+	return kc_grid_timed(2);
+}
+
+int cta__regions_spin_kept(const struct cta__lane_x *x, uint64_t now, uint64_t *t)
+{
+	const struct cta__kc_park *pk = x->kc_park;
+	if (!pk->spin || pk->untimed || pk->timed_min <= now)
+		return 0;
+	*t = pk->timed_min;
+	return 1;
+}
+
 int cta__kc_spin_blocks(const char *file, unsigned line)
 {
 	struct kc_block *b = &kcb;
@@ -2319,15 +2492,26 @@ int cta__kc_spin_blocks(const char *file, unsigned line)
 	struct kc_spin *sp = &b->spins[b->cur];
 	if (b->stopped)
 		return 1; /* (cta__kc_grid_check) */
+	if (b->grid_op) {
+		int op = b->grid_op;
+		b->grid_op = 0;
+		return op == 1 ? kc_wait_arrive(b, sp, l)
+		               : kc_wait_access(b, sp, l,
+		                                (uint64_t)(uintptr_t)&u->k->gsync_gen << 2 |
+		                                    CTA__ACC_LOAD,
+		                                file, line);
+	}
 	l->polls = 0;
 	if (l->comm & 2) {
 		/* A write another thread may wait for: progress. */
 		l->comm = 1;
-		if (sp->started)
+		if (sp->started || sp->own)
 			sp->since = l->vtime;
 		if (l->vtime > __atomic_load_n(&s->progress_t, __ATOMIC_RELAXED))
 			__atomic_store_n(&s->progress_t, l->vtime, __ATOMIC_RELAXED);
 	}
+	if (cta__exec_wait_model(s, u->k))
+		return kc_wait_access(b, sp, l, cta__acc, file, line);
 	if (!sp->started) {
 		sp->started = 1;
 		sp->since = l->vtime;
@@ -2492,6 +2676,69 @@ static struct cta__kc_park *spin_pack(struct kc_block *b, struct kc_cl *K,
 	return pk;
 }
 
+/* The wait_* states of a parking block (m threads spinning, on K->mw, and
+ * those at the barrier, K->cw) as few runs as may be: the access end of a
+ * thread that waits at the barrier or spins (its time now: it.vt) becomes
+ * at_end, since its clock never goes back; the access a timed thread
+ * waits to make is kept, the others' dropped. */
+static void spin_wait_one(struct kc_block *b, struct kc_item it)
+{
+	struct kc_spin *sp = &b->spins[it.rank];
+	sp->at_end = sp->own && !sp->stage && sp->acc_end == it.vt;
+	if (!sp->stage)
+		sp->acc_end = sp->acc = sp->grid = 0;
+}
+
+static void spin_wait_pack(struct kc_block *b, struct kc_cl *K, unsigned m,
+                           const struct cta__cta *c, int model)
+{
+	for (unsigned i = 0; i < m; i++)
+		spin_wait_one(b, K->mw[i]);
+	if (!model) {
+		for (unsigned i = 0; i < K->ncw; i++)
+			spin_wait_one(b, K->cw[i]);
+		return;
+	}
+	/* The barrier's waiters go on at its release, T = c->bar_max_t + the
+	 * barrier's cost or later: an access end can be their time then only
+	 * if it is bar_max_t (kept as at_end, spin_wait_back), and but for
+	 * the first waiter's, which a report may name, their arrival times
+	 * are read by nothing else: one time, runs of waiters instead of one
+	 * a waiter. */
+	for (unsigned i = 0; i < K->ncw; i++) {
+		struct kc_spin *sp = &b->spins[K->cw[i].rank];
+		sp->at_end = sp->own && sp->acc_end == K->cw[i].vt && K->cw[i].vt == c->bar_max_t;
+		sp->acc_end = sp->acc = sp->grid = 0;
+		if (i)
+			K->cw[i].vt = K->cw[0].vt;
+	}
+}
+
+static void spin_wait_back(struct kc_block *b, struct kc_item it)
+{
+	struct kc_spin *sp = &b->spins[it.rank];
+	if (sp->at_end) {
+		sp->acc_end = it.vt;
+		sp->at_end = 0;
+	} else if (sp->own && !sp->stage) {
+		sp->acc_end = UINT64_MAX;
+	}
+}
+
+/* ... back as they were for the block's threads (spin_unpack first). */
+static void spin_wait_unpack(struct kc_block *b, const struct kc_cl *K, unsigned m,
+                             const struct cta__cta *c, int model)
+{
+	for (unsigned i = 0; i < m; i++)
+		spin_wait_back(b, K->mw[i]);
+	for (unsigned i = 0; i < K->ncw; i++) {
+		struct kc_item it = K->cw[i];
+		if (model)
+			it.vt = c->bar_max_t;
+		spin_wait_back(b, it);
+	}
+}
+
 /* What spin_pack kept, back into K and b; the spinning threads' count. */
 static unsigned spin_unpack(struct kc_block *b, struct kc_cl *K, const struct cta__kc_def *d,
                             unsigned n, const struct cta__kc_park *pk)
@@ -2587,18 +2834,30 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 		next_new = 0;
 		K->ncw = 0;
 		memset(b->spins, 0, n * sizeof(*b->spins));
+		memset(b->polls, 0xff, n * sizeof(*b->polls));
 	} else {
 		unsigned m = spin_unpack(b, K, d, n, pk);
+		spin_wait_unpack(b, K, m, x->cta, pk->model);
 		/* The EV_POLL (cta__exec_unit_poll_wake): the spinning threads
 		 * go on in the reverse of their suspensions, each at the later of
-		 * its time and the poll's. */
+		 * its time and the poll's; those that wait for a later time of
+		 * their own (kc_wait_park) stay, in their order. */
 		for (unsigned i = m; i-- > 0;) {
 			struct kc_item it = K->mw[i];
+			struct kc_spin *ws = &b->spins[it.rank];
+			if (ws->timed && it.vt > pk->wake_t)
+				continue;
 			if (it.vt < pk->wake_t)
 				it.vt = pk->wake_t;
-			b->spins[it.rank].resume_t = it.vt;
+			/* (Not read under the wait_*: kept 0 for the park.) */
+			if (!ws->own)
+				ws->resume_t = it.vt;
+			ws->timed = 0;
 			q_push(K, n, it);
 		}
+		for (unsigned i = 0; i < m; i++)
+			if (b->spins[K->mw[i].rank].timed)
+				K->mw[nsp++] = K->mw[i];
 		/* (Its memory holds the block's next park: spin_pack.) */
 	}
 	b->x = x;
@@ -2607,6 +2866,7 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 	b->n = n;
 	b->c = x->cta;
 	b->stopped = 0;
+	b->grid_op = 0;
 	b->obs_on = 0;
 	b->mixed = 0;
 	b->one_row = l->bdim.y == 1 && l->bdim.z == 1;
@@ -2640,6 +2900,19 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 			fresh = 1;
 		} else if (K->qn) {
 			it = q_pop(K, n);
+			struct kc_spin *ws = &b->spins[it.rank];
+			if (ws->stage) {
+				/* Woken at its time: the rest of its access. */
+				l->vtime = it.vt;
+				b->cur = it.rank;
+				b->spun = 0;
+				if (kc_wait_go(b, ws, l, ws->stage)) {
+					K->mw[nsp++] = (struct kc_item){0, it.rank, b->spun_vt};
+					ended = 0;
+					continue;
+				}
+				it.vt = l->vtime;
+			}
 		} else if (next_new < n) {
 			it = (struct kc_item){0, next_new++, cur->t0};
 			fresh = 1;
@@ -2686,6 +2959,8 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 			if (r.end_max > c->end_t)
 				c->end_t = r.end_max;
 			ended = 1;
+			/* (Never read again: a park keeps one run of such.) */
+			memset(&b->spins[it.rank], 0, sizeof(b->spins[it.rank]));
 		} else if (b->spun) {
 			K->mw[nsp++] = (struct kc_item){0, it.rank, b->spun_vt};
 		} else if (r.arrived && d->bars[K->cont[it.rank]].kind == 0) {
@@ -2751,11 +3026,25 @@ static int run_spin(struct cta__lane_x *x, const struct cta__kc_def *d, struct c
 		/* The block waits for its spinning threads' next poll:
 		 * cta__spin_poll's suspension, once for all of them. */
 		polls_flush(b);
+		unsigned untimed = 0;
+		int pk_model;
+		uint64_t timed_min = UINT64_MAX;
+		for (unsigned i = 0; i < nsp; i++) {
+			if (!b->spins[K->mw[i].rank].timed)
+				untimed++;
+			else if (K->mw[i].vt < timed_min)
+				timed_min = K->mw[i].vt;
+		}
+		pk_model = cta__exec_wait_model(s, k);
+		spin_wait_pack(b, K, nsp, c, pk_model);
 		pk = spin_pack(b, K, d, n, nsp, pk);
 		if (!pk) {
 			cta__base_out_error(u, "kernel %s: out of memory", k->label);
 			goto given_up;
 		}
+		pk->untimed = untimed;
+		pk->timed_min = timed_min;
+		pk->model = pk_model;
 		uint64_t wake = K->mw[0].vt;
 		for (unsigned i = 1; i < nsp; i++)
 			wake = K->mw[i].vt < wake ? K->mw[i].vt : wake;

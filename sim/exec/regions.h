@@ -161,6 +161,12 @@ CTA_EXPORT int cta__kc_spin_blocks(const char *file, unsigned line);
  * arrived in, which the last block's arrival ends) and the phase now
  * (cta__kc_grid_phase), as cta__grid_sync has them on fibers. */
 CTA_EXPORT int cta__kc_grid_check(const char *file, int line);
+/* Under the device's wait_* (cta__exec_wait_model): 1, and the
+ * cta__spin_poll the inline form calls next is thread 0's arrival
+ * (cta__kc_grid_timed) or a poll of the phase (cta__kc_grid_timed_poll),
+ * which waits for its time as on fibers; 0 otherwise. */
+CTA_EXPORT int cta__kc_grid_timed(void);
+CTA_EXPORT int cta__kc_grid_timed_poll(void);
 CTA_EXPORT uint64_t cta__kc_grid_arrive(void);
 CTA_EXPORT uint64_t cta__kc_grid_phase(void);
 /* Stands for that barrier in the compiled code; never called. */
@@ -239,6 +245,10 @@ int cta__regions_poll_thread(struct cta__lane *l);
 /* A CTA__KC_SPIN block parked on lane x, woken by an EV_POLL at `now`
  * (cta__exec_unit_poll_wake). */
 void cta__regions_spin_wake(struct cta__lane_x *x, uint64_t now);
+/* Whether that block stays parked at an EV_POLL at `now`: every one of
+ * its spinning threads waits for a later time of its own (a blocking
+ * kernel's access under the device's wait_*), the earliest then in *t. */
+int cta__regions_spin_kept(const struct cta__lane_x *x, uint64_t now, uint64_t *t);
 /* How many of its threads spin. */
 unsigned cta__regions_nspin(const struct cta__lane_x *x);
 /* Its i-th spinning thread (0: the latest to spin, as the head of a unit's

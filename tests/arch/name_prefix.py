@@ -39,6 +39,7 @@ ABI = {
         "cta__kc_fis_mismatch", "cta__kc_fis_scan", "cta__kc_ws_enter", "cta__kc_ws_point",
         "cta__kc_wait_blocks",
         "cta__kc_spin_blocks", "cta__kc_grid_check", "cta__kc_grid_arrive", "cta__kc_grid_phase",
+        "cta__kc_grid_timed", "cta__kc_grid_timed_poll",
     },
 }
 # Names fixed by another tool: clang's address-sanitizer pass calls its

@@ -172,5 +172,20 @@ both ck_graph_grid_sync --arg nodes=2048 --sm-limit 4 --grid 32 --threads 2
 both ck_graph_grid_sync --block 96,2,1 --arg nodes=2048 --threads 2
 both ck_graph_grid_sync --arg nodes=512 --arg cooperative=0 --threads 1
 both ck_graph_grid_sync --arg nodes=512 --sm-limit 2 --grid 16 --arg ns=5000 --watchdog 100
+# The blocking kernels' accesses under the device's wait_* (run_spin's
+# threads that wait for their time, kc_wait_park): the H100's fitted terms,
+# and turns long enough that a thread also waits for its turn's start.
+printf 'base = H100-SXM\nwait_load_ns = 372\nwait_atomic_ns = 406\nwait_turn_ps = 4130\nwait_sync_ps = 5409\n' >"$tmp/wait.model"
+printf 'base = H100-SXM\nwait_load_ns = 90\nwait_atomic_ns = 700\nwait_turn_ps = 250000\nwait_sync_ps = 400000\n' >"$tmp/turns.model"
+for m in wait turns; do
+	both ck_graph_grid_sync --device "$tmp/$m.model" --arg nodes=2048 --sm-limit 4 --grid 32 --threads 2
+	both ck_graph_global_barrier --device "$tmp/$m.model" --arg nodes=2048 --sm-limit 4 --grid 32 --threads 2
+	both ck_graph_global_barrier --device "$tmp/$m.model" --block 96,2,1 --arg nodes=1024 --sm-limit 8 --grid 64 --threads 1
+	both ck_work_stealing --device "$tmp/$m.model" --sm-limit 4 --arg roots=8 --arg depth=4 --arg queues=32 --threads 2
+done
+both ck_graph_grid_sync --device "$tmp/wait.model" --block 96,2,1 --arg nodes=1024 --sm-limit 8 --grid 64 --threads 1
+both ck_graph_grid_sync --device "$tmp/wait.model" --arg nodes=512 --sm-limit 2 --grid 16 --arg ns=5000 --watchdog 100
+both ck_graph_global_barrier --device "$tmp/wait.model" --sm-limit 2 --grid 17 --threads 1
+both work_steal_queue --device "$tmp/wait.model" --threads 2 --seed 4 --sm-limit 8
 
 tap_end
