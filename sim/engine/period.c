@@ -46,6 +46,7 @@ void cta__engine_period_free(struct cta_sim *s)
 	for (unsigned i = 0; i < CTA__PERIOD_CUTS; i++) {
 		free(p->cuts[i].canon);
 		free(p->cuts[i].per_sm);
+		free(p->cuts[i].labels);
 	}
 	free(p->runs);
 	free(p->ev);
@@ -270,7 +271,7 @@ static int cut_simple(struct cta_sim *s)
 
 /* The state of a cut in canonical form; 0, or -1 when it holds something
  * the form does not describe (then there is no cut). */
-static int canon_build(struct cta_sim *s, struct canon *c)
+static int canon_build(struct cta_sim *s, struct canon *c, struct cta__period_cut *cut)
 {
 	struct cta__kernel *k = s->per->k;
 	c->n = 0;
@@ -330,6 +331,14 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 	long n = gather_events(s);
 	if (n < 0)
 		return -1;
+	if ((size_t)n > cut->labels_cap) {
+		uint64_t *v = realloc(cut->labels, (size_t)n * sizeof(*v));
+		if (!v)
+			return -1;
+		cut->labels = v;
+		cut->labels_cap = (size_t)n;
+	}
+	cut->nlabels = 0;
 	for (long i = 0; i < n; i++) {
 		const struct cta__event *e = &s->per->ev[i];
 		if (e->type == EV_GATE_WAIT) {
@@ -357,6 +366,7 @@ static int canon_build(struct cta_sim *s, struct canon *c)
 		put(c, (uint64_t)e->a << 32 | r->sm);
 		put(c, REL_T(r->start_t));
 		put(c, REL_T(r->end_t));
+		cut->labels[cut->nlabels++] = REL_B(r->logical);
 	}
 	return c->fail ? -1 : 0;
 }
@@ -506,7 +516,7 @@ int cta__engine_period_cut(struct cta_sim *s)
 	struct cta__period_cut *cut = &p->cuts[p->next_cut];
 	cut->valid = 0;
 	struct canon c = {cut->canon, 0, cut->cap, 0};
-	int rc = canon_build(s, &c);
+	int rc = canon_build(s, &c, cut);
 	cut->canon = c.v;
 	cut->cap = c.cap;
 	if (rc < 0)
@@ -546,7 +556,14 @@ int cta__engine_period_cut(struct cta_sim *s)
 		int ok = 1;
 		for (uint64_t r = o->run; ok && r < cut->run; r++)
 			ok = p->runs[r - p->base].ok;
-		if (!ok || !retiring_ran_since(s, o, cut->run))
+		/* Each retiring block retires one period later as itself
+		 * shifted: it ran between the two cuts, or, as a form with
+		 * the indices would say, its counterpart at cut o was the
+		 * block one period before it. */
+		if (!ok ||
+		    !(retiring_ran_since(s, o, cut->run) ||
+		      (o->nlabels == cut->nlabels &&
+		       !memcmp(o->labels, cut->labels, cut->nlabels * sizeof(*cut->labels)))))
 			continue;
 		p->from = o;
 		p->to = cut;

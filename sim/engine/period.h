@@ -29,6 +29,11 @@ struct cta__period_cut {
 	uint64_t now, seq, next_unit, events, batches, sealed, held_inserted, launched, units_done,
 	    busy;
 	uint64_t *per_sm;
+	/* The retiring blocks' indices, relative to the kernel's next, in the
+	 * form's order of their events (not in the form: period.c,
+	 * retiring_ran_since). */
+	uint64_t *labels;
+	size_t nlabels, labels_cap;
 };
 
 struct cta__period {
