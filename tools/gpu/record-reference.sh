@@ -342,8 +342,9 @@ if [ "$set_" = warps ]; then
 	# the warp slots its warps took), which tells the sub-partition each
 	# warp of a later block took (docs/FIDELITY.md, *The register file*).
 	# Placement probes of the fit (fit=placement); recorded with the notes
-	# taken at the entry, which moved the durations of blocks of 7 and 8
-	# warps (docs/CUDA_BACKEND.md).
+	# taken at the entry, which moved the later waves' durations. A build
+	# with the notes moves them in either form, the notes off as well as
+	# on (docs/FIDELITY.md, *What the recorder's warp notes move*).
 	export CTASIM_CUDA_WARPS=1
 	run wrp_regs_b64_g4800 spin --arg regs=1 --block 64 --arg grid=4800 --arg ns=20000
 	run wrp_regs_b64_g3200_ns10000 spin --arg regs=1 --block 64 --arg grid=3200 --arg ns=10000
