@@ -1571,6 +1571,25 @@ static inline void lane_leave(struct cta__lane_x *x)
 	if (x->l.comm)
 		u->out.comm = 1;
 	struct cta__lane_x *n = u->runq;
+	if (x->state == L_DONE && n && n->fiber && !u->sim->skip_moved &&
+	    cta__fiber_pool_of(x->fiber) == cta__base_seg_worker->fpool) {
+		/* A done lane while a woken one is ready (the threads of a
+		 * block after its last barrier, each ending in turn):
+		 * lane_leave_slow's steps for it, without its other cases. The
+		 * runner parks and switches to the woken lane's. */
+		struct cta__fiber *self = x->fiber;
+		u->live_lanes--;
+		check_stack(u, self);
+		x->fiber = NULL;
+		u->runq = n->next_run;
+		if (!u->runq)
+			u->runq_tail = NULL;
+		n->state = L_RUN;
+		cta__fiber_park(self);
+		cta__cur = &n->l;
+		cta__fiber_switch(self, n->fiber);
+		return;
+	}
 	if (!n || x->state == L_DONE) {
 		lane_leave_slow(x);
 		return;
