@@ -581,8 +581,21 @@ static int run_prepare_launches(struct run_state *st)
 				c->flags |= (unsigned)strtoul(var, NULL, 0) & 0x1f00u;
 			record_sizes(s->blocks, s->clc, r->opts->idle_before, &c->fixed, &c->cap);
 			const char *wv = getenv("CTASIM_CUDA_WARPS");
-			if (wv && *wv && strcmp(wv, "0") != 0 && s->nwarps <= 8 && c->fixed)
-				c->flags |= CTA__CUDA_F_WARPS;
+			if (wv && *wv && strcmp(wv, "0") != 0) {
+#if CTA_CUDA_WARP_NOTES
+				if (s->nwarps <= 8 && c->fixed)
+					c->flags |= CTA__CUDA_F_WARPS;
+#else
+				/* The notes' code moves later waves even when off
+				 * (docs/CUDA_BACKEND.md): only a build that asks for it
+				 * has it. */
+				return fail(eb, CTA_EINVAL,
+				            "CUDA backend: CTASIM_CUDA_WARPS=%s needs a build "
+				            "configured with -Drecorder_warp_notes=true (this one "
+				            "records no warp notes)",
+				            wv);
+#endif
+			}
 			CKR(cudaMalloc((void **)&s->drecs,
 			               (c->cap ? c->cap : 1) * sizeof *s->drecs));
 			c->recs = s->drecs;

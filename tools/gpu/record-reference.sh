@@ -344,7 +344,9 @@ if [ "$set_" = warps ]; then
 	# Placement probes of the fit (fit=placement); recorded with the notes
 	# taken at the entry, which moved the later waves' durations. A build
 	# with the notes moves them in either form, the notes off as well as
-	# on (docs/FIDELITY.md, *What the recorder's warp notes move*).
+	# on (docs/FIDELITY.md, *What the recorder's warp notes move*), so
+	# this set needs a ctasim configured with -Drecorder_warp_notes=true and
+	# the other sets one without it (the default).
 	export CTASIM_CUDA_WARPS=1
 	run wrp_regs_b64_g4800 spin --arg regs=1 --block 64 --arg grid=4800 --arg ns=20000
 	run wrp_regs_b64_g3200_ns10000 spin --arg regs=1 --block 64 --arg grid=3200 --arg ns=10000

@@ -57,7 +57,9 @@ struct cta__cuda_block {
 	unsigned tab_addr[CTA__CUDA_DEDUP];
 	unsigned tab_issued[CTA__CUDA_DEDUP];
 	unsigned long long tab_key[CTA__CUDA_DEDUP];
+#if CTA_CUDA_WARP_NOTES
 	unsigned char wid[8]; /* CTA__CUDA_F_WARPS: warp w's %warpid */
+#endif
 };
 static __shared__ struct cta__cuda_block cta__blk;
 extern __shared__ __align__(16) unsigned char cta__dsmem[];
@@ -74,12 +76,14 @@ static __device__ __forceinline__ unsigned cta_smid(void)
 	asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
 	return s;
 }
+#if CTA_CUDA_WARP_NOTES
 static __device__ __forceinline__ unsigned cta__warpid(void)
 {
 	unsigned w;
 	asm volatile("mov.u32 %0, %%warpid;" : "=r"(w));
 	return w;
 }
+#endif
 static __device__ __forceinline__ long long cta_clock64(void)
 {
 	return clock64();
@@ -145,6 +149,7 @@ static __device__ __forceinline__ void cta__cuda_rec(struct cta__cuda_ctx *c, un
 		c->recs[i] = r;
 	}
 }
+#if CTA_CUDA_WARP_NOTES
 /* The %warpid of the block's warps (at most 8), 6 bits a warp, as its end
  * slot carries them under CTA__CUDA_F_WARPS (cuda_abi.h); 0 otherwise. */
 static __device__ __forceinline__ unsigned long long cta__cuda_wids(unsigned which)
@@ -157,18 +162,24 @@ static __device__ __forceinline__ unsigned long long cta__cuda_wids(unsigned whi
 		pk |= (unsigned long long)(cta__blk.wid[w] & 63u) << (6 * w);
 	return pk;
 }
+#endif
 /* Start (which 0) or end (1) of this block. Its own slot when it has one:
  * one atomic counter shared by every block serialized at the L2 and cost
  * 60% on 1 us blocks (H200), and a 16-byte slot is a single store. */
 static __device__ __forceinline__ void cta__cuda_edge(unsigned which, uint64_t t)
 {
 	struct cta__cuda_slot *s = cta__blk.slots;
-	unsigned long long pk = cta__cuda_wids(which);
 	if (s) {
 		ulonglong2 v;
 		v.x = t;
+#if CTA_CUDA_WARP_NOTES
+		unsigned long long pk = cta__cuda_wids(which);
 		v.y = ((unsigned long long)cta_smid() | ((pk & 0xffffffull) << 8)) |
 		      ((unsigned long long)((CTA__EV_START + which) | ((pk >> 24) << 8)) << 32);
+#else
+		v.y = (unsigned long long)cta_smid() |
+		      ((unsigned long long)(CTA__EV_START + which) << 32);
+#endif
 		*(ulonglong2 *)&s[2 * cta__blk.self + which] = v;
 	} else {
 		cta__cuda_rec(cta__blk.ctx, CTA__EV_START + which, t, cta__blk.self, CTA__CUDA_NONE,
@@ -643,11 +654,13 @@ template <bool Instr> static __device__ __forceinline__ void cta__cuda_leave(voi
 {
 	if (Instr) {
 		unsigned f = cta__blk.flags;
+#if CTA_CUDA_WARP_NOTES
 		/* Every warp notes its %warpid before the end barrier, where
 		 * neither the block's start nor its waits see it. */
 		if ((f & CTA__CUDA_F_WARPS) && (cta_thread_rank() & 31u) == 0 &&
 		    cta_thread_rank() < 8 * 32)
 			cta__blk.wid[cta_thread_rank() / 32] = (unsigned char)cta__warpid();
+#endif
 		if (f & CTA__CUDA_V_END_EARLY) {
 			uint64_t t = cta_globaltimer_ns();
 			if (!(f & CTA__CUDA_V_NO_END_SYNC))
