@@ -32,9 +32,14 @@ uint64_t cta__base_rand(struct cta_sim *s)
 
 void *cta__base_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
+	return cta__base_grow_from(p, cap, need, elem, 64);
+}
+
+void *cta__base_grow_from(void *p, size_t *cap, size_t need, size_t elem, size_t first)
+{
 	if (need <= *cap)
 		return p;
-	size_t n = *cap ? *cap * 2 : 64;
+	size_t n = *cap ? *cap * 2 : first;
 	while (n < need)
 		n *= 2;
 	void *q = realloc(p, n * elem);

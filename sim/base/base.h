@@ -23,6 +23,8 @@ void cta__base_errf(struct cta_sim *s, const char *fmt, ...) __attribute__((form
 /* realloc to at least need elements of elem bytes, doubling; aborts when
  * out of memory (a run cannot continue without its outputs). */
 void *cta__base_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* The same, an empty array starting at `first` elements. */
+void *cta__base_grow_from(void *p, size_t *cap, size_t need, size_t elem, size_t first);
 void cta__base_out_trace_rec(struct cta_sim *s, uint64_t t, cta_trace_event ev, unsigned kernel,
                              uint64_t block, uint64_t phys, uint64_t sm, uint64_t arg, int32_t code,
                              const char *text);

@@ -1432,6 +1432,28 @@ static int skip_move(struct cta__lane *l)
 /* The task of a skipped period's chunk this host thread runs (s->skip_par). */
 static _Thread_local struct cta__skip_task *skip_task SEG_TLS;
 
+/* The block on lane l settled for moving on in place, unless `last` or
+ * it cannot (more than its one CTA, blocks retiring, CLC objects, other
+ * lanes on its unit): then the lane stops (0). Shared by the pool's ranges
+ * and the engine's thread. */
+static inline int skip_settle(struct cta__lane *l, int last)
+{
+	struct cta__lane_x *x = (struct cta__lane_x *)l;
+	struct cta__unit *u = l->unit;
+	struct cta__cta *c = &u->ctas[0];
+	if (last || u->all != x || x->next_all || u->runq || u->cursor.nret || u->nctas != 1 ||
+	    u->clc_objs || x->cta != c) {
+		l->active = 0;
+		return 0;
+	}
+	if (l->comm)
+		u->out.comm = 1;
+	check_stack(u, x->fiber);
+	if (!c->done && c->exited >= c->nthreads)
+		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
+	return 1;
+}
+
 /* skip_move while a chunk runs on the pool (s->skip_par, where
  * s->skip_last is NULL): the lane stays on its task's unit, which becomes
  * the next block of the task's range in place, as cta__engine_skip_next
@@ -1447,16 +1469,8 @@ static int skip_move_par(struct cta__lane *l)
 	struct cta_sim *s = u->sim;
 	struct cta__cta *c = &u->ctas[0];
 	struct cta__skip_task *t = skip_task;
-	if (t->at + 1 >= t->b || u->all != x || x->next_all || u->runq || u->cursor.nret ||
-	    u->nctas != 1 || u->clc_objs || x->cta != c) {
-		l->active = 0;
+	if (!skip_settle(l, t->at + 1 >= t->b))
 		return 0;
-	}
-	if (l->comm)
-		u->out.comm = 1;
-	check_stack(u, x->fiber);
-	if (!c->done && c->exited >= c->nthreads)
-		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
 	const struct cta__period_run *r = s->skip_r + t->at;
 	struct cta__outbox *o = &u->out;
 	uint64_t dt = s->skip_dt;
@@ -1499,16 +1513,8 @@ __attribute__((noinline)) static int skip_move_slow(struct cta__lane *l)
 		return skip_move_par(l);
 	skip_sync(s, u);
 	s->skip_lane = NULL;
-	if (seg_i + 1 >= seg_n || u->all != x || x->next_all || u->runq || u->cursor.nret ||
-	    u->nctas != 1 || u->clc_objs || x->cta != c) {
-		l->active = 0;
+	if (!skip_settle(l, seg_i + 1 >= seg_n))
 		return 0;
-	}
-	if (l->comm)
-		u->out.comm = 1;
-	check_stack(u, x->fiber);
-	if (!c->done && c->exited >= c->nthreads)
-		c->done = 1; /* cta_settle: a block of one CTA without CLC objects */
 	if (!cta__engine_skip_next(s, u, s->seg_base + seg_i)) {
 		l->active = 0;
 		return 0;

@@ -211,20 +211,6 @@ void cta__ub_store_free(struct cta__ub_store *st)
 	memset(st, 0, sizeof(*st));
 }
 
-/* p with room for `need` elements, at least `first` (abort when memory
- * runs out, as cta__base_grow). */
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, size_t first)
-{
-	size_t n = *cap ? *cap * 2 : first;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * elem);
-	if (!q)
-		abort(); /* the run cannot continue without its outputs */
-	*cap = n;
-	return q;
-}
-
 /* One report: rule broken in CTA c of unit u by thread `thread` (linear
  * rank; its threadIdx from the block's shape) at t_ns. */
 static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *u,
@@ -270,9 +256,11 @@ static void report(struct cta_sim *s, enum cta__ub_rule rule, struct cta__unit *
 		/* Few runs a segment (every resident block may hold its runs
 		 * until its commit): the arrays start small. */
 		if (o->nubs == o->capubs)
-			o->ubs = grow(o->ubs, &o->capubs, o->nubs + 1, sizeof(*o->ubs), 2);
+			o->ubs = cta__base_grow_from(o->ubs, &o->capubs, o->nubs + 1,
+			                             sizeof(*o->ubs), 2);
 		if (o->nubtext + n > o->capubtext)
-			o->ubtext = grow(o->ubtext, &o->capubtext, o->nubtext + n, 1, 256);
+			o->ubtext =
+			    cta__base_grow_from(o->ubtext, &o->capubtext, o->nubtext + n, 1, 256);
 		memcpy(o->ubtext + o->nubtext, cause, n);
 		r = &o->ubs[o->nubs++];
 		*r = (struct cta__ub_rec){
