@@ -29,7 +29,8 @@
 # where each one's first wave starts after the launch before it, the
 # carried dispatcher state's fit), `launches-holdout` (its hold-out
 # scenarios), `coop` (the cooperative-kernels paper's kernels: the fit of
-# their wait costs), `coop-holdout` (its hold-out shapes) or `clc-burst`
+# their wait costs), `coop-holdout` (its hold-out shapes), `coop-holdout2`
+# (a second hold-out, recorded before any model was fitted to it) or `clc-burst`
 # (bursts of emulated CLC first requests that all fail or all succeed at
 # once, 132 to 2112 requesters). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
@@ -78,16 +79,22 @@ if [ "$set_" = launches ] || [ "$set_" = launches-holdout ]; then
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
-if [ "$set_" = coop ] || [ "$set_" = coop-holdout ]; then
+if [ "$set_" = coop ] || [ "$set_" = coop-holdout ] || [ "$set_" = coop-holdout2 ]; then
 	# The cooperative-kernels paper's kernels (kernels/ck_body.h): the
 	# frontier BFS with a grid barrier built from atomics (gb) and with
 	# cta_grid_sync (gs) over nodes, degree, blocks and work per visit, and
 	# the work-stealing loop; `coop` is the fit of their wait costs
 	# (traces/reference/h100-coop), `coop-holdout` other shapes held out of
-	# it (traces/reference/h100-coop-holdout). Writes OUTDIR/configs.txt.
-	crun() { # name, args...: the run and its configs.txt line
-		echo "$*" >>"$out/configs.txt"
-		run "$@"
+	# it (traces/reference/h100-coop-holdout), `coop-holdout2` shapes in
+	# neither (traces/reference/h100-coop-holdout2: other node counts,
+	# degrees, block counts and visit times, chains of other lengths and
+	# blocks, and the work-stealing loop's queues, fanout, depth, roots,
+	# root queues and stealing). Writes OUTDIR/configs.txt.
+	crun() { # name, kernel, args...: the run and its configs.txt line
+		n=$1
+		shift
+		echo "$n run $*" >>"$out/configs.txt"
+		run "$n" "$@"
 	}
 	if [ "$set_" = coop ]; then
 		for k in gb:ck_graph_global_barrier gs:ck_graph_grid_sync; do
@@ -116,7 +123,7 @@ if [ "$set_" = coop ] || [ "$set_" = coop-holdout ]; then
 		crun ws_rq132_steal0 ck_work_stealing --arg root_queues=132 --arg steal=0
 		crun ws_ns500 ck_work_stealing --arg ns=500
 		crun ws_roots256 ck_work_stealing --arg roots=256 --arg depth=3
-	else
+	elif [ "$set_" = coop-holdout ]; then
 		for k in gb:ck_graph_global_barrier gs:ck_graph_grid_sync; do
 			t=${k%%:*}
 			k=${k#*:}
@@ -131,6 +138,21 @@ if [ "$set_" = coop ] || [ "$set_" = coop-holdout ]; then
 		done
 		crun hold_ws_roots128_rq4 ck_work_stealing --arg roots=128 --arg root_queues=4
 		crun hold_ws_fanout3_depth4 ck_work_stealing --arg fanout=3 --arg depth=4 --arg ns=1000
+	else
+		for k in gb:ck_graph_global_barrier gs:ck_graph_grid_sync; do
+			t=${k%%:*}
+			k=${k#*:}
+			crun "h2_${t}_n12288_b660" $k --arg nodes=12288 --arg blocks=660
+			crun "h2_${t}_n24576_d3_b924" $k --arg nodes=24576 --arg degree=3 --arg blocks=924
+			crun "h2_${t}_n3072_d5_ns100" $k --arg nodes=3072 --arg degree=5 --arg ns=100
+			crun "h2_${t}_chain48_b660" $k --arg nodes=48 --arg degree=0 --arg blocks=660
+			crun "h2_${t}_chain80_b198" $k --arg nodes=80 --arg degree=0 --arg blocks=198
+		done
+		crun h2_ws_fanout4_depth3_roots32 ck_work_stealing --arg fanout=4 --arg depth=3 --arg roots=32
+		crun h2_ws_q66_rq8 ck_work_stealing --arg queues=66 --arg root_queues=8
+		crun h2_ws_rq16_steal0_ns1500 ck_work_stealing --arg root_queues=16 --arg steal=0 --arg ns=1500
+		crun h2_ws_q264_roots96_depth4_rq2 ck_work_stealing --arg queues=264 --arg roots=96 \
+			--arg depth=4 --arg root_queues=2
 	fi
 	echo "done" >>"$out/runs.log"
 	exit 0
