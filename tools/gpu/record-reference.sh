@@ -28,9 +28,12 @@
 # `cluster-slots-holdout`, `launches` (several launches of one scenario:
 # where each one's first wave starts after the launch before it, the
 # carried dispatcher state's fit), `launches-holdout` (its hold-out
-# scenarios), `coop` (the cooperative-kernels paper's kernels: the fit of
-# their wait costs), `coop-holdout` (its hold-out shapes), `coop-holdout2`
-# (a second hold-out, recorded before any model was fitted to it) or `clc-burst`
+# scenarios), `conc` (kernels on two to four streams launched back to
+# back: where a kernel's first wave goes while the kernels before it run),
+# `conc-holdout` (its hold-out scenarios), `coop` (the cooperative-kernels
+# paper's kernels: the fit of their wait costs), `coop-holdout` (its
+# hold-out shapes), `coop-holdout2` (a second hold-out, recorded before
+# any model was fitted to it) or `clc-burst`
 # (bursts of emulated CLC first requests that all fail or all succeed at
 # once, 132 to 2112 requesters). Writes
 # OUTDIR/*.trace, OUTDIR/env.txt (GPU,
@@ -65,6 +68,16 @@ scen() { # name, scenario file
 		r=$((r + 1))
 	done
 }
+if [ "$set_" = conc ] || [ "$set_" = conc-holdout ]; then
+	# Kernels on two to four streams launched back to back, each first
+	# wave placed while the kernels before it still run
+	# (traces/reference/scenarios/conc/ and conc-holdout/).
+	for f in traces/reference/scenarios/"$set_"/*.json; do
+		scen "$(basename "$f" .json)" "$f"
+	done
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
 if [ "$set_" = launches ] || [ "$set_" = launches-holdout ]; then
 	# Back-to-back launches of other grid and block sizes on one stream, a
 	# one-block launch after a clustered one and the reverse, two streams
