@@ -652,9 +652,11 @@ struct cta_sim {
 	/* Running estimates of the wall time a unit takes from its making
 	 * to its commit, ns, run on this thread (ser_wall) and on the pool
 	 * (par_wall); 0 until measured, ser_probed while ser_wall comes
-	 * from a probe only (run_ready, pool_pays). */
+	 * from a probe only, par_timed the batches the pool was timed on
+	 * (run_ready, pool_pays). */
 	double ser_wall, par_wall;
 	int ser_probed;
+	unsigned par_timed;
 	unsigned since_other; /* batches since the way not taken was timed */
 	uint64_t slices;      /* ... slices of batches timed here (run_ready) */
 	uint64_t batches;

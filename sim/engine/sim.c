@@ -1055,22 +1055,33 @@ static void seg_cost(struct cta_sim *s, double per, int probe)
  * is timed on a slice: about this much host time. */
 #define SLICE_NS 200000.0
 
+/* A batch the host stalled (a worker descheduled: one of block_reduce's
+ * pooled batches took 5.9 us a unit on the H100 host, among 0.4-0.8)
+ * moves the estimate to at most 1.5 times itself, so that one stall does
+ * not keep a way untried for POOL_RETRY batches; a way that really got
+ * slower wins the comparison after a few. */
 static void wall_cost(double *est, double per)
 {
+	if (*est > 0 && per > 2.0 * *est)
+		per = 2.0 * *est;
 	*est = *est == 0 ? per : 0.5 * *est + 0.5 * per;
 }
 
 /* Whether the pool is the way for a batch that has enough work to wake it:
- * before both ways are timed, bodies of at least 2 us (a first guess at
- * what the engine's work a unit and the hand-off cost); then the faster. */
+ * the faster of the two, measured, not guessed. Until both ways are timed,
+ * the pool (this thread's way is timed on a slice before it is first
+ * woken: run_ready); and its first timed batch pays for its workers'
+ * first lanes, runners and pages (block_reduce's first pooled batch took
+ * 4.5-7 us a unit on the H100 host, the ones after it 0.4-0.8 us, against
+ * 0.6-1.6 us here), so its figure is replaced by its second's. A guess of
+ * 2 us of body a unit kept block_reduce's 0.5-1.5 us bodies here without
+ * ever timing the pool. */
 static int pool_pays(const struct cta_sim *s)
 {
 	if (!s->pool)
 		return 0;
-	if (s->seg_ns == 0)
+	if (s->seg_ns == 0 || s->par_timed < 2 || s->ser_wall == 0)
 		return 1;
-	if (s->par_wall == 0 || s->ser_wall == 0)
-		return s->seg_ns >= 2000.0;
 	return s->par_wall < s->ser_wall;
 }
 
@@ -1550,7 +1561,8 @@ static void run_ready(struct cta_sim *s)
 		uint64_t busy = 0;
 		for (unsigned w = 0; w < s->nworkers; w++)
 			busy += s->workers[w].busy_ns;
-		seg_cost(s, (double)busy / (double)m, 0);
+		/* (The pool's first batch stands in as a probe's would.) */
+		seg_cost(s, (double)busy / (double)m, s->par_timed == 0);
 		i = n;
 	}
 	s->early_commit = 0;
@@ -1565,6 +1577,8 @@ static void run_ready(struct cta_sim *s)
 		 * its workers wrote, are its cost as much as the hand-off. */
 		uint64_t c1 = wall_ns();
 		double per = n > from ? (double)(c1 - c0) / (double)(n - from) : 0;
+		if (par_m && s->par_timed++ == 1)
+			s->par_wall = 0; /* the first batch's figure (pool_pays) */
 		if (par_m)
 			wall_cost(&s->par_wall,
 			          ((double)(c0 - par_w0) + per * (double)par_m) / (double)par_m);
@@ -2145,15 +2159,17 @@ static void skip_periods(struct cta_sim *s)
 }
 
 /* After a batch ran: a cut, and the skip when the period is found. Bodies
- * the pool would run in parallel keep running there (the skip runs them on
- * this thread): it skips only where batches run here. */
+ * the pool deals out one at a time (CHUNK_NS or more each: compute_heavy's)
+ * keep running there, which evens out the workers better than the skip's
+ * ranges of a chunk; cheaper ones skip, their chunks on the pool
+ * (skip_chunk_par) or here. */
 static void period_step(struct cta_sim *s)
 {
 	if (!cta__engine_period_cut(s)) {
 		s->per_hook = !s->per->off && s->per->logging;
 		return;
 	}
-	if (pool_pays(s))
+	if (pool_pays(s) && s->seg_ns >= CHUNK_NS)
 		return;
 	skip_periods(s);
 }
