@@ -68,8 +68,8 @@ static const struct cta_param_desc spin_clc_params[] = {
     {"ns", "1000", "virtual nanoseconds per block index processed (before imbalance)"},
     {"grid", "65536", "blocks (x) and the counters verify checks (a larger --grid fails verify)"},
     {"cluster", "1",
-     "2: clusters of 2 CTAs, one cancelling for both (the guide's cluster loop, "
-     "spin_clc_cluster); grid must be even"},
+     "2 or 4: clusters of that many CTAs, one cancelling for all (the guide's cluster "
+     "loop, spin_clc_cluster); grid must be a multiple of it"},
     KPARAM_IMBALANCE,
     {NULL, NULL, NULL},
 };
@@ -90,7 +90,10 @@ static int spin_clc_setup(struct cta_harness *h)
 	if (!rc)
 		rc = cta__kparam_range(h, "grid", 1, 0x7fffffff, &grid);
 	if (!rc)
-		rc = cta__kparam_range(h, "cluster", 1, 2, &cluster);
+		rc = cta__kparam_range(h, "cluster", 1, 4, &cluster);
+	if (!rc && cluster == 3)
+		return cta_harness_error(h, CTA_EINVAL,
+		                         "--arg cluster=3: clusters of 1, 2 or 4 CTAs");
 	if (!rc && grid % cluster)
 		return cta_harness_error(h, CTA_EINVAL,
 		                         "--arg grid=%lld: clusters of %lld need a grid that is "

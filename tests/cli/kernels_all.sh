@@ -130,12 +130,15 @@ expect 0 "" spin_clc --arg imbalance=heavy_tail --arg grid=100000 --arg ns=300
 # spin_clc counts the indices of its own --arg grid; a larger --grid is
 # refused by verify, not written past.
 expect 1 "set --arg grid instead of --grid" spin_clc --grid 70000
-# Its cluster form (2-CTA clusters, one request for both) covers every index
+# Its cluster form (2- or 4-CTA clusters, one request for all) covers every index
 # once, also when requests fail; an odd grid cannot be cut into clusters.
 expect 0 "" spin_clc --arg cluster=2 --arg grid=20000 --arg ns=300
 expect 0 "" spin_clc --arg cluster=2 --arg grid=4000 --cancel-fail-rate 0.5 --seed 7
 expect 2 "multiple of 2" spin_clc --arg cluster=2 --arg grid=2111
 expect 2 "cluster" spin_clc --arg cluster=3
+expect 2 "cluster" spin_clc --arg cluster=5
+expect 0 "" spin_clc --arg cluster=4 --arg grid=4000 --cancel-fail-rate 0.5 --seed 7
+expect 2 "multiple of 4" spin_clc --arg cluster=4 --arg grid=4002
 # The grid-stride loop is correct on any grid; the monolithic kernel is not.
 expect 0 "" saxpy_gridstride --grid 1 --block 1 --arg n=4096
 expect 1 "y\[" saxpy --grid 1 --arg n=4096

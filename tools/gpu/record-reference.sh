@@ -17,7 +17,8 @@
 # (where the launch before leaves the sweep: the fit's grids, its hold-out,
 # and the same grids recorded without the record-slot clear), `cluster`
 # (spin_clc in 2-CTA clusters: the cluster barrier's fit),
-# `cluster-holdout` (its hold-out shapes), `hold-holdout` (the register
+# `cluster-holdout` (its hold-out shapes), `cluster-holdout2` (clustered
+# CLC shapes held out of the clustered requests' model), `hold-holdout` (the register
 # file's end hold's hold-out shapes), `order-holdout` (the sub-partitions
 # by placement order's hold-out shapes), `entry-holdout` (the entry after
 # the wait's hold-out shapes), `regs-holdout2` (the register-heavy
@@ -317,6 +318,34 @@ if [ "$set_" = cluster-holdout ]; then
 		--arg grid=2112 --arg ns=5000
 	run clc_spin_clc_cluster_g528_ns20000 spin_clc --arg cluster=2 --arg grid=528 --arg ns=20000
 	run clc_vecscale_clc_cluster_n512k vecscale_clc_cluster --arg n=524288
+	echo "done" >>"$out/runs.log"
+	exit 0
+fi
+if [ "$set_" = cluster-holdout2 ]; then
+	# Held out of every fit (recorded before the clustered requests'
+	# model of issue 22 was changed): the guide's vector-scalar cluster
+	# kernel at other sizes and per-element costs (one wave whose first
+	# requests all fail, bursts of claims, longer loops), spin_clc in
+	# 2-CTA clusters at other block sizes, costs and grids, and in 4-CTA
+	# clusters. Writes OUTDIR/configs.txt's lines.
+	crun() { # name, args...: the run and its configs.txt line
+		echo "$1 run $(shift; echo "$*")" >>"$out/configs.txt"
+		run "$@"
+	}
+	crun h2_vecscale_clc_cluster_n256k vecscale_clc_cluster --arg n=262144
+	crun h2_vecscale_clc_cluster_n640k vecscale_clc_cluster --arg n=655360
+	crun h2_vecscale_clc_cluster_n1m_ns20 vecscale_clc_cluster --arg n=1048576 --arg ns=20
+	crun h2_vecscale_clc_cluster_n3m_ns5 vecscale_clc_cluster --arg n=3145728 --arg ns=5
+	crun h2_spin_clc_cluster_g792_ns3000 spin_clc --arg cluster=2 --arg grid=792 --arg ns=3000
+	crun h2_spin_clc_cluster_b512_g1320_ns1000 spin_clc --block 512 --arg cluster=2 \
+		--arg grid=1320 --arg ns=1000
+	crun h2_spin_clc_cluster_b384_g2640_seven spin_clc --block 384 --arg cluster=2 \
+		--arg grid=2640 --arg ns=2000 --arg imbalance=one_in_seven
+	crun h2_spin_clc_cluster4_g1056 spin_clc --arg cluster=4 --arg grid=1056 --arg ns=2000
+	crun h2_spin_clc_cluster4_b256_g2112_ns5000 spin_clc --block 256 --arg cluster=4 \
+		--arg grid=2112 --arg ns=5000
+	crun h2_spin_clc_cluster4_b512_g1584_ns3000 spin_clc --block 512 --arg cluster=4 \
+		--arg grid=1584 --arg ns=3000
 	echo "done" >>"$out/runs.log"
 	exit 0
 fi
