@@ -105,6 +105,9 @@ expect 2 err "--max-events '99999999999999999999': too large" "--max-events over
 	run saxpy --max-events 99999999999999999999
 expect 2 err "--only 'nosuch': expected saxpy, barriers" "bench --only nosuch" -- \
 	bench --quick --only nosuch
+expect 2 err "ctasim bench: --device: '/nonexistent/x.model' is neither a device preset" \
+	"bench --device names what it cannot resolve" -- \
+	bench --quick --only rss --device /nonexistent/x.model
 expect 2 err "block.x is 0: every dimension must be at least 1" "--block 0 refused as CUDA does" -- \
 	run saxpy --block 0
 expect 2 err "--grid '99999999999': expected X[,Y[,Z]] with positive integers (x: out of range" \

@@ -137,11 +137,13 @@ static double timed_run(cta_sim *s, const struct cta_sim_opts *so)
 	return t1 - t0;
 }
 
+/* The device of every run (--device; the H100-SXM preset when not given). */
+static struct cta_device_model bench_device;
+
 static struct cta_sim_opts base_opts(void)
 {
 	struct cta_sim_opts so = CTA_SIM_OPTS_INIT;
-	char err[256];
-	cta_device_resolve(&so.device, "H100-SXM", err, sizeof(err));
+	so.device = bench_device;
 	so.threads = 1;
 	return so;
 }
@@ -819,11 +821,12 @@ int cta_cmd_bench(int argc, char **argv)
 {
 	int full = 0;
 	unsigned threads = 0;
-	const char *only = NULL;
+	const char *only = NULL, *device = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf(
-			    "usage: ctasim bench [--quick] [--full] [--only NAME] [--threads N]\n\n"
+			    "usage: ctasim bench [--quick] [--full] [--only NAME] [--threads N] "
+			    "[--device NAME|FILE]\n\n"
 			    "Measures the speed and memory targets (docs/PERFORMANCE.md); each "
 			    "line is\n`name value unit target`. Exit 1 when a target is missed.\n"
 			    "  --quick      smaller sizes (a smoke test, figures less stable)\n"
@@ -831,7 +834,10 @@ int cta_cmd_bench(int argc, char **argv)
 			    "  --only NAME  saxpy, barriers, timing, clc, rss, sched, sanitize or "
 			    "threads\n"
 			    "  --threads N  also measure N host threads against 1 (and peak RSS "
-			    "on N), N in\n               [1, 1024]\n");
+			    "on N), N in\n               [1, 1024]\n"
+			    "  --device NAME|FILE  the device of every run: a preset or a model "
+			    "file\n               (default H100-SXM; the targets are the "
+			    "preset's)\n");
 			return CTA_EXIT_OK;
 		} else if (!strcmp(argv[i], "--quick")) {
 			quick = 1;
@@ -862,11 +868,16 @@ int cta_cmd_bench(int argc, char **argv)
 			    cli_parse_u64("bench", "--threads", v, 1, CTA_SIM_MAX_THREADS, &n) < 0)
 				return CTA_EXIT_USAGE;
 			threads = (unsigned)n;
+		} else if (cli_is(argv[i], "--device")) {
+			if (!(device = cli_value("bench", argc, argv, &i, "--device")))
+				return CTA_EXIT_USAGE;
 		} else {
 			fprintf(stderr, "ctasim bench: unexpected argument '%s'\n", argv[i]);
 			return CTA_EXIT_USAGE;
 		}
 	}
+	if (cli_device("bench", device, &bench_device) < 0)
+		return CTA_EXIT_USAGE;
 	printf("%-34s %14s %-16s %s\n", "# figure", "value", "unit", "target");
 #define RUN(name, call)                                                                            \
 	if (!only || !strcmp(only, name))                                                          \
