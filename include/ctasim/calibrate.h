@@ -41,6 +41,9 @@ struct cta_calib_report {
 	/* Blocks whose launch declared issue_ops behind spin_issue_ps; 0: the
 	 * base's value was kept. */
 	uint64_t n_issue;
+	/* Launches on another stream than the launch before, released with
+	 * it, behind launch_gap_ns; 0: the base's value was kept. */
+	uint64_t n_launch_gap;
 };
 
 /* The time each block of the kernels named `name` (trace header) asked for

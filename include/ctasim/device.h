@@ -280,6 +280,25 @@ struct cta_device_model {
 	unsigned sweep_carry;
 	unsigned sweep_carry_late, sweep_carry_mid, sweep_carry_steady;
 	unsigned cluster_carry_rot, cluster_carry_rot_half;
+	/* A kernel whose first wave is dealt while other kernels' blocks hold
+	 * its SMs unevenly (placement rule 9, docs/FIDELITY.md; 0: off, its
+	 * sweep passes over the SMs without room): on, it is dealt level by
+	 * level, the SMs that hold the fewest of its blocks' worth first, each
+	 * level a pass of the sweep over those SMs (the first SMs first, then
+	 * GPC by GPC from the GPC rule 8 gives, moved on one GPC after a
+	 * launch whose last pass gave TPCs one block each and two after one
+	 * that gave some TPCs two, not all; a partial pass to the TPCs that
+	 * hold the fewest blocks first), the first SMs from the half the
+	 * launch before started at. `ctasim calibrate` keeps the base's. */
+	unsigned sweep_conc;
+	/* The host's time between two launches on different streams: a
+	 * launch is issued launch_gap_ns after the one before it in issue
+	 * order where their streams differ, or at its release if that is
+	 * later (0: every launch at its release). On an H100 the CUDA
+	 * backend's launches of two streams released together start their
+	 * first blocks about 10 us apart; `ctasim calibrate` fits it from
+	 * such launches (docs/FIDELITY.md, *Latencies*). */
+	unsigned launch_gap_ns;
 	/* Emulated CLC, the issue gate's blocks of a work-stealing launch: a
 	 * first-wave block (or cluster, by its first CTA's SM) that the gate
 	 * holds, on an SM the launch fills (no further block of it fits by

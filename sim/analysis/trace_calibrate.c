@@ -68,6 +68,7 @@ struct fit {
 	 * are all the GPU has. */
 	int filled;
 	struct samples launch, dispatch, block_start, retire, cancel;
+	struct samples launch_gap; /* first start to first start, two streams */
 	/* The largest first wave: its start spread and its size - 1. */
 	uint64_t wave_spread, wave_gaps;
 	struct samples spin[CTA_DEVICE_MAX_RESIDENT + 1]; /* block durations by resident count */
@@ -1248,6 +1249,7 @@ static void free_fit(struct fit *f)
 {
 	free(f->pos_sum);
 	free(f->launch.v);
+	free(f->launch_gap.v);
 	free(f->dispatch.v);
 	free(f->block_start.v);
 	free(f->retire.v);
@@ -2257,6 +2259,20 @@ static int gather(struct fit *fit, struct cta_calib_report *rep,
 		if (tick > rep->tick_ns)
 			rep->tick_ns = tick;
 		cta__analysis_kernel_facts(kf, t);
+		for (unsigned k = 1; k < t->header.kernel_count && !rc; k++) {
+			/* launch_gap_ns: a launch on another stream than the one
+			 * before it, released with it, that found room at once
+			 * (its first block before the first end of the one
+			 * before): its first blocks start the host's gap later. */
+			const struct cta_trace_kernel *a = &t->header.kernels[k - 1],
+			                              *b = &t->header.kernels[k];
+			if (a->stream != b->stream && a->release_ns == b->release_ns &&
+			    kf[k - 1].has_start && kf[k].has_start && kf[k - 1].has_end &&
+			    kf[k].first_start >= kf[k - 1].first_start &&
+			    kf[k].first_start < kf[k - 1].first_end)
+				rc = push(&fit->launch_gap,
+				          kf[k].first_start - kf[k - 1].first_start);
+		}
 		for (unsigned k = 0; k < t->header.kernel_count && !rc; k++) {
 			/* A kernel launched behind a busy one waits for room, which
 			 * says nothing about launch latency: only idle-device
@@ -2423,6 +2439,8 @@ static void fit_latencies(struct cta_device_model *out, struct cta_calib_report 
 {
 	if ((rep->n_launch = fit->launch.n))
 		out->launch_latency_ns = median(&fit->launch);
+	if ((rep->n_launch_gap = fit->launch_gap.n))
+		out->launch_gap_ns = (unsigned)median(&fit->launch_gap);
 	/* From the largest first wave: on an H100 every first wave, of 16 or of
 	 * 1056 blocks, starts within about 300 ns, so a small wave's spread
 	 * over its size overstates the per-block cost that a large wave pays. */

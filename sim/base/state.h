@@ -81,6 +81,10 @@ struct cta__kernel {
 	 * kernel's first dispatch), and the first SMs' half it started at. */
 	int sweep_built;
 	unsigned sweep_rot, sweep_gpc0;
+	/* GPCs the next kernel's level-by-level deal moves its start on by
+	 * (sweep_conc): 0 after a last pass that gave every SM a block, 1
+	 * after one that gave TPCs one block each, 2 after one between. */
+	unsigned conc_step;
 	struct cta__cover cover;
 	uint64_t *per_sm; /* blocks started per SM */
 	struct cta_kernel_stats st;

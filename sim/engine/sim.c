@@ -2529,11 +2529,45 @@ int cta_sim_run(cta_sim *s)
 	 * sanitizer's state names units by their index and start, so a
 	 * unit made again on freed memory is a new block to it.) */
 	s->lazy_units = 1;
+	/* The host issues the launches one after the other, in order of
+	 * release (then of launch): one on another stream than the launch
+	 * before it goes launch_gap_ns after that one, or at its release if
+	 * later (docs/FIDELITY.md, *Latencies*). */
+	unsigned *iss = malloc((size_t)s->nkernels * sizeof *iss + 1);
+	uint64_t *at = malloc((size_t)s->nkernels * sizeof *at + 1);
+	if (!iss || !at) {
+		free(iss);
+		free(at);
+		cta__base_errf(s, "out of memory");
+		return CTA_ENOMEM;
+	}
+	for (unsigned i = 0; i < s->nkernels; i++) {
+		unsigned x = i;
+		while (x && s->kernels[iss[x - 1]]->l.release_ns > s->kernels[i]->l.release_ns) {
+			iss[x] = iss[x - 1];
+			x--;
+		}
+		iss[x] = i;
+	}
+	for (unsigned j = 0; j < s->nkernels; j++) {
+		const struct cta__kernel *k = s->kernels[iss[j]];
+		uint64_t t = k->l.release_ns;
+		if (j) {
+			const struct cta__kernel *p = s->kernels[iss[j - 1]];
+			uint64_t after =
+			    at[iss[j - 1]] + (p->stream != k->stream ? s->dev.launch_gap_ns : 0);
+			if (after > t)
+				t = after;
+		}
+		at[iss[j]] = t;
+	}
 	for (unsigned i = 0; i < s->nkernels; i++) {
 		cta__exec_unit_template(s, s->kernels[i]);
-		cta__engine_push(s, s->kernels[i]->l.release_ns, EV_RELEASE, s->kernels[i], 0);
+		cta__engine_push(s, at[i], EV_RELEASE, s->kernels[i], 0);
 		s->seal_clc |= !s->kernels[i]->never_waits;
 	}
+	free(iss);
+	free(at);
 	s->seal_static =
 	    cta__engine_seal && !s->tw && s->o.ub_mode != CTA_UB_ABORT && cta__engine_early_commits;
 	for (unsigned i = 0; i < s->nkernels && s->dev.spin_regs_hold_warps && !s->cohorts; i++) {

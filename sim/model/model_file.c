@@ -119,6 +119,8 @@ static const struct key keys[] = {
     OPT_UINT(sweep_carry_steady, 1u << 30),
     OPT_UINT(cluster_carry_rot, CTA_DEVICE_MAX_SWEEP_FIRST),
     OPT_UINT(cluster_carry_rot_half, CTA_DEVICE_MAX_SWEEP_FIRST),
+    OPT_UINT(sweep_conc, 1),
+    OPT_UINT(launch_gap_ns, 1000000000u),
     OPT_UINT(clc_late_ppm, 2000000),
     OPT_UINT(wait_load_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(wait_atomic_ns, CTA_DEVICE_SPIN_ADD_MAX),

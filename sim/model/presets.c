@@ -185,6 +185,10 @@ struct sweep_fit {
 	 * the first three 0: off),
 	 * fitted on traces/reference/h100-launches. */
 	unsigned carry_late, carry_mid, carry_steady, cluster_carry_rot, cluster_carry_rot_half;
+	/* Concurrent first waves dealt level by level (sweep_conc, placement
+	 * rule 9) and the host's gap between launches of two streams
+	 * (launch_gap_ns), fitted on traces/reference/h100-conc. */
+	unsigned conc, launch_gap_ns;
 };
 
 /* Fitted on the 83 configurations of traces/reference/h100/ (H100 80GB
@@ -237,6 +241,8 @@ static const struct sweep_fit sweep_h100 = {
     .carry_steady = 67,
     .cluster_carry_rot = 1,
     .cluster_carry_rot_half = 0,
+    .conc = 1,
+    .launch_gap_ns = 10496,
 };
 
 /* Fitted on the 84 configurations of traces/reference/h200/ (NVIDIA H200,
@@ -624,6 +630,8 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_carry_steady = f->carry_steady;
 		m->cluster_carry_rot = f->cluster_carry_rot;
 		m->cluster_carry_rot_half = f->cluster_carry_rot_half;
+		m->sweep_conc = f->conc;
+		m->launch_gap_ns = f->launch_gap_ns;
 		m->clc_late_ppm = f->clc_late_ppm;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];

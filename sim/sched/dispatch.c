@@ -55,6 +55,213 @@ static int carried_start(struct cta_sim *s, const struct cta__kernel *k, struct 
 	return 0;
 }
 
+static int part_on(const struct cta_sim *s, const struct cta__kernel *k);
+static int fits(const struct cta_sim *s, const struct cta__sm *m, const struct cta__kernel *k);
+static void take(struct cta__sm *m, const struct cta__kernel *k);
+
+/* The TPCs outside the first SMs (rule 2's passes deal them). */
+static unsigned main_tpcs(const struct cta_sim *s)
+{
+	const struct cta_device_model *d = &s->dev;
+	unsigned n = 0, last = UINT32_MAX;
+	for (unsigned i = 0; i < s->nsms; i++)
+		if (!s->sms[i].sweep_first && d->tpc_of_sm[i] != last) {
+			last = d->tpc_of_sm[i];
+			n++;
+		}
+	return n;
+}
+
+/* Placement rule 9 (sweep_conc): how many more of k's blocks (one-CTA)
+ * fit on m, at most its occupancy. */
+static unsigned room_for(const struct cta_sim *s, const struct cta__sm *m,
+                         const struct cta__kernel *k)
+{
+	const struct cta_device_model *d = &s->dev;
+	if (part_on(s, k)) {
+		struct cta__sm c = *m;
+		unsigned n = 0;
+		while (n < k->occupancy && fits(s, &c, k)) {
+			take(&c, k);
+			n++;
+		}
+		return n;
+	}
+	if (m->blocks >= d->max_blocks_per_sm || m->threads > d->max_threads_per_sm ||
+	    m->warps > d->max_warps_per_sm || m->regs > k->regs_usable || m->smem > d->smem_per_sm)
+		return 0;
+	unsigned n = d->max_blocks_per_sm - m->blocks;
+#define ROOM_MIN(free_, need_)                                                                     \
+	do {                                                                                       \
+		if ((need_) && (free_) / (need_) < n)                                              \
+			n = (free_) / (need_);                                                     \
+	} while (0)
+	ROOM_MIN(d->max_threads_per_sm - m->threads, k->threads);
+	ROOM_MIN(d->max_warps_per_sm - m->warps, k->warps);
+	ROOM_MIN(k->regs_usable - m->regs, k->regs);
+	ROOM_MIN(d->smem_per_sm - m->smem, k->smem);
+#undef ROOM_MIN
+	return n < k->occupancy ? n : k->occupancy;
+}
+
+/* Placement rule 9 (sweep_conc): k's first wave dealt level by level
+ * over the room the kernels before it left, where that room is uneven:
+ * an SM's level is the number of k's blocks its residents stand for
+ * (k's occupancy less the blocks of k that still fit). Each round takes
+ * the SMs of the lowest level: the first SMs from half `rot`, then the
+ * other SMs GPC by GPC from gpc0, a TPC's SMs one after the other; a
+ * round with fewer blocks left than SMs gives its TPCs one block each,
+ * those holding the fewest blocks first (then the lowest TPC id), then
+ * second SMs in the same order. *outp is NULL where the room is even
+ * (the sweep of rules 1-8 applies) and on no memory (returns
+ * CTA_ENOMEM). */
+static int conc_deal(struct cta_sim *s, const struct cta__kernel *k, unsigned gpc0, unsigned rot,
+                     unsigned **outp, unsigned *lenp, unsigned *stepp)
+{
+	const struct cta_device_model *d = &s->dev;
+	const unsigned n = s->nsms;
+	*outp = NULL;
+	*lenp = 0;
+	unsigned *room = malloc((size_t)n * sizeof *room);
+	unsigned *lvl = malloc((size_t)n * sizeof *lvl);
+	unsigned *ord = malloc((size_t)n * sizeof *ord);       /* main SMs, GPC order */
+	unsigned *tst = malloc(((size_t)n + 1) * sizeof *tst); /* TPC starts in ord */
+	unsigned *give = calloc((size_t)n + 1, sizeof *give);
+	unsigned *rank = malloc(((size_t)n + 1) * sizeof *rank);
+	unsigned *key = malloc(((size_t)n + 1) * sizeof *key);
+	unsigned *out = NULL;
+	int rc = CTA_ENOMEM;
+	if (!room || !lvl || !ord || !tst || !give || !rank || !key)
+		goto done;
+	uint64_t total = 0;
+	unsigned lo = UINT32_MAX, hi = 0;
+	for (unsigned i = 0; i < n; i++) {
+		room[i] = room_for(s, &s->sms[i], k);
+		lvl[i] = k->occupancy - room[i];
+		total += room[i];
+		if (room[i]) {
+			lo = lvl[i] < lo ? lvl[i] : lo;
+			hi = lvl[i] > hi ? lvl[i] : hi;
+		}
+	}
+	rc = 0;
+	if (!total || lo == hi || !d->gpc_count)
+		goto done;
+	uint64_t r = k->nblocks - k->next_unit;
+	if (r > total)
+		r = total;
+	out = malloc((size_t)r * sizeof *out);
+	if (!out) {
+		rc = CTA_ENOMEM;
+		goto done;
+	}
+	unsigned nm = 0, nt = 0;
+	for (unsigned g = 0; g < d->gpc_count; g++) {
+		unsigned gg = (gpc0 + g) % d->gpc_count;
+		for (unsigned i = 0; i < n; i++) {
+			if (s->sms[i].sweep_first || d->gpc_of_sm[i] != gg)
+				continue;
+			if (!nm || d->tpc_of_sm[i] != d->tpc_of_sm[ord[nm - 1]])
+				tst[nt++] = nm;
+			ord[nm++] = i;
+		}
+	}
+	tst[nt] = nm;
+	unsigned len = 0, step = 0;
+#define CONC_EMIT(sm_)                                                                             \
+	do {                                                                                       \
+		out[len++] = (sm_);                                                                \
+		room[(sm_)]--;                                                                     \
+		lvl[(sm_)]++;                                                                      \
+		r--;                                                                               \
+	} while (0)
+	while (r) {
+		unsigned lm = UINT32_MAX;
+		for (unsigned i = 0; i < n; i++)
+			if (room[i] && lvl[i] < lm)
+				lm = lvl[i];
+		for (unsigned j = 0; j < d->sweep_first_len && r; j++) {
+			unsigned sm = d->sweep_first[(j + (rot ? d->sweep_first_len / 2 : 0)) %
+			                             d->sweep_first_len];
+			if (sm < n && room[sm] && lvl[sm] == lm)
+				CONC_EMIT(sm);
+		}
+		unsigned tot = 0, ntp = 0;
+		for (unsigned t = 0; t < nt; t++) {
+			unsigned e = 0;
+			for (unsigned j = tst[t]; j < tst[t + 1]; j++)
+				e += room[ord[j]] && lvl[ord[j]] == lm;
+			give[t] = e; /* eligible SMs, for now */
+			tot += e;
+			ntp += e > 0;
+		}
+		if (!r)
+			break;
+		if (r >= tot) {
+			for (unsigned j = 0; j < nm; j++)
+				if (room[ord[j]] && lvl[ord[j]] == lm)
+					CONC_EMIT(ord[j]);
+			step = 0;
+			continue;
+		}
+		step = r <= ntp ? 1 : 2;
+		/* TPCs by the blocks they hold (levels), then by id. */
+		unsigned nr = 0;
+		for (unsigned t = 0; t < nt; t++) {
+			if (!give[t])
+				continue;
+			unsigned ld = 0;
+			for (unsigned j = tst[t]; j < tst[t + 1]; j++)
+				ld += lvl[ord[j]];
+			unsigned x = nr++;
+			while (x && (key[x - 1] > ld ||
+			             (key[x - 1] == ld && d->tpc_of_sm[ord[tst[rank[x - 1]]]] >
+			                                      d->tpc_of_sm[ord[tst[t]]]))) {
+				key[x] = key[x - 1];
+				rank[x] = rank[x - 1];
+				x--;
+			}
+			key[x] = ld;
+			rank[x] = t;
+		}
+		unsigned *cnt = key; /* reused: blocks each ranked TPC gets */
+		for (unsigned x = 0; x < nr; x++)
+			cnt[x] = 0;
+		uint64_t left = r;
+		for (unsigned round = 0; left; round++)
+			for (unsigned x = 0; x < nr && left; x++)
+				if (give[rank[x]] > round) {
+					cnt[x]++;
+					left--;
+				}
+		for (unsigned t = 0; t < nt; t++)
+			give[t] = 0;
+		for (unsigned x = 0; x < nr; x++)
+			give[rank[x]] = cnt[x];
+		for (unsigned t = 0; t < nt; t++)
+			for (unsigned j = tst[t]; j < tst[t + 1] && give[t]; j++)
+				if (room[ord[j]] && lvl[ord[j]] == lm) {
+					give[t]--;
+					CONC_EMIT(ord[j]);
+				}
+	}
+#undef CONC_EMIT
+	*outp = out;
+	*lenp = len;
+	*stepp = step;
+	out = NULL;
+done:
+	free(room);
+	free(lvl);
+	free(ord);
+	free(tst);
+	free(give);
+	free(rank);
+	free(key);
+	free(out);
+	return rc;
+}
+
 /* placement = sweep: the SMs of the launch's first wave, block by block
  * (cta_device_sweep_order), computed once per launch; blocks past it
  * follow retire order (spread). */
@@ -67,9 +274,28 @@ static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 	struct cta_sweep_start st;
 	if (s->dev.sweep_carry) {
 		const struct cta_device_model *d = &s->dev;
+		struct cta__kernel *prev = s->carry_prev;
 		int rc = carried_start(s, k, &st);
 		if (rc)
 			return rc;
+		if (d->sweep_conc && prev && k->csize == 1 && d->gpc_count) {
+			/* Rule 9: room left uneven by the kernels before. */
+			unsigned *co, clen, step;
+			rc = conc_deal(s, k, (st.gpc0 + prev->conc_step) % d->gpc_count,
+			               prev->sweep_rot, &co, &clen, &step);
+			if (rc)
+				return rc;
+			if (co) {
+				k->sweep = co;
+				k->sweep_len = clen;
+				k->sweep_pos = 0;
+				k->sweep_rot = prev->sweep_rot;
+				k->sweep_gpc0 = st.gpc0;
+				k->conc_step = step;
+				s->carry_prev = k;
+				return 0;
+			}
+		}
 		k->sweep_rot = st.rot;
 		k->sweep_gpc0 = st.gpc0;
 		s->carry_prev = k;
@@ -102,6 +328,14 @@ static int build_sweep(struct cta_sim *s, struct cta__kernel *k)
 	k->sweep = out;
 	k->sweep_len = len;
 	k->sweep_pos = 0;
+	/* What its last pass leaves for a concurrent kernel's (rule 9). */
+	{
+		uint64_t rem = wave % s->nsms, nf = 0;
+		for (unsigned i = 0; i < s->dev.sweep_first_len; i++)
+			nf += s->dev.sweep_first[i] < s->nsms;
+		uint64_t last = rem > nf ? rem - nf : 0;
+		k->conc_step = !rem ? 0 : last <= main_tpcs(s) ? 1 : 2;
+	}
 	/* The half of the first SMs it started at (rule 8). */
 	for (unsigned i = 0; len && i < s->dev.sweep_first_len; i++)
 		if (s->dev.sweep_first[i] == out[0])

@@ -1,7 +1,8 @@
 /* Tests of placement (sim/sched/dispatch.c): blocks dispatched in linear
  * order, x fastest; spread-first and round-robin placement; the refill of
  * an ended block's slot makes the spread choice; the sweep of a launch
- * after another starts where that one left it. */
+ * after another starts where that one left it; a kernel beside another
+ * takes the emptier SMs first, launched the host's gap later. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -304,6 +305,131 @@ static void a_launch_starts_where_the_launch_before_left_the_sweep(void **state)
 	assert_int_equal(sm[0], 124);
 }
 
+/* Runs kernels of grids[i] blocks of `threads` threads, each on a stream
+ * of its own (all released at 0), on the H100-SXM preset or on dev, and
+ * returns the SM of every block of kernel `which`'s first 264 and the
+ * dispatch time of each kernel's first block. */
+static void streams_sms(const struct cta_device_model *dev, const unsigned *grids, unsigned n,
+                        unsigned threads, unsigned which, unsigned *sm_of, uint64_t *first)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	if (dev)
+		o.device = *dev;
+	o.timing_only = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "streams.trace");
+	o.trace_path = path;
+	struct eng_spin_args a = {20000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	for (unsigned i = 0; i < n; i++) {
+		struct cta_launch l = launch_of(&eng_spin, &a, grids[i], 1, 1, threads);
+		assert_int_equal(cta_sim_stream_new(s, &l.stream, 0), 0);
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	}
+	assert_int_equal(cta_sim_run(s), 0);
+	cta_sim_free(s);
+	struct cta_trace t;
+	char err[256];
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	for (unsigned i = 0; i < n; i++)
+		first[i] = UINT64_MAX;
+	for (size_t i = 0; i < t.count; i++) {
+		const struct cta_trace_rec *r = &t.recs[i];
+		if (r->ev != CTA_TEV_DISPATCH || r->kernel >= n)
+			continue;
+		if (r->t_ns < first[r->kernel])
+			first[r->kernel] = r->t_ns;
+		if (r->kernel == which && r->block < 264)
+			sm_of[r->block] = (unsigned)r->sm;
+	}
+	cta_trace_free(&t);
+	remove(path);
+}
+
+/* Placement rule 9 (docs/FIDELITY.md): a kernel dealt while another's
+ * blocks hold the SMs unevenly takes the SMs that hold fewer first, as the
+ * H100 did in traces/reference/h100-launches/conc_b1024_g100_g132: the
+ * first kernel's 100 blocks of 1024 threads (two an SM) leave the second
+ * SMs of TPCs 30-61 empty, and the second kernel's first 32 blocks go
+ * there GPC by GPC from GPC 2 (its last block in GPC 7, a pass with TPCs
+ * given two: two GPCs on), GPC 1 last; then SMs 124-131 from the half the
+ * first started at, then every SM holding one block, TPCs 0-29 both SMs.
+ * The host issues the second launch launch_gap_ns after the first. */
+static void a_concurrent_kernel_takes_the_emptier_sms_first(void **state)
+{
+	(void)state;
+	static unsigned sm[264];
+	uint64_t first[2];
+	const unsigned g[] = {100, 132};
+	streams_sms(NULL, g, 2, 1024, 1, sm, first);
+	static const unsigned want[] = {67, 81, 95, 109, 69, 83, 97, 111};
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(sm[i], want[i]);
+	assert_int_equal(sm[28], 65); /* GPC 1 last */
+	assert_int_equal(sm[31], 107);
+	assert_int_equal(sm[32], 124);
+	assert_int_equal(sm[39], 131);
+	assert_int_equal(sm[40], 4); /* TPC 2, both SMs */
+	assert_int_equal(sm[41], 5);
+	assert_int_equal(sm[48], 66); /* TPC 33: its first SM only */
+	assert_int_equal(sm[49], 80);
+	const struct cta_device_model *h = cta_device_find("H100-SXM");
+	assert_true(h->launch_gap_ns > 0);
+	assert_int_equal(first[1] - first[0], h->launch_gap_ns);
+	/* Off: the second kernel's sweep passes over the SMs without room
+	 * (SMs 124-131 first), and both launches go at once. */
+	struct cta_device_model d = *h;
+	d.sweep_conc = 0;
+	d.launch_gap_ns = 0;
+	streams_sms(&d, g, 2, 1024, 1, sm, first);
+	assert_true(sm[0] >= 124);
+	assert_true(first[1] - first[0] < h->launch_gap_ns / 10);
+	/* Even room (132 blocks, one an SM, then 132 more): the sweep of
+	 * rule 8, from the other half of SMs 124-131. */
+	const unsigned e[] = {132, 132};
+	streams_sms(NULL, e, 2, 1024, 1, sm, first);
+	assert_int_equal(sm[0], 128);
+	assert_int_equal(sm[8], 0);
+}
+
+/* ctasim calibrate fits launch_gap_ns from kernels of two streams
+ * released together: the time between their first blocks. */
+static void launch_gap_is_recovered_from_simulated_runs(void **state)
+{
+	(void)state;
+	struct cta_device_model d = *cta_device_find("H100");
+	d.launch_gap_ns = 7000;
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.device = d;
+	o.timing_only = 1;
+	char path[256];
+	st_tmpname(path, sizeof(path), "gap.trace");
+	o.trace_path = path;
+	struct eng_spin_args a = {20000};
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	for (int i = 0; i < 2; i++) {
+		struct cta_launch l = launch_of(&eng_spin, &a, 100, 1, 1, 256);
+		assert_int_equal(cta_sim_stream_new(s, &l.stream, 0), 0);
+		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
+	}
+	assert_int_equal(cta_sim_run(s), 0);
+	cta_sim_free(s);
+	struct cta_trace t;
+	char err[256] = "";
+	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
+	remove(path);
+	const struct cta_trace *ts[1] = {&t};
+	struct cta_device_model base = *cta_device_find("H100"), m;
+	base.launch_gap_ns = 0;
+	struct cta_calib_report rep;
+	assert_int_equal(cta_trace_calibrate(&m, &rep, &base, ts, 1, err, sizeof(err)), 0);
+	assert_int_equal(rep.n_launch_gap, 1);
+	assert_int_equal(m.launch_gap_ns, 7000);
+	cta_trace_free(&t);
+}
+
 /* ctasim calibrate finds rule 8's thresholds again from simulated runs of
  * two launches: each one past the longest first wave recorded below it. */
 static void launch_carry_is_recovered_from_simulated_runs(void **state)
@@ -361,6 +487,8 @@ int main(void)
 	    cmocka_unit_test(every_refill_is_the_spread_choice),
 	    cmocka_unit_test(a_launch_starts_where_the_launch_before_left_the_sweep),
 	    cmocka_unit_test(launch_carry_is_recovered_from_simulated_runs),
+	    cmocka_unit_test(a_concurrent_kernel_takes_the_emptier_sms_first),
+	    cmocka_unit_test(launch_gap_is_recovered_from_simulated_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

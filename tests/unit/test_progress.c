@@ -533,6 +533,7 @@ static void a_higher_priority_kernel_holding_the_sms_is_forward_progress(void **
 	struct cta_sim_opts o = st_opts("H100-SXM");
 	o.sm_limit = 2; /* 16 slots for blocks of 256 threads */
 	o.device.dispatch_latency_ns = 500;
+	o.device.launch_gap_ns = 0; /* the second launch at its release */
 	cta_sim *s;
 	assert_int_equal(cta_sim_new(&s, &o), 0);
 	int hi;

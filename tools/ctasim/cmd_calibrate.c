@@ -228,6 +228,9 @@ int cta_cmd_calibrate(int argc, char **argv)
 	       rep.n_retire);
 	printf("  cancel_latency_ns    %" PRIu64 " (%" PRIu64 " samples)\n", m->cancel_latency_ns,
 	       rep.n_cancel);
+	if (rep.n_launch_gap)
+		printf("  launch_gap_ns        %u (%" PRIu64 " launches on another stream)\n",
+		       m->launch_gap_ns, rep.n_launch_gap);
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++)
 		if (rep.n_spin[r]) {
 			printf("  spin_scale %-2u        %.4f (%" PRIu64 " blocks with %u resident",
