@@ -33,7 +33,8 @@
 # carried dispatcher state's fit), `launches-holdout` (its hold-out
 # scenarios), `conc` (kernels on two to four streams launched back to
 # back: where a kernel's first wave goes while the kernels before it run),
-# `conc-holdout` (its hold-out scenarios), `coop` (the cooperative-kernels
+# `conc-holdout` (its hold-out scenarios), `conc-holdout2` (a second,
+# recorded once placement rule 9 and the launch gap were fixed), `coop` (the cooperative-kernels
 # paper's kernels: the fit of their wait costs), `coop-holdout` (its
 # hold-out shapes), `coop-holdout2` (a second hold-out, recorded before
 # any model was fitted to it) or `clc-burst`
@@ -71,10 +72,10 @@ scen() { # name, scenario file
 		r=$((r + 1))
 	done
 }
-if [ "$set_" = conc ] || [ "$set_" = conc-holdout ]; then
+if [ "$set_" = conc ] || [ "$set_" = conc-holdout ] || [ "$set_" = conc-holdout2 ]; then
 	# Kernels on two to four streams launched back to back, each first
 	# wave placed while the kernels before it still run
-	# (traces/reference/scenarios/conc/ and conc-holdout/).
+	# (traces/reference/scenarios/conc/, conc-holdout/ and conc-holdout2/).
 	for f in traces/reference/scenarios/"$set_"/*.json; do
 		scen "$(basename "$f" .json)" "$f"
 	done
