@@ -370,6 +370,17 @@ struct cta_device_model {
 	 * fill the four alike (docs/FIDELITY.md, *The register file*).
 	 * 0: the SM's warps dealt evenly. */
 	unsigned spin_regs_order;
+	/* The register file's gate, the blocks it lets by: of the later-wave
+	 * blocks it would hold (not those queued behind held ones) of a
+	 * kernel that registers limit to at most spin_regs_pass_blocks blocks
+	 * an SM, spin_regs_pass_ppm in a million, drawn from the seed, the
+	 * kernel and the block index (the same at any thread count), begin
+	 * at once. On an H100 a fifth of such blocks of the register-heavy
+	 * spin at two blocks an SM did not wait, and none at four or eight;
+	 * an SM whose block passed ends its later waves sooner and takes the
+	 * grid's last blocks (docs/FIDELITY.md, *The register file*). `ctasim
+	 * calibrate` fits both from the later waves. 0: the gate holds all. */
+	unsigned spin_regs_pass_ppm, spin_regs_pass_blocks;
 	/* Kernels whose blocks wait for other blocks (docs/FIDELITY.md,
 	 * *Blocking kernels*): once a thread of a kernel spun on global
 	 * memory, and from the start of a cooperative launch, each global

@@ -134,6 +134,9 @@ struct fit {
 	 * the warps' registers a sub-partition would have left free with
 	 * them (REGS_LEVELS at most), and how many of those waited. */
 	uint64_t regs_n[16], regs_waited[16];
+	/* ... the same by the kernel's blocks an SM (fit_regs_pass; REGS_OCC
+	 * and more counted at REGS_OCC - 1). */
+	uint64_t regs_occ_n[33][16], regs_occ_waited[33][16];
 	int regs_seen;
 	/* ... and per such block (fit_regs_wait) its level, the time from
 	 * its start to the first end of those running blocks and how long
@@ -153,6 +156,7 @@ struct fit {
 	uint64_t order_n, order_over, order_over_index;
 };
 #define REGS_LEVELS 16
+#define REGS_OCC    33
 
 /* Kernel k's starts on a known SM before its first end, keyed (0, 0). */
 struct wave_sel {
@@ -1607,6 +1611,9 @@ static int regs_samples(struct fit *fit, const struct cta_trace *t, const struct
 				continue;
 			fit->regs_n[level]++;
 			fit->regs_waited[level] += x->e - x->s > len + GATE_FAST_NS;
+			unsigned o = occ < REGS_OCC ? occ : REGS_OCC - 1;
+			fit->regs_occ_n[o][level]++;
+			fit->regs_occ_waited[o][level] += x->e - x->s > len + GATE_FAST_NS;
 			uint64_t waited = x->e - x->s > len ? x->e - x->s - len : 0;
 			int rc = push(&fit->regs_wait, level);
 			if (!rc)
@@ -1684,6 +1691,42 @@ static void fit_regs_gate(struct cta_device_model *out, const struct fit *fit)
 		}
 	}
 	out->spin_regs_free = gate;
+}
+
+/* The blocks the register file's gate lets by (spin_regs_pass_ppm,
+ * spin_regs_pass_blocks): of the recorded later-wave blocks the fitted
+ * gate holds (level below it), by their kernel's blocks an SM, the share
+ * that did not wait (outlasted their time by at most GATE_FAST_NS).
+ * spin_regs_pass_blocks is the most blocks an SM whose share is a
+ * twentieth or more, spin_regs_pass_ppm the share of the blocks of that
+ * many an SM and fewer; both 0 where no such share is (on
+ * traces/reference/h100 two blocks an SM, none of the blocks at four or
+ * eight passed). */
+static void fit_regs_pass(struct cta_device_model *out, const struct fit *fit)
+{
+	if (!fit->regs_seen)
+		return;
+	out->spin_regs_pass_ppm = out->spin_regs_pass_blocks = 0;
+	unsigned most = 0;
+	for (unsigned o = 1; o < REGS_OCC; o++) {
+		uint64_t n = 0, waited = 0;
+		for (unsigned l = 0; l < REGS_LEVELS && l < out->spin_regs_free; l++) {
+			n += fit->regs_occ_n[o][l];
+			waited += fit->regs_occ_waited[o][l];
+		}
+		if (n && (n - waited) * 20 >= n)
+			most = o;
+	}
+	uint64_t n = 0, waited = 0;
+	for (unsigned o = 1; o <= most; o++)
+		for (unsigned l = 0; l < REGS_LEVELS && l < out->spin_regs_free; l++) {
+			n += fit->regs_occ_n[o][l];
+			waited += fit->regs_occ_waited[o][l];
+		}
+	if (!n)
+		return;
+	out->spin_regs_pass_blocks = most;
+	out->spin_regs_pass_ppm = (unsigned)((n - waited) * 1000000 / n);
 }
 
 /* The register file's gate's longest wait (spin_regs_wait_ns): over the
@@ -2657,6 +2700,7 @@ int cta_trace_calibrate_opts(struct cta_device_model *out, struct cta_calib_repo
 		goto fail;
 	if (want_spin) {
 		fit_regs_gate(out, &fit);
+		fit_regs_pass(out, &fit);
 		fit_regs_order(out, &fit);
 		if ((rc = fit_regs_wait(out, &fit)) || (rc = fit_regs_late(out, &fit)))
 			goto fail;

@@ -301,6 +301,31 @@ int cta__exec_regs_fills(const struct cta_sim *s, const struct cta__kernel *k, u
 	return s->dev.spin_regs_free && fullest + s->dev.spin_regs_free > k->part_warps;
 }
 
+/* The register file's draw for block `index` of k, in [0, 10^6): from
+ * the seed, the kernel, the index and `salt` alone, so the same at any
+ * thread count and in any engine order. */
+unsigned cta__exec_regs_draw(const struct cta_sim *s, const struct cta__kernel *k, uint64_t index,
+                             unsigned salt)
+{
+	uint64_t z = s->o.seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)k->id << 48) ^
+	             ((uint64_t)salt << 40) ^ index;
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (unsigned)(z % 1000000);
+}
+
+/* The gate lets block `index` of k by (spin_regs_pass_ppm). */
+static int regs_pass(const struct cta_sim *s, const struct cta__kernel *k, uint64_t index)
+{
+	/* Its SM holds at most spin_regs_pass_blocks such blocks (a
+	 * sub-partition's warps, four of them, over the block's). */
+	return s->dev.spin_regs_pass_ppm &&
+	       4 * k->part_warps < (s->dev.spin_regs_pass_blocks + 1) * k->warps &&
+	       cta__exec_regs_draw(s, k, index, 0) < s->dev.spin_regs_pass_ppm;
+}
+
 /* The issue gate (spin_gate_threads): a block of one CTA that finds more
  * than that many threads running on its SM, or blocks already waiting
  * there, waits (resident) until the engine lets it go; the register
@@ -329,11 +354,17 @@ int cta__exec_gate_holds(const struct cta_sim *s, const struct cta__kernel *k, u
 	unsigned other = m->warps > k->warps ? m->warps - k->warps : 0;
 	other = other > m->gate_warps ? other - m->gate_warps : 0;
 	unsigned want[4];
+	/* A block the gate would hold that the draw lets by begins at once
+	 * (not held by the late entry either). */
 	if (other && cta__exec_part_of(s, sm, k, index, want)) {
 		unsigned f = cta__exec_part_fullest(s, sm, want, 0, NULL);
-		return cta__exec_regs_fills(s, k, f, 0) || cta__exec_regs_fills(s, k, f, 1);
+		if (cta__exec_regs_fills(s, k, f, 0))
+			return !regs_pass(s, k, index);
+		return cta__exec_regs_fills(s, k, f, 1);
 	}
-	return cta__exec_regs_waits(s, k, other) || cta__exec_regs_late(s, k, other);
+	if (cta__exec_regs_waits(s, k, other))
+		return !regs_pass(s, k, index);
+	return cta__exec_regs_late(s, k, other);
 }
 
 struct cta__held *cta__exec_held_new(struct cta_sim *s)

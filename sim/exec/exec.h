@@ -71,6 +71,10 @@ unsigned cta__exec_part_fullest(const struct cta_sim *s, unsigned sm, const unsi
                                 int own_held, const unsigned *lsub);
 void cta__exec_part_gate(struct cta_sim *s, unsigned sm, const struct cta__kernel *k,
                          uint64_t index, int held);
+/* The register file's draw for a block, in [0, 10^6) (spin_regs_pass_ppm,
+ * spin_regs_stay_ppm). */
+unsigned cta__exec_regs_draw(const struct cta_sim *s, const struct cta__kernel *k, uint64_t index,
+                             unsigned salt);
 int cta__exec_regs_fills(const struct cta_sim *s, const struct cta__kernel *k, unsigned fullest,
                          int late);
 int cta__exec_regs_waits(const struct cta_sim *s, const struct cta__kernel *k, unsigned running);

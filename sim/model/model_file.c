@@ -95,6 +95,8 @@ static const struct key keys[] = {
     OPT_UINT(spin_regs_late_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(spin_regs_hold_warps, 64),
     OPT_UINT(spin_regs_order, 1),
+    OPT_UINT(spin_regs_pass_ppm, 1000000),
+    OPT_UINT(spin_regs_pass_blocks, 64),
     OPT_UINT(spin_issue_ps, 1000000),
     OPT_UINT(clc_emulated, 1),
     OPT_UINT(clc_request_ns, CTA_DEVICE_SPIN_ADD_MAX),
@@ -622,6 +624,12 @@ static int finish(struct loader *ld)
 		ld->m.spin_regs_hold_warps = 0;
 	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_regs_order")])
 		ld->m.spin_regs_order = 0;
+	if ((ld->any_spin_line || ld->any_add_line) &&
+	    !ld->line_of[key_index("spin_regs_pass_ppm")])
+		ld->m.spin_regs_pass_ppm = 0;
+	if ((ld->any_spin_line || ld->any_add_line) &&
+	    !ld->line_of[key_index("spin_regs_pass_blocks")])
+		ld->m.spin_regs_pass_blocks = 0;
 	if ((ld->any_spin_line || ld->any_add_line) && !ld->line_of[key_index("spin_issue_ps")])
 		ld->m.spin_issue_ps = 0;
 	if (ld->base_line && shape_changed && !ld->line_of[key_index("sweep_first")]) {

@@ -152,6 +152,8 @@ struct sweep_fit {
 	unsigned regs_late_ns;    /* spin_regs_late_ns: its late entry */
 	unsigned regs_hold_warps; /* spin_regs_hold_warps: its end hold */
 	unsigned regs_order;      /* spin_regs_order: sub-partitions by placement order */
+	unsigned regs_pass_ppm;   /* spin_regs_pass_ppm: blocks the gate lets by */
+	unsigned regs_pass_most;  /* spin_regs_pass_blocks: the most blocks an SM */
 	unsigned issue_ps;        /* spin_issue_ps: a declared instruction, per warp */
 	/* CLC under the CUDA backend's sm_90 emulation (clc_emulated): the
 	 * request, the issuer's time after it, the claim of a success and its
@@ -217,6 +219,8 @@ static const struct sweep_fit sweep_h100 = {
     .regs_late_ns = 1899,
     .regs_hold_warps = 2,
     .regs_order = 1,
+    .regs_pass_ppm = 125316,
+    .regs_pass_most = 2,
     .issue_ps = 587,
     .clc_request_ns = 825,
     .clc_steal_ns = 758,
@@ -276,6 +280,8 @@ static const struct sweep_fit sweep_h200 = {
     .regs_free = 1,
     .regs_wait_ns = 60600,
     .regs_hold_warps = 2,
+    .regs_pass_ppm = 166030,
+    .regs_pass_most = 2,
     .issue_ps = 588,
     .clc_request_ns = 826,
     .clc_steal_ns = 1050,
@@ -606,6 +612,8 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->spin_regs_late_ns = f->regs_late_ns;
 		m->spin_regs_hold_warps = f->regs_hold_warps;
 		m->spin_regs_order = f->regs_order;
+		m->spin_regs_pass_ppm = f->regs_pass_ppm;
+		m->spin_regs_pass_blocks = f->regs_pass_most;
 		m->spin_issue_ps = f->issue_ps;
 		m->clc_emulated = 1;
 		m->clc_request_ns = (unsigned)f->clc_request_ns;

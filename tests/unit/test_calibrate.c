@@ -536,6 +536,47 @@ static void late_entry_is_recovered_from_a_simulated_trace(void **state)
 	}
 }
 
+/* The blocks the gate lets by come back from a trace the simulator made
+ * with them (256 threads, two an SM, 30 waves of 20 us on four SMs,
+ * 300000 ppm at two blocks an SM): the share of the later blocks at the
+ * gate's level that began at once is the draw's within half of it (about
+ * a hundred such blocks; 355828 with seed 1), at two blocks an SM; a
+ * trace made without them gives none. */
+static void gate_passes_are_recovered_from_a_simulated_trace(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	for (unsigned pass = 0; pass <= 300000; pass += 300000) {
+		struct cta_device_model d = spin_only(h100);
+		d.spin_regs_free = 1;
+		d.spin_regs_late_ns = 0;
+		d.spin_regs_hold_warps = 0;
+		d.spin_regs_pass_ppm = pass;
+		d.spin_regs_pass_blocks = 2;
+		struct cta_trace t;
+		char err[256] = "";
+		regs_trace(&t, &d, "pass", 4 * 2 * 30, 256, 0);
+		const struct cta_trace *ts[1] = {&t};
+		struct cta_calib_opts o = CTA_CALIB_OPTS_INIT;
+		o.block_ns = 20000;
+		struct cta_device_model m;
+		struct cta_calib_report rep;
+		assert_int_equal(
+		    cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &o, err, sizeof(err)), 0);
+		assert_int_equal(m.spin_regs_free, 1);
+		if (pass) {
+			assert_int_equal(m.spin_regs_pass_blocks, 2);
+			assert_true(m.spin_regs_pass_ppm >= pass / 2 &&
+			            m.spin_regs_pass_ppm <= pass / 2 * 3);
+		} else {
+			assert_int_equal(m.spin_regs_pass_blocks, 0);
+			assert_int_equal(m.spin_regs_pass_ppm, 0);
+		}
+		assert_int_equal(cta_device_validate(&m, err, sizeof(err)), 0);
+		cta_trace_free(&t);
+	}
+}
+
 /* The end hold comes back from a trace the simulator made with it:
  * 256-thread blocks, two an SM, blocks 0-3 of every eight 80 us and the
  * others 20 us (the first wave's SMs hold blocks b and b + 4); a 20 us
@@ -817,6 +858,7 @@ int main(void)
 	    cmocka_unit_test(issue_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(register_gate_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(late_entry_is_recovered_from_a_simulated_trace),
+	    cmocka_unit_test(gate_passes_are_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(end_hold_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(register_order_is_recovered_from_a_simulated_trace),
 	    cmocka_unit_test(small_kernel_keeps_the_base_sm_count),

@@ -488,18 +488,30 @@ static void spin_scale_lines_round_trip_and_look_up(void **state)
 	 * 64-thread grids; the H200's traces have none (its fit keeps 0). */
 	assert_int_equal(cta_device_find("H100")->spin_regs_order, 1);
 	assert_int_equal(cta_device_find("H200")->spin_regs_order, 0);
+	/* The blocks the gate lets by: fitted on each GPU's later waves of
+	 * two blocks an SM. */
+	assert_int_equal(cta_device_find("H100")->spin_regs_pass_ppm, 125316);
+	assert_int_equal(cta_device_find("H100")->spin_regs_pass_blocks, 2);
+	assert_int_equal(cta_device_find("H200")->spin_regs_pass_ppm, 166030);
+	assert_int_equal(cta_device_find("H200")->spin_regs_pass_blocks, 2);
+	assert_int_equal(cta_device_find("B200")->spin_regs_pass_ppm, 0);
 	assert_int_equal(cta_device_load(&m, write_file("spin5.model", text), err, sizeof(err)), 0);
 	assert_int_equal(m.spin_regs_late_ns, 0);
 	assert_int_equal(m.spin_regs_hold_warps, 0);
 	assert_int_equal(m.spin_regs_order, 0);
+	assert_int_equal(m.spin_regs_pass_ppm, 0);
 	assert_int_equal(cta_device_load(&m,
 	                                 write_file("regs_late.model",
 	                                            "base = H100-SXM\nspin_regs_late_ns = 2500\n"
-	                                            "spin_regs_hold_warps = 3\n"),
+	                                            "spin_regs_hold_warps = 3\n"
+	                                            "spin_regs_pass_ppm = 50000\n"
+	                                            "spin_regs_pass_blocks = 3\n"),
 	                                 err, sizeof(err)),
 	                 0);
 	assert_int_equal(m.spin_regs_late_ns, 2500);
 	assert_int_equal(m.spin_regs_hold_warps, 3);
+	assert_int_equal(m.spin_regs_pass_ppm, 50000);
+	assert_int_equal(m.spin_regs_pass_blocks, 3);
 	assert_save_round_trip(&m, "regs_late_saved.model");
 	assert_true(cta_device_load(&m,
 	                            write_file("regs_hold_bad.model",

@@ -479,6 +479,54 @@ static void register_gate_holds_later_blocks_that_fill_their_sub_partitions(void
 	}
 }
 
+/* The blocks the register file's gate lets by (spin_regs_pass_ppm,
+ * spin_regs_pass_blocks): the 256-thread setup above (two an SM), where
+ * block 2 would wait behind the 80 us block 0, with every block drawn to
+ * pass: at two blocks an SM or more it begins when block 1 ends; at one
+ * it waits as before. The 64-thread setup of
+ * register_gate_deals_the_sms_warps_evenly_over_sub_partitions (eight an
+ * SM) is not let by at two: blocks 13 and 14 still wait. */
+static void register_gate_lets_drawn_blocks_by_on_sms_of_few_blocks(void **state)
+{
+	(void)state;
+	enum { NS = 20000, G = 15 };
+	for (unsigned most = 1; most <= 2; most++) {
+		struct cta_sim_opts o = st_opts("H100-SXM");
+		o.sm_limit = 1;
+		o.device.spin_regs_free = 1;
+		o.device.spin_regs_hold_warps = 0;
+		o.device.spin_regs_pass_ppm = 1000000;
+		o.device.spin_regs_pass_blocks = most;
+		unsigned long long t0[G], t1[G];
+		struct ex_gate_args a = {t0, t1, NS};
+		int rc;
+		cta_sim *s = run_regs(&o, &a, 3, 256, &rc);
+		assert_int_equal(rc, 0);
+		cta_sim_free(s);
+		assert_int_equal(t1[0] - t0[0], 4 * NS);
+		assert_int_equal(t1[2] - t0[2], NS);
+		if (most == 2)
+			assert_true(t0[2] >= t1[1] && t0[2] < t1[1] + 1000);
+		else
+			assert_true(t0[2] >= t1[0] && t0[2] < t1[0] + 1000);
+	}
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.sm_limit = 1;
+	o.device.spin_regs_free = 1;
+	o.device.spin_regs_late_ns = 0;
+	o.device.spin_regs_order = 0;
+	o.device.spin_regs_pass_ppm = 1000000;
+	o.device.spin_regs_pass_blocks = 2;
+	unsigned long long t0[G], t1[G];
+	struct ex_gate_args a = {t0, t1, NS};
+	int rc;
+	cta_sim *s = run_regs(&o, &a, G, 64, &rc);
+	assert_int_equal(rc, 0);
+	cta_sim_free(s);
+	for (unsigned b = 13; b < G; b++)
+		assert_true(t0[b] >= t1[8] && t0[b] < t1[8] + 1000);
+}
+
 /* Four calls of ns each; thread 0 records its block's end of work. */
 struct ex_calls_args {
 	unsigned long long *t1;
@@ -1811,6 +1859,7 @@ int main(void)
 	    cmocka_unit_test(issue_gate_holds_blocks_past_it_until_running_ones_end),
 	    cmocka_unit_test(register_gate_holds_later_blocks_that_fill_their_sub_partitions),
 	    cmocka_unit_test(register_gate_deals_the_sms_warps_evenly_over_sub_partitions),
+	    cmocka_unit_test(register_gate_lets_drawn_blocks_by_on_sms_of_few_blocks),
 	    cmocka_unit_test(register_order_places_a_block_on_its_own_sub_partitions),
 	    cmocka_unit_test(register_gate_held_block_does_its_entry_once_let_go),
 	    cmocka_unit_test(register_gate_lets_a_block_go_after_its_longest_wait),

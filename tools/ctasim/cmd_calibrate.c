@@ -291,6 +291,12 @@ int cta_cmd_calibrate(int argc, char **argv)
 		printf(
 		    "  spin_regs_late_ns    %u (the longest the level above the gate holds one)\n",
 		    m->spin_regs_late_ns);
+	if (m->spin_regs_pass_ppm)
+		printf(
+		    "  spin_regs_pass_ppm   %u, spin_regs_pass_blocks %u (of the later blocks the "
+		    "gate would hold, of kernels of at most that many blocks an SM, these in a "
+		    "million begin at once)\n",
+		    m->spin_regs_pass_ppm, m->spin_regs_pass_blocks);
 	if (m->wait_load_ns | m->wait_atomic_ns | m->wait_turn_ps | m->wait_sync_ps)
 		printf("  wait_load_ns         %u, wait_atomic_ns %u, wait_turn_ps %u, "
 		       "wait_sync_ps %u "

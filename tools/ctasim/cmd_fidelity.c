@@ -586,6 +586,8 @@ static int probe_work(struct config *c, const char *tmpdir, char *err, size_t el
 	m->spin_regs_late_ns = 0;
 	m->spin_regs_hold_warps = 0;
 	m->spin_regs_order = 0;
+	m->spin_regs_pass_ppm = 0;
+	m->spin_regs_pass_blocks = 0;
 	m->clc_emulated = 0;
 	m->spin_add_mask = 0;
 	for (unsigned r = 1; r <= CTA_DEVICE_MAX_RESIDENT; r++) {
