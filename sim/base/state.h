@@ -761,6 +761,10 @@ struct cta_sim {
 	/* A blocking kernel's atomics by address (device wait_turn_ps,
 	 * wait_sync_ps; sim/exec/exec.c), made when first needed. */
 	struct cta__wait_table *wait_slots;
+	/* The parks of spinning blocks made (sim/exec/regions.c's spin_pack)
+	 * and their bytes (struct cta__kc_park and its data) together: what
+	 * a waiting block costs on average (test_progress). */
+	uint64_t spin_parks, spin_park_bytes;
 	/* Free struct cta__retiring records, and the slabs they come from. */
 	struct cta__retiring *free_retiring;
 	void *retiring_slabs;

@@ -1785,27 +1785,32 @@ __attribute__((noinline, cold)) static void barrier_watchdog(struct cta__lane_x 
 struct cta__wait_slot {
 	uintptr_t addr;      /* the address << 2, or 0: a free slot */
 	uint64_t free_ps;    /* when its next turn can start */
-	uint64_t at_ps;      /* the last atomic's arrival ... */
-	uint64_t start_ps;   /* ... and its turn's start */
-	const void *warp_k;  /* ... and its warp: kernel, block and warp */
-	uint64_t warp_block; /* (bid.x, y, z packed) */
+	uint64_t at_ps;      /* the last atomic's arrival, ... */
+	uint64_t warp_block; /* ... its warp: block (bid.x, y, z packed), */
+	unsigned warp_k;     /* kernel (its id + 1; 0: no turn yet) and warp, */
 	unsigned warp;
+	unsigned turn_ps; /* ... and its turn's length (its start: free_ps - turn_ps) */
 };
 
-/* The turns by address: an exact table (open addressing, grown at half
- * full), never an address's turns lost to another's. A table that
- * dropped an address whose slot another took made the turns depend on
- * where the host put the arrays: traces differed between runs
+/* The turns by address: an exact table (open addressing), never an
+ * address's turns lost to another's. A table that dropped an address
+ * whose slot another took made the turns depend on where the host put
+ * the arrays: traces differed between runs
  * (`turns_do_not_depend_on_where_the_arrays_lie`, test_progress). Past
- * WAIT_PRUNE addresses, those whose turns ended before the engine's
- * clock are dropped when it would grow (a thread behind the engine may
+ * WAIT_PRUNE addresses, those whose turns ended before the engine's clock
+ * are dropped when the table would grow (a thread behind the engine may
  * then start its turn earlier than with them): decided by the table's
- * contents and the engine's clock alone, never by where they lie. */
+ * contents and the engine's clock alone, never by where they lie. When it
+ * "would grow" is kept as it was decided when the slots were also the
+ * table's room (grow: a capacity doubled at half full, from WAIT_MIN), so
+ * that the prunes, and so the turns, stay where they were; the slots
+ * themselves are kept up to 3/4 full (cap), a 48-byte slot each. */
 #define WAIT_MIN   1024u
 #define WAIT_PRUNE 65536u
 struct cta__wait_table {
 	struct cta__wait_slot *slot;
 	size_t cap, n; /* cap a power of 2 */
+	size_t grow;   /* when it prunes (above) */
 };
 
 static size_t wait_hash(uintptr_t a, size_t cap)
@@ -1821,19 +1826,24 @@ static void wait_place(struct cta__wait_slot *slot, size_t cap, const struct cta
 	slot[i] = *w;
 }
 
-/* The table rebuilt with capacity cap, the slots free_ps <= past dropped. */
-static void wait_rebuild(struct cta__wait_table *t, size_t cap, uint64_t past)
+/* The table rebuilt with the slots free_ps <= past dropped, in the fewest
+ * slots (a power of 2, at least WAIT_MIN / 2) that hold them and `more`
+ * more at most 3/4 full. */
+static void wait_rebuild(struct cta__wait_table *t, uint64_t past, size_t more)
 {
+	size_t kept = 0;
+	for (size_t i = 0; i < t->cap; i++)
+		kept += t->slot[i].addr && t->slot[i].free_ps > past;
+	size_t cap = WAIT_MIN / 2;
+	while (4 * (kept + more) > 3 * cap)
+		cap *= 2;
 	struct cta__wait_slot *n = calloc(cap, sizeof(*n));
 	if (!n)
 		abort(); /* (as every allocation of the engine's state) */
-	size_t kept = 0;
 	for (size_t i = 0; i < t->cap; i++) {
 		const struct cta__wait_slot *w = &t->slot[i];
-		if (w->addr && w->free_ps > past) {
+		if (w->addr && w->free_ps > past)
 			wait_place(n, cap, w);
-			kept++;
-		}
 	}
 	free(t->slot);
 	t->slot = n;
@@ -1849,19 +1859,27 @@ static struct cta__wait_slot *wait_slot(struct cta_sim *s, uintptr_t a)
 		t = s->wait_slots = calloc(1, sizeof(*t));
 		if (!t)
 			abort();
-		wait_rebuild(t, WAIT_MIN, 0);
+		t->grow = WAIT_MIN;
+		wait_rebuild(t, 0, 0);
 	}
 	size_t i = wait_hash(a, t->cap);
 	for (; t->slot[i].addr; i = (i + 1) & (t->cap - 1))
 		if (t->slot[i].addr == a)
 			return &t->slot[i];
-	if (2 * (t->n + 1) > t->cap) {
-		size_t cap = t->cap;
-		if (t->n >= WAIT_PRUNE)
-			wait_rebuild(t, cap, s->now * 1000);
-		if (2 * (t->n + 1) > cap / 2)
-			cap *= 2;
-		wait_rebuild(t, cap, 0);
+	int moved = 0;
+	if (2 * (t->n + 1) > t->grow) {
+		if (t->n >= WAIT_PRUNE) {
+			wait_rebuild(t, s->now * 1000, 1);
+			moved = 1;
+		}
+		if (2 * (t->n + 1) > t->grow / 2)
+			t->grow *= 2;
+	}
+	if (4 * (t->n + 1) > 3 * t->cap) {
+		wait_rebuild(t, 0, 1);
+		moved = 1;
+	}
+	if (moved) {
 		i = wait_hash(a, t->cap);
 		while (t->slot[i].addr)
 			i = (i + 1) & (t->cap - 1);
@@ -1870,6 +1888,14 @@ static struct cta__wait_slot *wait_slot(struct cta_sim *s, uintptr_t a)
 	memset(&t->slot[i], 0, sizeof(t->slot[i]));
 	t->slot[i].addr = a;
 	return &t->slot[i];
+}
+
+size_t cta__exec_wait_bytes(const struct cta_sim *s, size_t *addresses)
+{
+	const struct cta__wait_table *t = s->wait_slots;
+	if (addresses)
+		*addresses = t ? t->n : 0;
+	return t ? sizeof(*t) + t->cap * sizeof(*t->slot) : 0;
 }
 
 void cta__exec_wait_free(struct cta_sim *s)
@@ -1942,27 +1968,27 @@ static void wait_for_time(struct cta__lane_x *x, struct cta__lane_spin *sp, cons
  * turn: x's clock moved to its start. */
 uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uint3 bid,
                              unsigned cta_rank, unsigned rank, uintptr_t a, uint64_t vtime,
-                             uint64_t turn_ps)
+                             unsigned turn_ps)
 {
 	struct cta__wait_slot *w = wait_slot(s, a);
 	uint64_t t = vtime * 1000, start;
 	unsigned warp = (cta_rank << 16) + (rank >> 5);
 	uint64_t block = (uint64_t)bid.x | (uint64_t)bid.y << 32 | (uint64_t)bid.z << 48;
-	if (w->warp_k == k && w->warp_block == block && w->warp == warp && w->at_ps == t) {
-		start = w->start_ps; /* a warp's atomics at one time: one turn */
+	if (w->at_ps == t && w->warp_k == k->id + 1 && w->warp_block == block && w->warp == warp) {
+		start = w->free_ps - w->turn_ps; /* a warp's atomics at one time: one turn */
 	} else {
 		start = t > w->free_ps ? t : w->free_ps;
 		w->free_ps = start + turn_ps;
+		w->turn_ps = turn_ps;
 		w->at_ps = t;
-		w->start_ps = start;
-		w->warp_k = k;
+		w->warp_k = k->id + 1;
 		w->warp_block = block;
 		w->warp = warp;
 	}
 	return (start + 999) / 1000;
 }
 
-static void wait_turn(struct cta__lane_x *x, uintptr_t a, uint64_t turn_ps)
+static void wait_turn(struct cta__lane_x *x, uintptr_t a, unsigned turn_ps)
 {
 	struct cta__lane *l = &x->l;
 	unsigned rank = (l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x;

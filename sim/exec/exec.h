@@ -189,7 +189,10 @@ int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k);
  * (device wait_turn_ps, wait_sync_ps): the time its turn starts. */
 uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uint3 bid,
                              unsigned cta_rank, unsigned rank, uintptr_t a, uint64_t vtime,
-                             uint64_t turn_ps);
+                             unsigned turn_ps);
+/* The bytes the blocking kernels' turns by address hold (s->wait_slots),
+ * and the addresses there. */
+size_t cta__exec_wait_bytes(const struct cta_sim *s, size_t *addresses);
 /* Frees the blocking kernels' turns by address (s->wait_slots). */
 void cta__exec_wait_free(struct cta_sim *s);
 /* A spinning thread of a unit: the lane that stands for it (set to name

@@ -687,9 +687,9 @@ struct cta__kc_park {
 	size_t nor;
 	/* A block of a CTA__KC_SPIN body (run_spin; then nothing above but
 	 * loc and nwr is used): data holds its state at these offsets, its
-	 * ncw threads at the barrier (as nwr runs, cw_put) and nsp that spin
-	 * (struct kc_item each), each in the order they came, and the
-	 * EV_POLL's time once one woke it. */
+	 * ncw threads at the barrier (as nwr runs, item_runs) and nsp that
+	 * spin (as the runs from off_sp to off_pl), each in the order they
+	 * came, and the EV_POLL's time once one woke it. */
 	int spin;
 	unsigned ncw, nsp;
 	size_t off_cw, off_sp, off_pl, off_ss;
@@ -2389,7 +2389,7 @@ static int kc_wait_go(struct kc_block *b, struct kc_spin *sp, struct cta__lane *
 	const struct cta_device_model *d = &s->dev;
 	unsigned kind = (unsigned)(sp->acc & 3);
 	if (stage == 1) {
-		uint64_t turn = sp->grid                  ? d->wait_sync_ps
+		unsigned turn = sp->grid                  ? d->wait_sync_ps
 		                : kind == CTA__ACC_ATOMIC ? d->wait_turn_ps
 		                                          : 0;
 		uintptr_t a =
@@ -2590,39 +2590,59 @@ static uint64_t spin_release(struct kc_cl *K, unsigned n, struct cta__lane_x *x,
 	return t;
 }
 
-/* The threads waiting at the CTA barrier (K->cw, m of them, in their
- * arrival order) as runs of consecutive ranks that arrived at one time
- * (struct wrun): the threads of a block that arrive together cost a run.
- * cw_runs counts them, cw_put writes them, cw_get reads nr back. */
-static size_t cw_runs(const struct kc_item *v, unsigned m)
+/* A spinning block's waiting threads (K->cw: at the CTA barrier; K->mw:
+ * spinning), m of them in their order, as runs of consecutive ranks,
+ * going up or down (WRUN_DOWN), at one time (struct wrun): the threads of
+ * a block that wait together cost a run, in either order (they spin in
+ * ascending rank order and reach the barrier in descending order, the
+ * woken threads going on in the reverse of their suspensions). item_runs
+ * counts them (written to o unless it is NULL), item_get reads nr back,
+ * item_at reads the i-th thread. */
+static size_t item_runs(const struct kc_item *v, unsigned m, unsigned char *o)
 {
 	size_t nr = 0;
-	for (unsigned i = 0; i < m; i++)
-		nr += i == 0 || v[i].rank != v[i - 1].rank + 1 || v[i].vt != v[i - 1].vt;
+	for (unsigned i = 0; i < m;) {
+		struct wrun w = {v[i].rank, 1, v[i].vt};
+		int down =
+		    i + 1 < m && v[i + 1].vt == w.vt && w.rank && v[i + 1].rank == w.rank - 1;
+		while (i + w.count < m && v[i + w.count].vt == w.vt &&
+		       v[i + w.count].rank == (down ? w.rank - w.count : w.rank + w.count))
+			w.count++;
+		i += w.count;
+		if (down)
+			w.count |= WRUN_DOWN;
+		if (o) {
+			memcpy(o, &w, sizeof(w));
+			o += sizeof(w);
+		}
+		nr++;
+	}
 	return nr;
 }
 
-static unsigned char *cw_put(unsigned char *o, const struct kc_item *v, unsigned m)
-{
-	for (unsigned i = 0; i < m;) {
-		struct wrun w = {v[i].rank, 1, v[i].vt};
-		while (i + w.count < m && v[i + w.count].rank == w.rank + w.count &&
-		       v[i + w.count].vt == w.vt)
-			w.count++;
-		memcpy(o, &w, sizeof(w));
-		o += sizeof(w);
-		i += w.count;
-	}
-	return o;
-}
-
-static void cw_get(const unsigned char *in, struct kc_item *v, size_t nr)
+static void item_get(const unsigned char *in, struct kc_item *v, size_t nr)
 {
 	for (size_t r = 0; r < nr; r++) {
 		struct wrun w;
 		memcpy(&w, in + r * sizeof(w), sizeof(w));
-		for (uint32_t i = 0; i < w.count; i++)
-			*v++ = (struct kc_item){0, w.rank + i, w.vt};
+		uint32_t count = w.count & ~WRUN_DOWN;
+		for (uint32_t i = 0; i < count; i++)
+			*v++ = (struct kc_item){0, w.count & WRUN_DOWN ? w.rank - i : w.rank + i,
+			                        w.vt};
+	}
+}
+
+static struct kc_item item_at(const unsigned char *in, size_t i)
+{
+	for (;; in += sizeof(struct wrun)) {
+		struct wrun w;
+		memcpy(&w, in, sizeof(w));
+		uint32_t count = w.count & ~WRUN_DOWN;
+		if (i < count)
+			return (struct kc_item){
+			    0, w.count & WRUN_DOWN ? w.rank - (uint32_t)i : w.rank + (uint32_t)i,
+			    w.vt};
+		i -= count;
 	}
 }
 
@@ -2637,14 +2657,18 @@ static struct cta__kc_park *spin_pack(struct kc_block *b, struct kc_cl *K,
 	size_t stride = (size_t)d->nbar * d->uni_bytes, sb = (size_t)n * d->slot_bytes;
 	const unsigned char *pl = (const unsigned char *)b->polls;
 	const unsigned char *ss = (const unsigned char *)b->spins;
-	size_t ncwr = cw_runs(K->cw, K->ncw);
+	size_t ncwr = item_runs(K->cw, K->ncw, NULL), nspr = item_runs(K->mw, nsp, NULL);
 	size_t need = rle_len(K->cont, n, 1) + rle_len(K->slots, sb / 16, 16) +
 	              (stride ? rle_len(K->urep, n, stride) : 0) + ncwr * sizeof(struct wrun) +
-	              nsp * sizeof(struct kc_item) + rle_len(pl, n, sizeof(*b->polls)) +
+	              nspr * sizeof(struct wrun) + rle_len(pl, n, sizeof(*b->polls)) +
 	              rle_len(ss, n, sizeof(*b->spins));
 	/* (Blocks of a spinning kernel wake and wait again many times: the
 	 * same memory, where a new allocation each time left the heap's
 	 * peak well above what the parks hold.) */
+	struct cta_sim *s = b->x->l.unit->sim;
+	__atomic_add_fetch(&s->spin_parks, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->spin_park_bytes, sizeof(struct cta__kc_park) + need,
+	                   __ATOMIC_RELAXED);
 	struct cta__kc_park *pk = old;
 	if (!pk || pk->cap < need || pk->cap / 2 > need) {
 		free(old);
@@ -2665,10 +2689,11 @@ static struct cta__kc_park *spin_pack(struct kc_block *b, struct kc_cl *K,
 	if (stride)
 		o = rle_put(o, K->urep, n, stride);
 	pk->off_cw = (size_t)(o - pk->data);
-	o = cw_put(o, K->cw, K->ncw);
+	item_runs(K->cw, K->ncw, o);
+	o += ncwr * sizeof(struct wrun);
 	pk->off_sp = (size_t)(o - pk->data);
-	memcpy(o, K->mw, nsp * sizeof(struct kc_item));
-	o += nsp * sizeof(struct kc_item);
+	item_runs(K->mw, nsp, o);
+	o += nspr * sizeof(struct wrun);
 	pk->off_pl = (size_t)(o - pk->data);
 	o = rle_put(o, pl, n, sizeof(*b->polls));
 	pk->off_ss = (size_t)(o - pk->data);
@@ -2749,8 +2774,8 @@ static unsigned spin_unpack(struct kc_block *b, struct kc_cl *K, const struct ct
 	if (stride)
 		rle_get(in, K->urep, n, stride);
 	K->ncw = pk->ncw;
-	cw_get(pk->data + pk->off_cw, K->cw, pk->nwr);
-	memcpy(K->mw, pk->data + pk->off_sp, pk->nsp * sizeof(struct kc_item));
+	item_get(pk->data + pk->off_cw, K->cw, pk->nwr);
+	item_get(pk->data + pk->off_sp, K->mw, (pk->off_pl - pk->off_sp) / sizeof(struct wrun));
 	rle_get(pk->data + pk->off_pl, (unsigned char *)b->polls, n, sizeof(*b->polls));
 	rle_get(pk->data + pk->off_ss, (unsigned char *)b->spins, n, sizeof(*b->spins));
 	return pk->nsp;
@@ -2772,8 +2797,7 @@ int cta__regions_spinner(struct cta__lane_x *x, unsigned i, unsigned *rank, uint
 	const struct cta__kc_park *pk = x->kc_park;
 	if (!pk || !pk->spin || i >= pk->nsp)
 		return 0;
-	struct kc_item it;
-	memcpy(&it, pk->data + pk->off_sp + (size_t)(pk->nsp - 1 - i) * sizeof(it), sizeof(it));
+	struct kc_item it = item_at(pk->data + pk->off_sp, pk->nsp - 1 - i);
 	/* Its state: the run of the park's states that holds it. */
 	const unsigned char *in = pk->data + pk->off_ss;
 	for (uint64_t t = 0;;) {

@@ -13,9 +13,11 @@
 
 #include <cmocka.h>
 
+#include "base/base.h"
 #include "ctasim/harness.h"
 #include "ctasim/kernel.h"
 #include "ctasim/sim.h"
+#include "exec/exec.h"
 #include "simtest.h"
 
 /* Runs harness `name` on `sms` SMs of an H100 with grid `grid` (0: the
@@ -202,6 +204,40 @@ static void spinning_kernels_trace_identically_on_any_host_threads(void **state)
 		free(first);
 	}
 	wait_terms = 0;
+}
+
+/* What a blocking kernel's waiting blocks and turns hold, with the wait_*
+ * on (docs/PERFORMANCE.md, rss_beyond_arrays_max): a parked block of 256
+ * threads keeps its threads at the barrier and those that spin as runs
+ * going up or down the ranks (where a 16-byte entry a spinning thread and
+ * runs going up only made every park at least 4.3 KB: they reach the
+ * barrier in descending rank order), and the turns by address take at
+ * most 128 bytes an address (48-byte slots, the table at most 3/4 full and
+ * at least 3/8 once grown, where 56-byte slots at most half full took 224
+ * bytes an address at 4,096 graph nodes). */
+static void waiting_blocks_and_turns_cost_bytes(void **state)
+{
+	(void)state;
+	static const char *graph[] = {"nodes=4096", NULL};
+	wait_terms = 1;
+	struct cta_harness *h;
+	/* The whole H100 (1,056 blocks), as the rss bench runs it: most threads
+	 * visit no node at a level (4,096 nodes over 270,336 threads). */
+	assert_int_equal(run_grid(&h, "ck_graph_grid_sync", 0, 0, graph, 1, NULL), 0);
+	wait_terms = 0;
+	assert_int_equal(cta_harness_verdict(h), CTA_VERDICT_PASS);
+	cta_sim *s = cta_harness_sim(h);
+	size_t addrs = 0, bytes = cta__exec_wait_bytes(s, &addrs);
+	/* The level of each of the 4096 nodes, the counts and the grid's. */
+	assert_true(addrs >= 4096);
+	assert_true(bytes <= 128 * addrs + 64);
+	if (s->kernels[0]->kc) {
+		assert_true(s->spin_parks > 1056);
+		assert_true(s->spin_park_bytes / s->spin_parks <= 2048);
+	} else {
+		assert_int_equal(s->spin_parks, 0); /* (on fibers) */
+	}
+	cta_harness_free(h);
 }
 
 /* ---- bodies of the tests below -------------------------------------- */
@@ -603,6 +639,7 @@ int main(void)
 	    cmocka_unit_test(a_blocking_kernels_atomics_take_turns_on_their_address),
 	    cmocka_unit_test(grid_sync_arrivals_take_turns),
 	    cmocka_unit_test(turns_do_not_depend_on_where_the_arrays_lie),
+	    cmocka_unit_test(waiting_blocks_and_turns_cost_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
