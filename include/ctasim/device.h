@@ -326,6 +326,17 @@ struct cta_device_model {
 	 * block's first release fence waits longer (docs/FIDELITY.md, *A
 	 * storing body in the steal loop*). 0: none. */
 	unsigned clc_drain_first_ns;
+	/* Emulated CLC, a clustered launch: a request stores its result into
+	 * the shared memory of each CTA it reaches (st.async; a multicast
+	 * reaches every CTA of the cluster, a request without multicast its
+	 * issuer's), one after the other, before it completes: the request
+	 * completes clc_multicast_ns later per CTA reached, after its claim,
+	 * and its issuer, which does the stores, goes on that much later.
+	 * Not scaled by clc_far_ppm (the stores stay in the cluster's GPC).
+	 * `ctasim calibrate` fits it from clustered kernels' failures
+	 * against the one-CTA kernels' request rule (docs/FIDELITY.md, *A
+	 * clustered request's stores*). 0: none. */
+	unsigned clc_multicast_ns;
 	/* The register file's late entry: a later-wave block of a kernel
 	 * whose occupancy registers limit, placed beside running blocks of
 	 * its SM where its warps and theirs, dealt evenly over the four

@@ -107,6 +107,10 @@ struct fit {
 	 * (medians): one vote for clc_drain_first_ns. */
 	struct samples clc_drain_first;
 	struct samples clc_fail_kernel; /* per kernel: its median failure */
+	/* Per clustered kernel: its median failure on the near GPCs' scale,
+	 * its requesters (clusters resident) and its CTAs a cluster, three
+	 * values a kernel (clc_multicast_ns). */
+	struct samples clc_multicast;
 	/* ... and beside each, the kernel's requesters: its units resident at
 	 * once (clc_units_resident). */
 	struct samples clc_fail_units;
@@ -570,13 +574,19 @@ static uint64_t block_threads(const struct cta_trace_kernel *kh)
 	return kh ? n : 0;
 }
 
-/* Whether kernel kh launches clusters of two CTAs or more. */
-static int clustered(const struct cta_trace_kernel *kh)
+/* The CTAs of kernel kh's clusters (1 without clusters). */
+static uint64_t cluster_ctas(const struct cta_trace_kernel *kh)
 {
 	uint64_t c = 1;
 	for (int d = 0; kh && d < 3; d++)
 		c *= kh->cluster[d] ? kh->cluster[d] : 1;
-	return c > 1;
+	return c;
+}
+
+/* Whether kernel kh launches clusters of two CTAs or more. */
+static int clustered(const struct cta_trace_kernel *kh)
+{
+	return cluster_ctas(kh) > 1;
 }
 
 /* One clustered launch's blocks on an SM at once: +1 at a start, -1 at an
@@ -678,6 +688,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 	}
 	size_t ncl = 0;
 	struct samples fails = {0}, tails = {0}, posts = {0}, exits = {0}, firsts = {0}, all = {0};
+	struct samples mfails = {0}; /* a clustered kernel's failures */
 	unsigned char far[32] = {0};
 	double ratio = 1;
 	uint64_t units = 0;
@@ -747,6 +758,8 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				done = r->t_ns;
 				ok = r->code == CTA_CANCEL_SUCCESS;
 				succs += ok;
+				if (multi && !ok)
+					rc = push(&mfails, near_scale(done - issue, 0, sc));
 				if (multi)
 					break;
 				rc = push(ok ? &fit->clc_succ : &fit->clc_fail,
@@ -803,7 +816,16 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 				uint64_t a = median(&all), f1 = median(&firsts);
 				rc = push(&fit->clc_drain_first, f1 > a ? f1 - a : 0);
 			}
-			tails.n = posts.n = exits.n = firsts.n = all.n = 0;
+			/* A clustered kernel's median failure, its requesters
+			 * and CTAs a cluster (clc_multicast_ns). */
+			if (!rc && mfails.n) {
+				rc = push(&fit->clc_multicast, median(&mfails));
+				if (!rc)
+					rc = push(&fit->clc_multicast, units);
+				if (!rc)
+					rc = push(&fit->clc_multicast, cluster_ctas(kh));
+			}
+			tails.n = posts.n = exits.n = firsts.n = all.n = mfails.n = 0;
 			ncl = 0;
 		}
 		i = j;
@@ -814,6 +836,7 @@ static int clc_samples(struct fit *fit, const struct cta_trace *t, uint64_t loop
 	free(exits.v);
 	free(firsts.v);
 	free(all.v);
+	free(mfails.v);
 	free(cl);
 	free(ks);
 	return rc;
@@ -1114,6 +1137,30 @@ out:
 	free(v.v);
 }
 
+/* clc_multicast_ns: a clustered kernel's request stores its result into
+ * every CTA of its cluster (the guide's cluster loop multicasts) before it
+ * completes, which a one-CTA kernel's does not. Each clustered kernel
+ * votes what its median failure takes beyond the one-CTA kernels' rule
+ * at its requesters (the request times crowd(clusters resident)), over
+ * its CTAs a cluster; the median vote, 0 where it is negative or no
+ * kernel is clustered. */
+static unsigned fit_multicast(const struct fit *fit, const struct cta_device_model *out)
+{
+	const struct samples *m = &fit->clc_multicast;
+	struct samples v = {0};
+	unsigned ns = 0;
+	for (size_t i = 0; i + 2 < m->n; i += 3) {
+		double beyond = (double)m->v[i] - (double)out->clc_request_ns *
+		                                      crowd(m->v[i + 1], out->clc_crowd_units);
+		if (push(&v, beyond > 0 ? (uint64_t)(beyond / (double)m->v[i + 2] + 0.5) : 0))
+			goto out;
+	}
+	ns = v.n ? clamp_add((double)median(&v)) : 0;
+out:
+	free(v.v);
+	return ns;
+}
+
 static void fit_clc(struct cta_device_model *out, struct fit *fit)
 {
 	if (!fit->clc_emulated || !(fit->clc_fail.n || fit->clc_succ.n))
@@ -1189,6 +1236,7 @@ static void fit_clc(struct cta_device_model *out, struct fit *fit)
 	out->clc_drain_first_ns =
 	    fit->clc_drain_first.n ? clamp_add((double)median(&fit->clc_drain_first)) : 0;
 	out->cluster_barrier_ns = fit_cluster_barrier(fit, f, (double)out->barrier_ns);
+	out->clc_multicast_ns = fit_multicast(fit, out);
 	/* Each kernel one vote: the median. */
 	out->clc_late_ppm = fit->clc_late.n ? (unsigned)median(&fit->clc_late) : 0;
 	fit_sector(out, fit);
@@ -1280,6 +1328,7 @@ static void free_fit(struct fit *f)
 	free(f->clc_entry.v);
 	free(f->regs_wait.v);
 	free(f->clc_fail_kernel.v);
+	free(f->clc_multicast.v);
 	free(f->clc_fail_units.v);
 	free(f->call_d.v);
 	free(f->call_ns.v);

@@ -740,7 +740,8 @@ static uint64_t sector_pass(struct cta_sim *s, struct cta__kernel *k)
  * its atomics `crowd` longer than its issue charged it: the request's
  * growth, and the share of it (clc_crowd_tail_ppm) that its record of the
  * completion, more round trips to the same atomics, adds before it goes
- * on. */
+ * on. A clustered launch's request then stores its result into each CTA
+ * it reaches, clc_multicast_ns each. */
 static inline __attribute__((always_inline)) void emulated(struct cta_sim *s, struct cta__kernel *k,
                                                            struct cta__request *r, uint64_t crowd,
                                                            const struct cta__cta *c,
@@ -756,6 +757,11 @@ static inline __attribute__((always_inline)) void emulated(struct cta_sim *s, st
 		k->claim_word = word;
 		k->claim_done = done;
 	}
+	/* A clustered launch's result goes into each CTA the request reaches
+	 * (st.async, one after the other, after the claim): every CTA of the
+	 * cluster for a multicast, the issuer's alone otherwise. */
+	if (k->csize > 1 && s->dev.clc_multicast_ns)
+		done += (uint64_t)s->dev.clc_multicast_ns * (r->multicast ? r->unit->nctas : 1);
 	r->wait = done - r->done_t + crowd;
 	r->done_t = done;
 }

@@ -107,6 +107,7 @@ static const struct key keys[] = {
     OPT_UINT(clc_exit_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(clc_drain_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(clc_drain_first_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(clc_multicast_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(clc_entry_ps, 1000000),
     OPT_UINT(clc_sector_ps, 1000000),
     OPT_UINT(clc_far_gpcs, 0xffffffffu),

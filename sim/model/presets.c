@@ -164,6 +164,8 @@ struct sweep_fit {
 	uint32_t clc_steal_ns, clc_request_tail_ns, clc_claim_ns, clc_claim_turn_ns, clc_exit_ns;
 	/* ... and a storing body's release fence at each decoded success. */
 	uint32_t clc_drain_ns, clc_drain_first_ns;
+	/* ... and a clustered request's store into each CTA it reaches. */
+	uint32_t clc_multicast_ns;
 	/* ... the context's sector as a queue: a block's entry, a request. */
 	uint32_t clc_entry_ps, clc_sector_ps;
 	/* ... paid times clc_far_ppm / 1e6 by blocks of the GPCs in
@@ -230,6 +232,7 @@ static const struct sweep_fit sweep_h100 = {
     .clc_exit_ns = 548,
     .clc_drain_ns = 676,
     .clc_drain_first_ns = 704,
+    .clc_multicast_ns = 111,
     .clc_entry_ps = 4368,
     .clc_sector_ps = 3259,
     .clc_far_gpcs = 0x8e, /* GPCs 1, 2, 3 and 7 */
@@ -291,6 +294,7 @@ static const struct sweep_fit sweep_h200 = {
     .clc_exit_ns = 655,
     .clc_drain_ns = 390,
     .clc_drain_first_ns = 736,
+    .clc_multicast_ns = 76,
     .clc_entry_ps = 4048,
     .clc_sector_ps = 4095,
     .clc_far_gpcs = 0x9a, /* GPCs 1, 3, 4 and 7 */
@@ -624,6 +628,7 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->clc_exit_ns = f->clc_exit_ns;
 		m->clc_drain_ns = f->clc_drain_ns;
 		m->clc_drain_first_ns = f->clc_drain_first_ns;
+		m->clc_multicast_ns = f->clc_multicast_ns;
 		m->clc_entry_ps = f->clc_entry_ps;
 		m->clc_sector_ps = f->clc_sector_ps;
 		m->clc_far_gpcs = f->clc_far_gpcs;

@@ -876,9 +876,10 @@ static void crowd_tail_share_skips_loops_whose_calls_vary(void **state)
 }
 
 /* Simulates spin_clc (64 blocks of 1024 threads, 2 us an index) under the
- * emulation, in clusters of `cluster` CTAs, with the given cluster barrier
- * cost, into *t, marked as a GPU's emulated trace. */
-static void cluster_loop_trace(struct cta_trace *t, unsigned cluster, unsigned cost)
+ * emulation, in clusters of `cluster` CTAs (1, 2 or 4), with the given
+ * cluster barrier cost and clc_multicast_ns, into *t, marked as a GPU's
+ * emulated trace. */
+static void cluster_loop_trace_mc(struct cta_trace *t, unsigned cluster, unsigned cost, unsigned mc)
 {
 	char path[256];
 	st_tmpname(path, sizeof(path), "cbar.trace");
@@ -891,7 +892,12 @@ static void cluster_loop_trace(struct cta_trace *t, unsigned cluster, unsigned c
 	 * tail where no trace has two requests back to back (fit_clc). */
 	o.device.clc_steal_ns = 1500;
 	o.device.cluster_barrier_ns = cost;
-	const char *args[] = {"grid=256", "ns=2000", cluster > 1 ? "cluster=2" : NULL, NULL};
+	o.device.clc_multicast_ns = mc;
+	const char *args[] = {"grid=256", "ns=2000",
+	                      cluster == 4  ? "cluster=4"
+	                      : cluster > 1 ? "cluster=2"
+	                                    : NULL,
+	                      NULL};
 	struct cta_harness *h;
 	assert_int_equal(st_run_harness(&h, "spin_clc", &o, args), 0);
 	cta_harness_free(h);
@@ -899,6 +905,93 @@ static void cluster_loop_trace(struct cta_trace *t, unsigned cluster, unsigned c
 	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
 	remove(path);
 	strcpy(t->header.clc, "emulated");
+}
+
+static void cluster_loop_trace(struct cta_trace *t, unsigned cluster, unsigned cost)
+{
+	cluster_loop_trace_mc(t, cluster, cost, 0);
+}
+
+/* The median time from a request to its completion of the failed
+ * requests of trace t. */
+static uint64_t median_failure(const struct cta_trace *t)
+{
+	uint64_t issue[4096] = {0}, d[4096];
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct cta_trace_rec *r = &t->recs[i];
+		if (r->ev != CTA_TEV_CANCEL && r->ev != CTA_TEV_CANCEL_DONE)
+			continue;
+		assert_true(r->phys < 4096);
+		if (r->ev == CTA_TEV_CANCEL)
+			issue[r->phys] = r->t_ns;
+		else if (r->ev == CTA_TEV_CANCEL_DONE && r->code != CTA_CANCEL_SUCCESS)
+			d[n++] = r->t_ns - issue[r->phys];
+	}
+	assert_true(n > 0);
+	for (size_t i = 1; i < n; i++) /* (a few dozen: insertion sort) */
+		for (size_t j = i; j && d[j - 1] > d[j]; j--) {
+			uint64_t x = d[j];
+			d[j] = d[j - 1];
+			d[j - 1] = x;
+		}
+	return d[n / 2];
+}
+
+/* A clustered request stores its result into each CTA of its cluster
+ * before it completes: with clc_multicast_ns its failures take that much
+ * longer per CTA (clusters of 2 and 4), a one-CTA launch's not at all. */
+static void emulated_multicast_pays_each_cta_of_the_cluster(void **state)
+{
+	(void)state;
+	for (unsigned cluster = 1; cluster <= 4; cluster *= 2) {
+		struct cta_trace a, b;
+		cluster_loop_trace_mc(&a, cluster, 0, 0);
+		cluster_loop_trace_mc(&b, cluster, 0, 300);
+		uint64_t fa = median_failure(&a), fb = median_failure(&b);
+		uint64_t want = cluster > 1 ? 300u * cluster : 0;
+		if (fb != fa + want)
+			fail_msg("clusters of %u: failure %" PRIu64 " ns with the stores, %" PRIu64
+			         " without",
+			         cluster, fb, fa);
+		cta_trace_free(&a);
+		cta_trace_free(&b);
+	}
+}
+
+/* clc_multicast_ns comes back from traces the simulator made with it: a
+ * one-CTA loop gives the request, the clustered loop (clusters of 2 and
+ * of 4) its failures' excess over it per CTA; without a clustered loop,
+ * or without the stores, none. */
+static void multicast_is_recovered_from_simulated_steal_loops(void **state)
+{
+	(void)state;
+	const struct cta_device_model *h100 = cta_device_find("H100");
+	for (unsigned cluster = 2; cluster <= 4; cluster *= 2)
+		for (unsigned mc = 0; mc <= 400; mc += 400) {
+			struct cta_trace t[2];
+			cluster_loop_trace_mc(&t[0], 1, 600, mc);
+			cluster_loop_trace_mc(&t[1], cluster, 600, mc);
+			const struct cta_trace *ts[2] = {&t[0], &t[1]};
+			uint64_t loop_ns[2] = {2000, 2000};
+			struct cta_calib_opts co = CTA_CALIB_OPTS_INIT;
+			co.clc_ns = loop_ns;
+			struct cta_device_model m;
+			struct cta_calib_report rep;
+			char err[256] = "";
+			assert_int_equal(
+			    cta_trace_calibrate_opts(&m, &rep, h100, ts, 2, &co, err, sizeof(err)),
+			    0);
+			if (m.clc_multicast_ns < mc * 9 / 10 || m.clc_multicast_ns > mc * 11 / 10)
+				fail_msg("clusters of %u: multicast %u ns, simulated with %u",
+				         cluster, m.clc_multicast_ns, mc);
+			assert_int_equal(
+			    cta_trace_calibrate_opts(&m, &rep, h100, ts, 1, &co, err, sizeof(err)),
+			    0);
+			assert_int_equal(m.clc_multicast_ns, 0);
+			cta_trace_free(&t[0]);
+			cta_trace_free(&t[1]);
+		}
 }
 
 /* The cluster barrier (cluster_barrier_ns) comes back from traces the
@@ -1828,6 +1921,8 @@ int main(void)
 	    cmocka_unit_test(crowd_tail_share_is_recovered_from_simulated_loops),
 	    cmocka_unit_test(crowd_tail_share_skips_loops_whose_calls_vary),
 	    cmocka_unit_test(cluster_barrier_is_recovered_from_simulated_steal_loops),
+	    cmocka_unit_test(emulated_multicast_pays_each_cta_of_the_cluster),
+	    cmocka_unit_test(multicast_is_recovered_from_simulated_steal_loops),
 	    cmocka_unit_test(clustered_blocks_an_sm_holds_are_limited_and_fitted),
 	    cmocka_unit_test(cluster_sweep_start_is_recovered_from_simulated_waves),
 	    cmocka_unit_test(h200_deals_small_clustered_grids_as_the_h100),
