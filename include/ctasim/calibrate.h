@@ -69,13 +69,15 @@ struct cta_calib_work {
 
 /* A blocking kernel's configuration as the simulator ran it with the
  * device's wait_* terms (docs/FIDELITY.md, *Blocking kernels*): at the
- * point `at` (wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps)
- * its busy span (first block start to last block end) was busy0 ns, and
- * busy[i] with term i at at[i] + step[i] (busy0 0: not run). `ctasim
- * fidelity` gets it by simulating the traced configuration (fit=wait). */
+ * point `at` (wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps,
+ * wait_hit_ns, wait_poll_ps) its busy span (first block start to last block end) was
+ * busy0 ns, and busy[i] with term i at at[i] + step[i] (busy0 0: not run;
+ * step[i] 0: term i not probed). `ctasim fidelity` gets it by simulating
+ * the traced configuration (fit=wait). */
+#define CTA_CALIB_WAIT_TERMS 6
 struct cta_calib_wait {
-	uint64_t at[4], step[4];
-	uint64_t busy0, busy[4];
+	uint64_t at[CTA_CALIB_WAIT_TERMS], step[CTA_CALIB_WAIT_TERMS];
+	uint64_t busy0, busy[CTA_CALIB_WAIT_TERMS];
 };
 
 /* Options of cta_trace_calibrate_opts. */

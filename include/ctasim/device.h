@@ -401,9 +401,15 @@ struct cta_device_model {
 	 * waits for its turn on its address (wait_turn_ps each; a warp's
 	 * atomics at one time on one address share a turn) and then costs
 	 * wait_atomic_ns, and a cta_grid_sync arrival takes wait_sync_ps on
-	 * the grid's count. `ctasim calibrate` fits them from the barrier
-	 * chains of traces marked `fit=wait`. All 0: none of it. */
-	unsigned wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps;
+	 * the grid's count. An atomic on an address an atomic took a turn
+	 * on before (still in the table of turns) costs wait_hit_ns instead
+	 * of wait_atomic_ns (0: every atomic wait_atomic_ns), and a volatile
+	 * load that polls (the third or later of a poll on one address, not
+	 * a cta_grid_sync phase's) takes a turn of wait_poll_ps on its
+	 * address. `ctasim calibrate` fits them from the traces
+	 * marked `fit=wait`. All 0: none of it. */
+	unsigned wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps, wait_hit_ns,
+	    wait_poll_ps;
 };
 #define CTA_DEVICE_SPIN_STEPS 8
 

@@ -2586,7 +2586,7 @@ static uint64_t busy_span(const struct cta_trace *t)
 }
 
 /* The blocking kernels' terms (wait_load_ns, wait_atomic_ns,
- * wait_turn_ps, wait_sync_ps): each probed trace j gives its busy span
+ * wait_turn_ps, wait_sync_ps, wait_hit_ns, wait_poll_ps): each probed trace j gives its busy span
  * H_j and the simulator's, S_j(p) ~ busy0_j + sum_i (p_i - at_i) g_ij
  * with g_ij its slope in term i; p minimises sum_j (S_j(p) / H_j - 1)^2,
  * a term none of the probes moves kept from the base, a term that comes
@@ -2594,7 +2594,7 @@ static uint64_t busy_span(const struct cta_trace *t)
 static void fit_wait(struct cta_device_model *out, const struct cta_trace *const *traces, size_t n,
                      const struct cta_calib_wait *w)
 {
-	enum { K = 4 };
+	enum { K = CTA_CALIB_WAIT_TERMS };
 	double a[K][K] = {{0}}, b[K] = {0};
 	int any = 0;
 	for (size_t j = 0; w && j < n; j++) {
@@ -2619,7 +2619,7 @@ static void fit_wait(struct cta_device_model *out, const struct cta_trace *const
 	if (!any)
 		return;
 	unsigned *term[K] = {&out->wait_load_ns, &out->wait_atomic_ns, &out->wait_turn_ps,
-	                     &out->wait_sync_ps};
+	                     &out->wait_sync_ps, &out->wait_hit_ns,    &out->wait_poll_ps};
 	int fixed[K];
 	double p[K];
 	for (int i = 0; i < K; i++) {

@@ -270,8 +270,11 @@ struct cta__lane_spin {
 	/* A blocking kernel's accesses in virtual-time order (device
 	 * wait_*, wait_access in sim/exec/exec.c): its clock after its last
 	 * yield point, the yield points since with nothing between them,
-	 * and whether it waits for the engine's clock (not spinning). */
+	 * the address of its last access (acc_addr: a round's back-off
+	 * counts rounds on one address), and whether it waits for the
+	 * engine's clock (not spinning). */
 	uint64_t acc_end;
+	uintptr_t acc_addr;
 	unsigned acc_idle;
 	unsigned char timed;
 };

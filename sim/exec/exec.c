@@ -1851,8 +1851,9 @@ static void wait_rebuild(struct cta__wait_table *t, uint64_t past, size_t more)
 	t->n = kept;
 }
 
-/* Address a's slot, made (all 0 but its address) if it has none. */
-static struct cta__wait_slot *wait_slot(struct cta_sim *s, uintptr_t a)
+/* Address a's slot, made (all 0 but its address) if it has none; *seen
+ * 1 when it had one. */
+static struct cta__wait_slot *wait_slot(struct cta_sim *s, uintptr_t a, unsigned *seen)
 {
 	struct cta__wait_table *t = s->wait_slots;
 	if (!t) {
@@ -1863,9 +1864,11 @@ static struct cta__wait_slot *wait_slot(struct cta_sim *s, uintptr_t a)
 		wait_rebuild(t, 0, 0);
 	}
 	size_t i = wait_hash(a, t->cap);
+	*seen = 1;
 	for (; t->slot[i].addr; i = (i + 1) & (t->cap - 1))
 		if (t->slot[i].addr == a)
 			return &t->slot[i];
+	*seen = 0;
 	int moved = 0;
 	if (2 * (t->n + 1) > t->grow) {
 		if (t->n >= WAIT_PRUNE) {
@@ -1910,7 +1913,8 @@ void cta__exec_wait_free(struct cta_sim *s)
 int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k)
 {
 	const struct cta_device_model *d = &s->dev;
-	return (d->wait_load_ns | d->wait_atomic_ns | d->wait_turn_ps | d->wait_sync_ps) &&
+	return (d->wait_load_ns | d->wait_atomic_ns | d->wait_turn_ps | d->wait_sync_ps |
+	        d->wait_hit_ns | d->wait_poll_ps) &&
 	       (!k->kc || (k->kc->flags & CTA__KC_SPIN)) &&
 	       s->o.spin_sched != CTA_SPIN_ADVERSARIAL && !s->in_pool &&
 	       (k->l.cooperative || __atomic_load_n(&k->comm_state, __ATOMIC_RELAXED) == 2);
@@ -1933,6 +1937,7 @@ static struct cta__lane_spin *spin_of(struct cta__lane_x *x)
 		sp->spin_rounds = 0;
 		sp->acc_end = l->vtime;
 		sp->acc_idle = 0;
+		sp->acc_addr = 0;
 	}
 	return sp;
 }
@@ -1965,12 +1970,13 @@ static void wait_for_time(struct cta__lane_x *x, struct cta__lane_spin *sp, cons
 }
 
 /* The turn of an atomic of x on address a (<< 2) at x's clock, turn_ps a
- * turn: x's clock moved to its start. */
+ * turn: x's clock moved to its start; *seen 1 when an atomic took a turn
+ * on the address before (it is in the table). */
 uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uint3 bid,
                              unsigned cta_rank, unsigned rank, uintptr_t a, uint64_t vtime,
-                             unsigned turn_ps)
+                             unsigned turn_ps, unsigned *seen)
 {
-	struct cta__wait_slot *w = wait_slot(s, a);
+	struct cta__wait_slot *w = wait_slot(s, a, seen);
 	uint64_t t = vtime * 1000, start;
 	unsigned warp = (cta_rank << 16) + (rank >> 5);
 	uint64_t block = (uint64_t)bid.x | (uint64_t)bid.y << 32 | (uint64_t)bid.z << 48;
@@ -1988,12 +1994,31 @@ uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uin
 	return (start + 999) / 1000;
 }
 
-static void wait_turn(struct cta__lane_x *x, uintptr_t a, unsigned turn_ps)
+/* x's atomic on a (<< 2) takes its turn (turn_ps) if the device has
+ * turns or hits: what it then costs x (wait_atomic_ns, or wait_hit_ns on
+ * an address an atomic took a turn on before). */
+static uint64_t wait_turn(struct cta__lane_x *x, uintptr_t a, unsigned turn_ps)
 {
 	struct cta__lane *l = &x->l;
-	unsigned rank = (l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x;
+	const struct cta_device_model *d = &l->unit->sim->dev;
+	if (!turn_ps && !d->wait_hit_ns)
+		return d->wait_atomic_ns;
+	unsigned rank = (l->tid.z * l->bdim.y + l->tid.y) * l->bdim.x + l->tid.x, seen;
 	l->vtime = cta__exec_wait_turn(l->unit->sim, l->unit->k, l->bid, l->cta_rank, rank, a,
-	                               l->vtime, turn_ps);
+	                               l->vtime, turn_ps, &seen);
+	return cta__exec_wait_cost(d, seen);
+}
+
+uint64_t cta__exec_wait_cost(const struct cta_device_model *d, unsigned seen)
+{
+	return seen && d->wait_hit_ns ? d->wait_hit_ns : d->wait_atomic_ns;
+}
+
+int cta__exec_wait_polls(unsigned kind, uint64_t acc, int same, unsigned idle,
+                         const struct cta__kernel *k)
+{
+	return kind == CTA__ACC_LOAD && same && idle >= 2 &&
+	       (uintptr_t)(acc >> 2) != (uintptr_t)&k->gsync_gen;
 }
 
 /* A yield point of a thread of a kernel cta__exec_wait_model covers:
@@ -2008,16 +2033,25 @@ static void wait_access(struct cta__lane_x *x, uintptr_t acc, const char *file, 
 	unsigned kind = (unsigned)(acc & 3);
 	/* Yield points with nothing between them (the clock where the last
 	 * one left it): a thread that polls. Every CTA__POLL_BUDGET of them
-	 * it spins a round: past CTA__SPIN_RAMP rounds its polls slow down as
-	 * in cta__spin_poll, and a loop of yield points without an access
-	 * (which cost nothing) moves its clock a round each time. */
+	 * it spins a round: past CTA__SPIN_RAMP rounds on one address its
+	 * polls slow down as in cta__spin_poll (a scan of many addresses,
+	 * as a work-stealing loop's over its queues, does not: it is no
+	 * poll), and a loop of yield points without an access (which cost
+	 * nothing) moves its clock a round each time. */
 	if (l->vtime != sp->acc_end) {
 		sp->acc_idle = 0;
 		sp->spin_rounds = 0;
 	} else {
 		sp->acc_idle++;
 	}
+	int same = (acc >> 2) == sp->acc_addr;
+	if (kind != CTA__ACC_NONE) {
+		if (!same)
+			sp->spin_rounds = 0;
+		sp->acc_addr = acc >> 2;
+	}
 	int wait = kind == CTA__ACC_ATOMIC || kind == CTA__ACC_STORE;
+	int poll = cta__exec_wait_polls(kind, acc, same, sp->acc_idle, u->k);
 	if (sp->acc_idle && !(sp->acc_idle % CTA__POLL_BUDGET)) {
 		sp->spin_rounds++;
 		uint64_t mult = sp->spin_rounds / CTA__SPIN_RAMP;
@@ -2036,12 +2070,14 @@ static void wait_access(struct cta__lane_x *x, uintptr_t acc, const char *file, 
 	if (wait || (kind == CTA__ACC_LOAD && sp->acc_idle >= 2))
 		wait_for_time(x, sp, file, line);
 	if (kind == CTA__ACC_ATOMIC) {
-		if (d->wait_turn_ps) {
-			wait_turn(x, acc >> 2, d->wait_turn_ps);
+		uint64_t cost = wait_turn(x, acc >> 2, d->wait_turn_ps);
+		wait_for_time(x, sp, file, line);
+		l->vtime += cost;
+	} else if (kind == CTA__ACC_LOAD) {
+		if (poll && d->wait_poll_ps) {
+			wait_turn(x, acc >> 2, d->wait_poll_ps);
 			wait_for_time(x, sp, file, line);
 		}
-		l->vtime += d->wait_atomic_ns;
-	} else if (kind == CTA__ACC_LOAD) {
 		l->vtime += d->wait_load_ns;
 	}
 	sp->acc_end = l->vtime;
@@ -2166,12 +2202,10 @@ void cta__grid_sync(const char *file, int line)
 		if (model) {
 			struct cta__lane_spin *sp = spin_of(x);
 			wait_for_time(x, sp, file, line);
-			if (u->sim->dev.wait_sync_ps) {
-				wait_turn(x, (uintptr_t)&k->gsync_count << 2,
-				          u->sim->dev.wait_sync_ps);
-				wait_for_time(x, sp, file, line);
-			}
-			x->l.vtime += u->sim->dev.wait_atomic_ns;
+			uint64_t cost =
+			    wait_turn(x, (uintptr_t)&k->gsync_count, u->sim->dev.wait_sync_ps);
+			wait_for_time(x, sp, file, line);
+			x->l.vtime += cost;
 			sp->acc_end = x->l.vtime;
 		}
 		if (++k->gsync_count == k->nblocks) {

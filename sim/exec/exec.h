@@ -186,10 +186,21 @@ void cta__exec_unit_poll_wake(struct cta__unit *u, uint64_t now);
 int cta__exec_wait_model(const struct cta_sim *s, const struct cta__kernel *k);
 /* The turn of an atomic on address a (<< 2) at time vtime (ns) of the
  * thread of rank `rank` of CTA cta_rank of block bid of k, turn_ps a turn
- * (device wait_turn_ps, wait_sync_ps): the time its turn starts. */
+ * (device wait_turn_ps, wait_sync_ps): the time its turn starts; *seen 1
+ * when an atomic took a turn on a before. */
 uint64_t cta__exec_wait_turn(struct cta_sim *s, const struct cta__kernel *k, uint3 bid,
                              unsigned cta_rank, unsigned rank, uintptr_t a, uint64_t vtime,
-                             unsigned turn_ps);
+                             unsigned turn_ps, unsigned *seen);
+/* Whether a volatile load (kind, access acc) takes a turn (device
+ * wait_poll_ps): the third or later of a poll on one address (same: the
+ * thread's last access was to it; idle: its yield points with nothing
+ * between), not a poll of a cta_grid_sync's phase. */
+int cta__exec_wait_polls(unsigned kind, uint64_t acc, int same, unsigned idle,
+                         const struct cta__kernel *k);
+/* What an atomic costs its thread after its turn: wait_hit_ns when its
+ * address was seen (cta__exec_wait_turn) and the device has hits, else
+ * wait_atomic_ns. */
+uint64_t cta__exec_wait_cost(const struct cta_device_model *d, unsigned seen);
 /* The bytes the blocking kernels' turns by address hold (s->wait_slots),
  * and the addresses there. */
 size_t cta__exec_wait_bytes(const struct cta_sim *s, size_t *addresses);

@@ -245,7 +245,8 @@ struct kc_spin {
 	uint32_t acc_idle;
 	uint64_t acc_end;
 	uint64_t acc;
-	uint8_t timed, stage, grid, own, at_end, pad[3];
+	uint64_t acc_addr; /* exec.c's: the address of its last access */
+	uint8_t timed, stage, grid, own, at_end, seen, poll, pad;
 };
 
 /* A count of a thread that made no yield point yet (run_spin's threads,
@@ -2368,6 +2369,7 @@ static void kc_wait_own(struct kc_spin *sp, uint64_t vt)
 	sp->rounds = 0;
 	sp->acc_end = vt;
 	sp->acc_idle = 0;
+	sp->acc_addr = 0;
 }
 
 static int kc_wait_park(struct kc_block *b, struct kc_spin *sp, struct cta__lane *l, unsigned stage)
@@ -2389,23 +2391,28 @@ static int kc_wait_go(struct kc_block *b, struct kc_spin *sp, struct cta__lane *
 	const struct cta_device_model *d = &s->dev;
 	unsigned kind = (unsigned)(sp->acc & 3);
 	if (stage == 1) {
-		unsigned turn = sp->grid                  ? d->wait_sync_ps
-		                : kind == CTA__ACC_ATOMIC ? d->wait_turn_ps
-		                                          : 0;
-		uintptr_t a =
-		    sp->grid ? (uintptr_t)&u->k->gsync_count << 2 : (uintptr_t)(sp->acc >> 2);
-		if (turn) {
+		int atomic = sp->grid || kind == CTA__ACC_ATOMIC;
+		unsigned turn = sp->grid                            ? d->wait_sync_ps
+		                : kind == CTA__ACC_ATOMIC           ? d->wait_turn_ps
+		                : kind == CTA__ACC_LOAD && sp->poll ? d->wait_poll_ps
+		                                                    : 0;
+		uintptr_t a = sp->grid ? (uintptr_t)&u->k->gsync_count : (uintptr_t)(sp->acc >> 2);
+		sp->seen = 0;
+		if (atomic ? turn || d->wait_hit_ns : turn != 0) {
+			unsigned seen;
 			l->vtime = cta__exec_wait_turn(s, u->k, l->bid, l->cta_rank, b->cur, a,
-			                               l->vtime, turn);
+			                               l->vtime, turn, &seen);
+			sp->seen = (uint8_t)seen;
 			if (l->vtime > s->now)
 				return kc_wait_park(b, sp, l, 2);
 		}
-		if (sp->grid || kind == CTA__ACC_ATOMIC)
-			l->vtime += d->wait_atomic_ns;
+		if (atomic)
+			l->vtime += cta__exec_wait_cost(d, sp->seen);
 		else if (kind == CTA__ACC_LOAD)
 			l->vtime += d->wait_load_ns;
 	} else {
-		l->vtime += d->wait_atomic_ns;
+		l->vtime += sp->grid || kind == CTA__ACC_ATOMIC ? cta__exec_wait_cost(d, sp->seen)
+		                                                : d->wait_load_ns;
 	}
 	sp->stage = 0;
 	sp->acc_end = l->vtime;
@@ -2425,7 +2432,14 @@ static int kc_wait_access(struct kc_block *b, struct kc_spin *sp, struct cta__la
 	} else {
 		sp->acc_idle++;
 	}
+	int same = (acc >> 2) == sp->acc_addr;
+	if (kind != CTA__ACC_NONE) {
+		if (!same)
+			sp->rounds = 0;
+		sp->acc_addr = acc >> 2;
+	}
 	int wait = kind == CTA__ACC_ATOMIC || kind == CTA__ACC_STORE;
+	sp->poll = (uint8_t)cta__exec_wait_polls(kind, acc, same, sp->acc_idle, l->unit->k);
 	if (sp->acc_idle && !(sp->acc_idle % CTA__POLL_BUDGET)) {
 		sp->rounds++;
 		uint64_t mult = sp->rounds / CTA__SPIN_RAMP;
@@ -2711,7 +2725,9 @@ static void spin_wait_one(struct kc_block *b, struct kc_item it)
 	struct kc_spin *sp = &b->spins[it.rank];
 	sp->at_end = sp->own && !sp->stage && sp->acc_end == it.vt;
 	if (!sp->stage)
-		sp->acc_end = sp->acc = sp->grid = 0;
+		sp->acc_end = sp->acc = sp->grid = sp->seen = sp->poll = 0;
+	if (!sp->stage && !sp->at_end)
+		sp->acc_addr = 0;
 }
 
 static void spin_wait_pack(struct kc_block *b, struct kc_cl *K, unsigned m,
@@ -2733,7 +2749,9 @@ static void spin_wait_pack(struct kc_block *b, struct kc_cl *K, unsigned m,
 	for (unsigned i = 0; i < K->ncw; i++) {
 		struct kc_spin *sp = &b->spins[K->cw[i].rank];
 		sp->at_end = sp->own && sp->acc_end == K->cw[i].vt && K->cw[i].vt == c->bar_max_t;
-		sp->acc_end = sp->acc = sp->grid = 0;
+		sp->acc_end = sp->acc = sp->grid = sp->seen = sp->poll = 0;
+		if (!sp->at_end)
+			sp->acc_addr = 0;
 		if (i)
 			K->cw[i].vt = K->cw[0].vt;
 	}

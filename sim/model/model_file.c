@@ -129,6 +129,8 @@ static const struct key keys[] = {
     OPT_UINT(wait_atomic_ns, CTA_DEVICE_SPIN_ADD_MAX),
     OPT_UINT(wait_turn_ps, 1000000),
     OPT_UINT(wait_sync_ps, 1000000),
+    OPT_UINT(wait_hit_ns, CTA_DEVICE_SPIN_ADD_MAX),
+    OPT_UINT(wait_poll_ps, 1000000),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -183,6 +183,13 @@ struct sweep_fit {
 	/* The gate's blocks of a stealing launch on a full SM: let go this
 	 * share of a call after its first request (clc_late_ppm; 0: none). */
 	uint32_t clc_late_ppm;
+	/* Blocking kernels (docs/FIDELITY.md, *Blocking kernels*): wait_load_ns,
+	 * wait_atomic_ns, wait_turn_ps, wait_sync_ps, wait_hit_ns,
+	 * wait_poll_ps, fitted on traces/reference/h100-coop's fit=wait
+	 * configurations (`ctasim fidelity traces/reference/h100-coop --only
+	 * ... -o MODEL --wait-at ...`). */
+	unsigned wait_load_ns, wait_atomic_ns, wait_turn_ps, wait_sync_ps, wait_hit_ns,
+	    wait_poll_ps;
 	const char *fitted_on;
 	/* The state a launch leaves for the next (placement rule 8:
 	 * sweep_carry_late, _mid and _steady, cluster_carry_rot and _half;
@@ -242,7 +249,13 @@ static const struct sweep_fit sweep_h100 = {
     .cluster_barrier_ns = 499,
     .cluster_max_per_sm = 8,
     .clc_late_ppm = 1075200,
-    .fitted_on = "traces/reference/h100 (H100 80GB HBM3)",
+    .wait_load_ns = 353,
+    .wait_atomic_ns = 994,
+    .wait_turn_ps = 1432,
+    .wait_sync_ps = 4378,
+    .wait_hit_ns = 182,
+    .wait_poll_ps = 2042,
+    .fitted_on = "traces/reference/h100 and h100-coop (H100 80GB HBM3)",
     .carry_late = 31,
     .carry_mid = 61,
     .carry_steady = 67,
@@ -307,6 +320,14 @@ static const struct sweep_fit sweep_h200 = {
      * fit keeps from its base. */
     .cluster_max_per_sm = 8,
     .clc_late_ppm = 1068800,
+    /* No blocking kernel was recorded on the H200: the H100's wait_*
+     * terms (the same GH100 die and L2). */
+    .wait_load_ns = 353,
+    .wait_atomic_ns = 994,
+    .wait_turn_ps = 1432,
+    .wait_sync_ps = 4378,
+    .wait_hit_ns = 182,
+    .wait_poll_ps = 2042,
     .fitted_on = "traces/reference/h200 (NVIDIA H200)",
 };
 
@@ -646,6 +667,12 @@ static void build_one(struct cta_device_model *m, const struct preset_desc *d)
 		m->sweep_conc = f->conc;
 		m->launch_gap_ns = f->launch_gap_ns;
 		m->clc_late_ppm = f->clc_late_ppm;
+		m->wait_load_ns = f->wait_load_ns;
+		m->wait_atomic_ns = f->wait_atomic_ns;
+		m->wait_turn_ps = f->wait_turn_ps;
+		m->wait_sync_ps = f->wait_sync_ps;
+		m->wait_hit_ns = f->wait_hit_ns;
+		m->wait_poll_ps = f->wait_poll_ps;
 		for (unsigned r = 1; r <= 9 && f->spin_scale_ppm[r]; r++) {
 			m->spin_scale_ppm[r] = f->spin_scale_ppm[r];
 			m->spin_add_ns[r] = f->spin_add_ns;

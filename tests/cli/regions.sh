@@ -175,8 +175,8 @@ both ck_graph_grid_sync --arg nodes=512 --sm-limit 2 --grid 16 --arg ns=5000 --w
 # The blocking kernels' accesses under the device's wait_* (run_spin's
 # threads that wait for their time, kc_wait_park): the H100's fitted terms,
 # and turns long enough that a thread also waits for its turn's start.
-printf 'base = H100-SXM\nwait_load_ns = 372\nwait_atomic_ns = 406\nwait_turn_ps = 4130\nwait_sync_ps = 5409\n' >"$tmp/wait.model"
-printf 'base = H100-SXM\nwait_load_ns = 90\nwait_atomic_ns = 700\nwait_turn_ps = 250000\nwait_sync_ps = 400000\n' >"$tmp/turns.model"
+printf 'base = H100-SXM\nwait_load_ns = 372\nwait_atomic_ns = 406\nwait_turn_ps = 4130\nwait_sync_ps = 5409\nwait_hit_ns = 150\nwait_poll_ps = 800\n' >"$tmp/wait.model"
+printf 'base = H100-SXM\nwait_load_ns = 90\nwait_atomic_ns = 700\nwait_turn_ps = 250000\nwait_sync_ps = 400000\nwait_hit_ns = 60\nwait_poll_ps = 90000\n' >"$tmp/turns.model"
 for m in wait turns; do
 	both ck_graph_grid_sync --device "$tmp/$m.model" --arg nodes=2048 --sm-limit 4 --grid 32 --threads 2
 	both ck_graph_global_barrier --device "$tmp/$m.model" --arg nodes=2048 --sm-limit 4 --grid 32 --threads 2

@@ -40,6 +40,8 @@ static int run_grid(struct cta_harness **h, const char *name, unsigned sms, unsi
 		ho.sim.device.wait_atomic_ns = 406;
 		ho.sim.device.wait_turn_ps = 4130;
 		ho.sim.device.wait_sync_ps = 5409;
+		ho.sim.device.wait_hit_ns = 150;
+		ho.sim.device.wait_poll_ps = 800;
 	}
 	ho.sim.threads = threads;
 	ho.sim.trace_path = trace;
@@ -350,6 +352,8 @@ CTA_KERNEL(prog_one_grid_sync, struct prog_turn_args, p)
 	p->t[blockIdx.x * blockDim.x + threadIdx.x] = cta_globaltimer_ns();
 }
 
+static unsigned coop_hit_ns, coop_poll_ps; /* run_coop's wait_hit_ns, wait_poll_ps */
+
 static cta_sim *run_coop(const struct cta_kernel_def *k, unsigned grid, unsigned block,
                          const void *a, unsigned load_ns, unsigned atomic_ns, unsigned turn_ps,
                          unsigned sync_ps)
@@ -359,6 +363,8 @@ static cta_sim *run_coop(const struct cta_kernel_def *k, unsigned grid, unsigned
 	o.device.wait_atomic_ns = atomic_ns;
 	o.device.wait_turn_ps = turn_ps;
 	o.device.wait_sync_ps = sync_ps;
+	o.device.wait_hit_ns = coop_hit_ns;
+	o.device.wait_poll_ps = coop_poll_ps;
 	cta_sim *s;
 	assert_int_equal(cta_sim_new(&s, &o), 0);
 	struct cta_launch l = {0};
@@ -473,6 +479,115 @@ static void turns_do_not_depend_on_where_the_arrays_lie(void **state)
 		hi = t[0][i] > hi ? t[0][i] : hi;
 	assert_true(hi >= 8 * 64 * 1000);
 	free(mem);
+}
+
+/* One thread: atomics on a, a again, then b, the clock after each; then
+ * `n` atomics on n words `stride` apart (stride 0: one word), the clock
+ * after them. */
+struct prog_hit_args {
+	unsigned *w;
+	unsigned n, stride;
+	unsigned long long *t; /* [5] */
+};
+CTA_KERNEL(prog_hits, struct prog_hit_args, p)
+{
+	p->t[0] = cta_globaltimer_ns();
+	atomicAdd(&p->w[0], 1u);
+	p->t[1] = cta_globaltimer_ns();
+	atomicAdd(&p->w[0], 1u);
+	p->t[2] = cta_globaltimer_ns();
+	atomicAdd(&p->w[1], 1u);
+	p->t[3] = cta_globaltimer_ns();
+	for (unsigned i = 0; i < p->n; i++)
+		atomicAdd(&p->w[2 + i * p->stride], 1u);
+	p->t[4] = cta_globaltimer_ns();
+}
+
+/* An atomic on an address an atomic took a turn on before costs
+ * wait_hit_ns (100), one on a new address wait_atomic_ns (1000); with
+ * wait_hit_ns 0 every atomic costs wait_atomic_ns. */
+static void an_atomic_on_an_address_seen_before_costs_a_hit(void **state)
+{
+	(void)state;
+	unsigned w[8] = {0};
+	for (int hit = 0; hit < 2; hit++) {
+		unsigned long long t[5] = {0};
+		struct prog_hit_args a = {w, 0, 1, t};
+		coop_hit_ns = hit ? 100 : 0;
+		cta_sim *s = run_coop(&prog_hits, 1, 1, &a, 50, 1000, 1, 0);
+		coop_hit_ns = 0;
+		cta_sim_free(s);
+		assert_int_equal(t[1] - t[0], 1000);
+		assert_int_equal(t[2] - t[1], hit ? 100 : 1000);
+		assert_int_equal(t[3] - t[2], 1000);
+	}
+}
+
+/* A thread's atomics one after another slow down as a poll's do (a
+ * round's back-off, CTA__SPIN_RAMP) only on one address: 512 atomics on
+ * 512 words cost 512 x wait_atomic_ns, 512 on one word tens of us more. */
+static void a_scan_of_many_addresses_is_no_poll(void **state)
+{
+	(void)state;
+	enum { N = 512 };
+	unsigned *w = calloc(2 + N, sizeof(unsigned));
+	assert_non_null(w);
+	unsigned long long took[2];
+	for (unsigned stride = 0; stride < 2; stride++) {
+		unsigned long long t[5] = {0};
+		struct prog_hit_args a = {w, N, stride, t};
+		cta_sim *s = run_coop(&prog_hits, 1, 1, &a, 50, 100, 0, 0);
+		cta_sim_free(s);
+		took[stride] = t[4] - t[3];
+	}
+	assert_int_equal(w[2], N + 1);
+	assert_int_equal(took[1], N * 100);
+	assert_true(took[0] > took[1] + 20000);
+	free(w);
+}
+
+/* Block 0's thread 0 writes a flag after 20 us of work; thread 0 of every
+ * other block polls it and records when it saw it. */
+CTA_KERNEL(prog_flag_to_many, struct prog_turn_args, p)
+{
+	if (threadIdx.x != 0)
+		return;
+	if (blockIdx.x == 0) {
+		cta_spin_ns(20000);
+		cta_st_volatile(p->count, 1u);
+	} else {
+		while (!cta_ld_volatile(p->count)) {
+		}
+		p->t[blockIdx.x] = cta_globaltimer_ns();
+	}
+}
+
+/* A poll takes its turn on its address (wait_poll_ps 1 us): 15 pollers of
+ * one flag, 100 ns a poll, see it one turn after another, over 14 us or
+ * more; without the turns all within two polls of one another. */
+static void polls_take_turns_on_their_address(void **state)
+{
+	(void)state;
+	enum { B = 16 };
+	unsigned long long spread[2];
+	for (int turns = 0; turns < 2; turns++) {
+		unsigned flag = 0;
+		unsigned long long t[B] = {0};
+		struct prog_turn_args a = {&flag, t};
+		coop_poll_ps = turns ? 1000000 : 0;
+		cta_sim *s = run_coop(&prog_flag_to_many, B, 32, &a, 100, 0, 0, 0);
+		coop_poll_ps = 0;
+		cta_sim_free(s);
+		unsigned long long lo = t[1], hi = t[1];
+		for (unsigned b = 1; b < B; b++) {
+			assert_true(t[b] >= 20000);
+			lo = t[b] < lo ? t[b] : lo;
+			hi = t[b] > hi ? t[b] : hi;
+		}
+		spread[turns] = hi - lo;
+	}
+	assert_true(spread[0] <= 200);
+	assert_true(spread[1] >= 14000);
 }
 
 /* A grid.sync() arrival takes its turn on the grid's count (wait_sync_ps
@@ -640,6 +755,9 @@ int main(void)
 	    cmocka_unit_test(grid_sync_arrivals_take_turns),
 	    cmocka_unit_test(turns_do_not_depend_on_where_the_arrays_lie),
 	    cmocka_unit_test(waiting_blocks_and_turns_cost_bytes),
+	    cmocka_unit_test(an_atomic_on_an_address_seen_before_costs_a_hit),
+	    cmocka_unit_test(a_scan_of_many_addresses_is_no_poll),
+	    cmocka_unit_test(polls_take_turns_on_their_address),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

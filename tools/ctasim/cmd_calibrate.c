@@ -297,12 +297,15 @@ int cta_cmd_calibrate(int argc, char **argv)
 		    "gate would hold, of kernels of at most that many blocks an SM, these in a "
 		    "million begin at once)\n",
 		    m->spin_regs_pass_ppm, m->spin_regs_pass_blocks);
-	if (m->wait_load_ns | m->wait_atomic_ns | m->wait_turn_ps | m->wait_sync_ps)
+	if (m->wait_load_ns | m->wait_atomic_ns | m->wait_turn_ps | m->wait_sync_ps |
+	    m->wait_hit_ns | m->wait_poll_ps)
 		printf("  wait_load_ns         %u, wait_atomic_ns %u, wait_turn_ps %u, "
-		       "wait_sync_ps %u "
+		       "wait_sync_ps %u, wait_hit_ns %u, wait_poll_ps %u "
 		       "(blocking kernels: a volatile load, an atomic, its turn on its address, a "
-		       "grid.sync() arrival's turn)\n",
-		       m->wait_load_ns, m->wait_atomic_ns, m->wait_turn_ps, m->wait_sync_ps);
+		       "grid.sync() arrival's turn, an atomic on an address seen before, a poll's "
+		       "turn)\n",
+		       m->wait_load_ns, m->wait_atomic_ns, m->wait_turn_ps, m->wait_sync_ps,
+		       m->wait_hit_ns, m->wait_poll_ps);
 	if (rep.n_issue)
 		printf("  spin_issue_ps        %u (%" PRIu64 " blocks of declared arithmetic)\n",
 		       m->spin_issue_ps, rep.n_issue);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,7 +42,7 @@ static void msgf(char *buf, size_t len, const char *fmt, ...)
 
 static const char usage_text[] =
     "usage: ctasim fidelity DIR [--predict DIR2]... [--device MODEL] [--only NAME]...\n"
-    "                       [--duration-quantile Q] [-o MODEL] [--jobs N]\n"
+    "                       [--duration-quantile Q] [-o MODEL] [--jobs N] [--wait-at TERMS]\n"
     "                       [--check] [--min-placement F] [--max-median-makespan F]\n"
     "                       [--max-worst-makespan F] [--max-predict-makespan F]\n"
     "\n"
@@ -70,6 +71,11 @@ static const char usage_text[] =
     "  --jobs N, -j N   predict N configurations at once, each in a process of its\n"
     "                   own (default 1); the output is the same\n"
     "  -o MODEL         also write the model fitted on every configuration of DIR\n"
+    "  --wait-at TERMS  where the fit=wait probes linearise the wait_* terms:\n"
+    "                   LOAD,ATOMIC,TURN,SYNC,HIT,POLL (wait_load_ns,\n"
+    "                   wait_atomic_ns, wait_turn_ps, wait_sync_ps, wait_hit_ns,\n"
+    "                   wait_poll_ps; default 300,600,5000,3000,200,500; each\n"
+    "                   probe moves one by half)\n"
     "  --duration-quantile Q  as for calibrate (default 0.99)\n"
     "  --quiet, -q      no progress line (shown only when stderr is a terminal)\n"
     "  --check          exit 1 when a target is missed:\n"
@@ -639,10 +645,14 @@ out:
 }
 
 /* A blocking kernel's configuration (fit=wait) on the recorded GPU's
- * preset with the wait_* terms at WAIT_AT, then with each moved by its
- * WAIT_STEP: the busy spans, for the calibrator's fit of the terms
- * (fit_wait in sim/analysis/trace_calibrate.c). */
-static const uint64_t WAIT_AT[4] = {300, 600, 5000, 3000}, WAIT_STEP[4] = {150, 300, 2500, 1500};
+ * preset with the wait_* terms (wait_load_ns, wait_atomic_ns,
+ * wait_turn_ps, wait_sync_ps, wait_hit_ns, wait_poll_ps) at the linearisation point
+ * wait_at, then with each moved by half of it: the busy spans, for the
+ * calibrator's fit of the terms (fit_wait in
+ * sim/analysis/trace_calibrate.c). --wait-at sets the point (a second
+ * point: the terms a fit at the first gave). */
+enum { NWAIT = CTA_CALIB_WAIT_TERMS };
+static uint64_t wait_at[NWAIT] = {300, 600, 5000, 3000, 200, 500};
 
 static int probe_wait(struct config *c, const char *tmpdir, char *err, size_t elen)
 {
@@ -655,14 +665,19 @@ static int probe_wait(struct config *c, const char *tmpdir, char *err, size_t el
 	int rc = -1;
 	if (!m || cta_device_resolve(m, c->runs[0].header.device, err, elen))
 		goto out;
-	for (int p = 0; p <= 4; p++) {
-		uint64_t v[4];
-		for (int i = 0; i < 4; i++)
-			v[i] = WAIT_AT[i] + (p == i + 1 ? WAIT_STEP[i] : 0);
+	uint64_t step[NWAIT];
+	for (int i = 0; i < NWAIT; i++)
+		step[i] = wait_at[i] / 2 ? wait_at[i] / 2 : 1;
+	for (int p = 0; p <= NWAIT; p++) {
+		uint64_t v[NWAIT];
+		for (int i = 0; i < NWAIT; i++)
+			v[i] = wait_at[i] + (p == i + 1 ? step[i] : 0);
 		m->wait_load_ns = (unsigned)v[0];
 		m->wait_atomic_ns = (unsigned)v[1];
 		m->wait_turn_ps = (unsigned)v[2];
 		m->wait_sync_ps = (unsigned)v[3];
+		m->wait_hit_ns = (unsigned)v[4];
+		m->wait_poll_ps = (unsigned)v[5];
 		struct cta_trace t;
 		if (cta_device_save(m, model, err, elen) || simulate(c, model, simt, err, elen) ||
 		    cta_trace_read(&t, simt, err, elen))
@@ -685,8 +700,8 @@ static int probe_wait(struct config *c, const char *tmpdir, char *err, size_t el
 		else
 			c->wait.busy0 = busy;
 	}
-	memcpy(c->wait.at, WAIT_AT, sizeof(WAIT_AT));
-	memcpy(c->wait.step, WAIT_STEP, sizeof(WAIT_STEP));
+	memcpy(c->wait.at, wait_at, sizeof(wait_at));
+	memcpy(c->wait.step, step, sizeof(step));
 	rc = 0;
 out:
 	unlink(model);
@@ -905,6 +920,140 @@ static int predict_parallel(struct job_result *res, struct cta_device_model *m,
 	return 0;
 }
 
+/* One configuration's probes (probe_work, probe_wait) as a worker of
+ * probe_all did them: state 1 done, -1 failed (err), 0 not run; the work
+ * per block, when n, in the file probe.I of the scratch folder. */
+struct probe_result {
+	int state;
+	uint64_t n;
+	struct cta_calib_wait wait;
+	char err[512];
+};
+
+static int probe_one(struct config *c, const char *tmpdir, char *err, size_t elen)
+{
+	if (probe_work(c, tmpdir, err, elen) || probe_wait(c, tmpdir, err, elen)) {
+		char what[700];
+		msgf(what, sizeof(what), "%s: simulator probes: %s", c->name, err);
+		msgf(err, elen, "%s", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* The probes of every configuration, `jobs` of them at once, each worker a
+ * process in a scratch folder of its own (the probes' runs are the
+ * fits' inputs only: the same whatever the jobs). */
+static int probe_all(struct configs *cs, const char *tmpdir, char *err, size_t elen)
+{
+	if (jobs <= 1 || cs->n <= 1) {
+		for (size_t i = 0; i < cs->n; i++)
+			if (probe_one(&cs->c[i], tmpdir, err, elen))
+				return -1;
+		return 0;
+	}
+	size_t sz = sizeof(size_t) + cs->n * sizeof(struct probe_result);
+	unsigned char *sh =
+	    mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED) {
+		msgf(err, elen, "cannot share memory with the workers: %s", strerror(errno));
+		return -1;
+	}
+	size_t *next = (size_t *)(void *)sh;
+	struct probe_result *res = (struct probe_result *)(void *)(sh + sizeof(size_t));
+	*next = 0;
+	unsigned started = 0;
+	fflush(stdout);
+	fflush(stderr);
+	for (unsigned w = 0; w < jobs; w++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			break;
+		if (pid) {
+			started++;
+			continue;
+		}
+		char wdir[1200];
+		msgf(wdir, sizeof(wdir), "%s/w%u", tmpdir, w);
+		if (mkdir(wdir, 0700))
+			_exit(1);
+		for (;;) {
+			size_t i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+			if (i >= cs->n)
+				break;
+			struct config *c = &cs->c[i];
+			struct probe_result *r = &res[i];
+			int rc = probe_one(c, wdir, r->err, sizeof(r->err));
+			if (!rc && c->work.n) {
+				char path[1200];
+				msgf(path, sizeof(path), "%s/probe.%zu", tmpdir, i);
+				FILE *f = fopen(path, "wb");
+				uint64_t n = c->work.n;
+				rc = !f || fwrite(c->calls, sizeof(*c->calls), n, f) != n ||
+				     fwrite(c->wns, sizeof(*c->wns), n, f) != n ||
+				     fwrite(c->issue, sizeof(*c->issue), n, f) != n;
+				if (f && fclose(f))
+					rc = 1;
+				if (rc)
+					msgf(r->err, sizeof(r->err), "%s: cannot write %s", c->name,
+					     path);
+				r->n = n;
+			}
+			r->wait = c->wait;
+			__atomic_store_n(&r->state, rc ? -1 : 1, __ATOMIC_RELEASE);
+		}
+		rmdir(wdir);
+		_exit(0);
+	}
+	while (started) {
+		pid_t pid = wait(NULL);
+		if (pid > 0)
+			started--;
+		else if (errno != EINTR)
+			break;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < cs->n && !rc; i++) {
+		struct config *c = &cs->c[i];
+		struct probe_result *r = &res[i];
+		if (r->state != 1) {
+			msgf(err, elen, "%s", r->state ? r->err : "a probe's worker stopped");
+			rc = -1;
+			break;
+		}
+		c->wait = r->wait;
+		if (!r->n)
+			continue;
+		char path[1200];
+		msgf(path, sizeof(path), "%s/probe.%zu", tmpdir, i);
+		uint64_t n = r->n;
+		c->calls = malloc(n * sizeof(*c->calls));
+		c->wns = malloc(n * sizeof(*c->wns));
+		c->issue = malloc(n * sizeof(*c->issue));
+		FILE *f = fopen(path, "rb");
+		if (!c->calls || !c->wns || !c->issue || !f ||
+		    fread(c->calls, sizeof(*c->calls), n, f) != n ||
+		    fread(c->wns, sizeof(*c->wns), n, f) != n ||
+		    fread(c->issue, sizeof(*c->issue), n, f) != n) {
+			msgf(err, elen, "%s: cannot read the probes' %s", c->name, path);
+			rc = -1;
+		} else {
+			c->work = (struct cta_calib_work){
+			    .n = n, .calls = c->calls, .ns = c->wns, .issue = c->issue};
+		}
+		if (f)
+			fclose(f);
+		unlink(path);
+	}
+	for (size_t i = 0; i < cs->n; i++) {
+		char path[1200];
+		msgf(path, sizeof(path), "%s/probe.%zu", tmpdir, i);
+		unlink(path);
+	}
+	munmap(sh, sz);
+	return rc;
+}
+
 /* Predicts every configuration of cs, each with the model `fixed` or, when
  * NULL, with one fitted on `train` less the configuration itself (train ==
  * cs: leave one out) or on all of train (fitted once). Prints the table and
@@ -1089,6 +1238,28 @@ int cta_cmd_fidelity(int argc, char **argv)
 				device = argv[i];
 			else
 				only[nonly++] = argv[i];
+		} else if (!strcmp(a, "--wait-at")) {
+			if (++i >= argc) {
+				fprintf(stderr, "ctasim fidelity: --wait-at needs a value\n");
+				goto usage;
+			}
+			const char *v = argv[i];
+			for (int k = 0; k < NWAIT; k++) {
+				char *end;
+				errno = 0;
+				unsigned long long x = strtoull(v, &end, 10);
+				if (end == v || errno || x < 1 || x > 1000000 ||
+				    *end != (k + 1 < NWAIT ? ',' : 0)) {
+					fprintf(
+					    stderr,
+					    "ctasim fidelity: --wait-at %s: want %d terms "
+					    "LOAD,ATOMIC,TURN,SYNC,HIT,POLL, each 1 to 1000000\n",
+					    argv[i], NWAIT);
+					goto usage;
+				}
+				wait_at[k] = x;
+				v = end + 1;
+			}
 		} else if (!strcmp(a, "--jobs") || !strcmp(a, "-j")) {
 			double j = 0;
 			if (++i >= argc || cli_parse_double("fidelity", a, argv[i], 1, 256, &j) < 0)
@@ -1151,15 +1322,12 @@ int cta_cmd_fidelity(int argc, char **argv)
 	}
 	/* Each configuration's work per block, for the fits (not needed to
 	 * judge a given model). */
-	for (size_t i = 0; i < cs.n && !fixed; i++)
-		if (probe_work(&cs.c[i], tmpdir, err, sizeof(err)) ||
-		    probe_wait(&cs.c[i], tmpdir, err, sizeof(err))) {
-			fprintf(stderr, "ctasim fidelity: %s: simulator probes: %s\n", cs.c[i].name,
-			        err);
-			configs_free(&cs);
-			rmdir(tmpdir);
-			goto out;
-		}
+	if (!fixed && probe_all(&cs, tmpdir, err, sizeof(err))) {
+		fprintf(stderr, "ctasim fidelity: %s\n", err);
+		configs_free(&cs);
+		rmdir(tmpdir);
+		goto out;
+	}
 	if (save) {
 		struct cta_device_model *all = malloc(sizeof(*all));
 		if (!all || fit(all, &cs, SIZE_MAX, err, sizeof(err)) ||
