@@ -156,7 +156,7 @@ both ub_multicast_cluster_not_running --arg after_exit=1
 # a time in the fiber path's order, the block waiting for its spinning
 # threads' polls as a whole; docs/FORWARD_PROGRESS.md's runs, the
 # forward-progress and watchdog reports, adversarial scheduling, shapes.
-both ck_work_stealing --arg steal=0 --threads 1
+both ck_work_stealing --arg steal=0 --arg roots=4 --threads 1
 both ck_work_stealing --arg root_queues=132 --threads 2
 both ck_graph_global_barrier --arg nodes=4096 --threads 1
 both ck_graph_global_barrier --sm-limit 2 --grid 17 --threads 1
