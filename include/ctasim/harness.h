@@ -146,7 +146,7 @@ typedef enum cta_clc_mode {
 	CTA_CLC_EMULATE = 2,
 } cta_clc_mode;
 
-#define CTA_HARNESS_OPTS_VERSION 16
+#define CTA_HARNESS_OPTS_VERSION 17
 struct cta_harness_opts {
 	unsigned version;
 	cta_backend backend;

@@ -41,7 +41,7 @@ typedef enum cta_spin_sched {
 	                           * while the others are starved until it stops spinning */
 } cta_spin_sched;
 
-#define CTA_SIM_OPTS_VERSION 15
+#define CTA_SIM_OPTS_VERSION 16
 /* The most host threads a simulator takes (cta_sim_opts.threads). */
 #define CTA_SIM_MAX_THREADS 1024
 
