@@ -393,6 +393,31 @@ static void a_concurrent_kernel_takes_the_emptier_sms_first(void **state)
 	assert_int_equal(sm[8], 0);
 }
 
+/* A timing-only simulator of device d on H100-SXM's options, tracing to
+ * a temporary file named after name (its path in path). */
+static cta_sim *traced_sim_new(const struct cta_device_model *d, char *path, size_t n,
+                               const char *name)
+{
+	struct cta_sim_opts o = st_opts("H100-SXM");
+	o.device = *d;
+	o.timing_only = 1;
+	st_tmpname(path, n, name);
+	o.trace_path = path;
+	cta_sim *s;
+	assert_int_equal(cta_sim_new(&s, &o), 0);
+	return s;
+}
+
+/* Runs s to its end, frees it and reads its trace from path into t. */
+static void traced_sim_finish(cta_sim *s, const char *path, struct cta_trace *t)
+{
+	assert_int_equal(cta_sim_run(s), 0);
+	cta_sim_free(s);
+	char err[256] = "";
+	assert_int_equal(cta_trace_read(t, path, err, sizeof(err)), 0);
+	remove(path);
+}
+
 /* ctasim calibrate fits launch_gap_ns from kernels of two streams
  * released together: the time between their first blocks. */
 static void launch_gap_is_recovered_from_simulated_runs(void **state)
@@ -400,27 +425,18 @@ static void launch_gap_is_recovered_from_simulated_runs(void **state)
 	(void)state;
 	struct cta_device_model d = *cta_device_find("H100");
 	d.launch_gap_ns = 7000;
-	struct cta_sim_opts o = st_opts("H100-SXM");
-	o.device = d;
-	o.timing_only = 1;
 	char path[256];
-	st_tmpname(path, sizeof(path), "gap.trace");
-	o.trace_path = path;
 	struct eng_spin_args a = {20000};
-	cta_sim *s;
-	assert_int_equal(cta_sim_new(&s, &o), 0);
+	cta_sim *s = traced_sim_new(&d, path, sizeof(path), "gap.trace");
 	for (int i = 0; i < 2; i++) {
 		struct cta_launch l = launch_of(&eng_spin, &a, 100, 1, 1, 256);
 		assert_int_equal(cta_sim_stream_new(s, &l.stream, 0), 0);
 		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
 	}
-	assert_int_equal(cta_sim_run(s), 0);
-	cta_sim_free(s);
 	struct cta_trace t;
-	char err[256] = "";
-	assert_int_equal(cta_trace_read(&t, path, err, sizeof(err)), 0);
-	remove(path);
+	traced_sim_finish(s, path, &t);
 	const struct cta_trace *ts[1] = {&t};
+	char err[256] = "";
 	struct cta_device_model base = *cta_device_find("H100"), m;
 	base.launch_gap_ns = 0;
 	struct cta_calib_report rep;
@@ -443,24 +459,14 @@ static void launch_carry_is_recovered_from_simulated_runs(void **state)
 	struct cta_trace t[4];
 	const struct cta_trace *ts[4];
 	for (int i = 0; i < 4; i++) {
-		struct cta_sim_opts o = st_opts("H100-SXM");
-		o.device = d;
-		o.timing_only = 1;
 		char path[256];
-		st_tmpname(path, sizeof(path), "carry.trace");
-		o.trace_path = path;
 		struct eng_spin_args a = {20000};
-		cta_sim *s;
-		assert_int_equal(cta_sim_new(&s, &o), 0);
+		cta_sim *s = traced_sim_new(&d, path, sizeof(path), "carry.trace");
 		struct cta_launch l = launch_of(&eng_spin, &a, firsts[i], 1, 1, 256);
 		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
 		l = launch_of(&eng_spin, &a, 1056, 1, 1, 256);
 		assert_int_equal(cta_sim_launch(s, &l, NULL), 0);
-		assert_int_equal(cta_sim_run(s), 0);
-		cta_sim_free(s);
-		char err[256];
-		assert_int_equal(cta_trace_read(&t[i], path, err, sizeof(err)), 0);
-		remove(path);
+		traced_sim_finish(s, path, &t[i]);
 		ts[i] = &t[i];
 	}
 	struct cta_device_model base = *cta_device_find("H100"), m;
